@@ -15,6 +15,19 @@ XNNPACK delegate) is timed in the same rounds, around interpreter.invoke from Py
 Keras users already have that engine, so it is the second reference. A bundle compiled from a
 .tflite file, benchmarked without an ONNX model (--model), has LiteRT on that file as its only
 reference: onnxruntime cannot run it, and the ONNX the frontend reads it into is aotc's own.
+
+With --openvino, OpenVINO (its CPU plugin, one thread: INFERENCE_NUM_THREADS=1, the latency hint,
+and f32 inference precision, which a CPU with bf16 or AMX would otherwise lower to bf16) is timed in
+the same rounds too, around infer_request.infer from Python, on the model onnxruntime reads (or, for
+a bundle compiled from a .tflite file with no --model, on that file: OpenVINO reads .tflite too).
+
+Every engine's CPU time per inference is reported beside its latency: the process's CPU time (every
+thread's) over the timed calls, divided by their count (the runner measures its own). On a shared
+machine a preempted call's latency grows and its CPU time does not.
+
+A reference model whose inputs (outputs) are named otherwise than the bundle's (tf2onnx's "input"
+for a .tflite file's "serving_default_input:0") is matched by position when it has as many with the
+same shapes, which bench says in one line on stderr; otherwise it is refused (match_ports).
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -66,6 +80,18 @@ class BenchRow:
     # what `ratio`, `round_ratios` and `max_abs_err` are against: onnxruntime, or "LiteRT" for a bundle
     # compiled from a .tflite file and timed without an ONNX model (the file itself in LiteRT)
     reference: str = "onnxruntime"
+    # process CPU time per timed inference (every thread's), None when not measured (a runner built before
+    # it reported one; an engine not timed)
+    bundle_cpu_us: float | None = None
+    ort_cpu_us: float | None = None
+    tflite_cpu_us: float | None = None
+    openvino_us: float | None = None  # OpenVINO's median latency (--openvino), None when not timed
+    openvino_cpu_us: float | None = None
+    openvino_max_abs_err: float | None = None  # the bundle's outputs against OpenVINO's
+    openvino_round_ratios: list[float] = field(default_factory=list)  # bundle / OpenVINO in each round
+    # the reference engine with the lowest median latency, when more than one was timed, and bundle / it per round
+    fastest: str | None = None
+    fastest_round_ratios: list[float] = field(default_factory=list)
 
     @property
     def ratio(self) -> float:
@@ -84,6 +110,16 @@ class BenchRow:
     def best_ratio(self) -> float | None:
         """Bundle / the faster of onnxruntime and LiteRT in each round, median over rounds."""
         return statistics.median(self.best_round_ratios) if self.best_round_ratios else None
+
+    @property
+    def openvino_ratio(self) -> float | None:
+        """Bundle / OpenVINO: the median of the per-round ratios; None without --openvino."""
+        return statistics.median(self.openvino_round_ratios) if self.openvino_round_ratios else None
+
+    @property
+    def fastest_ratio(self) -> float | None:
+        """Bundle / the fastest reference (`fastest`), the median of the per-round ratios."""
+        return statistics.median(self.fastest_round_ratios) if self.fastest_round_ratios else None
 
 
 MIN_ROUND_S = 0.25  # a round of each engine lasts at least this long: shorter ones are mostly noise
@@ -127,24 +163,99 @@ def seeded_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
             for s in meta["inputs"]]
 
 
-def _ort_run(sess, meta: dict, inputs: list[np.ndarray]) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+Dims = tuple[int | None, ...] | None  # a port's shape: None for an unknown rank, a None dim for an unknown size
+
+
+def _same_shape(ours: list[int], theirs: Dims) -> bool:
+    if theirs is None:
+        return True
+    return len(theirs) == len(ours) and all(t is None or t == o for o, t in zip(ours, theirs, strict=True))
+
+
+def _shape_text(shape: Dims) -> str:
+    return "[?]" if shape is None else "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def match_ports(kind: str, ours: list[dict], theirs: list[tuple[str, Dims]], engine: str, model: Path | str,
+                said: dict | None = None) -> list[int]:
+    """Which of the engine's `kind` ("inputs" or "outputs": (name, shape) each, in the model's order) each of
+    the bundle's is, as indices into `theirs`: by name when the engine has every name the bundle has; else by
+    position, when it has as many and their shapes agree (a converter's names: tf2onnx's "input" for the
+    .tflite file's "serving_default_input:0"); else an AotcError naming what differs. A match by position
+    is said on stderr: at once, or with `said`, kept there for say_matched_by_position (one line a model)."""
+    index = {name: k for k, (name, _) in enumerate(theirs)}
+    if all(s["name"] in index for s in ours):
+        return [index[s["name"]] for s in ours]
+    names = ", ".join(f"'{n}'" for n, _ in theirs)
+    if len(theirs) != len(ours):
+        raise AotcError(f"'{model}' has {len(theirs)} {kind} in {engine} ({names}) and the bundle {len(ours)} "
+                        f"({', '.join(repr(s['name']) for s in ours)}), named otherwise: is it the same network?")
+    for k, (s, (name, shape)) in enumerate(zip(ours, theirs, strict=True)):
+        if not _same_shape(list(s["shape"]), shape):
+            raise AotcError(f"'{model}' names its {kind} otherwise than the bundle, and its {kind[:-1]} {k} "
+                            f"('{name}', {_shape_text(shape)} in {engine}) is not the bundle's ('{s['name']}', "
+                            f"{_shape_text(tuple(s['shape']))}): is it the same network?")
+    said_here = {} if said is None else said
+    said_here.setdefault(str(model), {})[kind] = f"{names} for {', '.join(repr(s['name']) for s in ours)}"
+    if said is None:
+        say_matched_by_position(said_here)
+    return list(range(len(ours)))
+
+
+def say_matched_by_position(said: dict) -> None:
+    """One line on stderr for each model whose inputs or outputs match_ports matched by position."""
+    for model, kinds in said.items():
+        print(f"aotc: note: '{model}' names its {' and '.join(kinds)} otherwise than the bundle "
+              f"({'; '.join(kinds.values())}): matched by position, as their count and shapes agree", file=sys.stderr)
+    said.clear()
+
+
+def _ort_dims(shape) -> Dims:
+    return None if shape is None else tuple(d if isinstance(d, int) else None for d in shape)
+
+
+def _ort_run(sess, meta: dict, inputs: list[np.ndarray], model: Path | str = "the model",
+             said: dict | None = None) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
     """onnxruntime's feeds and outputs (in the bundle's output order) for the bundle's inputs: quantized
-    integer inputs and outputs (--quantized-io) meet the model's float ones (aot/npz.py)."""
-    feeds = onnx_feeds(meta, inputs, {i.name for i in sess.get_inputs() if i.type == "tensor(float)"})
-    names = [o.name for o in sess.get_outputs()]
-    refs = bundle_outputs(meta, dict(zip(names, sess.run(names, feeds), strict=True)))
-    return feeds, [refs[n] for n in names]
+    integer inputs and outputs (--quantized-io) meet the model's float ones (aot/npz.py); inputs and
+    outputs named otherwise than the bundle's are matched by position (match_ports)."""
+    pinned = {s["name"] for s in meta.get("pinned_inputs", [])}
+    ins = [i for i in sess.get_inputs() if i.name not in pinned]
+    which = match_ports("inputs", meta["inputs"], [(i.name, _ort_dims(i.shape)) for i in ins], "onnxruntime",
+                        model, said)
+    by_ours = onnx_feeds(meta, inputs, {s["name"] for s, k in zip(meta["inputs"], which, strict=True)
+                                        if ins[k].type == "tensor(float)"})
+    feeds = {n: x for n, x in by_ours.items() if n in pinned}
+    feeds.update({ins[k].name: by_ours[s["name"]] for s, k in zip(meta["inputs"], which, strict=True)})
+    outs = sess.get_outputs()
+    which = match_ports("outputs", meta["outputs"], [(o.name, _ort_dims(o.shape)) for o in outs], "onnxruntime",
+                        model, said)
+    got = sess.run([outs[k].name for k in which], feeds)
+    refs = bundle_outputs(meta, {s["name"]: y for s, y in zip(meta["outputs"], got, strict=True)})
+    return feeds, [refs[s["name"]] for s in meta["outputs"]]
+
+
+def timed_calls(call, repeat: int) -> tuple[float, float]:
+    """`call` after a warm-up: the median latency of `repeat` calls, and the process's CPU time (every
+    thread's) over those calls per call, both in microseconds."""
+    for _ in range(max(3, repeat // 10)):
+        call()
+    times = []
+    cpu0 = time.process_time_ns()
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        call()
+        times.append(time.perf_counter_ns() - t0)
+    return statistics.median(times) / 1e3, (time.process_time_ns() - cpu0) / repeat / 1e3
+
+
+def time_ort_cpu(sess, feeds: dict[str, np.ndarray], repeat: int) -> tuple[float, float]:
+    """onnxruntime's median latency and CPU time per inference (timed_calls), in microseconds."""
+    return timed_calls(lambda: sess.run(None, feeds), repeat)
 
 
 def time_ort(sess, feeds: dict[str, np.ndarray], repeat: int) -> float:
-    for _ in range(max(3, repeat // 10)):
-        sess.run(None, feeds)
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter_ns()
-        sess.run(None, feeds)
-        times.append(time.perf_counter_ns() - t0)
-    return statistics.median(times) / 1e3
+    return time_ort_cpu(sess, feeds, repeat)[0]
 
 
 def _litert_interpreter(path: Path):
@@ -201,14 +312,96 @@ class LiteRT:
         return [self.interp.get_tensor(d["index"]).copy() for d in self.interp.get_output_details()]
 
     def time(self, repeat: int) -> float:
-        for _ in range(max(3, repeat // 10)):
-            self.interp.invoke()
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter_ns()
-            self.interp.invoke()
-            times.append(time.perf_counter_ns() - t0)
-        return statistics.median(times) / 1e3
+        return self.time_cpu(repeat)[0]
+
+    def time_cpu(self, repeat: int) -> tuple[float, float]:
+        """The median latency and the CPU time per inference (timed_calls), in microseconds."""
+        return timed_calls(self.interp.invoke, repeat)
+
+
+def _openvino():
+    try:
+        import openvino
+    except ImportError:
+        raise AotcError("--openvino needs OpenVINO's Python runtime; install it with: pip install openvino") from None
+    return openvino
+
+
+def _openvino_why(e: Exception) -> str:
+    """The line of an OpenVINO exception that says what is wrong (its message starts with the source
+    lines it passed through: "Exception from src/...")."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.strip().startswith("Exception from")]
+    return lines[0] if lines else type(e).__name__
+
+
+def _openvino_dims(port) -> Dims:
+    shape = port.get_partial_shape()
+    if shape.rank.is_dynamic:
+        return None
+    return tuple(d.get_length() if d.is_static else None for d in shape)
+
+
+class OpenVINO:
+    """A model in OpenVINO's CPU plugin: one thread (INFERENCE_NUM_THREADS=1), the latency hint, f32
+    inference precision (a CPU with bf16 or AMX would otherwise run bf16: not the bundle's arithmetic).
+    The model is the ONNX file onnxruntime reads or a .tflite file (OpenVINO reads both), fed the inputs
+    the bundle gets (onnx_feeds: a --quantized-io bundle's integers dequantized where the model takes
+    float), matched to its inputs and outputs by name, else by position (match_ports)."""
+
+    def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray], said: dict | None = None):
+        ov = _openvino()
+        from openvino import properties
+        from openvino.properties import hint
+
+        self.path = path
+        core = ov.Core()
+        try:
+            self.compiled = core.compile_model(core.read_model(str(path)), "CPU", {
+                properties.inference_num_threads: 1, hint.performance_mode: hint.PerformanceMode.LATENCY,
+                hint.inference_precision: ov.Type.f32})
+        except RuntimeError as e:
+            raise AotcError(f"OpenVINO cannot run '{path}' ({_openvino_why(e)}); drop --openvino to time the "
+                            "others") from None
+        self.request = self.compiled.create_infer_request()
+        pinned = {s["name"] for s in meta.get("pinned_inputs", [])}
+        ports = [(k, p) for k, p in enumerate(self.compiled.inputs) if not p.get_names() & pinned]
+
+        def name(port) -> str:
+            return port.get_any_name() if port.get_names() else ""
+
+        which = match_ports("inputs", meta["inputs"], [(name(p), _openvino_dims(p)) for _, p in ports], "OpenVINO",
+                            path, said)
+        floats = {s["name"] for s, k in zip(meta["inputs"], which, strict=True)
+                  if ports[k][1].get_element_type() == ov.Type.f32}
+        feeds = onnx_feeds(meta, inputs, floats)
+        given = [(ports[k][0], s["name"], feeds[s["name"]]) for s, k in zip(meta["inputs"], which, strict=True)]
+        given += [(k, n, feeds[n]) for k, p in enumerate(self.compiled.inputs) for n in p.get_names() & pinned]
+        for k, label, x in given:
+            port = self.compiled.inputs[k]
+            try:
+                want = port.get_element_type().to_dtype()
+            except RuntimeError:
+                want = None
+            if want is None or np.dtype(want) != np.asarray(x).dtype:
+                raise AotcError(f"input '{label}' is {np.asarray(x).dtype} in the bundle and "
+                                f"{port.get_element_type().get_type_name()} in OpenVINO's reading of '{path}'")
+            self.request.set_input_tensor(k, ov.Tensor(np.ascontiguousarray(x)))
+        self.outputs_at = match_ports("outputs", meta["outputs"],
+                                      [(name(p), _openvino_dims(p)) for p in self.compiled.outputs],
+                                      "OpenVINO", path, said)
+        self.meta = meta
+
+    def outputs(self) -> list[np.ndarray]:
+        """The outputs in the bundle's order, a float output of a quantized integer one quantized (bundle_outputs)."""
+        self.request.infer()
+        got = {s["name"]: self.request.get_output_tensor(k).data.copy()
+               for s, k in zip(self.meta["outputs"], self.outputs_at, strict=True)}
+        refs = bundle_outputs(self.meta, got)
+        return [refs[s["name"]] for s in self.meta["outputs"]]
+
+    def time_cpu(self, repeat: int) -> tuple[float, float]:
+        """The median latency and the CPU time per inference (timed_calls), in microseconds."""
+        return timed_calls(self.request.infer, repeat)
 
 
 def _tflite_error(outputs: list[np.ndarray], refs: list[np.ndarray]) -> float:
@@ -285,14 +478,31 @@ def settle_after_ort(ort_threads: int) -> None:
         time.sleep(ORT_SPIN_SETTLE_S)
 
 
+def _max_err(outputs: dict[str, np.ndarray], meta: dict, refs: list[np.ndarray], engine: str) -> float:
+    """The largest absolute difference of the bundle's outputs from `engine`'s (the bundle's order); an
+    output of another size is refused (another network), one of the same size and another shape compared
+    element by element (a converter's [12] for [1, 12])."""
+    err = 0.0
+    for s, r in zip(meta["outputs"], refs, strict=True):
+        ours, r = outputs[s["name"]], np.asarray(r)
+        if ours.shape != r.shape:
+            if ours.size != r.size:
+                raise AotcError(f"output '{s['name']}' has shape {list(ours.shape)} in the bundle and "
+                                f"{list(r.shape)} in {engine}: is it the same network?")
+            r = r.reshape(ours.shape)
+        err = max(err, float(np.max(np.abs(ours.astype(np.float64) - r), initial=0.0)))
+    return err
+
+
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
               model: str | None = None, instructions: bool = False, rounds: int = 3,
-              tflite: str | None = None, ort_threads: int | None = None) -> BenchRow:
-    """The bundle and onnxruntime (and LiteRT on `tflite`, if given) timed back to back in each of
-    `rounds` rounds, so load that comes and goes on a shared machine hits all alike; latencies are
-    medians over rounds. onnxruntime runs on `ort_threads` (default: the bundle's thread count;
-    0: onnxruntime's default). A .tflite model (the bundle's source, or `model`) is timed in LiteRT
-    instead, as the only reference (BenchRow.reference)."""
+              tflite: str | None = None, ort_threads: int | None = None, openvino: bool = False) -> BenchRow:
+    """The bundle and onnxruntime (and LiteRT on `tflite`, if given, and OpenVINO with `openvino`) timed
+    back to back in each of `rounds` rounds, so load that comes and goes on a shared machine hits all alike;
+    latencies are medians over rounds, CPU times per inference too. onnxruntime runs on `ort_threads`
+    (default: the bundle's thread count; 0: onnxruntime's default). A .tflite model (the bundle's source, or
+    `model`) is timed in LiteRT instead, as the only reference (BenchRow.reference), and OpenVINO reads that
+    file."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
@@ -306,6 +516,8 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     if litert_only and ort_threads is not None:
         raise AotcError(f"--ort-threads: no onnxruntime runs here ({out} was compiled from '{source}', timed in "
                         "LiteRT on one thread; --model M.onnx times onnxruntime instead)")
+    if openvino:
+        _openvino()  # missing: said before any work
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:
@@ -317,57 +529,84 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     if target.emulated:
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
                         "nothing; benchmark a host build (or run the runner on the real board)")
+    said: dict = {}  # the models whose inputs or outputs were matched by position: one line each, below
     sess = None if litert_only else _ort_session(str(source), ort_threads)
     if sess is not None:
-        feeds, refs = _ort_run(sess, meta, inputs)
+        feeds, refs = _ort_run(sess, meta, inputs, source, said)
     lite = LiteRT(source if litert_only else Path(tflite), meta, inputs) if litert_only or tflite else None
     if litert_only:  # the file the bundle was compiled from: its outputs are the reference's
         refs = lite.outputs()
         if len(refs) != len(meta["outputs"]):
             raise AotcError(f"'{source}' has {len(refs)} outputs in LiteRT and the bundle {len(meta['outputs'])}")
-    # a short model: more runs per round, until the slower engine's round lasts MIN_ROUND_S
+    vino = OpenVINO(source, meta, inputs, said) if openvino else None
+    say_matched_by_position(said)
+    # a short model: more runs per round, until the slowest engine's round lasts MIN_ROUND_S
     probe = max(time_ort(sess, feeds, 5) if sess is not None else lite.time(5),
+                vino.time_cpu(5)[0] if vino is not None else 0.0,
                 (run_bundle(out, meta, inputs, repeat=5)[1] or 0.0) / 1e3)
     repeat = max(repeat, int(MIN_ROUND_S * 1e6 / max(probe, 1.0)) + 1) if probe * repeat < MIN_ROUND_S * 1e6 \
         else repeat
-    ours, theirs, lites = [], [], []
+    ours, theirs, lites, vinos = [], [], [], []  # (latency, CPU time) per round, in us
+    ours_cpu: list[float] = []
     for _ in range(max(rounds, 1)):
         if sess is not None:
             settle_after_ort(ort_threads)
-        outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
+        timing: dict[str, float] = {}
+        outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat, timing=timing)
         if median_ns is None:
             raise AotcError(f"the runner of {out} printed no timing")
         ours.append(median_ns / 1e3)
+        if "cpu_ns" in timing:  # (a runner built before it reported CPU time has none)
+            ours_cpu.append(timing["cpu_ns"] / 1e3)
         if sess is not None:
-            theirs.append(time_ort(sess, feeds, repeat))
+            theirs.append(time_ort_cpu(sess, feeds, repeat))
         if lite:
-            lites.append(lite.time(repeat))
-    err = float("nan") if refs is None else max(
-        float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
-        for s, r in zip(meta["outputs"], refs, strict=True))
+            lites.append(lite.time_cpu(repeat))
+        if vino is not None:
+            vinos.append(vino.time_cpu(repeat))
+    err = float("nan") if refs is None else _max_err(outputs, meta, refs, "LiteRT" if litert_only else "onnxruntime")
     mem = meta["memory"]
     counted = count_instructions(out, meta, inputs) if instructions else None
     # the reference's time in each round (onnxruntime's, or LiteRT's when it is the only one)
-    refs_us = theirs if sess is not None else lites
-    row = BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs) if theirs else None,
+    refs_us = [t for t, _ in (theirs if sess is not None else lites)]
+    row = BenchRow(meta["name"], statistics.median(ours), statistics.median(t for t, _ in theirs) if theirs else None,
                    ort_call_floor() if sess is not None else None, err,
                    mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
                    counted[0] if counted else None,
                    [a / b for a, b in zip(ours, refs_us, strict=True)], notes(meta), threads=threads,
                    ort_threads=1 if litert_only else ort_threads,
                    busiest_thread_instructions=counted[1] if counted else None, repeat=repeat,
-                   reference="LiteRT" if litert_only else "onnxruntime")
+                   reference="LiteRT" if litert_only else "onnxruntime",
+                   bundle_cpu_us=statistics.median(ours_cpu) if ours_cpu else None,
+                   ort_cpu_us=statistics.median(c for _, c in theirs) if theirs else None)
+    lite_us = [t for t, _ in lites]
     if lite:
-        row.tflite_us = statistics.median(lites)
-        row.tflite_round_ratios = [a / b for a, b in zip(ours, lites, strict=True)]
+        row.tflite_us = statistics.median(lite_us)
+        row.tflite_cpu_us = statistics.median(c for _, c in lites)
+        row.tflite_round_ratios = [a / b for a, b in zip(ours, lite_us, strict=True)]
         if sess is not None:
             row.tflite_max_abs_err = _tflite_error(lite.outputs(), refs)
-            row.best_round_ratios = [a / min(b, c) for a, b, c in zip(ours, theirs, lites, strict=True)]
+            row.best_round_ratios = [a / min(b, c) for a, b, c in zip(ours, refs_us, lite_us, strict=True)]
         else:
             row.best_round_ratios = list(row.tflite_round_ratios)
             row.notes.insert(0, f"reference: LiteRT (one thread, XNNPACK) on '{source}', the .tflite file the "
                                 "bundle was compiled from, which onnxruntime cannot run: ratio and max abs err "
                                 "are against it (--model M.onnx times onnxruntime instead, --tflite then adds LiteRT)")
+    engines = {"onnxruntime": refs_us if sess is not None else [], "LiteRT": lite_us}
+    if vino is not None:
+        vino_us = [t for t, _ in vinos]
+        engines["OpenVINO"] = vino_us
+        row.openvino_us = statistics.median(vino_us)
+        row.openvino_cpu_us = statistics.median(c for _, c in vinos)
+        row.openvino_round_ratios = [a / b for a, b in zip(ours, vino_us, strict=True)]
+        row.openvino_max_abs_err = _max_err(outputs, meta, vino.outputs(), "OpenVINO")
+        row.notes.append(f"OpenVINO {_openvino().__version__.split('-')[0]}: CPU plugin on '{source}', one thread "
+                         "(INFERENCE_NUM_THREADS=1), latency hint, f32 inference precision; its max abs err is "
+                         "the bundle's outputs against OpenVINO's")
+    timed = {name: us for name, us in engines.items() if us}
+    if len(timed) > 1:
+        row.fastest = min(timed, key=lambda name: statistics.median(timed[name]))
+        row.fastest_round_ratios = [a / b for a, b in zip(ours, timed[row.fastest], strict=True)]
     return row
 
 
@@ -412,21 +651,45 @@ def format_table(rows: list[BenchRow]) -> str:
     LiteRT timed too: its latency, bundle / LiteRT, bundle / the faster of the two references (per
     round, median), and LiteRT's outputs against onnxruntime's (a check that the files agree). A row
     whose reference is LiteRT alone (a bundle compiled from a .tflite file) has "-" for onnxruntime,
-    its ratio and max abs err against LiteRT, and a note saying so."""
+    its ratio and max abs err against LiteRT, and a note saying so.
+
+    Columns added after those (the ones above keep their places): each engine's CPU time per inference
+    (the process's, every thread's, over the timed calls: "-" from a runner built before it reported
+    one); with OpenVINO timed (--openvino), its latency, CPU time, bundle / OpenVINO and the bundle's
+    outputs against OpenVINO's; with more than one reference timed, the fastest of them (lowest median
+    latency: onnxruntime, LiteRT or OpenVINO) and bundle / it (per round, median)."""
     lite = any(r.tflite_us is not None for r in rows)
-    head = ("| model | threads aotc/ort | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) "
-            "| busiest thread | max abs err | arena B "
-            "| tensors bound B | lower bound B | arena/tensors | arena/lower |"
-            + (" LiteRT us | ratio LiteRT | ratio faster | LiteRT max abs err |" if lite else "") + "\n"
-            "|---|---|" + "---:|" * 12 + ("---:|" * 4 if lite else "") + "\n")
+    vino = any(r.openvino_us is not None for r in rows)
+    fastest = any(r.fastest is not None for r in rows)
+    cols = ["model", "threads aotc/ort", "bundle us", "onnxruntime us", "ratio", "ort call floor us", "instr (M)",
+            "busiest thread", "max abs err", "arena B", "tensors bound B", "lower bound B", "arena/tensors",
+            "arena/lower"]
+    cols += ["LiteRT us", "ratio LiteRT", "ratio faster", "LiteRT max abs err"] if lite else []
+    cols += ["bundle CPU us", "onnxruntime CPU us"] + (["LiteRT CPU us"] if lite else [])
+    cols += ["OpenVINO us", "OpenVINO CPU us", "ratio OpenVINO", "OpenVINO max abs err"] if vino else []
+    cols += ["fastest ref", "ratio fastest ref"] if fastest else []
+    head = "| " + " | ".join(cols) + " |\n" + "|---|---|" + "---:|" * (len(cols) - 2) + "\n"
+
+    def ratio(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    def err(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2e}"
 
     def litert(r: BenchRow) -> str:
         if not lite:
             return ""
         if r.tflite_us is None:
             return " - | - | - | - |"
-        err = "-" if r.tflite_max_abs_err is None else f"{r.tflite_max_abs_err:.2e}"
-        return f" {r.tflite_us:.1f} | {r.tflite_ratio:.2f} | {r.best_ratio:.2f} | {err} |"
+        return f" {r.tflite_us:.1f} | {r.tflite_ratio:.2f} | {r.best_ratio:.2f} | {err(r.tflite_max_abs_err)} |"
+
+    def added(r: BenchRow) -> str:
+        cells = [_us(r.bundle_cpu_us), _us(r.ort_cpu_us)] + ([_us(r.tflite_cpu_us)] if lite else [])
+        if vino:
+            cells += [_us(r.openvino_us), _us(r.openvino_cpu_us), ratio(r.openvino_ratio), err(r.openvino_max_abs_err)]
+        if fastest:
+            cells += [r.fastest or "-", ratio(r.fastest_ratio)]
+        return "".join(f" {c} |" for c in cells)
 
     def busiest(r: BenchRow) -> str:
         if r.instructions is None or r.busiest_thread_instructions is None:
@@ -439,7 +702,7 @@ def format_table(rows: list[BenchRow]) -> str:
         f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | {busiest(r)} | "
         f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | {r.lower_bound_bytes} | "
         f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | "
-        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |{litert(r)}\n"
+        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |{litert(r)}{added(r)}\n"
         for r in rows)
     notes = "".join(f"{r.model}: {n}\n" for r in rows for n in r.notes)
     return head + body + notes
@@ -685,7 +948,9 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
                 raise
             refs = None  # TFLM's signal library: LiteRT has no kernels for its ops, so no reference here
     else:
-        _, refs = _ort_run(_ort_session(str(source)), meta, inputs)
+        said: dict = {}
+        _, refs = _ort_run(_ort_session(str(source)), meta, inputs, source, said)
+        say_matched_by_position(said)
         macs = graph_macs(onnx.load(str(source)))
     err = float("nan") if refs is None else max(
         float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))

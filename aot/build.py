@@ -145,12 +145,14 @@ def runner_command(target: Target, runner: Path, args: list[str]) -> list[str]:
     return [*target.emulator, "-semihosting-config", semihosting, "-kernel", str(runner)]
 
 
-def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0, taps: Path | None = None
-               ) -> tuple[dict[str, np.ndarray], float | None]:
+def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0, taps: Path | None = None,
+               timing: dict[str, float] | None = None) -> tuple[dict[str, np.ndarray], float | None]:
     """Run OUT's runner on `inputs` (model order); outputs keyed by name, and the median time
     in ns (None when not measured: no repeats, or a target under emulation, whose timing
     says nothing about the device). With `taps`, the runner (built with AOTC_TAPS) writes the
-    tensors it taps, which land in that file."""
+    tensors it taps, which land in that file. `timing` receives the figures the runner printed
+    (median_ns, min_ns, and cpu_ns, the process CPU time per timed inference, from a runner that
+    reports it: one built before it did has none)."""
     target = get_target(meta.get("target", "host"))
     runner = runner_path(out, meta)
     require_tools(target, build=not runner.is_file(), run=True)
@@ -198,4 +200,7 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0,
     for counter in re.findall(r"^aotc-runner: counter (\S+=\S+)$", r.stdout, re.MULTILINE):
         print(f"aotc: {counter}")  # vendor counters of the run (Artifact.counters), e.g. simulated cycles
     m = re.search(r"median_ns=([0-9.]+)", r.stdout)
+    if timing is not None:
+        line = re.search(r"^aotc-runner: runs=.*$", r.stdout, re.MULTILINE)
+        timing.update({k: float(v) for k, v in re.findall(r"(\w+_ns)=([0-9.]+)", line.group(0) if line else "")})
     return outputs, float(m.group(1)) if m else None

@@ -286,7 +286,8 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
              "a classifier).", "bench": "Time the bundle and onnxruntime (on the bundle's threads) back to back on the "
-             "same inputs (with --tflite, LiteRT too); a bundle compiled from a .tflite file against LiteRT on that "
+             "same inputs (with --tflite, LiteRT too; with --openvino, OpenVINO too), each with its CPU time per "
+             "inference; a bundle compiled from a .tflite file against LiteRT on that "
              "file (one thread), unless --model gives an ONNX export of it. A bundle for a Cortex-M board runs under "
              "qemu instead: the instructions of one inference (and on the M4, mps2-an386, its cycles estimated from "
              "the Cortex-M4 TRM's timing tables), per MAC and as a share of the floor, with the outputs' error against "
@@ -319,11 +320,17 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
                        help="a Cortex-M4 bundle: charge N more estimated cycles for every data access to the board's "
                             "REGION (an assumed wait state; qemu models none), e.g. PSRAM:2 (repeat per region)")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
-                       "a .tflite file is timed in LiteRT instead)")
+                       "a .tflite file is timed in LiteRT instead); inputs and outputs named otherwise than the "
+                       "bundle's (a tf2onnx export of its .tflite file) are matched by position when their count and "
+                       "shapes agree")
         p.add_argument("--tflite", metavar="FILE.tflite",
                        help="a bundle compiled from ONNX: also time this .tflite file of the same network in LiteRT "
                        "(one thread, its default XNNPACK delegate) in the same rounds, and print bundle / LiteRT and "
                        "bundle / the faster")
+        p.add_argument("--openvino", action="store_true",
+                       help="also time OpenVINO (pip install openvino; its CPU plugin on one thread, the latency hint, "
+                       "f32) on the model onnxruntime reads, or on the .tflite file a bundle was compiled from, in the "
+                       "same rounds; the table adds its latency, CPU time, bundle / OpenVINO and the fastest engine")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -568,6 +575,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_input_file(Path(args.inputs), "--inputs")
     meta = _metadata(out)
     if get_target(meta.get("target", "host")).kind == "bare-metal":  # qemu has no timing: count instructions
+        if args.openvino:
+            raise AotcError(f"--openvino times engines on this host: {out} is built for a board, whose runs under "
+                            "qemu are counted in instructions, not timed")
         row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile,
                           wait_states=dict(args.wait_state))
         print(format_board_table([row]), end="")
@@ -576,7 +586,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 0
     row = bench_one(out, meta, inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
                     instructions=args.instructions, rounds=args.rounds, tflite=args.tflite,
-                    ort_threads=args.ort_threads)
+                    ort_threads=args.ort_threads, openvino=args.openvino)
     print(format_table([row]), end="")
     return 0
 
