@@ -25,9 +25,12 @@ import onnx
 from aot.build import build, cmake_exe, configure
 
 AOTC = [sys.executable, "-m", "aot.cli"]
-# a bundle's C under AddressSanitizer and UndefinedBehaviorSanitizer, as CMake options of its build tree
+# a bundle's C under AddressSanitizer and UndefinedBehaviorSanitizer, as CMake options of its build tree. A Release
+# build of it compiles at -O1, as AddressSanitizer's documentation advises: gcc instruments the unrolled AVX-512 conv
+# kernels several times faster than at -O3 (a float conv bundle: 15 s of compile against 71 s); the bundles' -O3
+# code is built and checked without the sanitizers.
 SANITIZE = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+            "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG", "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
 
 
 @dataclass

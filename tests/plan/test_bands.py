@@ -16,6 +16,7 @@ import pytest
 from conftest import require_tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelcheck import SANITIZE
 
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
@@ -174,8 +175,7 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
 def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
     """The host bundle with bands (ASan and UBSan stop the runner on any finding) gives every output
     element of the unbudgeted bundle and of LiteRT's reference kernels."""
-    sanitize = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-                "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+    sanitize = SANITIZE
     metas = {}
     for name, b in (("banded", budget), ("plain", None)):
         out = tmp_path / name

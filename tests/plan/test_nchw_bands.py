@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
+from modelcheck import SANITIZE
 from nchw_chain import float_chain, qdq_chain
 
 from aot.build import cmake_exe, configure, run_bundle
@@ -20,9 +21,6 @@ from aot.compiler import Options, compile_file
 from aot.kernels.nchw_bands import _direct, _pitches
 from aot.kernels.tflite_bands import Layer, schedule
 from aot.plan import BudgetError
-
-SANITIZE = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
 
 
 @pytest.fixture(scope="module")
