@@ -13,6 +13,16 @@ FUSED_ELEMENTWISE = "FusedElementwise"
 # the ops its program may hold; each one's C expression is the kernel's (aot/kernels/fused.py)
 FUSED_UNARY = frozenset({"Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Reciprocal", "Sqrt", "Exp"})
 FUSED_BINARY = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min"})
+# and Pow by a constant exponent that is an integer or half an integer, at most FUSED_POW_MAX in magnitude:
+# multiplies, a square root and a division compute it there (not libm's powf per element), a lone one too
+FUSED_POW = "Pow"
+FUSED_POW_MAX = 8
+
+
+def pow_by_multiplies(exponent: float) -> bool:
+    """Whether a fused loop computes x ** exponent without powf: 2 * exponent a whole number, |exponent| <= 8."""
+    return abs(exponent) <= FUSED_POW_MAX and float(2.0 * exponent).is_integer()
+
 
 # --- the channels-last layout of a conv (aot/passes/conv_nhwc.py) --------------------------------------
 NHWC_ATTR = "aotc_in_nhwc"

@@ -17,6 +17,12 @@ ISO C, so nothing is contracted across them): the fused tree gives the same bits
 A tree: each fused value has one reader, inside the tree, and is not a graph output; the tree
 runs where its root ran (all its inputs are computed by then). Operands are tensors of the
 root's shape, or constants of one element (written into the loop). All in one control scope.
+
+Pow by a constant exponent that is an integer or half an integer (aot/ir/schemas.py, pow_by_multiplies)
+is a member too, computed by multiplies, a square root and a division (aot/kernels/fused.py): the
+tanh form of GELU as tf2onnx writes it reads Pow(x, 3.0), and aotc_pow_f32's powf per element took
+a third of a Keras encoder's time (issue 64). Such a Pow alone, outside any tree, is a loop of its
+own for that reason.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import ClassVar
 from aot.ir import Graph, Node
 from aot.ir.schemas import FUSED_BINARY as BINARY
 from aot.ir.schemas import FUSED_ELEMENTWISE as FUSED
+from aot.ir.schemas import FUSED_POW, pow_by_multiplies
 from aot.ir.schemas import FUSED_UNARY as UNARY
 from aot.passes.base import Pass
 
@@ -57,7 +64,7 @@ class FuseElementwise(Pass):
             tree_of[n.name] = nodes
         replace: dict[str, Node] = {}
         for root, nodes in tree_of.items():
-            if len(nodes) < 2:
+            if len(nodes) < 2 and nodes[0].op != FUSED_POW:
                 continue
             member.update(m.name for m in nodes)
             replace[root] = _fused(nodes, g)
@@ -70,10 +77,12 @@ class FuseElementwise(Pass):
 
 
 def _fusable(n: Node, g: Graph) -> bool:
-    if n.op not in UNARY and n.op not in BINARY or len(n.outputs) != 1 or n.attrs:
+    if n.op not in UNARY and n.op not in BINARY and n.op != FUSED_POW or len(n.outputs) != 1 or n.attrs:
         return False
     out = g.tensors[n.outputs[0]]
     if out.dtype != "float32" or len(n.inputs) != (1 if n.op in UNARY else 2):
+        return False
+    if n.op == FUSED_POW and not _constant_exponent(n, g):
         return False
     for i in n.inputs:
         t = g.tensors.get(i) if i else None
@@ -82,6 +91,12 @@ def _fusable(n: Node, g: Graph) -> bool:
         if t.shape != out.shape and not (t.is_const and t.size == 1):
             return False
     return True
+
+
+def _constant_exponent(n: Node, g: Graph) -> bool:
+    """Pow(x, e) with e a constant of one element that multiplies and a square root raise x to."""
+    e = g.tensors.get(n.inputs[1])
+    return e is not None and e.is_const and e.size == 1 and pow_by_multiplies(float(e.data.reshape(-1)[0]))
 
 
 def _fused(nodes: list[Node], g: Graph) -> Node:

@@ -63,6 +63,12 @@ def test_attention_kernel_under_sanitizers():
     run_sanitized(["kernels/test_ops_attention.py"])
 
 
+def test_pow_by_a_constant_under_sanitizers():
+    """Pow by an integer or half an integer is a loop the code generator writes (issue 64): NaN, infinities
+    and zeros through its multiplies, square roots and divisions, every case."""
+    run_sanitized(["kernels/test_ops_pow.py"], sample=1)
+
+
 @pytest.mark.slow
 def test_all_op_kernels_under_sanitizers():
     run_sanitized(sorted(f"kernels/{p.name}" for p in TESTS.glob("kernels/test_ops_*.py")), sample=1)

@@ -28,6 +28,7 @@ BOUNDS = {
     "tanh": (2.6, 0.0),
     "erf": (6.5, 0.0),
 }
+X86_BOUNDS = {"exp_flush16": (1.0, 1.3e-38)}  # Softmax's e^x on AVX-512F (fast_math.h, aotc_softmax_avx512)
 BUILDS = {
     "gcc-native": ["gcc", "-O3", "-march=native"],
     "gcc-O2": ["gcc", "-O2"],
@@ -51,9 +52,12 @@ def test_fast_math_accuracy(build, tmp_path):
         name, *vals = line.split()
         seen[name] = [float(v) for v in vals]
     assert seen.pop("nan") == [1.0], "NaN in must give NaN out"
-    assert set(seen) == set(BOUNDS)
+    x86 = "-march=native" in cmd and "avx512f" in Path("/proc/cpuinfo").read_text()
+    # the 16-wide e^x does the scalar aotc_exp_flush's operations: its bits, where gcc contracts nothing
+    assert seen.pop("exp_flush16_bits", None) == ([0.0] if x86 and cmd[0] == "gcc" else None)
+    assert set(seen) == set(BOUNDS) | (set(X86_BOUNDS) if x86 else set())
     for name, (max_ulp, arg, max_abs) in seen.items():
-        ulp_bound, abs_bound = BOUNDS[name]
+        ulp_bound, abs_bound = {**BOUNDS, **X86_BOUNDS}[name]
         assert max_ulp <= ulp_bound, f"{name}: {max_ulp:.3f} ulp at {arg!r} (bound {ulp_bound})"
         assert max_abs <= abs_bound, f"{name}: absolute error {max_abs:.3g} outside its ulp range"
 

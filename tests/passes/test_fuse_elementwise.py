@@ -67,6 +67,32 @@ def test_broadcast_operands_are_not_fused():
     assert [n.op for n in run_passes(lower(model), (FuseElementwise(),)).nodes] == ["Add", "Relu"]
 
 
+def _pow_graph(exponent: np.ndarray | None):
+    """y = Relu(x ** e): e a constant (an initializer) or, for None, an input."""
+    nodes = [helper.make_node("Pow", ["x", "e"], ["p"], name="pow"), helper.make_node("Relu", ["p"], ["y"])]
+    e = [numpy_helper.from_array(exponent, "e")] if exponent is not None else []
+    ins = [_vi("x", [2, H])] + ([] if e else [_vi("e", [])])
+    graph = helper.make_graph(nodes, "g", ins, [_vi("y", [2, H]), _vi("p", [2, H])], e)
+    return lower(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+@pytest.mark.parametrize("exponent", [3.0, -1.0, 0.5, -2.5, 8.0, 0.0])
+def test_pow_by_a_constant_is_a_loop_alone(exponent):
+    """Issue 64: Pow by an integer or half an integer up to 8 is a loop of multiplies even alone (here its
+    output is also a graph output, so the Relu cannot take it into its tree)."""
+    graph = run_passes(_pow_graph(np.array(exponent, np.float32)), (FuseElementwise(),))
+    assert [n.op for n in graph.nodes] == ["FusedElementwise", "Relu"]
+    assert graph.nodes[0].attrs["program"] == (("Pow", (("in", 0), ("const", exponent))),)
+
+
+@pytest.mark.parametrize("exponent", [np.array(1 / 3, np.float32), np.array(9.0, np.float32),
+                                      np.array([[2.0], [3.0]], np.float32), None])
+def test_pow_by_other_exponents_keeps_its_kernel(exponent):
+    """powf's Pow: an exponent not a multiple of 1/2, beyond 8, of more than one value, or computed."""
+    graph = run_passes(_pow_graph(exponent), (FuseElementwise(),))
+    assert [n.op for n in graph.nodes] == ["Pow", "Relu"]
+
+
 def test_the_loop_is_in_the_c():
     c = compile_model(gru_gates(), Options(name="gates")).files["src/gates.c"]
     assert c.count("for (size_t aotc_i = 0; aotc_i < 37u; ++aotc_i) {") == 2, c

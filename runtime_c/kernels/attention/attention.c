@@ -78,7 +78,11 @@ static int32_t bias_scores(const aotc_attention_params *p, const void *mask, siz
 static void softmax_range(float *s, int32_t lo, int32_t hi, int32_t total) {
     float top = -INFINITY, part[8] = {0}, sum = 0.0f;
     int32_t j, k;
+#if AOTC_SOFTMAX_X86 /* 16 at a time (fast_math.h), where one chain of compares took half of the kernel's time */
+    if (hi >= lo) top = aotc_max_avx512(s + lo, (size_t)(hi - lo + 1));
+#else
     for (j = lo; j <= hi; ++j) top = s[j] > top ? s[j] : top;
+#endif
     for (j = 0; j < lo && j < total; ++j) s[j] = 0.0f;
     for (j = hi + 1 > 0 ? hi + 1 : 0; j < total; ++j) s[j] = 0.0f;
     for (j = lo; j + 8 <= hi + 1; j += 8)

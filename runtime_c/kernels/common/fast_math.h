@@ -11,6 +11,7 @@
  *   aotc_sigmoid_poly  3 ulp     for v >= -87.3            (0 below: absolute error < 1.2e-38)
  *   aotc_tanh_poly     2.6 ulp   everywhere
  *   aotc_erf_poly      6.5 ulp   everywhere (absolute error < 1.5e-7: Abramowitz-Stegun from 0.5 on)
+ *   aotc_exp_flush16   1 ulp     for v in [-87.3, 88]      (AVX-512F, 16 at a time: Softmax rows)
  * NaN in gives NaN out. */
 #ifndef AOTC_FAST_MATH_H
 #define AOTC_FAST_MATH_H
@@ -181,6 +182,81 @@ static inline void aotc_swish_avx512(const float *x, float *y, size_t n, float a
 }
 #else
 #define AOTC_SWISH_X86 0
+#endif
+
+/* Softmax along a contiguous row on AVX-512F (norm.c), 16 floats at a time and the tail under a mask: a
+ * pass for the max, one for e^(x - max) and its sum, one to scale. The plain loops took the max in one
+ * chain of compares, half of the kernel's time on the 65- and 128-long rows of attention (issue 64), and
+ * left sums and tails scalar. -DAOTC_NO_X86_SOFTMAX takes them instead. */
+#if defined(__AVX512F__) && !defined(AOTC_NO_X86_SOFTMAX)
+#define AOTC_SOFTMAX_X86 1
+#include <immintrin.h>
+#include <stddef.h>
+
+#if defined(FP_FAST_FMAF)
+#define AOTC_FM_MADD16(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#else
+#define AOTC_FM_MADD16(a, b, c) _mm512_add_ps(_mm512_mul_ps((a), (b)), (c))
+#endif
+
+/* aotc_exp_flush of 16 floats: its operations in its order (aotc_exp_reduce, aotc_expm1_tail), so its
+ * bits where the compiler fuses none of the scalar's a * b + c itself (gcc in ISO C mode; clang does by
+ * default), and its 1 ulp anyway (tests/kernels_c/test_fast_math.c checks both). */
+static inline __m512 aotc_exp_flush16(__m512 v) {
+    const __m512 lo = _mm512_set1_ps(-87.3f), hi = _mm512_set1_ps(88.0f), shifter = _mm512_set1_ps(12582912.0f);
+    const __mmask16 below = _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ); /* false for NaN: NaN goes through */
+    const __m512 c = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), _mm512_mask_blend_ps(below, v, lo),
+                                          hi);
+    const __m512 k = _mm512_add_ps(_mm512_mul_ps(c, _mm512_set1_ps(1.44269504088896341f)), shifter);
+    const __m512 n = _mm512_sub_ps(k, shifter);
+    const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_add_epi32(_mm512_castps_si512(k), _mm512_set1_epi32((int)(127 - 0x4B400000))), 23));
+    const __m512 r = _mm512_sub_ps(_mm512_sub_ps(c, _mm512_mul_ps(n, _mm512_set1_ps(0.693145751953125f))),
+                                   _mm512_mul_ps(n, _mm512_set1_ps(1.42860682030941723e-6f)));
+    __m512 t = AOTC_FM_MADD16(r, _mm512_set1_ps(1.0f / 40320.0f), _mm512_set1_ps(1.0f / 5040.0f));
+    t = AOTC_FM_MADD16(t, r, _mm512_set1_ps(1.0f / 720.0f));
+    t = AOTC_FM_MADD16(t, r, _mm512_set1_ps(1.0f / 120.0f));
+    t = AOTC_FM_MADD16(t, r, _mm512_set1_ps(1.0f / 24.0f));
+    t = AOTC_FM_MADD16(t, r, _mm512_set1_ps(1.0f / 6.0f));
+    t = AOTC_FM_MADD16(t, r, _mm512_set1_ps(0.5f));
+    t = _mm512_mul_ps(_mm512_add_ps(_mm512_set1_ps(1.0f), AOTC_FM_MADD16(_mm512_mul_ps(r, r), t, r)), scale);
+    return _mm512_mask_mov_ps(t, below, _mm512_setzero_ps());
+}
+
+/* The largest of x[0, n), -inf for n = 0. A NaN element may be passed over (VMAXPS keeps its second
+ * operand where either is NaN); Softmax's row is NaN either way, through e^(NaN - max). */
+static inline float aotc_max_avx512(const float *x, size_t n) {
+    const size_t full = n & ~(size_t)15;
+    __m512 m = _mm512_set1_ps(-INFINITY);
+    size_t i;
+    for (i = 0; i < full; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + i), m);
+    if (i < n) m = _mm512_max_ps(_mm512_mask_loadu_ps(m, (__mmask16)((1u << (n - i)) - 1u), x + i), m);
+    return _mm512_reduce_max_ps(m);
+}
+
+/* y[0, n) = softmax of x[0, n) (y may be x): e^(x - max) by aotc_exp_flush16, then times 1 / their sum. */
+static inline void aotc_softmax_avx512(const float *x, float *y, size_t n) {
+    const size_t full = n & ~(size_t)15;
+    const __mmask16 tail = (__mmask16)((1u << (n - full)) - 1u);
+    const __m512 m = _mm512_set1_ps(aotc_max_avx512(x, n));
+    __m512 s = _mm512_setzero_ps(), inv;
+    size_t i;
+    for (i = 0; i < full; i += 16) {
+        const __m512 e = aotc_exp_flush16(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
+        _mm512_storeu_ps(y + i, e);
+        s = _mm512_add_ps(s, e);
+    }
+    if (tail) {
+        const __m512 e = aotc_exp_flush16(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, x + i), m));
+        _mm512_mask_storeu_ps(y + i, tail, e);
+        s = _mm512_mask_add_ps(s, tail, s, e);
+    }
+    inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));
+    for (i = 0; i < full; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
+    if (tail) _mm512_mask_storeu_ps(y + i, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, y + i), inv));
+}
+#else
+#define AOTC_SOFTMAX_X86 0
 #endif
 
 #endif /* AOTC_FAST_MATH_H */

@@ -233,12 +233,16 @@ void aotc_lrn_f32(const aotc_lrn_params *p, const float *AOTC_RESTRICT x, float 
 /* ---- Softmax, LogSoftmax ------------------------------------------------------------ */
 /* e^(x - max) by fast_math.h (within 1 ulp, and 0 for -inf), so the rows vectorise. */
 
-/* Max of one contiguous row. */
+/* Max of one contiguous row (16 at a time on AVX-512F: fast_math.h). */
 static float row_max(const float *x, int32_t n) {
+#if AOTC_SOFTMAX_X86
+    return aotc_max_avx512(x, (size_t)n);
+#else
     float m = x[0];
     int32_t i;
     for (i = 1; i < n; ++i) m = x[i] > m ? x[i] : m;
     return m;
+#endif
 }
 
 /* Column-wise max of an [n, inner] block into mx[inner]. */
@@ -256,7 +260,11 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
     const int64_t block = (int64_t)n * inner;
     int32_t o, k, i;
     for (o = 0; o < p->outer; ++o, x += block, y += block) {
-        if (inner == 1) {
+        if (inner == 1 && AOTC_SOFTMAX_X86) {
+#if AOTC_SOFTMAX_X86
+            aotc_softmax_avx512(x, y, (size_t)n);
+#endif
+        } else if (inner == 1) {
             const float m = row_max(x, n);
             float part[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum, inv;
             for (i = 0; i < n; ++i) y[i] = aotc_exp_flush(x[i] - m); /* y may be x: same index */
