@@ -245,7 +245,7 @@ def call_once(b: OnnxBuilder, op: TflOp) -> None:
         if o.op == "VAR_HANDLE":
             handles[o.outputs[0]] = _var_name(o)
             continue
-        value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" else None
+        value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" and len(o.inputs) == 2 else None
         if o.op != "ASSIGN_VARIABLE" or value is None or o.inputs[0] not in handles:
             raise op_error(op, f"CALL_ONCE: an init subgraph that does more than assign constants to resource "
                            f"variables is not supported (its {o.op})")

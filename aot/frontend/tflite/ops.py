@@ -203,6 +203,7 @@ _ARITY: dict[str, tuple[int, int]] = {
     "CUSTOM:MaxPoolingWithArgmax2D": (1, 2), "STABLEHLO_PAD": (2, 1),
 }
 _ARITY["EMBEDDING_LOOKUP_SPARSE"] = (5, 1)
+_ARITY["TOPK_V2"] = (2, 2)  # (values and indices)
 _ARITY["ASSIGN_VARIABLE"] = (2, 0)  # (after the table's (2, 1) group: it has no output)
 # ops whose inputs include optional ones (-1) before the last required one: only their count is checked
 _OPTIONAL_INSIDE = frozenset({"LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM",
@@ -216,7 +217,7 @@ _RANKS: dict[str, dict[int | str, int]] = {
     "CONV_3D_TRANSPOSE": {1: 5, 2: 5, "out": 5},
     **dict.fromkeys(("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE",
                      "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), {0: 4, "out": 4}),
-    "FULLY_CONNECTED": {1: 2},
+    "FULLY_CONNECTED": {1: 2}, "RNN": {0: 2, 1: 2, 2: 2}, "UNIDIRECTIONAL_SEQUENCE_RNN": {0: 3, 1: 2, 2: 2},
 }
 
 

@@ -150,6 +150,8 @@ def _dilate(b: OnnxBuilder, op: TflOp) -> None:
     d = b.tensor(op.inputs[1]).data
     if d is None or np.any(d.reshape(-1) < 1):
         raise op_error(op, "DILATE with dilations computed at run time (or below 1) is not supported")
+    if d.size != len(x.shape):
+        raise op_error(op, f"{d.size} dilations for a rank-{len(x.shape)} input")
     shape = list(x.shape)
     cur = _dilated(b, op, b.value(op.inputs[0], NHWC), shape, [int(v) for v in d.reshape(-1)], _scalar(b, op, 2))
     if shape != list(y.shape):
