@@ -9,7 +9,8 @@
  *   - x86 with AVX-512BW and VL (or AVX2): 16 (8) elements a vector, requantised in 64-bit lanes
  *     (tflite_int8_x86.h), for runs in which each input steps or stays;
  *   - the DSP extension (Cortex-M4, M33, M55): ADD / SUB of same-shape inputs by each input's rescaling tabulated
- *     by byte, given the plan's scratch; MUL and the other int8 ADD / SUB requantised by SMMLAR (tfl_drq). */
+ *     by byte, given the plan's scratch; MUL and the other int8 ADD / SUB requantised by SMMLAR (tfl_drq).
+ * The int8 lookup table (LOGISTIC, HARD_SWISH, ...) goes 64 bytes a vector on x86 with AVX-512 VBMI. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include "tflite_int8_x86.h" /* the requantisation in AVX-512 and AVX2 lanes */
@@ -503,7 +504,20 @@ void aotc_tfl_min_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const 
 }
 
 void aotc_tfl_lut_s8(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y) {
-    for (int64_t k = 0; k < p->count; ++k) y[k] = p->table[(uint8_t)x[k]];
+    int64_t k = 0;
+#if TFL_X86_VBMI
+    /* 64 lookups a vector (SiLU's LOGISTIC runs on as many elements as its MUL): the table's halves, 128 entries
+     * each, by two-register byte permutes (vpermi2b: the index's bits 0 to 6), the index's top bit choosing */
+    const __m512i t0 = _mm512_loadu_si512(p->table), t1 = _mm512_loadu_si512(p->table + 64);
+    const __m512i t2 = _mm512_loadu_si512(p->table + 128), t3 = _mm512_loadu_si512(p->table + 192);
+    for (; k < p->count; k += 64) {
+        const __mmask64 m = p->count - k >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (p->count - k)) - 1;
+        const __m512i i = _mm512_maskz_loadu_epi8(m, x + k);
+        const __m512i lo = _mm512_permutex2var_epi8(t0, i, t1), hi = _mm512_permutex2var_epi8(t2, i, t3);
+        _mm512_mask_storeu_epi8(y + k, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(i), lo, hi));
+    }
+#endif
+    for (; k < p->count; ++k) y[k] = p->table[(uint8_t)x[k]];
 }
 
 /* --- 16x8 elementwise ops: LiteRT's reference kernels interpolate tables (aotc_tflite_int8.h) ------- */

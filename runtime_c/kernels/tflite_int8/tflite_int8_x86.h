@@ -30,6 +30,13 @@
 #define TFL_X86_AVX2 0
 #endif
 
+/* with VBMI too (Ice Lake, Zen 4 and later): byte permutes across a register (the int8 lookup table's) */
+#if TFL_X86_AVX512 && defined(__AVX512VBMI__)
+#define TFL_X86_VBMI 1
+#else
+#define TFL_X86_VBMI 0
+#endif
+
 #if TFL_X86_AVX512 || TFL_X86_AVX2
 #include <immintrin.h>
 #if defined(__GNUC__) || defined(__clang__)
