@@ -637,6 +637,10 @@ static int check_mean(int wide) {
 
 enum { B_ADD, B_MUL, B_MAX, B_MIN };
 
+static const char *const BINARY_NAMES[2][4] = {
+    {"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
+    {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
+
 /* op's kernel into y and its reference into ref */
 static void binary_call(int op, int wide, const aotc_tfl_binary_params *p, const void *x1, const void *x2, void *y,
                         void *ref, uint32_t *scratch) {
@@ -653,8 +657,6 @@ static void binary_call(int op, int wide, const aotc_tfl_binary_params *p, const
 }
 
 static int check_binary(int op, int wide) {
-    static const char *const names[2][4] = {{"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
-                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t n1 = 1, n2 = 1, d;
@@ -693,7 +695,7 @@ static int check_binary(int op, int wide) {
         scratch = (uint32_t *)bytes((size_t)aotc_tfl_add_s8_dsp_scratch_bytes(&p));
     }
     binary_call(op, wide, &p, x1, x2, y, ref, scratch);
-    bad = differ(names[wide][op], y, ref, (size_t)p.count, xs);
+    bad = differ(BINARY_NAMES[wide][op], y, ref, (size_t)p.count, xs);
     if (bad) printf("  count %ld, broadcast %d, subtract %d, scratch %d\n", (long)p.count, (int)p.broadcast,
                     (int)p.subtract, scratch != NULL);
     free(x1), free(x2), free(y), free(ref), free(scratch);
@@ -713,15 +715,13 @@ static int32_t extreme_multiplier(void) {
     }
 }
 
-/* MUL, ADD / SUB, MAXIMUM and MINIMUM over the broadcast patterns that make the kernels' runs (tflite_int8_elementwise.c):
- * y [n, h, w, c] and each input y's shape, [c] (per channel), [n, 1, 1, c] (squeeze-excite), [1] (a scalar) or
- * [n, h, w, 1], as x1 or x2, c up to 70 (runs shorter and longer than the x86 vectors, most of no multiple of their
- * width); a third of the time the multipliers and shifts at their extremes (MUL's product and ADD's output shifted
- * left up to 30 places, wrapping as TFLite's int32, or right up to 31; ADD's inputs scaled by up to 1, as TFLite's
- * twice-the-larger-scale never exceeds) and the outputs saturating. */
+/* MUL, ADD / SUB, MAXIMUM and MINIMUM over the broadcast patterns that make the kernels' runs
+ * (tflite_int8_elementwise.c): y [n, h, w, c] and each input y's shape, [c] (per channel), [n, 1, 1, c]
+ * (squeeze-excite), [1] (a scalar) or [n, h, w, 1], as x1 or x2, c up to 70 (runs shorter and longer than the x86
+ * vectors, most of no multiple of their width); a third of the time the multipliers and shifts at their extremes
+ * (MUL's product and ADD's output shifted left up to 30 places, wrapping as TFLite's int32, or right up to 31;
+ * ADD's inputs scaled by up to 1, as TFLite's twice-the-larger-scale never exceeds) and the outputs saturating. */
 static int check_binary_runs(int op, int wide) {
-    static const char *const names[2][4] = {{"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
-                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     const int32_t lo = wide ? -32768 : -128, hi = wide ? 32767 : 127;
@@ -737,9 +737,10 @@ static int check_binary_runs(int op, int wide) {
     for (j = 0; j < 2; ++j) { /* pattern: 0 y's shape, 1 [c], 2 [n, 1, 1, c], 3 [1], 4 [n, h, w, 1] */
         int64_t stride = 1;
         pattern[j] = chance(1, 3) ? 0 : rand_int(1, 4);
-        for (d = 0; d < 6; ++d) {
-            const int keep = pattern[j] == 0 || (d == 5 && pattern[j] <= 2) || (d == 2 && (pattern[j] == 2 || pattern[j] == 4)) ||
-                             (pattern[j] == 4 && d >= 3 && d <= 4);
+        for (d = 0; d < 6; ++d) { /* (d: 2 n, 3 h, 4 w, 5 c) */
+            const int keep = pattern[j] == 0 || (d == 5 && pattern[j] <= 2) ||
+                             (d == 2 && (pattern[j] == 2 || pattern[j] == 4)) ||
+                             (pattern[j] == 4 && (d == 3 || d == 4));
             in[j][d] = keep ? p.dims[d] : 1;
         }
         for (d = 5; d >= 0; --d) {
@@ -774,7 +775,7 @@ static int check_binary_runs(int op, int wide) {
     if (!wide && op == B_ADD && DSP && aotc_tfl_add_s8_dsp_scratch_bytes(&p) > 0)
         scratch = (uint32_t *)bytes((size_t)aotc_tfl_add_s8_dsp_scratch_bytes(&p));
     binary_call(op, wide, &p, x[0], x[1], y, ref, scratch);
-    bad = differ(names[wide][op], y, ref, (size_t)p.count, xs);
+    bad = differ(BINARY_NAMES[wide][op], y, ref, (size_t)p.count, xs);
     if (bad)
         printf("  y [%d %d %d %d], x1 pattern %d, x2 pattern %d, mult %ld shift %d (m1 %ld s1 %d, m2 %ld s2 %d)\n",
                (int)p.dims[2], (int)p.dims[3], (int)p.dims[4], (int)p.dims[5], (int)pattern[0], (int)pattern[1],
