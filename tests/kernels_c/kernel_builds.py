@@ -147,5 +147,13 @@ def host_has_avx512f() -> bool:
         return False
 
 
+def host_has_avx2() -> bool:
+    """Whether this host runs AVX2 code (Linux hosts: /proc/cpuinfo's flags)."""
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
 def sanitizer_env() -> dict[str, str]:
     return {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"}

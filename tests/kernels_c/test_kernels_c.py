@@ -16,7 +16,7 @@ Three builds of each, by tier (tests/README.md):
   AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output by output, as on targets
   without vector units). The pool test also runs with AOTC_NO_INTRINSICS: the plain-C twins of pool_int8.c's
   SSE2 paths and of pool_avx512.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32), which the native build
-  must take on hosts with AVX-512F.
+  must take on hosts with AVX-512F; the tflite_int8 test with -march=haswell: the elementwise kernels' AVX2 lanes.
 
 The same tests on the Cortex-M boards under qemu, and the kernels under clang: test_kernels_c_boards.py.
 """
@@ -36,6 +36,7 @@ from kernel_builds import (
     WARNINGS,
     c_sources,
     compile_and_link,
+    host_has_avx2,
     host_has_avx512f,
     object_store,
     run_checked,
@@ -89,6 +90,20 @@ def test_pool_kernels_plain_c(tmp_path, objects):
     compile_and_link(objects, "gcc", c_sources("pool"), [*WARNINGS, *SANITIZE, "-DAOTC_NO_INTRINSICS"], exe)
     out = run_checked([str(exe), str(SEED + 2), str(SHAPES["pool"] // 3)], timeout=300)
     assert "MISMATCH" not in out and "aotc_maxpool_u8" in out and " ok " in out, out
+
+
+@pytest.mark.full
+def test_tflite_int8_kernels_avx2(tmp_path, objects):
+    """The tflite_int8 test built for AVX2 without AVX-512 (-march=haswell), under the sanitizers: the elementwise
+    MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h), which hosts without AVX-512 take and neither the native build
+    (AVX-512 where the host has it) nor the generic one (SSE2) compiles."""
+    require_tool("gcc")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    exe = tmp_path / "test_tflite_int8_kernels_avx2"
+    compile_and_link(objects, "gcc", c_sources("tflite_int8"), [*WARNINGS, *SANITIZE, "-march=haswell"], exe)
+    out = run_checked([str(exe), str(SEED + 4), str(SHAPES["tflite_int8"] // 3)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and "aotc_tfl_mul_s8 (runs)" in out and " ok " in out, out
 
 
 @pytest.mark.full

@@ -637,9 +637,26 @@ static int check_mean(int wide) {
 
 enum { B_ADD, B_MUL, B_MAX, B_MIN };
 
+static const char *const BINARY_NAMES[2][4] = {
+    {"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
+    {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
+
+/* op's kernel into y and its reference into ref */
+static void binary_call(int op, int wide, const aotc_tfl_binary_params *p, const void *x1, const void *x2, void *y,
+                        void *ref, uint32_t *scratch) {
+    switch (op + 4 * wide) {
+    case B_ADD: aotc_tfl_add_s8(p, x1, x2, y, scratch), aotc_tfl_add_s8_ref(p, x1, x2, ref); break;
+    case B_MUL: aotc_tfl_mul_s8(p, x1, x2, y), aotc_tfl_mul_s8_ref(p, x1, x2, ref); break;
+    case B_MAX: aotc_tfl_max_s8(p, x1, x2, y), aotc_tfl_max_s8_ref(p, x1, x2, ref); break;
+    case B_MIN: aotc_tfl_min_s8(p, x1, x2, y), aotc_tfl_min_s8_ref(p, x1, x2, ref); break;
+    case 4 + B_ADD: aotc_tfl_add_s16(p, x1, x2, y), aotc_tfl_add_s16_ref(p, x1, x2, ref); break;
+    case 4 + B_MAX: aotc_tfl_max_s16(p, x1, x2, y), aotc_tfl_max_s16_ref(p, x1, x2, ref); break;
+    case 4 + B_MIN: aotc_tfl_min_s16(p, x1, x2, y), aotc_tfl_min_s16_ref(p, x1, x2, ref); break;
+    default: aotc_tfl_mul_s16(p, x1, x2, y), aotc_tfl_mul_s16_ref(p, x1, x2, ref); break;
+    }
+}
+
 static int check_binary(int op, int wide) {
-    static const char *const names[2][4] = {{"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
-                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t n1 = 1, n2 = 1, d;
@@ -677,20 +694,93 @@ static int check_binary(int op, int wide) {
     if (!wide && op == B_ADD && DSP && aotc_tfl_add_s8_dsp_scratch_bytes(&p) > 0) {
         scratch = (uint32_t *)bytes((size_t)aotc_tfl_add_s8_dsp_scratch_bytes(&p));
     }
-    switch (op + 4 * wide) {
-    case B_ADD: aotc_tfl_add_s8(&p, x1, x2, y, scratch), aotc_tfl_add_s8_ref(&p, x1, x2, ref); break;
-    case B_MUL: aotc_tfl_mul_s8(&p, x1, x2, y), aotc_tfl_mul_s8_ref(&p, x1, x2, ref); break;
-    case B_MAX: aotc_tfl_max_s8(&p, x1, x2, y), aotc_tfl_max_s8_ref(&p, x1, x2, ref); break;
-    case B_MIN: aotc_tfl_min_s8(&p, x1, x2, y), aotc_tfl_min_s8_ref(&p, x1, x2, ref); break;
-    case 4 + B_ADD: aotc_tfl_add_s16(&p, x1, x2, y), aotc_tfl_add_s16_ref(&p, x1, x2, ref); break;
-    case 4 + B_MAX: aotc_tfl_max_s16(&p, x1, x2, y), aotc_tfl_max_s16_ref(&p, x1, x2, ref); break;
-    case 4 + B_MIN: aotc_tfl_min_s16(&p, x1, x2, y), aotc_tfl_min_s16_ref(&p, x1, x2, ref); break;
-    default: aotc_tfl_mul_s16(&p, x1, x2, y), aotc_tfl_mul_s16_ref(&p, x1, x2, ref); break;
-    }
-    bad = differ(names[wide][op], y, ref, (size_t)p.count, xs);
+    binary_call(op, wide, &p, x1, x2, y, ref, scratch);
+    bad = differ(BINARY_NAMES[wide][op], y, ref, (size_t)p.count, xs);
     if (bad) printf("  count %ld, broadcast %d, subtract %d, scratch %d\n", (long)p.count, (int)p.broadcast,
                     (int)p.subtract, scratch != NULL);
     free(x1), free(x2), free(y), free(ref), free(scratch);
+    return bad;
+}
+
+/* a multiplier at its extremes: 2^30 (0.5), 2^31 - 1 (just below 1), or anywhere in [2^30, 2^31); rarely 0, small, or
+ * negative (quantize_multiplier gives none of these, but the kernels take any but INT32_MIN in their fast paths) */
+static int32_t extreme_multiplier(void) {
+    switch (rand_int(0, 7)) {
+    case 0: return 1 << 30;
+    case 1: return INT32_MAX;
+    case 2: return INT32_MAX - rand_int(0, 3);
+    case 3: return chance(1, 2) ? 0 : rand_int(1, 1000);
+    case 4: return -rand_int(1 << 30, INT32_MAX);
+    default: return rand_int(1 << 30, INT32_MAX);
+    }
+}
+
+/* MUL, ADD / SUB, MAXIMUM and MINIMUM over the broadcast patterns that make the kernels' runs
+ * (tflite_int8_elementwise.c): y [n, h, w, c] and each input y's shape, [c] (per channel), [n, 1, 1, c]
+ * (squeeze-excite), [1] (a scalar) or [n, h, w, 1], as x1 or x2, c up to 70 (runs shorter and longer than the x86
+ * vectors, most of no multiple of their width); a third of the time the multipliers and shifts at their extremes
+ * (MUL's product and ADD's output shifted left up to 30 places, wrapping as TFLite's int32, or right up to 31;
+ * ADD's inputs scaled by up to 1, as TFLite's twice-the-larger-scale never exceeds) and the outputs saturating. */
+static int check_binary_runs(int op, int wide) {
+    aotc_tfl_binary_params p;
+    const size_t xs = wide ? 2 : 1;
+    const int32_t lo = wide ? -32768 : -128, hi = wide ? 32767 : 127;
+    int32_t in[2][6], pattern[2], d, j;
+    int64_t count[2] = {1, 1};
+    void *x[2], *y, *ref;
+    uint32_t *scratch = NULL;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.dims[0] = p.dims[1] = 1, p.dims[2] = rand_int(1, 2), p.dims[3] = rand_int(1, 4), p.dims[4] = rand_int(1, 4);
+    p.dims[5] = chance(1, 4) ? rand_int(1, 3) : rand_int(4, 70);
+    p.count = (int64_t)p.dims[2] * p.dims[3] * p.dims[4] * p.dims[5];
+    for (j = 0; j < 2; ++j) { /* pattern: 0 y's shape, 1 [c], 2 [n, 1, 1, c], 3 [1], 4 [n, h, w, 1] */
+        int64_t stride = 1;
+        pattern[j] = chance(1, 3) ? 0 : rand_int(1, 4);
+        for (d = 0; d < 6; ++d) { /* (d: 2 n, 3 h, 4 w, 5 c) */
+            const int keep = pattern[j] == 0 || (d == 5 && pattern[j] <= 2) ||
+                             (d == 2 && (pattern[j] == 2 || pattern[j] == 4)) ||
+                             (pattern[j] == 4 && (d == 3 || d == 4));
+            in[j][d] = keep ? p.dims[d] : 1;
+        }
+        for (d = 5; d >= 0; --d) {
+            int32_t *st = j == 0 ? p.st1 : p.st2;
+            st[d] = in[j][d] == p.dims[d] && in[j][d] != 1 ? (int32_t)stride : 0;
+            stride *= in[j][d];
+        }
+        count[j] = stride;
+    }
+    p.broadcast = count[0] != p.count || count[1] != p.count;
+    p.x1_zero = wide ? 0 : rand_int(-128, 127), p.x2_zero = wide ? 0 : rand_int(-128, 127);
+    p.y_zero = wide ? 0 : rand_int(-128, 127);
+    act_range(lo, hi, p.y_zero, &p.y_min, &p.y_max);
+    if (op == B_ADD) {
+        const double s1 = around(0.05), s2 = around(0.05), so = around(0.1), twice = 2.0 * (s1 > s2 ? s1 : s2);
+        p.subtract = chance(1, 3);
+        multiplier(s1 / twice, &p.m1, &p.s1), multiplier(s2 / twice, &p.m2, &p.s2);
+        multiplier(twice / ((wide ? 32768.0 : 1048576.0) * so), &p.mult, &p.shift);
+        if (chance(1, 3)) {
+            p.m1 = extreme_multiplier(), p.s1 = rand_int(-31, 0), p.m2 = extreme_multiplier(), p.s2 = rand_int(-31, 0);
+            p.mult = extreme_multiplier(), p.shift = rand_int(-31, 30);
+        }
+    } else if (op == B_MUL) {
+        multiplier(around(wide ? 1.0 / 32768.0 : 1.0 / 128.0), &p.mult, &p.shift);
+        if (chance(1, 3)) p.mult = extreme_multiplier(), p.shift = rand_int(-31, 30);
+        else if (chance(1, 4)) p.mult = rand_int(1 << 30, INT32_MAX), p.shift = rand_int(-4, 3); /* saturating */
+    }
+    if (op != B_MUL && chance(1, 20)) p.mult = INT32_MIN, p.shift = rand_int(-31, 30); /* the plain loops' */
+    if (op == B_MUL && chance(1, 20)) p.mult = INT32_MIN;
+    x[0] = ints((size_t)count[0], xs, lo, hi), x[1] = ints((size_t)count[1], xs, lo, hi);
+    y = bytes((size_t)p.count * xs), ref = bytes((size_t)p.count * xs);
+    if (!wide && op == B_ADD && DSP && aotc_tfl_add_s8_dsp_scratch_bytes(&p) > 0)
+        scratch = (uint32_t *)bytes((size_t)aotc_tfl_add_s8_dsp_scratch_bytes(&p));
+    binary_call(op, wide, &p, x[0], x[1], y, ref, scratch);
+    bad = differ(BINARY_NAMES[wide][op], y, ref, (size_t)p.count, xs);
+    if (bad)
+        printf("  y [%d %d %d %d], x1 pattern %d, x2 pattern %d, mult %ld shift %d (m1 %ld s1 %d, m2 %ld s2 %d)\n",
+               (int)p.dims[2], (int)p.dims[3], (int)p.dims[4], (int)p.dims[5], (int)pattern[0], (int)pattern[1],
+               (long)p.mult, (int)p.shift, (long)p.m1, (int)p.s1, (long)p.m2, (int)p.s2);
+    free(x[0]), free(x[1]), free(y), free(ref), free(scratch);
     return bad;
 }
 
@@ -1097,6 +1187,8 @@ static int c_avg(int wide) { return check_pool(1, wide); }
 static int c_max(int wide) { return check_pool(0, wide); }
 static int c_bin8(int op) { return check_binary(op, 0); }
 static int c_bin16(int op) { return check_binary(op, 1); }
+static int c_runs8(int op) { return check_binary_runs(op, 0); }
+static int c_runs16(int op) { return check_binary_runs(op, 1); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
@@ -1125,6 +1217,9 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_mul_s8", c_bin8, B_MUL},
     {"aotc_tfl_max_s8", c_bin8, B_MAX},
     {"aotc_tfl_min_s8", c_bin8, B_MIN},
+    {"aotc_tfl_add_s8 (runs)", c_runs8, B_ADD},
+    {"aotc_tfl_mul_s8 (runs)", c_runs8, B_MUL},
+    {"aotc_tfl_max_s8 (runs)", c_runs8, B_MAX},
     {"aotc_tfl_lut_s8", c_lut, 0},
     {"aotc_tfl_softmax_s8", check_softmax8, 0},
     {"aotc_tfl_softmax_s8_s16", check_softmax8, 1},
@@ -1153,6 +1248,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_mul_s16", c_bin16, B_MUL},
     {"aotc_tfl_max_s16", c_bin16, B_MAX},
     {"aotc_tfl_min_s16", c_bin16, B_MIN},
+    {"aotc_tfl_add_s16 (runs)", c_runs16, B_ADD},
+    {"aotc_tfl_mul_s16 (runs)", c_runs16, B_MUL},
     {"aotc_tfl_leaky_relu_s16", c_leaky, 0},
     {"aotc_tfl_logistic_s16", check_act16, 0},
     {"aotc_tfl_tanh_s16", check_act16, 1},

@@ -8,8 +8,8 @@
  *   tflite_int8_fc.c               FULLY_CONNECTED: plain loops, the DSP path, Helium's
  *   tflite_int8_transpose_conv.c   TRANSPOSE_CONV, its sums gathered per output
  *   tflite_int8_pool.c             AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over H and W
- *   tflite_int8_elementwise.c      ADD / SUB (the DSP path's tables), MUL, MAXIMUM, MINIMUM, the lookup table,
- *                                  16x8 LOGISTIC, TANH and LEAKY_RELU
+ *   tflite_int8_elementwise.c      ADD / SUB (the DSP path's tables), MUL, MAXIMUM, MINIMUM (broadcast in runs;
+ *                                  x86's vector lanes), the lookup table, 16x8 LOGISTIC, TANH and LEAKY_RELU
  *   tflite_int8_quantize.c         QUANTIZE, DEQUANTIZE and the requantisations between integer types
  *   tflite_int8_softmax.c          SOFTMAX: gemmlowp's fixed point (int8), LiteRT's tables (16x8)
  *   tflite_int8_recurrent.c        the integer UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF
@@ -17,7 +17,8 @@
  *   tflite_int8_resize.c           RESIZE_BILINEAR (int8, int16), LiteRT's integer interpolation
  *   tflite_int8_mobile.c           the comparisons, PRELU and SQUARED_DIFFERENCE
  * each for int8 and, where TFLite has it, 16x8 (int16 activations). The M-profile paths: tflite_int8_dsp.h
- * (the DSP extension's shared requantisation), tflite_int8_mve.h (Helium's dot products). */
+ * (the DSP extension's shared requantisation), tflite_int8_mve.h (Helium's dot products); x86's:
+ * tflite_int8_x86.h (the requantisation in AVX-512 and AVX2 lanes). */
 #ifndef AOTC_TFLITE_INT8_INTERNAL_H
 #define AOTC_TFLITE_INT8_INTERNAL_H
 

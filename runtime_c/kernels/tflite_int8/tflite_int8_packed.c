@@ -5,15 +5,12 @@
  * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 4 taps wide and 8 tall by vpdpbusd on a kernel row's
  * taps gathered by vpermb), requantised 16 outputs at a time in 64-bit lanes; elsewhere the same sums in plain C.
  * Either way bit for bit TFLite's (tflite_int8_ref.c): the int32 sums are the same modulo 2^32, and the
- * requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift:
- *
- *   double rounding  RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(a, m), e), a = acc << left:
- *                    floor((a m + 2^30 + n 2^31) / 2^(31 + e)) with n = 2^(e - 1) - [a m < -2^30] (0 for e = 0),
- *                    as floor((floor(A / B) + n) / C) = floor((A + n B) / (B C)) for integers n, B, C > 0;
- *   single rounding  (acc m + 2^(30 - s)) >> (31 - s).
+ * requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift (tflite_int8_x86.h says
+ * how), the single rounding (acc m + 2^(30 - s)) >> (31 - s).
  * (SaturatingRoundingDoublingHighMul saturates only for m = INT32_MIN, which quantize_multiplier never gives:
  * the compiler takes these kernels only where no multiplier is INT32_MIN, aot/kernels/tflite_int8.py.) */
 #include "tflite_int8_internal.h"
+#include "tflite_int8_x86.h" /* the requantisation in AVX-512 lanes */
 
 #if defined(__AVX512VNNI__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     !defined(AOTC_NO_INTRINSICS)
@@ -111,49 +108,18 @@ static void tfl_pk_patches(const aotc_tfl_conv_params *p, const int8_t *x, int32
 /* ---- The output stage: requantisation, the clamp, a fused residual ADD ---------------------------------- */
 
 #if TFL_PK_VNNI
-/* TFLite's double rounding of 16 int32 lanes (the header's formula), its constants per lane */
-typedef struct {
-    __m512i left, mult, mult_odd, sh_e, sh_o, k_e, k_o, fix_e, fix_o;
-} tfl_pk_rq;
-
-TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift) {
-    const __m512i zero = _mm512_setzero_si512(), half = _mm512_set1_epi64((int64_t)1 << 30);
-    const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
-    const __m512i re = _mm512_and_si512(right, _mm512_set1_epi64(0xFFFFFFFF)), ro = _mm512_srli_epi64(right, 32);
-    const __mmask8 pe = _mm512_cmpgt_epi64_mask(re, zero), po = _mm512_cmpgt_epi64_mask(ro, zero);
-    tfl_pk_rq q;
-    q.left = _mm512_max_epi32(shift, zero), q.mult = mult, q.mult_odd = _mm512_srli_epi64(mult, 32);
-    q.sh_e = _mm512_add_epi64(re, _mm512_set1_epi64(31)), q.sh_o = _mm512_add_epi64(ro, _mm512_set1_epi64(31));
-    q.k_e = _mm512_add_epi64(half, _mm512_maskz_sllv_epi64(pe, half, re));
-    q.k_o = _mm512_add_epi64(half, _mm512_maskz_sllv_epi64(po, half, ro));
-    q.fix_e = _mm512_maskz_mov_epi64(pe, _mm512_set1_epi64(-((int64_t)1 << 31)));
-    q.fix_o = _mm512_maskz_mov_epi64(po, _mm512_set1_epi64(-((int64_t)1 << 31)));
-    return q;
-}
-
-TFL_PK_INLINE __m512i tfl_pk_requant(__m512i acc, const tfl_pk_rq *q) {
-    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
-    const __m512i a = _mm512_sllv_epi32(acc, q->left);
-    const __m512i pe = _mm512_mul_epi32(a, q->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), q->mult_odd);
-    __m512i te = _mm512_add_epi64(pe, q->k_e), to = _mm512_add_epi64(po, q->k_o);
-    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
-    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
-    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
-                                   _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
-}
-
 /* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
  * residual ADD's three requantisations (per tensor) where add is set */
 typedef struct {
-    tfl_pk_rq rq;
+    tfl_x86_rq rq;
     __m512i yz, lo, hi;
     int add, conv_x1;
-    tfl_pk_rq r1, r2, ro;
+    tfl_x86_rq r1, r2, ro;
     __m512i z1, z2, ayz, alo, ahi;
 } tfl_pk_out;
 
 TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const int32_t *shift, __mmask16 m) {
-    o->rq = tfl_pk_rq_init(_mm512_maskz_loadu_epi32(m, mult), _mm512_maskz_loadu_epi32(m, shift));
+    o->rq = tfl_x86_rq_init(_mm512_maskz_loadu_epi32(m, mult), _mm512_maskz_loadu_epi32(m, shift));
 }
 
 static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
@@ -162,9 +128,9 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
     if (r != NULL) {
         const aotc_tfl_binary_params *a = &r->add;
         o->conv_x1 = r->conv_x1;
-        o->r1 = tfl_pk_rq_init(_mm512_set1_epi32(a->m1), _mm512_set1_epi32(a->s1));
-        o->r2 = tfl_pk_rq_init(_mm512_set1_epi32(a->m2), _mm512_set1_epi32(a->s2));
-        o->ro = tfl_pk_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift));
+        o->r1 = tfl_x86_rq_init(_mm512_set1_epi32(a->m1), _mm512_set1_epi32(a->s1));
+        o->r2 = tfl_x86_rq_init(_mm512_set1_epi32(a->m2), _mm512_set1_epi32(a->s2));
+        o->ro = tfl_x86_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift));
         o->z1 = _mm512_set1_epi32(a->x1_zero), o->z2 = _mm512_set1_epi32(a->x2_zero);
         o->ayz = _mm512_set1_epi32(a->y_zero), o->alo = _mm512_set1_epi32(a->y_min);
         o->ahi = _mm512_set1_epi32(a->y_max);
@@ -173,14 +139,14 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
 
 /* 16 sums to y (m: the channels there), through the residual's 16 elements at res when the ADD is fused */
 TFL_PK_INLINE void tfl_pk_store(const tfl_pk_out *o, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
-    __m512i v = _mm512_add_epi32(tfl_pk_requant(acc, &o->rq), o->yz);
+    __m512i v = _mm512_add_epi32(tfl_x86_requant(acc, &o->rq), o->yz);
     v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
     if (o->add) { /* add_one, 16 lanes: each input less its zero point, times 2^20, rescaled; the sum rescaled */
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
         const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
-        const __m512i a = tfl_pk_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
-        const __m512i b = tfl_pk_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
-        v = _mm512_add_epi32(tfl_pk_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
+        const __m512i a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
+        const __m512i b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
+        v = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
         v = _mm512_min_epi32(_mm512_max_epi32(v, o->alo), o->ahi);
     }
     _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(v));

@@ -308,7 +308,9 @@ void aotc_tfl_mean_s16_ref(const aotc_tfl_mean_params *p, const int16_t *x, int1
 
 enum { OP_ADD, OP_MUL, OP_MAX, OP_MIN, OP_SQDIFF };
 
-/* y's element k from x1's and x2's: the 6-D index of k, each input's offset by its steps */
+/* y's element k from x1's and x2's: the 6-D index of k, each input's offset by its steps. The zero point is added in
+ * int64 and the sum clamped (a requantised value at an int32 extreme, which only extreme multipliers give, does not
+ * wrap: TFLite's int32 sum would overflow there) */
 static void binary_ref(const aotc_tfl_binary_params *p, const void *x1, const void *x2, int wide, int op, void *y) {
     const int left = wide ? 15 : 20; /* the inputs' headroom before ADD / SUB rescales them */
     int64_t k, rest, o1, o2, a, b, v;
@@ -326,9 +328,9 @@ static void binary_ref(const aotc_tfl_binary_params *p, const void *x1, const vo
         if (op == OP_ADD) {
             const int64_t s1 = mbqm_double((a - p->x1_zero) * ((int64_t)1 << left), p->m1, p->s1);
             const int64_t s2 = mbqm_double((b - p->x2_zero) * ((int64_t)1 << left), p->m2, p->s2);
-            v = mbqm_double(p->subtract ? s1 - s2 : s1 + s2, p->mult, p->shift) + p->y_zero;
+            v = (int64_t)mbqm_double(p->subtract ? s1 - s2 : s1 + s2, p->mult, p->shift) + p->y_zero;
         } else if (op == OP_MUL) {
-            v = mbqm_double((a - p->x1_zero) * (b - p->x2_zero), p->mult, p->shift) + p->y_zero;
+            v = (int64_t)mbqm_double((a - p->x1_zero) * (b - p->x2_zero), p->mult, p->shift) + p->y_zero;
         } else if (op == OP_SQDIFF) { /* SQUARED_DIFFERENCE: ADD's rescaling after a left shift of 7 */
             const int64_t d = mbqm_double((a - p->x1_zero) * 128, p->m1, p->s1) -
                               mbqm_double((b - p->x2_zero) * 128, p->m2, p->s2);
