@@ -139,19 +139,21 @@ def test_a_budget_no_level_meets_is_refused_in_one_line(tmp_path):
 @pytest.mark.full
 def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
     """KWS DS-CNN's QDQ form at the portable level on the M4: the ONNX int8 convs keep their M-profile
-    blocks (plain C there: the path without scratch is not built for M-profile cores), the library halves
-    (91 KB -> 48 KB at -O3 -> portable), and the outputs are the unbudgeted build's under qemu."""
+    blocks (plain C there: the path without scratch is not built for M-profile cores), the library shrinks
+    (63 KB -> 40 KB at -O3 -> portable; 91 KB at -O3 before quant_int8.c and quant_uint8.c were split, when
+    both types' kernels were compiled: 48 KB at O2 now fits the 50 KB this test first asked for), and the
+    outputs are the unbudgeted build's under qemu."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     model = HERE.parent / "bench" / "models" / "keras" / "kws_dscnn_int8.onnx"
     metas = {}
-    for name, budget in (("plain", None), ("portable", 50_000)):
+    for name, budget in (("plain", None), ("portable", 41_000)):
         b = compile_file(model, Options(name="kws", target="mps2-an386", flash_budget=budget))
         b.write(tmp_path / name / "bundle")
         configure(tmp_path / name, "mps2-an386")
         build(tmp_path / name)
         metas[name] = b.metadata
     fb = metas["portable"]["flash_budget"]
-    assert fb["level"] == "portable" and fb["flash_bytes"] <= 50_000
+    assert fb["level"] == "portable" and fb["flash_bytes"] <= 41_000
     assert measure(tmp_path / "portable", metas["portable"])["model"]["flash_bytes"] == fb["flash_bytes"]
     y = metas["plain"]["outputs"][0]["name"]
     rng = np.random.default_rng(0)
