@@ -473,9 +473,9 @@ static int gemv_avx512(const aotc_sgemm_params *p, const float *a, const float *
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
 #include "gemm_avx512.h" /* sgemm_avx512: 12 x 32 tiles in zmm registers */
-#define X5_PATH 1
+#define GEMM_AVX512_TILES 1
 #else
-#define X5_PATH 0
+#define GEMM_AVX512_TILES 0
 #endif
 
 void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
@@ -493,7 +493,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                            p->alpha == 1.0f && (c_in == NULL || (p->cin_cs == 0 && c_in != c));
     int32_t pc = 0;
     if (gemv_avx512(p, a, b, c_in, c)) return; /* AVX-512: a single row of A, 8 chains */
-#if X5_PATH
+#if GEMM_AVX512_TILES
     sgemm_avx512(p, a, b, c_in, c); /* AVX-512: the wider tiles of gemm_avx512.h */
     (void)work, (void)shift_last, (void)pc;
     return;
@@ -638,7 +638,7 @@ typedef struct {
 } cols_job;
 
 /* the columns of a block */
-#define COLS_WIDTH(n) (X5_PATH && (n) >= 4 * PANEL ? 2 * PANEL : PANEL)
+#define COLS_WIDTH(n) (GEMM_AVX512_TILES && (n) >= 4 * PANEL ? 2 * PANEL : PANEL)
 
 static void sgemm_cols(void *arg, int32_t begin, int32_t end) {
     const cols_job *J = (const cols_job *)arg;

@@ -23,61 +23,61 @@
 
 #include <immintrin.h>
 
-#define X5_MR 12 /* rows of a full tile */
-/* Rows of B per k-block on this path, at most: the tile's B block (X5_KC x 32 floats, 32 KiB) stays in L1
+#define G512_MR 12 /* rows of a full tile */
+/* Rows of B per k-block on this path, at most: the tile's B block (G512_KC x 32 floats, 32 KiB) stays in L1
  * (48 KiB) while the block's rows of A go by. 128 measured the same (within 2 %) on the shapes of
  * bench/gemm_bench.py, 256 saves a pass over C where k is 129 to 256 (ViT's 192) */
-#define X5_KC 256
+#define G512_KC 256
 
-#define X5_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define X5_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define X5_ROWS4(X) X(0) X(1) X(2) X(3)
-#define X5_ROWS3(X) X(0) X(1) X(2)
-#define X5_ROWS2(X) X(0) X(1)
-#define X5_ROWS1(X) X(0)
+#define G512_ROWS12(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define G512_ROWS8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define G512_ROWS4(X) X(0) X(1) X(2) X(3)
+#define G512_ROWS3(X) X(0) X(1) X(2)
+#define G512_ROWS2(X) X(0) X(1)
+#define G512_ROWS1(X) X(0)
 
-/* Row i's accumulators: u<i> (columns 0-15), v<i> (16-31, X5_NP == 2). Each macro body does what it says to
- * both; with X5_NP == 1 the v's are dead code gcc drops. */
-#define X5_COUNT(i) +1
-#define X5_DECL(i) __m512 u##i, v##i;
-#define X5_ZERO(i) u##i = _mm512_setzero_ps(), v##i = _mm512_setzero_ps();
-#define X5_LOAD(i, P)                                                                                         \
+/* Row i's accumulators: u<i> (columns 0-15), v<i> (16-31, G512_NP == 2). Each macro body does what it says to
+ * both; with G512_NP == 1 the v's are dead code gcc drops. */
+#define G512_COUNT(i) +1
+#define G512_DECL(i) __m512 u##i, v##i;
+#define G512_ZERO(i) u##i = _mm512_setzero_ps(), v##i = _mm512_setzero_ps();
+#define G512_LOAD(i, P)                                                                                         \
     u##i = _mm512_maskz_loadu_ps(m0, (P) + (i) * rs),                                                         \
-    v##i = X5_NP == 2 ? _mm512_maskz_loadu_ps(m1, (P) + (i) * rs + 16) : u##i;
-#define X5_FROM_C(i) { const ptrdiff_t rs = ldc; X5_LOAD(i, c) }
-#define X5_FROM_CIN(i) X5_LOAD(i, ci) u##i = _mm512_mul_ps(u##i, vb), v##i = _mm512_mul_ps(v##i, vb);
-#define X5_FROM_ONE(i) u##i = v##i = _mm512_set1_ps(beta * ci[(i) * rs]);
+    v##i = G512_NP == 2 ? _mm512_maskz_loadu_ps(m1, (P) + (i) * rs + 16) : u##i;
+#define G512_FROM_C(i) { const ptrdiff_t rs = ldc; G512_LOAD(i, c) }
+#define G512_FROM_CIN(i) G512_LOAD(i, ci) u##i = _mm512_mul_ps(u##i, vb), v##i = _mm512_mul_ps(v##i, vb);
+#define G512_FROM_ONE(i) u##i = v##i = _mm512_set1_ps(beta * ci[(i) * rs]);
 /* A(i0 + i, p): from three row pointers (a4 and a8 in tiles of more than 4 and 8 rows), so that the twelve
  * rows' loads need few registers: with one, gcc 12 -O2 kept some rows' offsets on the stack (2-5 % slower) */
-#define X5_A(i) ((i) < 4 ? a[(i) * a_rs] : (i) < 8 ? a4[((i) - 4) * a_rs] : a8[((i) - 8) * a_rs])
-#define X5_FMA(i)                                                                                             \
+#define G512_A(i) ((i) < 4 ? a[(i) * a_rs] : (i) < 8 ? a4[((i) - 4) * a_rs] : a8[((i) - 8) * a_rs])
+#define G512_FMA(i)                                                                                             \
     {                                                                                                         \
-        const __m512 a_ = _mm512_set1_ps(X5_A(i));                                                            \
+        const __m512 a_ = _mm512_set1_ps(G512_A(i));                                                            \
         u##i = _mm512_fmadd_ps(a_, b0, u##i);                                                                 \
-        if (X5_NP == 2) v##i = _mm512_fmadd_ps(a_, b1, v##i);                                                 \
+        if (G512_NP == 2) v##i = _mm512_fmadd_ps(a_, b1, v##i);                                                 \
     }
-#define X5_SCALE(i) u##i = _mm512_mul_ps(u##i, va), v##i = _mm512_mul_ps(v##i, va);
-#define X5_ADD2(i, X0, X1) u##i = _mm512_add_ps(u##i, X0), v##i = X5_NP == 2 ? _mm512_add_ps(v##i, X1) : v##i;
-#define X5_ADD(i, P)                                                                                          \
-    X5_ADD2(i, _mm512_maskz_loadu_ps(m0, (P) + (i) * rs), _mm512_maskz_loadu_ps(m1, (P) + (i) * rs + 16))
-#define X5_ADD_C(i) { const ptrdiff_t rs = ldc; X5_ADD(i, c) }
-#define X5_ADD_CIN(i)                                                                                         \
+#define G512_SCALE(i) u##i = _mm512_mul_ps(u##i, va), v##i = _mm512_mul_ps(v##i, va);
+#define G512_ADD2(i, X0, X1) u##i = _mm512_add_ps(u##i, X0), v##i = G512_NP == 2 ? _mm512_add_ps(v##i, X1) : v##i;
+#define G512_ADD(i, P)                                                                                          \
+    G512_ADD2(i, _mm512_maskz_loadu_ps(m0, (P) + (i) * rs), _mm512_maskz_loadu_ps(m1, (P) + (i) * rs + 16))
+#define G512_ADD_C(i) { const ptrdiff_t rs = ldc; G512_ADD(i, c) }
+#define G512_ADD_CIN(i)                                                                                         \
     u##i = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, ci + (i) * rs), u##i);                               \
-    if (X5_NP == 2) v##i = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + (i) * rs + 16), v##i);
-#define X5_ADD_BIAS(i) { const __m512 e_ = _mm512_set1_ps(beta * ci[(i) * rs]); X5_ADD2(i, e_, e_) }
-#define X5_ADD_RES(i) X5_ADD(i, r)
+    if (G512_NP == 2) v##i = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, ci + (i) * rs + 16), v##i);
+#define G512_ADD_BIAS(i) { const __m512 e_ = _mm512_set1_ps(beta * ci[(i) * rs]); G512_ADD2(i, e_, e_) }
+#define G512_ADD_RES(i) G512_ADD(i, r)
 /* as the plain kernels' v < lo ? lo : v, then v > hi ? hi : v: max and min return their second operand
  * where either is NaN, so a NaN stays NaN */
-#define X5_CLAMP(i)                                                                                           \
+#define G512_CLAMP(i)                                                                                           \
     u##i = _mm512_min_ps(vh, _mm512_max_ps(vl, u##i));                                                        \
-    if (X5_NP == 2) v##i = _mm512_min_ps(vh, _mm512_max_ps(vl, v##i));
-#define X5_LEAK(i)                                                                                            \
+    if (G512_NP == 2) v##i = _mm512_min_ps(vh, _mm512_max_ps(vl, v##i));
+#define G512_LEAK(i)                                                                                            \
     u##i = _mm512_mask_mul_ps(u##i, _mm512_cmp_ps_mask(u##i, zero, _CMP_LT_OQ), u##i, vk);                    \
-    if (X5_NP == 2) v##i = _mm512_mask_mul_ps(v##i, _mm512_cmp_ps_mask(v##i, zero, _CMP_LT_OQ), v##i, vk);
-#define X5_PUT(i)                                                                                             \
+    if (G512_NP == 2) v##i = _mm512_mask_mul_ps(v##i, _mm512_cmp_ps_mask(v##i, zero, _CMP_LT_OQ), v##i, vk);
+#define G512_PUT(i)                                                                                             \
     if ((i) >= skip) {                                                                                        \
         _mm512_mask_storeu_ps(c + (i) * ldc, m0, u##i);                                                       \
-        if (X5_NP == 2) _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v##i);                                  \
+        if (G512_NP == 2) _mm512_mask_storeu_ps(c + (i) * ldc + 16, m1, v##i);                                  \
     }
 
 /* A tile of ROWS rows (from i0) by NP panels (the columns j0 + 0 .. 16 NP - 1, of which those in masks m0
@@ -86,93 +86,93 @@
  * vector. B(p, j0 + j) = b[p * b_rs + j] for j < 16, b[b_ps + p * b_rs + j - 16] past; columns out of
  * the masks are not read. Rows below `skip` are summed but not stored: a tile that ends at a block's
  * last row recomputes rows stored before (cheaper than 1- to 3-row tiles). */
-#define X5_KERNEL(NAME, ROWS, NP)                                                                             \
+#define G512_KERNEL(NAME, ROWS, NP)                                                                             \
     MK_NOINLINE static void NAME(int32_t kc, const float *AOTC_RESTRICT a, ptrdiff_t a_rs, ptrdiff_t a_cs,    \
                                  const float *AOTC_RESTRICT b, ptrdiff_t b_ps, ptrdiff_t b_rs, __mmask16 m0,  \
                                  __mmask16 m1, int32_t skip, const tile_dst *d, int32_t i0, int32_t j0) {     \
-        enum { X5_NP = NP, X5_R = 0 ROWS(X5_COUNT) }; /* panels, rows */                                      \
-        ROWS(X5_DECL)                                                                                         \
+        enum { G512_NP = NP, G512_R = 0 ROWS(G512_COUNT) }; /* panels, rows */                                      \
+        ROWS(G512_DECL)                                                                                         \
         const ptrdiff_t ldc = d->ldc;                                                                         \
         float *const c = d->c + (ptrdiff_t)i0 * ldc + j0; /* C_in may be C */                                 \
         const float *const b_end = b + (ptrdiff_t)kc * b_rs;                                                  \
         const float beta = d->beta;                                                                           \
         const __m512 vb = _mm512_set1_ps(beta);                                                               \
         if (d->start == START_C) {                                                                            \
-            ROWS(X5_FROM_C)                                                                                   \
+            ROWS(G512_FROM_C)                                                                                   \
         } else if (d->start == START_CIN) {                                                                   \
             const ptrdiff_t rs = d->ci_rs;                                                                    \
             const float *ci = d->ci + (ptrdiff_t)i0 * rs + j0;                                                \
-            ROWS(X5_FROM_CIN)                                                                                 \
+            ROWS(G512_FROM_CIN)                                                                                 \
         } else if (d->start == START_BIAS) {                                                                  \
             const ptrdiff_t rs = d->ci_rs;                                                                    \
             const float *ci = d->ci + (ptrdiff_t)i0 * rs;                                                     \
-            ROWS(X5_FROM_ONE)                                                                                 \
+            ROWS(G512_FROM_ONE)                                                                                 \
         } else {                                                                                              \
-            ROWS(X5_ZERO)                                                                                     \
+            ROWS(G512_ZERO)                                                                                     \
         }                                                                                                     \
-        const float *a4 = a + (X5_R > 4 ? 4 * a_rs : 0), *a8 = a + (X5_R > 8 ? 8 * a_rs : 0);                 \
+        const float *a4 = a + (G512_R > 4 ? 4 * a_rs : 0), *a8 = a + (G512_R > 8 ? 8 * a_rs : 0);                 \
         for (; b != b_end; b += b_rs, a += a_cs, a4 += a_cs, a8 += a_cs) {                                    \
             const __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                                   \
-            const __m512 b1 = X5_NP == 2 ? _mm512_maskz_loadu_ps(m1, b + b_ps) : b0;                          \
-            ROWS(X5_FMA)                                                                                      \
+            const __m512 b1 = G512_NP == 2 ? _mm512_maskz_loadu_ps(m1, b + b_ps) : b0;                          \
+            ROWS(G512_FMA)                                                                                      \
         }                                                                                                     \
         if (d->start == START_ZERO && (d->alpha != 1.0f || d->accumulate || d->ci != NULL)) {                 \
             const __m512 va = _mm512_set1_ps(d->alpha); /* the general rule, after the loop */                \
-            ROWS(X5_SCALE)                                                                                    \
+            ROWS(G512_SCALE)                                                                                    \
             if (d->accumulate) {                                                                              \
-                ROWS(X5_ADD_C)                                                                                \
+                ROWS(G512_ADD_C)                                                                                \
             } else if (d->ci != NULL) {                                                                       \
                 const ptrdiff_t rs = d->ci_rs;                                                                \
                 const float *ci = d->ci + (ptrdiff_t)i0 * rs + (ptrdiff_t)j0 * d->ci_cs;                      \
                 if (d->ci_cs == 1) {                                                                          \
-                    ROWS(X5_ADD_CIN)                                                                          \
+                    ROWS(G512_ADD_CIN)                                                                          \
                 } else {                                                                                      \
-                    ROWS(X5_ADD_BIAS)                                                                         \
+                    ROWS(G512_ADD_BIAS)                                                                         \
                 }                                                                                             \
             }                                                                                                 \
         }                                                                                                     \
         if (d->res != NULL) {                                                                                 \
             const ptrdiff_t rs = d->res_rs;                                                                   \
             const float *r = d->res + (ptrdiff_t)i0 * rs + j0;                                                \
-            ROWS(X5_ADD_RES)                                                                                  \
+            ROWS(G512_ADD_RES)                                                                                  \
         }                                                                                                     \
         if (d->act == AOTC_ACT_CLAMP) {                                                                       \
             const __m512 vl = _mm512_set1_ps(d->lo), vh = _mm512_set1_ps(d->hi);                              \
-            ROWS(X5_CLAMP)                                                                                    \
+            ROWS(G512_CLAMP)                                                                                    \
         } else if (d->act == AOTC_ACT_LEAKY) {                                                                \
             const __m512 vk = _mm512_set1_ps(d->leak), zero = _mm512_setzero_ps();                            \
-            ROWS(X5_LEAK)                                                                                     \
+            ROWS(G512_LEAK)                                                                                     \
         }                                                                                                     \
-        ROWS(X5_PUT)                                                                                          \
+        ROWS(G512_PUT)                                                                                          \
     }
 
-X5_KERNEL(x5_tile12x2, X5_ROWS12, 2)
-X5_KERNEL(x5_tile8x2, X5_ROWS8, 2)
-X5_KERNEL(x5_tile4x2, X5_ROWS4, 2)
-X5_KERNEL(x5_tile3x2, X5_ROWS3, 2)
-X5_KERNEL(x5_tile2x2, X5_ROWS2, 2)
-X5_KERNEL(x5_tile1x2, X5_ROWS1, 2)
-X5_KERNEL(x5_tile12x1, X5_ROWS12, 1)
-X5_KERNEL(x5_tile8x1, X5_ROWS8, 1)
-X5_KERNEL(x5_tile4x1, X5_ROWS4, 1)
-X5_KERNEL(x5_tile3x1, X5_ROWS3, 1)
-X5_KERNEL(x5_tile2x1, X5_ROWS2, 1)
-X5_KERNEL(x5_tile1x1, X5_ROWS1, 1)
+G512_KERNEL(g512_tile12x2, G512_ROWS12, 2)
+G512_KERNEL(g512_tile8x2, G512_ROWS8, 2)
+G512_KERNEL(g512_tile4x2, G512_ROWS4, 2)
+G512_KERNEL(g512_tile3x2, G512_ROWS3, 2)
+G512_KERNEL(g512_tile2x2, G512_ROWS2, 2)
+G512_KERNEL(g512_tile1x2, G512_ROWS1, 2)
+G512_KERNEL(g512_tile12x1, G512_ROWS12, 1)
+G512_KERNEL(g512_tile8x1, G512_ROWS8, 1)
+G512_KERNEL(g512_tile4x1, G512_ROWS4, 1)
+G512_KERNEL(g512_tile3x1, G512_ROWS3, 1)
+G512_KERNEL(g512_tile2x1, G512_ROWS2, 1)
+G512_KERNEL(g512_tile1x1, G512_ROWS1, 1)
 
-typedef void (*x5_kernel)(int32_t, const float *, ptrdiff_t, ptrdiff_t, const float *, ptrdiff_t, ptrdiff_t,
+typedef void (*g512_kernel)(int32_t, const float *, ptrdiff_t, ptrdiff_t, const float *, ptrdiff_t, ptrdiff_t,
                           __mmask16, __mmask16, int32_t, const tile_dst *, int32_t, int32_t);
 
 /* The kernel of `rows` (12, 8 or 4; 3, 2 or 1 where A has no more) rows by np (1 or 2) panels. */
-static x5_kernel x5_kernel_for(int32_t rows, int32_t np) {
-    static const x5_kernel k2[] = {x5_tile1x2, x5_tile2x2, x5_tile3x2, x5_tile4x2},
-                           k1[] = {x5_tile1x1, x5_tile2x1, x5_tile3x1, x5_tile4x1};
+static g512_kernel g512_kernel_for(int32_t rows, int32_t np) {
+    static const g512_kernel k2[] = {g512_tile1x2, g512_tile2x2, g512_tile3x2, g512_tile4x2},
+                           k1[] = {g512_tile1x1, g512_tile2x1, g512_tile3x1, g512_tile4x1};
     if (rows <= 4) return np == 2 ? k2[rows - 1] : k1[rows - 1];
-    if (np == 2) return rows == X5_MR ? x5_tile12x2 : x5_tile8x2;
-    return rows == X5_MR ? x5_tile12x1 : x5_tile8x1;
+    if (np == 2) return rows == G512_MR ? g512_tile12x2 : g512_tile8x2;
+    return rows == G512_MR ? g512_tile12x1 : g512_tile8x1;
 }
 
 /* the first `cols` of 16 lanes */
-static __mmask16 x5_mask(int32_t cols) {
+static __mmask16 g512_mask(int32_t cols) {
     return cols >= 16 ? (__mmask16)0xFFFF : cols <= 0 ? (__mmask16)0 : (__mmask16)((1u << cols) - 1u);
 }
 
@@ -180,39 +180,39 @@ static __mmask16 x5_mask(int32_t cols) {
  * the rules of d: tiles of 12 rows, then 8 and 4; the last 1 to 3 rows as a 4-row tile ending at the
  * block's last row (the rows above it stored already are not stored again) where A has 4 rows, else (m is
  * 1 to 3) a tile of m rows. */
-static void x5_rows(const aotc_sgemm_params *p, const float *a, const float *bp, ptrdiff_t b_rs, int32_t pc,
+static void g512_rows(const aotc_sgemm_params *p, const float *a, const float *bp, ptrdiff_t b_rs, int32_t pc,
                     int32_t kc, int32_t ic, int32_t mc, int32_t jr, int32_t nr, const tile_dst *d) {
     const int32_t np = nr > 16 ? 2 : 1;
-    const __mmask16 m0 = x5_mask(nr), m1 = x5_mask(nr - 16);
+    const __mmask16 m0 = g512_mask(nr), m1 = g512_mask(nr - 16);
     int32_t ir = ic, end = ic + mc;
     while (ir < end) {
         const int32_t left = end - ir;
-        int32_t rows = left >= X5_MR ? X5_MR : left >= 8 ? 8 : left >= 4 ? 4 : 0, skip = 0, at = ir;
+        int32_t rows = left >= G512_MR ? G512_MR : left >= 8 ? 8 : left >= 4 ? 4 : 0, skip = 0, at = ir;
         if (rows == 0 && p->m >= 4) { /* 1 to 3 rows: a 4-row tile ending at the last row */
             rows = 4, at = end - 4, skip = 4 - left;
         } else if (rows == 0) {
             rows = left;
         }
-        x5_kernel_for(rows, np)(kc, a + (ptrdiff_t)at * p->a_rs + (ptrdiff_t)pc * p->a_cs, p->a_rs, p->a_cs, bp,
+        g512_kernel_for(rows, np)(kc, a + (ptrdiff_t)at * p->a_rs + (ptrdiff_t)pc * p->a_cs, p->a_rs, p->a_cs, bp,
                                 p->b_ps, b_rs, m0, m1, skip, d, at, jr);
         ir = at + rows;
     }
 }
 
-/* The product on AVX-512F: k-blocks of at most X5_KC rows, all of one size but the last (all of k for a
+/* The product on AVX-512F: k-blocks of at most G512_KC rows, all of one size but the last (all of k for a
  * single row tile of a packed B), blocks of A's rows of up to A_BLOCK_FLOATS, and in each the columns 32 at
  * a time (a partial last block by masks, so no copy of a plain B's edge), each times the block's rows
- * (x5_rows). A padded B's last one or two columns go as dot products along k (dot_cols_avx512), as on the
+ * (g512_rows). A padded B's last one or two columns go as dot products along k (dot_cols_avx512), as on the
  * other path: a tile would multiply 16. */
 static void sgemm_avx512(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
                          float *c) {
     const int32_t m = p->m, n = p->n, k = p->k;
-    const int32_t blocks = k > X5_KC ? (k + X5_KC - 1) / X5_KC : 1; /* k-blocks of equal size */
-    const int32_t kb = k == 0 ? 1 : m <= X5_MR && p->b_padded ? k : (k + blocks - 1) / blocks;
+    const int32_t blocks = k > G512_KC ? (k + G512_KC - 1) / G512_KC : 1; /* k-blocks of equal size */
+    const int32_t kb = k == 0 ? 1 : m <= G512_MR && p->b_padded ? k : (k + blocks - 1) / blocks;
     int32_t pc = 0;
     do { /* k-blocks; a single empty one when k == 0 (C = beta * C_in) */
         const int32_t kc = min_i32(kb, k - pc);
-        const int32_t mb = kc > 0 && A_BLOCK_FLOATS / kc > X5_MR ? A_BLOCK_FLOATS / kc / X5_MR * X5_MR : X5_MR;
+        const int32_t mb = kc > 0 && A_BLOCK_FLOATS / kc > G512_MR ? A_BLOCK_FLOATS / kc / G512_MR * G512_MR : G512_MR;
         tile_dst dst;
         int32_t ic, jr;
         block_target(p, pc == 0, pc + kb >= k, c_in, c, &dst);
@@ -238,7 +238,7 @@ static void sgemm_avx512(const aotc_sgemm_params *p, const float *a, const float
                     nt = j0;
                 }
 #endif
-                if (nt > 0) x5_rows(p, a, bp, p->b_rs, pc, kc, ic, mc, jr, nt, &dst);
+                if (nt > 0) g512_rows(p, a, bp, p->b_rs, pc, kc, ic, mc, jr, nt, &dst);
             }
         }
         pc += kb;
