@@ -16,7 +16,8 @@
  * times AOTC_GEMM_NR columns of B, NR even and dividing AOTC_GEMM_PANEL,
  * MR 4 or 6; the MR x NR accumulators must fit the vector registers. 6 x 16: 12 AVX or 24
  * NEON registers; 6 x 8: 12 SSE registers; 4 x 4: 16 scalar FPU registers. Override both
- * with -DAOTC_GEMM_MR=.. -DAOTC_GEMM_NR=.. for other targets. */
+ * with -DAOTC_GEMM_MR=.. -DAOTC_GEMM_NR=.. for other targets. With AVX-512F the GEMM core itself
+ * takes tiles of 12 x 32 (two panels: gemm_avx512.h); this tile stays the conv kernels'. */
 #ifndef AOTC_GEMM_MR
 #if defined(__AVX__) || defined(__aarch64__)
 #define AOTC_GEMM_MR 6
