@@ -56,6 +56,10 @@ if TYPE_CHECKING:
     import onnx
 
 
+def _median(values: list[float]) -> float | None:
+    """The median of per-round ratios; None for a reference that was not timed."""
+    return statistics.median(values) if values else None
+
 @dataclass
 class BenchRow:
     model: str
@@ -104,22 +108,22 @@ class BenchRow:
     @property
     def tflite_ratio(self) -> float | None:
         """Bundle / LiteRT: the median of the per-round ratios; None without --tflite."""
-        return statistics.median(self.tflite_round_ratios) if self.tflite_round_ratios else None
+        return _median(self.tflite_round_ratios)
 
     @property
     def best_ratio(self) -> float | None:
         """Bundle / the faster of onnxruntime and LiteRT in each round, median over rounds."""
-        return statistics.median(self.best_round_ratios) if self.best_round_ratios else None
+        return _median(self.best_round_ratios)
 
     @property
     def openvino_ratio(self) -> float | None:
         """Bundle / OpenVINO: the median of the per-round ratios; None without --openvino."""
-        return statistics.median(self.openvino_round_ratios) if self.openvino_round_ratios else None
+        return _median(self.openvino_round_ratios)
 
     @property
     def fastest_ratio(self) -> float | None:
         """Bundle / the fastest reference (`fastest`), the median of the per-round ratios."""
-        return statistics.median(self.fastest_round_ratios) if self.fastest_round_ratios else None
+        return _median(self.fastest_round_ratios)
 
 
 MIN_ROUND_S = 0.25  # a round of each engine lasts at least this long: shorter ones are mostly noise
