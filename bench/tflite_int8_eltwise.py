@@ -5,7 +5,7 @@ tree's kernels against another revision's (default: main), called directly from 
 
 Host: the driver and tflite_int8_elementwise.c built as a host bundle builds them (gcc -O3 -march=native), each
 kernel timed over `--samples` samples of enough calls for about 20 ms each; the median microseconds a call.
---m4: the same driver for the Cortex-M4 (mps2-an386, the tests' startup code and linker script) at -O3 and at
+--m4: the same driver for the Cortex-M4 (mps2-an386, the tests' startup code and linker script) at -O3, -O2 and at
 -Os, run under qemu-system-arm with aotc's instruction-counting plugin (runtime_c/tools/qemu_insn_count.c, its
 Cortex-M4 cycle estimate): (count of 3 calls - count of 1) / 2 is one call; the ADD of same-shape inputs takes
 the plan's scratch there as a bundle's does. The other revision's kernels come from `git archive REV
@@ -241,7 +241,7 @@ def main() -> None:
             link = [str(support / "startup.c"), f"-T{support / 'mps2-an386.ld'}", f"-L{support}",
                     "--specs=nano.specs", "--specs=rdimon.specs", "-nostartfiles", "-Wl,--gc-sections"]
             plugin = insn_count_plugin(work)
-            for level in ("-O3", "-Os"):
+            for level in ("-O3", "-O2", "-Os"):
                 exes = {k: build(t, work, f"m4{level}-{k}", "arm-none-eabi-gcc",
                                  [*M4, level, "-ffunction-sections", "-fdata-sections", f"-I{support}"], link)
                         for k, t in trees.items()}
