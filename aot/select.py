@@ -87,7 +87,9 @@ def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
         # lanes); all but Winograd's need no scratch per thread (its lanes, one per thread, are kept for the
         # whole run: KernelChoice.kept; the GEMM's threads copy B blocks into their own stack). (Elementwise
         # ops have no table of kernels; aotc_swish_f32 splits too.)
-        kernels = tuple(k for k in kernels if k.facts.threaded)
+        # The op's last candidate stays behind them: under a RAM budget a threaded kernel's least scratch may not
+        # fit, and the last one always does.
+        kernels = (*(k for k in kernels if k.facts.threaded), *(kernels[-1:] if not kernels[-1].facts.threaded else ()))
     if not kernels:  # the table's last candidate of each op applies everywhere: a table bug
         raise AotcError(f"no {node.op} kernel applies on this target", node=node)
     return NodeKernels(op, kernels, traits)

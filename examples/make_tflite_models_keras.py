@@ -76,6 +76,19 @@ def residual() -> keras.Model:
     e = L.GlobalAveragePooling2D()(d)
     return keras.Model(x, L.Softmax()(L.Dense(10)(e)))
 
+def split() -> keras.Model:
+    """The int8 convs' splits over a --threads pool (tests/kernels/test_threads.py): CONV_2D of 80 channels (two
+    chunks of 64, the last 16 wide) over 400 positions (runs of 64, the last 16), a residual ADD fused into a 1 x 1
+    conv, DEPTHWISE_CONV_2D 3 x 3 (the byte path) and 5 x 5 at stride 2 (the 16-bit path), a dilated conv (the
+    tiles of patches, on one thread)."""
+    x = keras.Input((20, 20, 8), batch_size=1)
+    a = L.Conv2D(80, 3, padding="same", activation="relu")(x)
+    b = L.DepthwiseConv2D(3, padding="same", activation="relu")(a)
+    c = L.Add()([a, L.Conv2D(80, 1)(b)])
+    d = L.DepthwiseConv2D(5, strides=2, padding="same", activation="relu")(c)
+    e = L.Conv2D(24, 3, dilation_rate=2, padding="same", activation="relu")(d)
+    return keras.Model(x, L.Dense(10)(L.GlobalAveragePooling2D()(e)))
+
 def moves() -> keras.Model:
     """Data movement between int8 convs: PAD, CONCATENATION, STRIDED_SLICE, RESHAPE."""
     x = keras.Input((10, 10, 4), batch_size=1)

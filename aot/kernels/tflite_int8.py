@@ -422,6 +422,7 @@ def overlap_bytes(node: Node, graph: Graph) -> int | None:
 
 
 HELIUM, M_PROFILE, HOST = KernelFacts(isa="helium"), KernelFacts(isa="m-profile"), KernelFacts(isa="host")
+HOST_THREADED = KernelFacts(isa="host", threaded=True)
 M_WIDENED = KernelFacts(isa="m-profile", widened_weights=True)  # the DSP path on weights widened in flash
 PACK_PATCH_BYTES = define("aotc_tflite_int8.h", "TFL_PK_PATCH_BYTES")
 PACK_BLOCK = 16  # output channels a block of the packed weights (tflite_int8_packed.c: one vector of sums)
@@ -470,15 +471,17 @@ def _packed_scratch(node: Node, graph: Graph) -> int:
     return min(tile, n * oh * ow) * kp
 
 
-def packed_candidate(fn: str, scratch: Callable[[Node, Graph], int]) -> Candidate:
+def packed_candidate(fn: str, scratch: Callable[[Node, Graph], int], threaded: bool = False) -> Candidate:
     """A host kernel of tflite_int8_packed.c: taken at any step without a RAM budget (its scratch raises the
     arena a little; the plain loop is 5-100x slower), but under one (Candidate.fit_least) only where its
-    scratch fits the step's spare memory, else the next candidate (the plain loop, none)."""
+    scratch fits the step's spare memory, else the next candidate (the plain loop, none). `threaded`: it splits
+    its work over a --threads pool (CONV_2D: runs of positions x chunks of channels; DEPTHWISE_CONV_2D: blocks
+    of channels x output rows, each thread's band on its stack)."""
     def least(n: Node, g: Graph, budget: int) -> KernelChoice | None:
         return KernelChoice(fn, size) if (size := scratch(n, g)) <= budget else None
 
     return Candidate(fn, lambda n, g, budget: KernelChoice(fn, scratch(n, g)), applies=lambda n, g, t: _packs(n, g),
-                     facts=HOST, fit_least=least)
+                     facts=HOST_THREADED if threaded else HOST, fit_least=least)
 
 
 def _packed_weights(ctx: NodeContext) -> tuple[str, str]:
@@ -523,7 +526,7 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
-    packed = packed_candidate(f"{s8}_packed", _packed_scratch)
+    packed = packed_candidate(f"{s8}_packed", _packed_scratch, threaded=True)
     widened = Candidate(s8, _fit_conv, facts=M_WIDENED, applies=_widens,
                         fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True))
     # DEPTHWISE_CONV_2D's set-up at compile time: only at the kernel's own run (a shortened one, p->dsp_tile, is
@@ -540,7 +543,7 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
 # the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
 # the conv's scratch; the host's plain loop needs none
 CONV_ADD_KERNELS = (
-    packed_candidate("aotc_tfl_conv_add_s8_packed", _packed_scratch),
+    packed_candidate("aotc_tfl_conv_add_s8_packed", _packed_scratch, threaded=True),
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),

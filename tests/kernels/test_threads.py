@@ -170,3 +170,37 @@ def test_threads_refused_on_bare_metal(net, tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "bare metal" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+# The int8 .tflite convs on packed weights (tflite_int8_packed.c) split over the pool too: CONV_2D by runs of 64
+# positions x chunks of 64 channels after the span's rows, DEPTHWISE_CONV_2D by blocks of 16 channels x output rows
+# (each thread's band on its stack). split_int8.tflite (examples/make_tflite_models_keras.py's `split`) has both
+# chunks, a partial last run, a fused residual ADD, the depthwise byte path (3 x 3) and 16-bit path (5 x 5,
+# stride 2), and a dilated conv (its tiles of patches stay on one thread).
+SPLIT_INT8 = Path(__file__).resolve().parents[1] / "models" / "tflite" / "split_int8.tflite"
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("sanitizer", ["address,undefined", "thread"])
+def test_int8_tflite_convs_split_bit_exact_with_litert(tmp_path, sanitizer):
+    from tflite_reference import reference
+
+    x = np.random.default_rng(7).integers(-128, 128, (1, 20, 20, 8), dtype=np.int8)
+    x.tofile(tmp_path / "in.bin")
+    out = tmp_path / "out"
+    flags = f"-fsanitize={sanitizer} -fno-omit-frame-pointer" + (" -fno-sanitize-recover=all" if "undefined" in sanitizer
+                                                                 else "")
+    meta = build_bundle(SPLIT_INT8, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
+    assert meta["threads"]["threaded_kernels"] == ["aotc_tfl_conv_add_s8_packed", "aotc_tfl_conv_s8_packed",
+                                                   "aotc_tfl_depthwise_s8_packed"]
+    results = []
+    for no_pool in (False, True):
+        env = {k: v for k, v in os.environ.items() if k != "AOTC_NO_POOL"}
+        env["TSAN_OPTIONS"] = "halt_on_error=1 exitcode=66"
+        if no_pool:
+            env["AOTC_NO_POOL"] = "1"
+        run([str(out / "runner"), str(tmp_path / "in.bin"), str(tmp_path / f"y{int(no_pool)}.bin"), "3"], env=env)
+        results.append((tmp_path / f"y{int(no_pool)}.bin").read_bytes())
+    assert results[0] == results[1], "the pool changed the int8 convs' results"
+    ref = reference(SPLIT_INT8, [x], tmp_path)["output_0"]
+    np.testing.assert_array_equal(np.frombuffer(results[0], np.int8).reshape(ref.shape), ref)

@@ -9,6 +9,7 @@
  * how), the single rounding (acc m + 2^(30 - s)) >> (31 - s).
  * (SaturatingRoundingDoublingHighMul saturates only for m = INT32_MIN, which quantize_multiplier never gives:
  * the compiler takes these kernels only where no multiplier is INT32_MIN, aot/kernels/tflite_int8.py.) */
+#include "aotc_threads.h"
 #include "tflite_int8_internal.h"
 #include "tflite_int8_x86.h" /* the requantisation in AVX-512 lanes */
 
@@ -76,20 +77,25 @@ static void tfl_pk_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t
     if (kp > p->kh * kw * c) tfl_pk_fill(row, 0, kp - p->kh * kw * c);
 }
 
-/* the span (tfl_pk_span_bytes): the rows and columns the windows read from (-pad_top, -pad_left), unsigned,
- * x_zero ^ 0x80 outside x */
-static void tfl_pk_span(const aotc_tfl_conv_params *p, const int8_t *x, uint8_t *span) {
+/* rows [r0, r1) of the span (tfl_pk_span_bytes; row r of batch r / ph): the rows and columns the windows read
+ * from (-pad_top, -pad_left), unsigned, x_zero ^ 0x80 outside x */
+static void tfl_pk_span_rows(const aotc_tfl_conv_params *p, const int8_t *x, uint8_t *span, int32_t r0, int32_t r1) {
     const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw, c = p->c;
     const int32_t x0 = p->pad_left > 0 ? p->pad_left : 0, x1 = p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
-    int32_t b, r;
-    memset(span, (uint8_t)p->x_zero ^ 0x80u, (size_t)p->n * ph * pw * c + TFL_PK_SLACK);
-    for (b = 0; b < p->n; ++b)
-        for (r = 0; r < ph; ++r) {
-            const int32_t iy = r - p->pad_top;
-            if (iy < 0 || iy >= p->h || x1 <= x0) continue;
-            tfl_pk_xor_copy(span + (((int64_t)b * ph + r) * pw + x0) * c,
-                            x + (((int64_t)b * p->h + iy) * p->w + x0 - p->pad_left) * c, (x1 - x0) * c);
+    const uint8_t zx = (uint8_t)((uint8_t)p->x_zero ^ 0x80u);
+    int32_t r;
+    for (r = r0; r < r1; ++r) {
+        const int32_t b = r / ph, iy = r % ph - p->pad_top;
+        uint8_t *row = span + (int64_t)r * pw * c;
+        if (iy < 0 || iy >= p->h || x1 <= x0) {
+            tfl_pk_fill(row, zx, pw * c);
+            continue;
         }
+        tfl_pk_fill(row, zx, x0 * c);
+        tfl_pk_xor_copy(row + (int64_t)x0 * c, x + (((int64_t)b * p->h + iy) * p->w + x0 - p->pad_left) * c,
+                        (x1 - x0) * c);
+        tfl_pk_fill(row + (int64_t)x1 * c, zx, (pw - x1) * c);
+    }
 }
 
 /* the patches of n positions from position p0 into the tile (kp bytes each) */
@@ -185,15 +191,15 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
     if (mr > 7) tfl_pk_store(o, s7, y + 7 * ys, res + 7 * ys, m);
 }
 
-/* n positions (their patches as tfl_pk_conv_block reads them from a[]) x every block of channels, to y at the
- * first position */
+/* n positions (their patches as tfl_pk_conv_block reads them from a[]) x the blocks of channels c_begin .. c_end - 1
+ * (c_begin a multiple of 16), to y at the first position */
 static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
-                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, tfl_pk_out *o,
-                            int8_t *y, const int8_t *res) {
+                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
+                            int32_t c_end, tfl_pk_out *o, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc;
     int32_t c0, t;
-    for (c0 = 0; c0 < oc; c0 += 16) {
-        const __mmask16 m = (__mmask16)(oc - c0 >= 16 ? 0xFFFFu : (1u << (oc - c0)) - 1u);
+    for (c0 = c_begin; c0 < c_end; c0 += 16) {
+        const __mmask16 m = (__mmask16)(c_end - c0 >= 16 ? 0xFFFFu : (1u << (c_end - c0)) - 1u);
         const __m512i b = _mm512_loadu_si512(bias + c0);
         const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
         tfl_pk_out_channels(o, p->mult + c0, p->shift + c0, m);
@@ -214,15 +220,16 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
 }
 #define TFL_PK_OUT tfl_pk_out
 #else
-/* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x every channel, to y at the
- * first position: the sums in uint32 (TFLite's int32 sums modulo 2^32), requantised by TFLite's own functions */
+/* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels c_begin .. c_end
+ * - 1, to y at the first position: the sums in uint32 (TFLite's int32 sums modulo 2^32), requantised by TFLite's
+ * own functions */
 static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
-                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias,
-                            const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
+                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
+                            int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc, kq = rows * rq;
     int32_t t, o, j, q;
     for (t = 0; t < n; ++t)
-        for (o = 0; o < oc; ++o) {
+        for (o = c_begin; o < c_end; ++o) {
             const int8_t *wb = wp + ((int64_t)(o / 16) * kq * 16 + o % 16) * 4;
             uint32_t acc = (uint32_t)bias[o];
             int32_t v;
@@ -242,15 +249,66 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
 #define TFL_PK_OUT aotc_tfl_residual_params
 #endif
 
-#define TFL_PK_RUN 64 /* positions a run of CONV_2D (their windows' addresses on the stack) */
+#define TFL_PK_RUN 64   /* positions a run of CONV_2D (their windows' addresses on the stack) */
+#define TFL_PK_CHUNK 64 /* output channels an item of a direct CONV_2D's work (blocks of 16) */
+
+/* a direct CONV_2D's work for the pool (aotc_threads.h): first the span's rows, then items of (run of
+ * TFL_PK_RUN positions, chunk of TFL_PK_CHUNK channels), run-major, so that one thread keeps whole runs where
+ * there are many and the threads share a run's channels where there are few (a late 7 x 7 layer) */
+typedef struct {
+    const aotc_tfl_conv_params *p;
+    const int8_t *x, *wp, *res;
+    const int32_t *bias;
+    const TFL_PK_OUT *out;
+    int8_t *y;
+    uint8_t *span;
+    int32_t chunks;
+} tfl_pk_job;
+
+static void tfl_pk_span_items(void *ctx, int32_t begin, int32_t end) {
+    const tfl_pk_job *J = (const tfl_pk_job *)ctx;
+    tfl_pk_span_rows(J->p, J->x, J->span, begin, end);
+}
+
+static void tfl_pk_direct_items(void *ctx, int32_t begin, int32_t end) {
+    const tfl_pk_job *J = (const tfl_pk_job *)ctx;
+    const aotc_tfl_conv_params *p = J->p;
+    const int32_t total = p->n * p->oh * p->ow, ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+    const int32_t pw = (p->ow - 1) * p->sw + p->kw;
+    const uint8_t *a[TFL_PK_RUN];
+    int32_t i, t, run = -1, n = 0;
+#if TFL_PK_VNNI
+    tfl_pk_out o = *J->out, *out = &o; /* (its channels' requantisation changes a block at a time) */
+#else
+    const aotc_tfl_residual_params *out = J->out;
+#endif
+    for (i = begin; i < end; ++i) {
+        const int32_t c0 = i % J->chunks * TFL_PK_CHUNK, c1 = c0 + TFL_PK_CHUNK < p->oc ? c0 + TFL_PK_CHUNK : p->oc;
+        const int64_t at = (int64_t)(i / J->chunks) * TFL_PK_RUN * p->oc;
+        if (i / J->chunks != run) { /* the run's windows, read in place from the span */
+            const int32_t p0 = (run = i / J->chunks) * TFL_PK_RUN;
+            int32_t ox = p0 % p->ow, oy = p0 / p->ow % p->oh, b = p0 / (p->ow * p->oh);
+            n = total - p0 < TFL_PK_RUN ? total - p0 : TFL_PK_RUN;
+            for (t = 0; t < n; ++t) {
+                a[t] = J->span + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+                if (++ox == p->ow) {
+                    ox = 0;
+                    if (++oy == p->oh) oy = 0, ++b;
+                }
+            }
+        }
+        tfl_pk_conv_run(p, a, n, p->kh, (int64_t)p->dh * pw * p->c, tfl_pk_row_quads(p), J->wp, J->bias, c0, c1, out,
+                        J->y + at, J->res != NULL ? J->res + at : J->y + at);
+    }
+}
 
 /* CONV_2D on packed weights: at dilation 1 across, the windows read in place from the span, runs of TFL_PK_RUN
- * positions; else tile by tile of patches gathered from x. The fused ADD's residual r / res where given. */
+ * positions, over the pool where there is one; else tile by tile of patches gathered from x. The fused ADD's
+ * residual r / res where given. */
 static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
                         const int8_t *wp, const int32_t *bias, const int8_t *res, int8_t *y, uint8_t *scratch) {
     const int32_t kp = tfl_pk_kp(p->kh * p->kw * p->c), tile = tfl_pk_conv_tile_positions(p);
-    const int32_t total = p->n * p->oh * p->ow, ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1;
-    const int32_t pw = (p->ow - 1) * p->sw + p->kw;
+    const int32_t total = p->n * p->oh * p->ow;
     const uint8_t *a[TFL_PK_RUN];
     int32_t p0, t, i;
 #if TFL_PK_VNNI
@@ -260,21 +318,14 @@ static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_p
     const aotc_tfl_residual_params *out = r;
 #endif
     if (tfl_pk_direct(p)) {
-        int32_t ox = 0, oy = 0, b = 0;
-        tfl_pk_span(p, x, scratch);
-        for (p0 = 0; p0 < total; p0 += TFL_PK_RUN) {
-            const int32_t n = total - p0 < TFL_PK_RUN ? total - p0 : TFL_PK_RUN;
-            const int64_t at = (int64_t)p0 * p->oc;
-            for (t = 0; t < n; ++t) {
-                a[t] = scratch + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
-                if (++ox == p->ow) {
-                    ox = 0;
-                    if (++oy == p->oh) oy = 0, ++b;
-                }
-            }
-            tfl_pk_conv_run(p, a, n, p->kh, (int64_t)p->dh * pw * p->c, tfl_pk_row_quads(p), wp, bias, out, y + at,
-                            res != NULL ? res + at : y + at);
-        }
+        const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+        const int32_t runs = (total + TFL_PK_RUN - 1) / TFL_PK_RUN;
+        tfl_pk_job J;
+        J.p = p, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.out = out, J.y = y, J.span = scratch;
+        J.chunks = (p->oc + TFL_PK_CHUNK - 1) / TFL_PK_CHUNK;
+        memset(scratch + tfl_pk_span_bytes(p) - TFL_PK_SLACK, 0, TFL_PK_SLACK);
+        aotc_parallel_for(tfl_pk_span_items, &J, p->n * ph);
+        aotc_parallel_for(tfl_pk_direct_items, &J, runs * J.chunks);
         return;
     }
     for (p0 = 0; p0 < total; p0 += tile) {
@@ -284,7 +335,7 @@ static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_p
             const int32_t m = n - t < TFL_PK_RUN ? n - t : TFL_PK_RUN;
             const int64_t at = (int64_t)(p0 + t) * p->oc;
             for (i = 0; i < m; ++i) a[i] = scratch + (int64_t)(t + i) * kp;
-            tfl_pk_conv_run(p, a, m, 1, 0, kp / 4, wp, bias, out, y + at, res != NULL ? res + at : y + at);
+            tfl_pk_conv_run(p, a, m, 1, 0, kp / 4, wp, bias, 0, p->oc, out, y + at, res != NULL ? res + at : y + at);
         }
     }
 }
@@ -379,17 +430,20 @@ TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *xs, int64_t row
     if (g > 3) tfl_pk_store(o, s3, y + 3 * ys, NULL, m);
 }
 
-/* one block of 16 channels (from c0, m) by the byte path: each kernel row's weights as quads a lane, the bias less
- * 128 x the taps' sum (the band holds x + 128), then every output row from its unsigned band */
-static void tfl_pk_dw_quads_block(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, __m512i bias,
-                                  int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y, uint8_t *band) {
-    const int32_t pw = tfl_pk_dw_span(p);
-    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
-    __m512i idx, wr[TFL_PK_DW_ROWS], sum = _mm512_setzero_si512();
+/* the byte path's weights of one block of 16 channels (wb): each kernel row's as quads a lane (wr), the gather of a
+ * band's tap-major bytes to channel-major quads (idx), and the bias less 128 x the taps' sum (the band holds
+ * x + 128) */
+typedef struct {
+    __m512i wr[TFL_PK_DW_ROWS], idx, bias;
+} tfl_pk_dw_quad_weights;
+
+static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *wb, __m512i bias,
+                                  tfl_pk_dw_quad_weights *q) {
+    __m512i sum = _mm512_setzero_si512();
     uint8_t order[64];
-    int32_t ky, kx, b, oy, ox, j;
+    int32_t ky, kx, j;
     for (j = 0; j < 64; ++j) order[j] = (uint8_t)(16 * (j % 4) + j / 4); /* lane c's byte t: tap t's channel c */
-    idx = _mm512_loadu_si512(order);
+    q->idx = _mm512_loadu_si512(order);
     for (ky = 0; ky < p->kh; ++ky) {
         uint8_t taps[64]; /* the row's taps' weights, tap-major, 0 past kw */
         memset(taps, 0, sizeof taps);
@@ -398,59 +452,113 @@ static void tfl_pk_dw_quads_block(const aotc_tfl_conv_params *p, const int8_t *x
             sum = _mm512_add_epi32(sum, _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16));
             _mm_storeu_si128((__m128i *)(taps + 16 * kx), _mm512_cvtepi32_epi8(w));
         }
-        wr[ky] = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(taps));
+        q->wr[ky] = _mm512_permutexvar_epi8(q->idx, _mm512_loadu_si512(taps));
     }
-    bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
-    for (b = 0; b < p->n; ++b)
-        for (oy = 0; oy < p->oh; ++oy) {
-            int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
-            tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0x80, band);
-            for (ox = 0; ox + 4 <= p->ow; ox += 4)
-                tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
-            switch (p->ow - ox) {
-            case 3: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-            case 2: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-            case 1: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-            default: break;
-            }
-        }
+    q->bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
+}
+
+/* output row oy (batch b) of one block of 16 channels (from c0, m) by the byte path */
+static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, const tfl_pk_dw_quad_weights *q,
+                                int32_t b, int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y,
+                                uint8_t *band) {
+    const int32_t pw = tfl_pk_dw_span(p);
+    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
+    int32_t ox;
+    tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0x80, band);
+    for (ox = 0; ox + 4 <= p->ow; ox += 4)
+        tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
+    switch (p->ow - ox) {
+    case 3: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 2: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 1: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    default: break;
+    }
 }
 #endif
+
+/* output row oy (batch b) of one block of 16 channels (from c0, m; wb its weights, bv its bias) by 16-bit dot
+ * products */
+static void tfl_pk_dw_row(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, __m512i bv, int32_t b,
+                          int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y, uint8_t *band) {
+    const int32_t pw = tfl_pk_dw_span(p);
+    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
+    int32_t ox;
+    tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0, band);
+    for (ox = 0; ox + 4 <= p->ow; ox += 4)
+        tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 4, o, yr + (int64_t)ox * p->oc, m);
+    switch (p->ow - ox) {
+    case 3: tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 3, o, yr + (int64_t)ox * p->oc, m); break;
+    case 2: tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 2, o, yr + (int64_t)ox * p->oc, m); break;
+    case 1: tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 1, o, yr + (int64_t)ox * p->oc, m); break;
+    default: break;
+    }
+}
+
+/* DEPTHWISE_CONV_2D's work for the pool (aotc_threads.h): items of (block of 16 channels, output row), block-major;
+ * the band in scratch on one thread, on each thread's stack with a pool (up to TFL_PK_DW_STACK bytes: a 3 x 3 band
+ * of a 224-wide image is 11 KB; a wider band runs on the calling thread alone, in scratch) */
+#define TFL_PK_DW_STACK 16384
+typedef struct {
+    const aotc_tfl_conv_params *p;
+    const int8_t *x;
+    const int32_t *wp, *bias;
+    const tfl_pk_out *o;
+    int8_t *y;
+    uint8_t *scratch;
+} tfl_pk_dw_job;
+
+static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
+    const tfl_pk_dw_job *J = (const tfl_pk_dw_job *)ctx;
+    const aotc_tfl_conv_params *p = J->p;
+    const int32_t rows = p->n * p->oh, taps = p->kh * p->kw;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    uint8_t own[TFL_PK_DW_STACK], *band = aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK ? own : J->scratch;
+#else
+    uint8_t *band = J->scratch;
+#endif
+    tfl_pk_out o = *J->o; /* (its channels' requantisation changes a block at a time) */
+#if defined(__AVX512VBMI__)
+    const int quads = tfl_pk_dw_quads(p);
+    tfl_pk_dw_quad_weights q;
+#endif
+    __m512i bv = _mm512_setzero_si512();
+    __mmask16 m = 0;
+    int32_t i, block = -1, c0 = 0;
+    for (i = begin; i < end; ++i) {
+        const int32_t r = i % rows;
+        if (i / rows != block) { /* a new block's requantisation, bias (and the byte path's weights) */
+            block = i / rows, c0 = block * 16;
+            m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
+            bv = _mm512_loadu_si512(J->bias + c0);
+            tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
+#if defined(__AVX512VBMI__)
+            if (quads) tfl_pk_dw_quads_setup(p, J->wp + (int64_t)c0 * taps, bv, &q);
+#endif
+        }
+#if defined(__AVX512VBMI__)
+        if (quads) {
+            tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band);
+            continue;
+        }
+#endif
+        tfl_pk_dw_row(p, J->x, J->wp + (int64_t)c0 * taps, bv, r / p->oh, r % p->oh, c0, m, &o, J->y, band);
+    }
+}
 
 /* DEPTHWISE_CONV_2D, 16 channels at a time, an output row at a time from its band in scratch (no tests a tap):
  * its positions 4 at a time; with VBMI a kernel row's taps by one byte dot product (tfl_pk_dw_quads) */
 void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
                                   const int32_t *bias, int8_t *y, uint8_t *scratch) {
-    const int32_t taps = p->kh * p->kw, pw = tfl_pk_dw_span(p);
-    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
-    int32_t c0, b, oy, ox;
     tfl_pk_out o;
+    tfl_pk_dw_job J;
     tfl_pk_out_init(&o, p, NULL);
-    for (c0 = 0; c0 < p->c; c0 += 16) {
-        const __mmask16 m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
-        const __m512i bv = _mm512_loadu_si512(bias + c0);
-        const int32_t *wb = wp + (int64_t)c0 * taps;
-        tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
-#if defined(__AVX512VBMI__)
-        if (tfl_pk_dw_quads(p)) {
-            tfl_pk_dw_quads_block(p, x, wb, bv, c0, m, &o, y, scratch);
-            continue;
-        }
-#endif
-        for (b = 0; b < p->n; ++b)
-            for (oy = 0; oy < p->oh; ++oy) {
-                int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
-                tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0, scratch);
-                for (ox = 0; ox + 4 <= p->ow; ox += 4)
-                    tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 4, &o, yr + (int64_t)ox * p->oc, m);
-                switch (p->ow - ox) {
-                case 3: tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 3, &o, yr + (int64_t)ox * p->oc, m); break;
-                case 2: tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 2, &o, yr + (int64_t)ox * p->oc, m); break;
-                case 1: tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 1, &o, yr + (int64_t)ox * p->oc, m); break;
-                default: break;
-                }
-            }
-    }
+    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch;
+    if (aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK)
+        aotc_parallel_for(tfl_pk_dw_items, &J, (p->c + 15) / 16 * p->n * p->oh);
+    else
+        tfl_pk_dw_items(&J, 0, (p->c + 15) / 16 * p->n * p->oh);
 }
 #else
 void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
