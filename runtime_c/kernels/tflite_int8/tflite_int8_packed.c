@@ -143,9 +143,11 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
     }
 }
 
-/* 16 sums to y (m: the channels there), through the residual's 16 elements at res when the ADD is fused */
-TFL_PK_INLINE void tfl_pk_store(const tfl_pk_out *o, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
-    __m512i v = _mm512_add_epi32(tfl_x86_requant(acc, &o->rq), o->yz);
+/* 16 sums to y (m: the channels there) by the requantisation rq, through the residual's 16 elements at res when
+ * the ADD is fused */
+TFL_PK_INLINE void tfl_pk_store_rq(const tfl_pk_out *o, const tfl_x86_rq *rq, __m512i acc, int8_t *y,
+                                   const int8_t *res, __mmask16 m) {
+    __m512i v = _mm512_add_epi32(tfl_x86_requant(acc, rq), o->yz);
     v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
     if (o->add) { /* add_one, 16 lanes: each input less its zero point, times 2^20, rescaled; the sum rescaled */
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
@@ -156,6 +158,11 @@ TFL_PK_INLINE void tfl_pk_store(const tfl_pk_out *o, __m512i acc, int8_t *y, con
         v = _mm512_min_epi32(_mm512_max_epi32(v, o->alo), o->ahi);
     }
     _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(v));
+}
+
+/* the same by the block's requantisation (tfl_pk_out_channels) */
+TFL_PK_INLINE void tfl_pk_store(const tfl_pk_out *o, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
+    tfl_pk_store_rq(o, &o->rq, acc, y, res, m);
 }
 
 #define TFL_PK_MR 8 /* output positions a register block of CONV_2D (x 16 channels) */
@@ -191,6 +198,114 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
     if (mr > 7) tfl_pk_store(o, s7, y + 7 * ys, res + 7 * ys, m);
 }
 
+#define TFL_PK_MR4 6 /* output positions a register tile of CONV_2D over 2 to 4 blocks of 16 channels */
+
+/* a tile's sums (position r's at sums[4 r ..], nb blocks; the last block's channels m) requantised to y (a residual
+ * at res where the ADD is fused) */
+static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, const tfl_x86_rq *rqs,
+                                                        const __m512i *sums, int mr, int nb, __mmask16 m, int8_t *y,
+                                                        const int8_t *res, int64_t ys) {
+    int r, j;
+    for (r = 0; r < mr; ++r, y += ys, res += ys)
+        for (j = 0; j < nb; ++j)
+            tfl_pk_store_rq(o, rqs + j, sums[4 * r + j], y + 16 * j, res + 16 * j, j == nb - 1 ? m : 0xFFFF);
+}
+
+/* mr (<= 6) positions' patches x nb (2 to 4) blocks of 16 channels (wb: the first block's packed weights, the next
+ * ones wstep bytes apart; the last block's channels m), from the folded biases, to y: up to 24 sums, 4 weight
+ * vectors and a broadcast in the 32 registers, so that a quad's nb weight loads and mr broadcasts feed nb mr byte
+ * dot products (the 8 x 16 block above: 9 loads for 8) */
+TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
+                                    const int8_t *wb, int64_t wstep, const __m512i *bias, int mr, int nb, __mmask16 m,
+                                    const tfl_pk_out *o, const tfl_x86_rq *rqs, int8_t *y, const int8_t *res,
+                                    int64_t ys) {
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i s00 = bias[0], s01 = bias[1], s02 = nb > 2 ? bias[2] : zero, s03 = nb > 3 ? bias[3] : zero;
+    __m512i s10 = s00, s11 = s01, s12 = s02, s13 = s03, s20 = s00, s21 = s01, s22 = s02, s23 = s03;
+    __m512i s30 = s00, s31 = s01, s32 = s02, s33 = s03, s40 = s00, s41 = s01, s42 = s02, s43 = s03;
+    __m512i s50 = s00, s51 = s01, s52 = s02, s53 = s03;
+    const int32_t quads = rows * rq;
+    int32_t k, q = 0;
+    int64_t at = 0; /* of the patch's quad k: a kernel row's run of rq quads, then the next row's (one loop, not two:
+                     * around a nested one gcc 12 stored all 24 sums to the stack every quad) */
+    for (k = 0; k < quads; ++k, wb += 64, at = ++q < rq ? at + 4 : (q = 0, at + 4 + rowstep - 4 * (int64_t)rq)) {
+        const __m512i w0 = _mm512_loadu_si512(wb), w1 = _mm512_loadu_si512(wb + wstep);
+        const __m512i w2 = nb > 2 ? _mm512_loadu_si512(wb + 2 * wstep) : zero;
+        const __m512i w3 = nb > 3 ? _mm512_loadu_si512(wb + 3 * wstep) : zero;
+        __m512i v;
+        int32_t x4;
+#define TFL_PK_DP(r)                                                                                            \
+    if (mr > r) {                                                                                               \
+        memcpy(&x4, a[r] + at, 4), v = _mm512_set1_epi32(x4);                                                   \
+        s##r##0 = _mm512_dpbusd_epi32(s##r##0, v, w0), s##r##1 = _mm512_dpbusd_epi32(s##r##1, v, w1);           \
+        if (nb > 2) s##r##2 = _mm512_dpbusd_epi32(s##r##2, v, w2);                                              \
+        if (nb > 3) s##r##3 = _mm512_dpbusd_epi32(s##r##3, v, w3);                                              \
+    }
+        TFL_PK_DP(0) TFL_PK_DP(1) TFL_PK_DP(2) TFL_PK_DP(3) TFL_PK_DP(4) TFL_PK_DP(5)
+#undef TFL_PK_DP
+    }
+    {
+        /* the sums out of registers once, for the output stage apart (inlined here, its temporaries made gcc 12 keep
+         * a copy of every sum on the stack at each quad) */
+        __m512i sums[TFL_PK_MR4 * 4];
+#define TFL_PK_SUMS(r)                                                                                          \
+    if (mr > r) sums[4 * r] = s##r##0, sums[4 * r + 1] = s##r##1, sums[4 * r + 2] = s##r##2, sums[4 * r + 3] = s##r##3;
+        TFL_PK_SUMS(0) TFL_PK_SUMS(1) TFL_PK_SUMS(2) TFL_PK_SUMS(3) TFL_PK_SUMS(4) TFL_PK_SUMS(5)
+#undef TFL_PK_SUMS
+        tfl_pk_tile_store(o, rqs, sums, mr, nb, m, y, res, ys);
+    }
+}
+
+/* n positions x nb blocks of channels from c0 (the last one's channels m) by tfl_pk_conv_tile */
+TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                                     int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
+                                     int nb, __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
+    const int32_t oc = p->oc;
+    const int64_t wstep = (int64_t)16 * 4 * rows * rq;
+    const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
+    __m512i b[4];
+    tfl_x86_rq rqs[4];
+    int32_t t;
+    int j;
+    for (j = 0; j < nb; ++j) {
+        const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
+        b[j] = _mm512_maskz_loadu_epi32(mj, bias + c0 + 16 * j);
+        rqs[j] = tfl_x86_rq_init(_mm512_maskz_loadu_epi32(mj, p->mult + c0 + 16 * j),
+                                 _mm512_maskz_loadu_epi32(mj, p->shift + c0 + 16 * j));
+    }
+    y += c0, res += c0;
+    for (t = 0; t + TFL_PK_MR4 <= n; t += TFL_PK_MR4)
+        tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, TFL_PK_MR4, nb, m, o, rqs, y + (int64_t)t * oc,
+                         res + (int64_t)t * oc, oc);
+#define TFL_PK_TAIL(r)                                                                                          \
+    case r:                                                                                                     \
+        tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, r, nb, m, o, rqs, y + (int64_t)t * oc,         \
+                         res + (int64_t)t * oc, oc);                                                            \
+        break;
+    switch (n - t) { /* the last positions, a tile of constant size */
+    TFL_PK_TAIL(5) TFL_PK_TAIL(4) TFL_PK_TAIL(3) TFL_PK_TAIL(2) TFL_PK_TAIL(1)
+    default: break;
+    }
+#undef TFL_PK_TAIL
+}
+
+/* the same for nb = 2, 3, 4: each its own code, its registers fixed */
+static void tfl_pk_conv_tiles4(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                               int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
+                               __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
+    tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, 4, m, o, y, res);
+}
+static void tfl_pk_conv_tiles3(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                               int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
+                               __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
+    tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, 3, m, o, y, res);
+}
+static void tfl_pk_conv_tiles2(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                               int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
+                               __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
+    tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, 2, m, o, y, res);
+}
+
 /* n positions (their patches as tfl_pk_conv_block reads them from a[]) x the blocks of channels c_begin .. c_end - 1
  * (c_begin a multiple of 16), to y at the first position */
 static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
@@ -198,7 +313,16 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
                             int32_t c_end, tfl_pk_out *o, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc;
     int32_t c0, t;
-    for (c0 = c_begin; c0 < c_end; c0 += 16) {
+    /* 64 channels at a time by the tiles of 6 x 64, and the last 17 to 63 by those of 6 x 32 or 48 */
+    for (c0 = c_begin; c0 + 64 <= c_end; c0 += 64) tfl_pk_conv_tiles4(p, a, n, rows, rowstep, rq, wp, bias, c0, 0xFFFF, o, y, res);
+    if (c_end - c0 > 16) {
+        const int32_t left = c_end - c0, nb = (left + 15) / 16;
+        const __mmask16 last = (__mmask16)(left % 16 == 0 ? 0xFFFFu : (1u << (left % 16)) - 1u);
+        (nb == 4 ? tfl_pk_conv_tiles4 : nb == 3 ? tfl_pk_conv_tiles3 : tfl_pk_conv_tiles2)(p, a, n, rows, rowstep, rq, wp,
+                                                                                        bias, c0, last, o, y, res);
+        c0 = c_end;
+    }
+    for (; c0 < c_end; c0 += 16) { /* up to 16 channels: the 8 x 16 blocks */
         const __mmask16 m = (__mmask16)(c_end - c0 >= 16 ? 0xFFFFu : (1u << (c_end - c0)) - 1u);
         const __m512i b = _mm512_loadu_si512(bias + c0);
         const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
