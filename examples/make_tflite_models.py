@@ -54,12 +54,12 @@ from make_tflite_models_keras import (
     pruned,
     reduce,
     residual,
-    split,
     resize,
     resolver,
     rnnshare,
     shuffle,
     sine,
+    split,
     stream,
     variants,
 )
@@ -115,7 +115,8 @@ LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobi
 
 # resize is written float only (mathq has int8 and 16x8 RESIZE_BILINEAR); lstm is also written full-int8
 # (the converter's integer LSTM)
-INT8_ONLY = ("arrays", "compare", "mathq", "normq", "split")  # no float file: its float lowerings are tested by other models
+# no float file: its float lowerings are tested by other models
+INT8_ONLY = ("arrays", "compare", "mathq", "normq", "split")
 
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
               "resolver", "rnnshare")

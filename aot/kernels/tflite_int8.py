@@ -425,6 +425,8 @@ HELIUM, M_PROFILE, HOST = KernelFacts(isa="helium"), KernelFacts(isa="m-profile"
 HOST_THREADED = KernelFacts(isa="host", threaded=True)
 M_WIDENED = KernelFacts(isa="m-profile", widened_weights=True)  # the DSP path on weights widened in flash
 PACK_PATCH_BYTES = define("aotc_tflite_int8.h", "TFL_PK_PATCH_BYTES")
+PACK_SLACK = define("aotc_tflite_int8.h", "TFL_PK_SLACK")
+PACK_DW_MAX_KH = define("aotc_tflite_int8.h", "TFL_PK_DW_MAX_KH")  # the band's rows: taller kernels take the plain loop
 PACK_BLOCK = 16  # output channels a block of the packed weights (tflite_int8_packed.c: one vector of sums)
 INT32_MIN = -(1 << 31)
 
@@ -436,19 +438,20 @@ def pack_kp(k: int) -> int:
 
 def _packs(node: Node, graph: Graph) -> bool:
     """Whether tflite_int8_packed.c takes the node: int8 CONV_2D (with its ADD fused), DEPTHWISE_CONV_2D of depth
-    multiplier 1 or FULLY_CONNECTED, its weights constant, no multiplier INT32_MIN (which TFLite's double rounding
-    saturates: quantize_multiplier never writes it)."""
+    multiplier 1 (at most PACK_DW_MAX_KH rows tall) or FULLY_CONNECTED, its weights constant, no multiplier INT32_MIN
+    (which TFLite's double rounding saturates: quantize_multiplier never writes it)."""
     x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
     if x.dtype != "int8" or w.data is None or len(node.inputs) > 2 and node.inputs[2] and \
             graph.tensors[node.inputs[2]].data is None:
         return False
-    if node.op == "TflDepthwiseConv2D" and graph.tensors[node.outputs[0]].shape[3] != x.shape[3]:
+    if node.op == "TflDepthwiseConv2D" and (graph.tensors[node.outputs[0]].shape[3] != x.shape[3]
+                                           or node.attrs["kernel"][0] > PACK_DW_MAX_KH):
         return False
     mults = [*node.attrs["mult"], *(node.attrs["add"]["m"][::2] if node.op == "TflConv2DAdd" else ())]
     return INT32_MIN not in (int(m) for m in mults)
 
 
-PACK_SLACK = define("aotc_tflite_int8.h", "TFL_PK_SLACK")
+
 PACK_DW_SLACK = define("aotc_tflite_int8.h", "TFL_PK_DW_SLACK")
 
 

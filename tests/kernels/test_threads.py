@@ -188,8 +188,8 @@ def test_int8_tflite_convs_split_bit_exact_with_litert(tmp_path, sanitizer):
     x = np.random.default_rng(7).integers(-128, 128, (1, 20, 20, 8), dtype=np.int8)
     x.tofile(tmp_path / "in.bin")
     out = tmp_path / "out"
-    flags = f"-fsanitize={sanitizer} -fno-omit-frame-pointer" + (" -fno-sanitize-recover=all" if "undefined" in sanitizer
-                                                                 else "")
+    recover = " -fno-sanitize-recover=all" if "undefined" in sanitizer else ""
+    flags = f"-fsanitize={sanitizer} -fno-omit-frame-pointer{recover}"
     meta = build_bundle(SPLIT_INT8, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
     assert meta["threads"]["threaded_kernels"] == ["aotc_tfl_conv_add_s8_packed", "aotc_tfl_conv_s8_packed",
                                                    "aotc_tfl_depthwise_s8_packed"]

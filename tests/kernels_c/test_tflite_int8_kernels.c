@@ -396,7 +396,8 @@ static int check_conv(int kind, int wide) {
             p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
         } while (p.oh <= 0 || p.ow <= 0);
     }
-    if (packed && chance(1, 3)) p.oc = rand_int(17, 40); /* blocks of 16 channels and a part */
+    if (packed && chance(1, 3)) /* blocks of 16 channels and a part; past 64: the tiles of 64 and of 32 or 48 */
+        p.oc = chance(1, 2) ? rand_int(17, 40) : rand_int(65, 136);
     if (packed && kind == K_DEPTHWISE) p.oc = p.c = chance(1, 2) ? p.oc : p.c;
     k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;

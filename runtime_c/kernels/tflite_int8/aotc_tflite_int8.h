@@ -562,6 +562,7 @@ static inline int64_t aotc_tfl_conv_s8_packed_scratch_bytes(const aotc_tfl_conv_
 static inline int32_t tfl_pk_dw_span(const aotc_tfl_conv_params *p) { return (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1; }
 
 #define TFL_PK_DW_SLACK 64 /* past the band: the last window's row read as 64 bytes (4 columns) */
+#define TFL_PK_DW_MAX_KH 32 /* the tallest DEPTHWISE_CONV_2D kernel the packed path takes (its band's rows) */
 static inline int64_t aotc_tfl_depthwise_s8_packed_scratch_bytes(const aotc_tfl_conv_params *p) {
     return (int64_t)p->kh * tfl_pk_dw_span(p) * 16 + TFL_PK_DW_SLACK;
 }

@@ -206,9 +206,11 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
                                                         const __m512i *sums, int mr, int nb, __mmask16 m, int8_t *y,
                                                         const int8_t *res, int64_t ys) {
     int r, j;
-    for (r = 0; r < mr; ++r, y += ys, res += ys)
-        for (j = 0; j < nb; ++j)
-            tfl_pk_store_rq(o, rqs + j, sums[4 * r + j], y + 16 * j, res + 16 * j, j == nb - 1 ? m : 0xFFFF);
+    for (j = 0; j < nb; ++j) { /* a block's requantisation in registers for the tile's positions */
+        const tfl_x86_rq q = rqs[j];
+        const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
+        for (r = 0; r < mr; ++r) tfl_pk_store_rq(o, &q, sums[4 * r + j], y + r * ys + 16 * j, res + r * ys + 16 * j, mj);
+    }
 }
 
 /* mr (<= 6) positions' patches x nb (2 to 4) blocks of 16 channels (wb: the first block's packed weights, the next
@@ -482,7 +484,7 @@ void aotc_tfl_conv_add_s8_packed(const aotc_tfl_conv_params *p, const aotc_tfl_r
 /* g positions of a band (position j's window at xs + j step), one block of 16 channels: a chain of sums per
  * position, or for one position one per kernel row, three in turn (each dot product waits for the last of its
  * chain) */
-TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *xs, int64_t row, int64_t step,
+TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *const *rp, int64_t off, int64_t step,
                                  const int32_t *wb, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, __mmask16 m) {
     const int64_t col = (int64_t)p->dw * 16;
     __m512i acc[4], t;
@@ -492,7 +494,7 @@ TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *x
         __m512i a0 = bias, a1 = _mm512_setzero_si512(), a2 = a1;
         for (ky = 0; ky < p->kh; ++ky, t = a0, a0 = a1, a1 = a2, a2 = t)
             for (kx = 0; kx < p->kw; ++kx, wb += 16)
-                a0 = _mm512_dpwssd_epi32(a0, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xs + ky * row + kx * col))),
+                a0 = _mm512_dpwssd_epi32(a0, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(rp[ky] + off + kx * col))),
                                          _mm512_loadu_si512(wb));
         tfl_pk_store(o, _mm512_add_epi32(_mm512_add_epi32(a0, a1), a2), y, NULL, m);
         return;
@@ -501,29 +503,58 @@ TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *x
     for (ky = 0; ky < p->kh; ++ky)
         for (kx = 0; kx < p->kw; ++kx, wb += 16) {
             const __m512i w = _mm512_loadu_si512(wb);
-            const uint8_t *xt = xs + ky * row + kx * col;
+            const uint8_t *xt = rp[ky] + off + kx * col;
             for (j = 0; j < g; ++j)
                 acc[j] = _mm512_dpwssd_epi32(acc[j], _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xt + j * step))), w);
         }
     for (j = 0; j < g; ++j) tfl_pk_store(o, acc[j], y + j * p->oc, NULL, m);
 }
 
-/* the band of output row oy (batch b): its kh input rows' pw columns of channels c0 .. c0 + 15 (m), 16 bytes a
- * column, x_zero outside x; each byte ^ flip (0x80: unsigned, as x + 128) */
-static void tfl_pk_dw_band(const aotc_tfl_conv_params *p, const int8_t *x, int32_t oy, int32_t b, int32_t c0,
-                           int32_t pw, __mmask16 m, uint8_t flip, uint8_t *band) {
+/* one row of a band: input row iy (batch b), its pw columns from -pad_left of channels c0 .. c0 + 15 (m), 16 bytes
+ * a column, x_zero outside x; each byte ^ flip (0x80: unsigned, as x + 128) */
+static void tfl_pk_dw_band_row(const aotc_tfl_conv_params *p, const int8_t *x, int32_t iy, int32_t b, int32_t c0,
+                               int32_t pw, __mmask16 m, uint8_t flip, uint8_t *row) {
     const __m128i f = _mm_set1_epi8((char)flip), zero = _mm_set1_epi8((char)((uint8_t)p->x_zero ^ flip));
-    int32_t ky, j;
+    const int64_t at = (((int64_t)b * p->h + iy) * p->w - p->pad_left) * p->c + c0;
+    const int32_t x0 = p->pad_left < pw ? p->pad_left : pw;
+    const int32_t x1 = iy < 0 || iy >= p->h ? x0 /* a row of the padding */
+                                            : p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
+    int32_t j = 0;
+    for (; j < x0; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
+    for (; j < x1; ++j, row += 16)
+        _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
+    for (; j < pw; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
+}
+
+/* A thread's band: the kh (<= TFL_PK_DW_MAX_KH) input rows an output row's windows read, each made once and kept
+ * while the next output rows read it too (a 3 x 3 conv at stride 1 makes each input row once, not three times), in
+ * a ring of kh rows (slot iy mod kh); at dilation > 1 down, made afresh for every output row. */
+typedef struct {
+    int64_t key[TFL_PK_DW_MAX_KH]; /* which input row (batch and row) each slot holds, -1: none */
+    const uint8_t *rp[TFL_PK_DW_MAX_KH];
+} tfl_pk_dw_ring;
+
+static void tfl_pk_dw_ring_clear(tfl_pk_dw_ring *r) {
+    int i;
+    for (i = 0; i < TFL_PK_DW_MAX_KH; ++i) r->key[i] = -1;
+}
+
+/* the rows of output row oy (batch b) into r->rp[0 .. kh - 1], made in the band where not kept */
+static void tfl_pk_dw_rows(const aotc_tfl_conv_params *p, const int8_t *x, int32_t oy, int32_t b, int32_t c0,
+                           int32_t pw, __mmask16 m, uint8_t flip, uint8_t *band, tfl_pk_dw_ring *r) {
+    const int keep = p->dh == 1;
+    const int64_t row = (int64_t)pw * 16;
+    int32_t ky;
     for (ky = 0; ky < p->kh; ++ky) {
         const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
-        const int64_t at = (((int64_t)b * p->h + iy) * p->w - p->pad_left) * p->c + c0;
-        for (j = 0; j < pw; ++j, band += 16) {
-            const int32_t ix = j - p->pad_left;
-            _mm_storeu_si128((__m128i *)band,
-                             iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
-                                 ? zero
-                                 : _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
+        const int32_t slot = keep ? ((iy % p->kh) + p->kh) % p->kh : ky;
+        const int64_t key = (int64_t)b * ((int64_t)1 << 32) + ((int64_t)iy + ((int64_t)1 << 31));
+        uint8_t *dst = band + slot * row;
+        if (!keep || r->key[slot] != key) {
+            tfl_pk_dw_band_row(p, x, iy, b, c0, pw, m, flip, dst);
+            if (keep) r->key[slot] = key;
         }
+        r->rp[ky] = dst;
     }
 }
 
@@ -536,13 +567,14 @@ static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) { return p->kw <= 4 &&
 
 /* g positions of an unsigned band (position j's window at xs + j step), one block of 16 channels: a vpdpbusd a
  * kernel row (wr: its weights, 4 taps a lane; idx: the band's tap-major bytes to channel-major quads) */
-TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *xs, int64_t row, int64_t step, const __m512i *wr,
+TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *const *rp, int64_t off, int64_t step, const __m512i *wr,
                                       __m512i idx, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, int64_t ys,
                                       __mmask16 m) {
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
     int32_t ky;
-    for (ky = 0; ky < kh; ++ky, xs += row) {
+    for (ky = 0; ky < kh; ++ky) {
         const __m512i w = wr[ky];
+        const uint8_t *xs = rp[ky] + off;
         s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
         if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
         if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
@@ -584,18 +616,19 @@ static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *
 /* output row oy (batch b) of one block of 16 channels (from c0, m) by the byte path */
 static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, const tfl_pk_dw_quad_weights *q,
                                 int32_t b, int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y,
-                                uint8_t *band) {
+                                uint8_t *band, tfl_pk_dw_ring *ring) {
     const int32_t pw = tfl_pk_dw_span(p);
-    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    const int64_t step = (int64_t)p->sw * 16;
+    const uint8_t *const *rp = ring->rp;
     int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
     int32_t ox;
-    tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0x80, band);
+    tfl_pk_dw_rows(p, x, oy, b, c0, pw, m, 0x80, band, ring);
     for (ox = 0; ox + 4 <= p->ow; ox += 4)
-        tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
+        tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
     switch (p->ow - ox) {
-    case 3: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 2: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 1: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 3: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 2: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 1: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
     default: break;
     }
 }
@@ -604,18 +637,20 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
 /* output row oy (batch b) of one block of 16 channels (from c0, m; wb its weights, bv its bias) by 16-bit dot
  * products */
 static void tfl_pk_dw_row(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, __m512i bv, int32_t b,
-                          int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y, uint8_t *band) {
+                          int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y, uint8_t *band,
+                          tfl_pk_dw_ring *ring) {
     const int32_t pw = tfl_pk_dw_span(p);
-    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    const int64_t step = (int64_t)p->sw * 16;
+    const uint8_t *const *rp = ring->rp;
     int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
     int32_t ox;
-    tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0, band);
+    tfl_pk_dw_rows(p, x, oy, b, c0, pw, m, 0, band, ring);
     for (ox = 0; ox + 4 <= p->ow; ox += 4)
-        tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 4, o, yr + (int64_t)ox * p->oc, m);
+        tfl_pk_dw_run(p, rp, ox * step, step, wb, bv, 4, o, yr + (int64_t)ox * p->oc, m);
     switch (p->ow - ox) {
-    case 3: tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 3, o, yr + (int64_t)ox * p->oc, m); break;
-    case 2: tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 2, o, yr + (int64_t)ox * p->oc, m); break;
-    case 1: tfl_pk_dw_run(p, band + ox * step, row, step, wb, bv, 1, o, yr + (int64_t)ox * p->oc, m); break;
+    case 3: tfl_pk_dw_run(p, rp, ox * step, step, wb, bv, 3, o, yr + (int64_t)ox * p->oc, m); break;
+    case 2: tfl_pk_dw_run(p, rp, ox * step, step, wb, bv, 2, o, yr + (int64_t)ox * p->oc, m); break;
+    case 1: tfl_pk_dw_run(p, rp, ox * step, step, wb, bv, 1, o, yr + (int64_t)ox * p->oc, m); break;
     default: break;
     }
 }
@@ -649,11 +684,13 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
 #endif
     __m512i bv = _mm512_setzero_si512();
     __mmask16 m = 0;
+    tfl_pk_dw_ring ring;
     int32_t i, block = -1, c0 = 0;
     for (i = begin; i < end; ++i) {
         const int32_t r = i % rows;
-        if (i / rows != block) { /* a new block's requantisation, bias (and the byte path's weights) */
+        if (i / rows != block) { /* a new block's requantisation, bias (and the byte path's weights); a band anew */
             block = i / rows, c0 = block * 16;
+            tfl_pk_dw_ring_clear(&ring);
             m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
             bv = _mm512_loadu_si512(J->bias + c0);
             tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
@@ -663,11 +700,11 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
         }
 #if defined(__AVX512VBMI__)
         if (quads) {
-            tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band);
+            tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
             continue;
         }
 #endif
-        tfl_pk_dw_row(p, J->x, J->wp + (int64_t)c0 * taps, bv, r / p->oh, r % p->oh, c0, m, &o, J->y, band);
+        tfl_pk_dw_row(p, J->x, J->wp + (int64_t)c0 * taps, bv, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
     }
 }
 
