@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,7 @@ from aot.refs import Reference, reference_for
 DEFAULT_TOLERANCE = 1e-4  # DESIGN.md: fp32 max abs error <= 1e-4 x max(1, max |ref|)
 DEFAULT_LSB = 1  # against onnxruntime: quantized kernels may round a half otherwise (LiteRT's: 0, aot/refs)
 EXACT_DTYPES = ("int64", "uint64", "bool")  # indices, shapes, masks: no rounding to forgive
+TENSOR_WIDTH = 64  # the table shows the end of a longer tensor name (TFLite's join several: a;b); the verdict all
 
 
 @dataclass
@@ -238,7 +240,7 @@ def format_table(rows: list[Row], nodes: str = "ONNX nodes") -> str:
         mark = {"ok": "ok", "diverges": "DIVERGES"}.get(r.status, r.status)
         if r is first:
             mark += "  <- first"
-        body.append((str(k), r.node, r.op, _short(r.onnx_nodes), r.tensor, "x".join(map(str, r.shape)) or "scalar",
+        body.append((str(k), r.node, r.op, _short(r.onnx_nodes), _short([r.tensor], TENSOR_WIDTH), "x".join(map(str, r.shape)) or "scalar",
                      r.dtype, err, rel, mark))
     widths = [max(len(line[c]) for line in (head, *body)) for c in range(len(head))]
     right = {0, 7, 8}
@@ -347,4 +349,8 @@ def _state_at_start(meta: dict, inputs: list[np.ndarray], bundle: Path, ref: Ref
             raise AotcError(f"input '{spec['name']}' in '{inputs_npz}' is the model's state, which {ref.what} keeps "
                             "inside from its start values: leave it out to compare one call from the start")
         out[k] = starts[spec["name"]]
+    started = [spec["name"] for spec in meta["inputs"] if spec["name"] in starts]
+    if started and not inputs_npz:
+        print(f"aotc: note: state {', '.join(started)} starts from the model's start values, as {ref.what} start it",
+              file=sys.stderr)
     return out

@@ -18,6 +18,7 @@ The kernels (--reference-kernels):
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -157,13 +158,18 @@ class LiteRT:
 
     def _failure(self, r: subprocess.CompletedProcess) -> str:
         lines = [line for line in r.stderr.strip().splitlines() if line.strip() and not line.startswith("INFO:")]
-        why = lines[-1] if lines else f"exit {r.returncode}"
+        why = lines[-1].removeprefix("ValueError: ").removeprefix("RuntimeError: ") if lines else \
+            f"exit {r.returncode}"
         if r.returncode < 0:
             why = f"it crashed (signal {-r.returncode})"
-        hint = ""
-        if self.kernels == "ref" and ("find op" in why or "Didn't find" in why or "Encountered unresolved" in why):
-            hint = "; its reference kernels lack an op of this model: try --reference-kernels builtin"
-        return f"{self.what} could not run '{self.model}': {why}{hint}"
+        missing = re.search(r"Didn't find op for builtin opcode '(\w+)' version '(\d+)'", why) or \
+            re.search(r"unresolved custom op: ([^.\s]+)", why)
+        if missing:
+            op = missing[1] + (f" (version {missing[2]})" if missing.lastindex == 2 else "")
+            other = "builtin" if self.kernels == "ref" else None
+            return (f"{self.what} have no kernel for {op}, which '{self.model.name}' uses" +
+                    (f": compare with --reference-kernels {other}" if other else ""))
+        return f"{self.what} could not run '{self.model}': {why}"
 
 
 def _read(model: Path):
