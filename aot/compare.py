@@ -240,8 +240,8 @@ def format_table(rows: list[Row], nodes: str = "ONNX nodes") -> str:
         mark = {"ok": "ok", "diverges": "DIVERGES"}.get(r.status, r.status)
         if r is first:
             mark += "  <- first"
-        body.append((str(k), r.node, r.op, _short(r.onnx_nodes), _short([r.tensor], TENSOR_WIDTH), "x".join(map(str, r.shape)) or "scalar",
-                     r.dtype, err, rel, mark))
+        body.append((str(k), r.node, r.op, _short(r.onnx_nodes), _short([r.tensor], TENSOR_WIDTH),
+                     "x".join(map(str, r.shape)) or "scalar", r.dtype, err, rel, mark))
     widths = [max(len(line[c]) for line in (head, *body)) for c in range(len(head))]
     right = {0, 7, 8}
 

@@ -136,7 +136,7 @@ def _unique(name: str, used: set[str]) -> str:
 
 
 def unique_names(names: list[str], used: set[str]) -> list[str]:
-    """The ONNX name of each TFLite tensor of a (sub)graph, by index: its own name, "t" when it has none,
+    """The ONNX name of each TFLite tensor of a (sub)graph, by index (reader.tensor_name's): its own name,
     with _1, _2, ... after a name already taken (`used`, which they join). The main graph's come first,
     before any name the lowerings make up, so a tensor's name depends on the file alone."""
     return [_unique(n, used) for n in names]
