@@ -317,6 +317,7 @@ def compare(out: Path, meta: dict, *, model: str | Path | None = None, inputs_np
     inputs = load_inputs(inputs_npz, meta, bundle) if inputs_npz else random_inputs(meta)
     if ref.keeps_state:
         inputs = _state_at_start(meta, inputs, bundle, ref, inputs_npz)
+    ref.prepare(meta, inputs)
     dbg = debug_variant(out, meta)
     taps_file = dbg / "taps.bin"
     taps_file.unlink(missing_ok=True)

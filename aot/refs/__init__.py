@@ -25,6 +25,11 @@ class Reference(Protocol):
     lsb: int  # the difference in LSB an integer tensor may have by default (--lsb)
     keeps_state: bool  # state inputs start where the model starts them (LiteRT keeps its variables inside)
 
+    def prepare(self, meta: dict, inputs: list[np.ndarray]) -> None:
+        """What it can run before the bundle's debug variant is built, on the same inputs, so that a model it
+        cannot run is refused before a build (LiteRT's interpreter: everything); `values` runs the rest."""
+        ...
+
     def values(self, meta: dict, inputs: list[np.ndarray], tensors: list[str]) -> dict[str, np.ndarray]:
         """Its value of each tapped tensor it has (by the bundle's name), on the bundle's `inputs` (in
         metadata.json's order), keyed by that name and laid out as the bundle holds it."""

@@ -73,6 +73,7 @@ class LiteRT:
         # the main subgraph's ops as the frontend names their nodes (TflOp.name: CONV_2D_3)
         self.ops = {f"{codes[op.opcodeIndex].split(':')[-1]}_{j}" for j, op in enumerate(sg.operators or [])}
         self._matched: dict[str, tuple[int, str]] = {}
+        self._by_index: dict[int, np.ndarray] | None = None  # every tensor the interpreter computed (prepare)
 
     def source_nodes(self, nodes: list[str]) -> list[str]:
         """The TFLite ops whose nodes (the frontend's: CONV_2D_3, CONV_2D_3_relu for its fused activation)
@@ -88,24 +89,33 @@ class LiteRT:
             return None
         return f"TFLite tensor {k}" + (", transposed to NCHW" if layout == NCHW else "")
 
-    def values(self, meta: dict, inputs: list[np.ndarray], tensors: list[str]) -> dict[str, np.ndarray]:
-        matched = {t: m for t in tensors if (m := tensor_of(t, self.index)) is not None}
-        self._matched = matched
+    def prepare(self, meta: dict, inputs: list[np.ndarray]) -> None:
+        """Run the interpreter now, before the bundle's debug variant is built, keeping every tensor an op
+        computes: a model LiteRT cannot run (a kernel it lacks) is refused before anything is built."""
+        sg = self._file.subgraphs[0]
+        buffers = self._file.buffers or []
+        computed = [k for k, t in enumerate(sg.tensors or []) if not (
+            0 < t.buffer < len(buffers) and (buffers[t.buffer].data is not None and len(buffers[t.buffer].data)
+                                             or buffers[t.buffer].offset > 1))]
         feeds = self._feeds(meta, inputs)
         with tempfile.TemporaryDirectory(prefix="aotc-litert-") as tmp:
             model, fed, got = self._runnable(Path(tmp)), Path(tmp) / "in.npz", Path(tmp) / "out.npz"
-            np.savez(fed, wanted=np.array(sorted({k for k, _ in matched.values()}), np.int64),
-                     **{f"tensor_{k}": x for k, x in feeds.items()})
+            np.savez(fed, wanted=np.array(computed, np.int64), **{f"tensor_{k}": x for k, x in feeds.items()})
             with status(f"running {self.what} on {self.model.name}, every tensor kept"):
                 r = subprocess.run([sys.executable, "-m", "aot.refs.litert_run", str(model), str(fed), str(got),
                                     self.resolver], capture_output=True, text=True, stdin=subprocess.DEVNULL)
             if r.returncode != 0:
                 raise AotcError(self._failure(r))
             with np.load(got) as f:
-                by_index = {int(k.removeprefix("tensor_")): f[k] for k in f.files}
+                self._by_index = {int(k.removeprefix("tensor_")): f[k] for k in f.files}
+
+    def values(self, meta: dict, inputs: list[np.ndarray], tensors: list[str]) -> dict[str, np.ndarray]:
+        if self._by_index is None:
+            self.prepare(meta, inputs)
+        self._matched = {t: m for t in tensors if (m := tensor_of(t, self.index)) is not None}
         refs = {}
-        for t, (k, layout) in matched.items():
-            v = by_index.get(k)
+        for t, (k, layout) in self._matched.items():
+            v = self._by_index.get(k)
             if v is not None:
                 refs[t] = np.ascontiguousarray(v.transpose(TO_NCHW)) if layout == NCHW and v.ndim == 4 else v
         return bundle_outputs(meta, refs)
@@ -162,13 +172,14 @@ class LiteRT:
             f"exit {r.returncode}"
         if r.returncode < 0:
             why = f"it crashed (signal {-r.returncode})"
-        missing = re.search(r"Didn't find op for builtin opcode '(\w+)' version '(\d+)'", why) or \
-            re.search(r"unresolved custom op: ([^.\s]+)", why)
-        if missing:
-            op = missing[1] + (f" (version {missing[2]})" if missing.lastindex == 2 else "")
-            other = "builtin" if self.kernels == "ref" else None
-            return (f"{self.what} have no kernel for {op}, which '{self.model.name}' uses" +
-                    (f": compare with --reference-kernels {other}" if other else ""))
+        builtin = re.search(r"Didn't find op for builtin opcode '(\w+)' version '(\d+)'", why)
+        if builtin:
+            return (f"{self.what} have no kernel for {builtin[1]} (version {builtin[2]}), which '{self.model.name}' "
+                    "uses" + (": compare with --reference-kernels builtin" if self.kernels == "ref" else ""))
+        custom = re.search(r"unresolved custom op: ([^.\s]+)", why)
+        if custom:
+            return (f"LiteRT has no kernel for the custom op {custom[1]}, which '{self.model.name}' uses: there is "
+                    "no LiteRT reference for this model")
         return f"{self.what} could not run '{self.model}': {why}"
 
 

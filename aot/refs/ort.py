@@ -21,6 +21,9 @@ class OnnxRuntime:
     def __init__(self, model: Path):
         self.model = model
 
+    def prepare(self, meta: dict, inputs: list[np.ndarray]) -> None:
+        """Nothing before the bundle runs: which tensors to expose is known from its taps."""
+
     def values(self, meta: dict, inputs: list[np.ndarray], tensors: list[str]) -> dict[str, np.ndarray]:
         feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
         return reference(self.model, feeds, tensors, meta)

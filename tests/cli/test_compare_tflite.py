@@ -91,8 +91,8 @@ def test_tensor_names_map_back_to_tflite_tensors():
 
 
 def test_refusals_are_one_line(tmp_path, capsys):
-    """--reference-kernels on an ONNX bundle; a state given to LiteRT, which keeps it inside; a kernel LiteRT's
-    reference resolver lacks: one line each, exit 2, before anything is built where it can be."""
+    """--reference-kernels on an ONNX bundle; a state given to LiteRT, which keeps it inside; a custom op LiteRT
+    has no kernel for; a builtin its reference resolver lacks: one line each, exit 2, before anything is built."""
     import onnx
     import zoo
 
@@ -107,6 +107,12 @@ def test_refusals_are_one_line(tmp_path, capsys):
     rc, _, err = aotc(capsys, "compare", out, "--inputs", tmp_path / "in.npz")
     assert rc == 2 and err.count("\n") == 1 and "'t5_state'" in err and "keeps inside" in err, err
     assert not (out / "compare").exists()
+
+    out = compiled(tmp_path / "fft", capsys, "tflm_fft.tflite")  # TFLM's signal ops: LiteRT has no kernels
+    rc, _, err = aotc(capsys, "compare", out)
+    assert rc == 2 and err == ("aotc: error: LiteRT has no kernel for the custom op SignalRfft, which "
+                               "'tflm_fft.tflite' uses: there is no LiteRT reference for this model\n"), err
+    assert not (out / "compare").exists()  # refused before the debug variant is built
 
     from aot.refs.litert import LiteRT
 
