@@ -352,6 +352,6 @@ def _state_at_start(meta: dict, inputs: list[np.ndarray], bundle: Path, ref: Ref
         out[k] = starts[spec["name"]]
     started = [spec["name"] for spec in meta["inputs"] if spec["name"] in starts]
     if started and not inputs_npz:
-        print(f"aotc: note: state {', '.join(started)} starts from the model's start values, as {ref.what} start it",
-              file=sys.stderr)
+        print(f"aotc: note: state {', '.join(started)} starts from the model's start values, where the reference "
+              "keeps it inside", file=sys.stderr)
     return out

@@ -136,6 +136,14 @@ class LiteRT:
             want = self.dtypes[k]
             if want in ("float32", "float64") and x.dtype.kind in "iu" and "scale" in spec:
                 x = dequantize_io(spec, x).astype(want)
+            t = self._file.subgraphs[0].tensors[k]
+            shape = [int(d) for d in (t.shape if t.shape is not None else [])]
+            free = [int(d) < 0 for d in (t.shapeSignature if t.shapeSignature is not None else [])]
+            fits = len(shape) == x.ndim and all(d == e or (free[i] if i < len(free) else False)
+                                                for i, (d, e) in enumerate(zip(shape, x.shape, strict=True)))
+            if x.dtype != np.dtype(want or x.dtype) or not fits:
+                raise AotcError(f"input '{name}' of '{self.model}' is {want}{shape}, the bundle's {x.dtype}"
+                                f"{list(x.shape)}: compare the bundle with the model it was compiled from")
             feeds[k] = x
         return feeds
 
