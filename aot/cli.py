@@ -8,11 +8,12 @@
                                                         Cortex-M board: instructions per inference and per
                                                         MAC under qemu, and estimated cycles on the M4
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
-    aotc compare [MODEL.onnx] OUT [--inputs IN.npz] [--tolerance T] [--lsb N]
-                                                        every intermediate tensor vs onnxruntime: a table
-                                                        of error per node, naming the first node beyond
-                                                        tolerance (also inside vendor functions); exit 0
-                                                        if none, 1 if one diverges (aot/compare.py)
+    aotc compare [MODEL] OUT [--inputs IN.npz] [--tolerance T] [--lsb N] [--reference-kernels ref|builtin|default]
+                                                        every intermediate tensor vs onnxruntime (LiteRT
+                                                        for a .tflite model): a table of error per node,
+                                                        naming the first node beyond tolerance (also inside
+                                                        vendor functions); exit 0 if none, 1 if one
+                                                        diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
     aotc ops [OP] [--tflite] [--markdown]               the supported ops (ONNX, or TFLite builtins), from the tables
     aotc --list-targets                                 the targets, with their memory
@@ -44,7 +45,7 @@ COMMANDS = """commands:
   aotc MODEL -o OUT               compile an .onnx or .tflite file (this page)
   aotc run OUT --inputs IN.npz    run the built bundle and summarise its outputs   (aotc run -h)
   aotc bench OUT                  time the bundle against onnxruntime, same threads (aotc bench -h)
-  aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime (aotc compare -h)
+  aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime or LiteRT (aotc compare -h)
   aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
@@ -240,24 +241,31 @@ def _partition_parser() -> argparse.ArgumentParser:
 
 def _compare_parser() -> argparse.ArgumentParser:
     from aot.compare import DEFAULT_LSB, DEFAULT_TOLERANCE
+    from aot.refs import KERNELS
 
     p = argparse.ArgumentParser(
         prog="aotc compare", description="Run a debug build of OUT's bundle that reports every intermediate "
-        "tensor (on the host, or under qemu for a cross target) and onnxruntime on the same inputs; print the "
-        "error of each node's tensors in execution order and name the first node beyond tolerance, also "
-        "inside vendor functions that expose their tensors. The debug build goes to OUT/compare/.",
+        "tensor (on the host, or under qemu for a cross target) and the model's reference on the same inputs: "
+        "onnxruntime for an ONNX model, LiteRT for a .tflite file (every tensor kept, matched by TFLite tensor "
+        "name). Print the error of each node's tensors in execution order and name the first node beyond "
+        "tolerance, also inside vendor functions that expose their tensors. The debug build goes to OUT/compare/.",
         epilog="Exit status: 0 when every tensor is within tolerance, 1 when one diverges, 2 on bad input.")
-    p.add_argument("model", nargs="?", metavar="MODEL.onnx",
-                   help="the ONNX model for onnxruntime (default: the one OUT was compiled from)")
+    p.add_argument("model", nargs="?", metavar="MODEL",
+                   help="the .onnx or .tflite model to compare with (default: the one OUT was compiled from)")
     p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
     p.add_argument("--inputs", metavar="IN.npz", help="inputs keyed by the model's input names "
                    "(default: seeded random inputs of the right shapes and dtypes)")
     p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
                    help="float tensors: max abs error allowed, times max(1, max |reference|) "
                    f"(default {DEFAULT_TOLERANCE:g})")
-    p.add_argument("--lsb", type=int, default=DEFAULT_LSB, metavar="N",
-                   help=f"int8/uint8/int16/int32 tensors: difference allowed in LSB (default {DEFAULT_LSB}); "
-                   "int64 and bool tensors must be equal")
+    p.add_argument("--lsb", type=int, default=None, metavar="N",
+                   help=f"int8/uint8/int16/int32 tensors: difference allowed in LSB (default {DEFAULT_LSB} against "
+                   "onnxruntime, 0 against LiteRT); int64 and bool tensors must be equal")
+    p.add_argument("--reference-kernels", choices=KERNELS, default=None, metavar="K",
+                   help="a .tflite model's LiteRT kernels: ref (its reference kernels, BUILTIN_REF, which the "
+                   "bundle's integer kernels and TFLM's follow bit for bit: the default), builtin (its optimised "
+                   "kernels, no delegate) or default (what LiteRT runs unasked: the optimised kernels with the "
+                   "XNNPACK delegate)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -598,9 +606,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.inputs:
         check_input_file(Path(args.inputs), "--inputs")
     result = compare(out, _metadata(out), model=args.model, inputs_npz=args.inputs, tolerance=args.tolerance,
-                     lsb=args.lsb)
-    print(format_table(result.rows), end="")
-    print(verdict(result.rows, args.tolerance, args.lsb))
+                     lsb=args.lsb, kernels=args.reference_kernels)
+    print(format_table(result.rows, result.reference.nodes), end="")
+    print(verdict(result.rows, args.tolerance, result.lsb, result.reference))
     print(f"aotc: both sides' tensors: {result.directory / 'taps.npz'}, {result.directory / 'reference.npz'}")
     return 1 if result.first else 0
 

@@ -1,6 +1,6 @@
-"""aotc compare: where does a bundle first part from onnxruntime?
+"""aotc compare: where does a bundle first part from its reference?
 
-    aotc compare [MODEL.onnx] OUT [--inputs IN.npz] [--tolerance T] [--lsb N]
+    aotc compare [MODEL] OUT [--inputs IN.npz] [--tolerance T] [--lsb N] [--reference-kernels K]
 
 1. The debug variant. Every bundle's generated code taps each tensor right after the node that
    writes it (AOTC_TAP, aot/csource/tap.py), and a vendor may tap the tensors inside its
@@ -10,16 +10,21 @@
    arena plan: a tensor is read before a later node can reuse its bytes), run the way `aotc run`
    runs it: on the host, under qemu-user, or on a Cortex-M board under qemu-system-arm with the
    file written through semihosting. OUT/bundle is never touched.
-2. The reference: the ONNX model (the one OUT was compiled from, unless MODEL is given) with
-   every tensor the bundle tapped added as a graph output, run once in onnxruntime on the same
-   inputs. Only those tensors are exposed: exposing one stops onnxruntime fusing across it.
-3. The table: one row per tapped tensor in execution order, tensors matched by ONNX name (a
-   fused node taps the tensor of its last ONNX node: Conv+BatchNorm+Relu is the Relu's output;
-   what the compiler folded away exists on one side only and is not compared). Float tensors
+2. The reference (aot/refs/), chosen by the model (the one OUT was compiled from, unless MODEL is
+   given): onnxruntime for an ONNX model, with every tensor the bundle tapped added as a graph
+   output (aot/refs/ort.py); LiteRT for a .tflite file, its interpreter keeping every tensor, with
+   the kernels --reference-kernels picks: its reference kernels (the default, which the bundle's
+   integer kernels follow bit for bit), its optimised builtin kernels, or its default XNNPACK path
+   (aot/refs/litert.py). Both run once on the same inputs as the debug variant.
+3. The table: one row per tapped tensor in execution order, tensors matched by name (an ONNX
+   tensor's; a TFLite tensor's, as the frontend names it, an NCHW copy transposed back; a fused
+   node taps the tensor of its last node: Conv+BatchNorm+Relu is the Relu's output; what the
+   compiler folded away exists on one side only and is not compared). Float tensors
    show the max abs error and that error over max(1, max |ref|) -- DESIGN.md's bar, within
    `tolerance` -- integer tensors the largest difference in LSB and the share of equal
-   elements (int8/uint8/int16/int32 within `lsb` LSB; int64 and bool must be equal). The first
-   tensor beyond tolerance names its node: a host node, or a node inside a vendor function.
+   elements (int8/uint8/int16/int32 within `lsb` LSB: 1 against onnxruntime, which may round a
+   half otherwise, 0 against LiteRT; int64 and bool must be equal). The first tensor beyond
+   tolerance names its node: a host node, or a node inside a vendor function.
 
 OUT/compare/taps.npz and OUT/compare/reference.npz keep both sides' tensors for a closer look.
 """
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import shutil
 import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +43,14 @@ from aot.build import build, configure, run_bundle
 from aot.csource.tap import TAP_MAGIC, parse_tap_type
 from aot.errors import AotcError
 from aot.ir import np_dtype
-from aot.npz import bundle_outputs, load_inputs, onnx_feeds
+from aot.npz import load_inputs, start_values
 from aot.progress import status
+from aot.refs import Reference, reference_for
 
 DEFAULT_TOLERANCE = 1e-4  # DESIGN.md: fp32 max abs error <= 1e-4 x max(1, max |ref|)
-DEFAULT_LSB = 1  # quantized kernels may round a half differently from onnxruntime
+DEFAULT_LSB = 1  # against onnxruntime: quantized kernels may round a half otherwise (LiteRT's: 0, aot/refs)
 EXACT_DTYPES = ("int64", "uint64", "bool")  # indices, shapes, masks: no rounding to forgive
+TENSOR_WIDTH = 64  # the table shows the end of a longer tensor name (TFLite's join several: a;b); the verdict all
 
 
 @dataclass
@@ -65,11 +73,12 @@ class Row:
     tensor: str
     shape: tuple[int, ...]
     dtype: str
-    status: str = "ok"  # ok | diverges | no reference | shape differs
+    status: str = "ok"  # ok | diverges | no reference | shape differs | type differs
     max_abs: float | None = None  # float tensors
     rel: float | None = None  # max_abs / max(1, max |ref|)
     lsb: int | None = None  # integer tensors: largest difference
     equal: float | None = None  # integer tensors: share of equal elements
+    unequal: int | None = None  # integer tensors: how many elements differ
 
     @property
     def integer(self) -> bool:
@@ -101,22 +110,6 @@ def read_taps(path: Path) -> list[Tap]:
         taps.append(Tap(node, tensor, np.frombuffer(data, dtype=dtype).reshape(shape).copy()))
         pos += nbytes
     return taps
-
-
-def _ort_value(ort, x: np.ndarray):
-    """An input as onnxruntime's Python API takes it: a bfloat16 or float8 array (ml_dtypes'), which it
-    cannot convert itself, as an OrtValue of its ONNX type over the same bytes. Its 4- and 2-bit types
-    are stored packed, which this does not do: refused in one line."""
-    if not x.dtype.type.__module__.startswith("ml_dtypes"):
-        return x
-    if x.dtype.itemsize == 1 and x.dtype.name.startswith(("int", "uint")):
-        raise AotcError(f"onnxruntime's Python API takes no {x.dtype.name} inputs, so there is no reference to "
-                        "compare with")
-    import onnx
-
-    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
-    raw = np.ascontiguousarray(x).view(np.uint8 if x.dtype.itemsize == 1 else np.uint16)
-    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, elem)
 
 
 def random_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
@@ -155,46 +148,6 @@ def debug_variant(out: Path, meta: dict) -> Path:
     return dbg
 
 
-def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str],
-              meta: dict | None = None) -> dict[str, np.ndarray]:
-    """onnxruntime's value of each of `tensors` (those the model computes) on `feeds`. With the bundle's
-    `meta`, its quantized integer inputs and outputs (--quantized-io) meet the model's float ones:
-    inputs dequantized, outputs quantized back (exact both ways)."""
-    import onnx
-    import onnxruntime as ort
-
-    try:
-        model = onnx.load(str(model_path))
-    except Exception as e:
-        raise AotcError(f"cannot read the ONNX model '{model_path}': {e}") from e
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model).graph
-        known = {vi.name: vi for vi in (*inferred.value_info, *inferred.output)}
-    except Exception:  # exposed without a type: onnxruntime infers it
-        known = {}
-    if meta is not None:
-        floats = {i.name for i in model.graph.input if i.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
-        feeds = onnx_feeds(meta, [feeds[s["name"]] for s in meta["inputs"]], floats)
-    exposed = {o.name for o in model.graph.output}
-    wanted = set(tensors)
-    for node in model.graph.node:
-        for o in node.output:
-            if o in wanted and o not in exposed:
-                model.graph.output.append(known.get(o) or onnx.ValueInfoProto(name=o))
-                exposed.add(o)
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    names = [o.name for o in model.graph.output]
-    try:
-        sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        values = sess.run(names, {k: _ort_value(ort, x) for k, x in feeds.items()})
-    except Exception as e:
-        raise AotcError(f"onnxruntime could not run '{model_path}': {str(e).splitlines()[0]}") from e
-    refs = {n: np.asarray(v) for n, v in zip(names, values, strict=True) if n in wanted}
-    return refs if meta is None else bundle_outputs(meta, refs)
-
-
 def _labels(meta: dict) -> dict[str, tuple[str, list[str], str, str | None]]:
     """node label -> (op, ONNX nodes, where, function symbol) from metadata.json."""
     compilers = {f["symbol"]: f["compiler"] for f in meta.get("partition", [])}
@@ -227,6 +180,8 @@ def compare_taps(taps: list[Tap], refs: dict[str, np.ndarray], meta: dict,
             row.status = "no reference"
         elif ref.size != tap.data.size:
             row.status = "shape differs"
+        elif (ref.dtype.kind in "iub") != (tap.data.dtype.kind in "iub"):  # integers on one side, floats on the other
+            row.status = "type differs"
         else:
             _measure(row, tap.data, ref.reshape(tap.data.shape), tolerance, lsb)
         rows.append(row)
@@ -238,6 +193,7 @@ def _measure(row: Row, ours: np.ndarray, ref: np.ndarray, tolerance: float, lsb:
         d = np.abs(ours.astype(np.int64) - ref.astype(np.int64))
         row.lsb = int(d.max(initial=0))
         row.equal = float(np.mean(d == 0)) if d.size else 1.0
+        row.unequal = int(np.count_nonzero(d))
         allowed = 0 if ours.dtype.name in EXACT_DTYPES else lsb
         row.status = "ok" if row.lsb <= allowed else "diverges"
         return
@@ -268,10 +224,11 @@ def _short(names: list[str], width: int = 28) -> str:
     return f"{names[0]},...,{names[-1]} ({len(names)})"
 
 
-def format_table(rows: list[Row]) -> str:
-    """The rows as an aligned text table; the first divergent row is marked."""
+def format_table(rows: list[Row], nodes: str = "ONNX nodes") -> str:
+    """The rows as an aligned text table; the first divergent row is marked. `nodes` heads the column of the
+    model's nodes each row's node computes (the reference's `nodes`)."""
     first = first_divergence(rows)
-    head = ("#", "node", "op", "ONNX nodes", "tensor", "shape", "dtype", "max abs err", "rel | equal", "")
+    head = ("#", "node", "op", nodes, "tensor", "shape", "dtype", "max abs err", "rel | equal", "")
     body = []
     for k, r in enumerate(rows):
         if r.integer:
@@ -283,8 +240,8 @@ def format_table(rows: list[Row]) -> str:
         mark = {"ok": "ok", "diverges": "DIVERGES"}.get(r.status, r.status)
         if r is first:
             mark += "  <- first"
-        body.append((str(k), r.node, r.op, _short(r.onnx_nodes), r.tensor, "x".join(map(str, r.shape)) or "scalar",
-                     r.dtype, err, rel, mark))
+        body.append((str(k), r.node, r.op, _short(r.onnx_nodes), _short([r.tensor], TENSOR_WIDTH),
+                     "x".join(map(str, r.shape)) or "scalar", r.dtype, err, rel, mark))
     widths = [max(len(line[c]) for line in (head, *body)) for c in range(len(head))]
     right = {0, 7, 8}
 
@@ -296,13 +253,21 @@ def format_table(rows: list[Row]) -> str:
     return "".join(fmt(line).rstrip() + "\n" for line in (head, rule, *body))
 
 
-def verdict(rows: list[Row], tolerance: float = DEFAULT_TOLERANCE, lsb: int = DEFAULT_LSB) -> str:
-    """The line under the table: the first node beyond tolerance, or that there is none."""
+def verdict(rows: list[Row], tolerance: float = DEFAULT_TOLERANCE, lsb: int = DEFAULT_LSB,
+            reference: Reference | None = None) -> str:
+    """The line under the table: the first node beyond tolerance, or that there is none (and how many integer
+    tensors differ within --lsb)."""
     first = first_divergence(rows)
     compared = sum(r.status in ("ok", "diverges") for r in rows)
+    what, nodes = (reference.what, reference.nodes) if reference is not None else ("onnxruntime", "ONNX nodes")
     if first is None:
         missing = len(rows) - compared
-        note = f" ({missing} without an onnxruntime counterpart)" if missing else ""
+        note = f" ({missing} without a counterpart in {what})" if missing else ""
+        near = [r for r in rows if r.status == "ok" and r.integer and r.lsb]
+        if near:
+            count, elements = len(near), sum(r.unequal for r in near)
+            note += (f"; {count} integer tensor{'s differ' if count > 1 else ' differs'} by up to "
+                     f"{max(r.lsb for r in near)} LSB ({elements} element{'s' if elements > 1 else ''})")
         return f"aotc: no divergence: {compared} tensors within tolerance{note}"
     if first.function and first.node != first.function:
         place = f"inside function {first.function} [{first.where}]"
@@ -317,14 +282,18 @@ def verdict(rows: list[Row], tolerance: float = DEFAULT_TOLERANCE, lsb: int = DE
         err = f"{first.lsb} LSB apart > {allowed}, {100 * first.equal:.1f}% of elements equal"
     else:
         err = f"max abs err {first.max_abs:.3g}, {first.rel:.3g} x max(1, max|ref|) > {tolerance:g}"
-    return (f"aotc: first divergence: node '{node}' ({first.op}) {place}, ONNX nodes "
-            f"{', '.join(first.onnx_nodes)}: tensor '{first.tensor}' {first.dtype}: {err}")
+    other = reference.counterpart(first.tensor) if reference is not None else None
+    tensor = f"tensor '{first.tensor}'" + (f" ({other})" if other else "")
+    return (f"aotc: first divergence: node '{node}' ({first.op}) {place}, {nodes} "
+            f"{', '.join(first.onnx_nodes)}: {tensor} {first.dtype}: {err}")
 
 
 @dataclass
 class Comparison:
     rows: list[Row]
     directory: Path  # OUT/compare
+    reference: Reference
+    lsb: int  # the LSB allowed (--lsb, or the reference's default)
 
     @property
     def first(self) -> Row | None:
@@ -332,20 +301,23 @@ class Comparison:
 
 
 def compare(out: Path, meta: dict, *, model: str | Path | None = None, inputs_npz: str | Path | None = None,
-            tolerance: float = DEFAULT_TOLERANCE, lsb: int = DEFAULT_LSB) -> Comparison:
-    """Build and run OUT's debug variant and onnxruntime on the same inputs; a row per tapped tensor."""
+            tolerance: float = DEFAULT_TOLERANCE, lsb: int | None = None,
+            kernels: str | None = None) -> Comparison:
+    """Build and run OUT's debug variant and the reference on the same inputs; a row per tapped tensor.
+    `lsb` None: the reference's default; `kernels`: LiteRT's (aot/refs/litert.py), for a .tflite model."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
-        raise AotcError(f"cannot find the ONNX model OUT was compiled from ('{source}'): give it, "
-                        f"aotc compare MODEL.onnx {out}")
-    from aot.frontend.tflite import is_tflite
-
-    if is_tflite(source):
-        raise AotcError(f"{out} was compiled from a TFLite model ('{source}'), which onnxruntime cannot run; "
-                        f"give an ONNX export of it (e.g. tf2onnx's): aotc compare MODEL.onnx {out}")
-    if tolerance < 0 or lsb < 0:
+        raise AotcError(f"cannot find the model OUT was compiled from ('{source}'): give it, "
+                        f"aotc compare MODEL {out}")
+    if tolerance < 0 or (lsb is not None and lsb < 0):
         raise AotcError("--tolerance and --lsb must not be negative")
-    inputs = load_inputs(inputs_npz, meta) if inputs_npz else random_inputs(meta)
+    ref = reference_for(source, kernels)
+    lsb = ref.lsb if lsb is None else lsb
+    bundle = out / "bundle"
+    inputs = load_inputs(inputs_npz, meta, bundle) if inputs_npz else random_inputs(meta)
+    if ref.keeps_state:
+        inputs = _state_at_start(meta, inputs, bundle, ref, inputs_npz)
+    ref.prepare(meta, inputs)
     dbg = debug_variant(out, meta)
     taps_file = dbg / "taps.bin"
     taps_file.unlink(missing_ok=True)
@@ -354,10 +326,32 @@ def compare(out: Path, meta: dict, *, model: str | Path | None = None, inputs_np
     if not taps:
         raise AotcError(f"the debug variant of {out} reports no tensors: its bundle was written by an aotc "
                         "without tap points; compile it again")
-    feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
     names = list(dict.fromkeys(t.tensor for t in taps))
-    with status(f"running onnxruntime with {len(names)} tensors exposed"):
-        refs = reference(source, feeds, names, meta)
+    with status(f"running {ref.what} with {len(names)} tensors exposed"):
+        refs = ref.values(meta, inputs, names)
     np.savez(dbg / "taps.npz", **{t.tensor: t.data for t in reversed(taps)})
     np.savez(dbg / "reference.npz", **refs)
-    return Comparison(compare_taps(taps, refs, meta, tolerance, lsb), dbg)
+    rows = compare_taps(taps, refs, meta, tolerance, lsb)
+    for row in rows:
+        row.onnx_nodes = ref.source_nodes(row.onnx_nodes)
+    return Comparison(rows, dbg, ref, lsb)
+
+
+def _state_at_start(meta: dict, inputs: list[np.ndarray], bundle: Path, ref: Reference,
+                    inputs_npz: str | Path | None) -> list[np.ndarray]:
+    """The inputs with the model's state (an LSTM's h and c, resource variables) at its start values, where a
+    reference that keeps it inside (LiteRT's interpreter) starts it; a given state elsewhere is refused."""
+    starts = start_values(meta, bundle)
+    out = list(inputs)
+    for k, spec in enumerate(meta["inputs"]):
+        if spec["name"] not in starts:
+            continue
+        if inputs_npz and not np.array_equal(out[k], starts[spec["name"]]):
+            raise AotcError(f"input '{spec['name']}' in '{inputs_npz}' is the model's state, which {ref.what} keeps "
+                            "inside from its start values: leave it out to compare one call from the start")
+        out[k] = starts[spec["name"]]
+    started = [spec["name"] for spec in meta["inputs"] if spec["name"] in starts]
+    if started and not inputs_npz:
+        print(f"aotc: note: state {', '.join(started)} starts from the model's start values, where the reference "
+              "keeps it inside", file=sys.stderr)
+    return out

@@ -84,10 +84,20 @@ def start_absent_state(meta: dict, arrays: dict[str, np.ndarray], bundle: Path |
     """`arrays` with each state input they leave out (metadata.json's inputs with a `state`) at the start
     value the model defines, as the generated <name>_reset_state writes it: an LSTM's h at its zero point,
     not zeros. Says so in one line, naming them."""
+    started = {k: v for k, v in start_values(meta, bundle).items() if k not in arrays}
+    if started:
+        print(f"aotc: state {', '.join(started)} not in the inputs: started from the model's start values "
+              "(metadata.json's state, as <name>_reset_state writes them)")
+    return {**arrays, **started}
+
+
+def start_values(meta: dict, bundle: Path | None) -> dict[str, np.ndarray]:
+    """Each state input's start value (metadata.json's inputs with a `state`: a fill, or a file in the bundle
+    folder `bundle`, without which such a state is left out), as <name>_reset_state writes it."""
     started = {}
     for spec in meta["inputs"]:
         st = spec.get("state")
-        if st is None or spec["name"] in arrays:
+        if st is None:
             continue
         if "fill" in st:
             started[spec["name"]] = np.full(spec["shape"], st["fill"], spec["dtype"])
@@ -95,10 +105,7 @@ def start_absent_state(meta: dict, arrays: dict[str, np.ndarray], bundle: Path |
             raw = (Path(bundle) / st["file"]).read_bytes()
             started[spec["name"]] = np.frombuffer(raw, np.dtype(spec["dtype"]).newbyteorder("<")).astype(
                 spec["dtype"]).reshape(spec["shape"])
-    if started:
-        print(f"aotc: state {', '.join(started)} not in the inputs: started from the model's start values "
-              "(metadata.json's state, as <name>_reset_state writes them)")
-    return {**arrays, **started}
+    return started
 
 
 def _read_npz(path: str | Path) -> dict[str, np.ndarray]:

@@ -768,14 +768,6 @@ def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
         assert np.float32(float(line.split()[-1].rstrip("f"))) == q.scale[0]
 
 
-def test_compare_refuses_a_tflite_source_cleanly(tmp_path):
-    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
-    out = tmp_path / "out"
-    aotc(MODELS / "sine_float.tflite", "-o", out, "--no-configure")
-    run = aotc("compare", out, check=False)
-    assert run.returncode == 2 and "compiled from a TFLite model" in run.stderr, run.stderr
-
-
 @pytest.mark.full
 @pytest.mark.parametrize("name", ["keyword_float", "sine_int8"])
 def test_bench_times_a_tflite_bundle_against_litert(tmp_path, name):

@@ -6,6 +6,7 @@ int8.py, recurrent.py, state.py) import it, it imports none of them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -30,7 +31,7 @@ class OnnxBuilder:
         self.value_infos: list[onnx.ValueInfoProto] = []  # the outputs of internal ops, which onnx cannot infer
         self.values: dict[int, dict[str, str]] = {}  # tensor index -> {layout: onnx name}
         self.used: set[str] = set()
-        self.names = [self._unique(t.name) for t in model.tensors]
+        self.names = unique_names([t.name for t in model.tensors], self.used)
         self.extra_inputs: list[onnx.ValueInfoProto] = []  # state carried by the caller (recurrent.py)
         self.extra_outputs: list[onnx.ValueInfoProto] = []
         self.extra_quant: dict[str, dict] = {}  # the quantised state's {scale, zero_point}, for the header
@@ -53,7 +54,7 @@ class OnnxBuilder:
         c = OnnxBuilder.__new__(OnnxBuilder)
         c.m, c.nodes, c.inits, c.value_infos, c.values, c.used = model, self.nodes, self.inits, self.value_infos, {}, \
             self.used
-        c.names = [c._unique(t.name) for t in model.tensors]
+        c.names = unique_names([t.name for t in model.tensors], c.used)
         c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
         c.extra_quant = self.extra_quant
         c.handles, c.variables, c.nested = {}, self.variables, True
@@ -62,11 +63,7 @@ class OnnxBuilder:
         return c
 
     def _unique(self, name: str) -> str:
-        base, k = name or "t", 1
-        while name in self.used:
-            name, k = f"{base}_{k}", k + 1
-        self.used.add(name)
-        return name
+        return _unique(name, self.used)
 
     def fresh(self, hint: str) -> str:
         return self._unique(hint)
@@ -130,6 +127,37 @@ class OnnxBuilder:
         return self.fresh(self.names[idx] + "_nchw")
 
 
+def _unique(name: str, used: set[str]) -> str:
+    base, k = name or "t", 1
+    while name in used:
+        name, k = f"{base}_{k}", k + 1
+    used.add(name)
+    return name
+
+
+def unique_names(names: list[str], used: set[str]) -> list[str]:
+    """The ONNX name of each TFLite tensor of a (sub)graph, by index (reader.tensor_name's): its own name,
+    with _1, _2, ... after a name already taken (`used`, which they join). The main graph's come first,
+    before any name the lowerings make up, so a tensor's name depends on the file alone."""
+    return [_unique(n, used) for n in names]
+
+
+LAYOUT_NAME = re.compile(r"^(?P<base>.*)_(?P<layout>nchw|nhwc)(?:_\d+)?$")
+
+
+def tensor_of(onnx_name: str, index: dict[str, int]) -> tuple[int, str] | None:
+    """The TFLite tensor (its index in `index`: unique_names -> index of the main graph) whose value an ONNX
+    value of the frontend holds, and in which layout: a tensor's own name is its value as the file holds it
+    (NHWC), `<name>_nchw` its NCHW value (`out_name`, `value`), `<name>_nhwc` its NHWC value computed from
+    that; a _k made unique after either. None for a value no TFLite tensor holds (what a lowering adds)."""
+    if onnx_name in index:
+        return index[onnx_name], NHWC
+    m = LAYOUT_NAME.match(onnx_name)
+    if m is None or m["base"] not in index:
+        return None
+    return index[m["base"]], m["layout"]
+
+
 def _no_table(b: OnnxBuilder) -> None:
     raise AotcError("internal error: a TFLite subgraph lowered before the op table was set")
 
@@ -172,4 +200,4 @@ def float_weights(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
 
 
 __all__ = ["NCHW", "NHWC", "TO_NCHW", "TO_NHWC", "OnnxBuilder", "float_const", "float_weights",
-           "op_error"]
+           "op_error", "tensor_of", "unique_names"]

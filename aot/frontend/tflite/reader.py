@@ -126,7 +126,7 @@ def read_tflite(path: str | Path) -> TflModel:
     if not model.subgraphs:
         raise AotcError(f"cannot read model '{path}': the TFLite file has no subgraph")
     names = {v: k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_")}
-    codes = [_op_name(c, names) for c in (model.operatorCodes or [])]
+    codes = [op_code_name(c, names) for c in (model.operatorCodes or [])]
     validate(sch, model, buf, codes, str(path), NUMPY_DTYPE, PACKED)  # every index, size and table, before use
     subgraphs = [_subgraph(model, sg, k, codes, buf, path) for k, sg in enumerate(model.subgraphs)]
     main = subgraphs[0]
@@ -166,6 +166,12 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
                     extra={"name": name, "index": k})
 
 
+def tensor_name(t: Any, k: int) -> str:
+    """The name of tensor `k` (a schema TensorT): an empty name (b"" too) is the index's, since the ONNX the
+    frontend writes names every value."""
+    return (t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or "")) or f"tensor_{k}"
+
+
 def _fold_constants(ops: list[TflOp], tensors: list[TflTensor]) -> list[TflOp]:
     """DEQUANTIZE and DENSIFY of a constant done now: the output becomes the constant the next op reads
     as weights (issue 50). The converter's float16 quantisation stores every weight as float16 behind a
@@ -201,7 +207,7 @@ def _fold_constants(ops: list[TflOp], tensors: list[TflTensor]) -> list[TflOp]:
     return kept
 
 
-def _op_name(code: Any, names: dict[int, str]) -> str:
+def op_code_name(code: Any, names: dict[int, str]) -> str:
     builtin = max(int(code.builtinCode), int(code.deprecatedBuiltinCode))  # old files set only the deprecated one
     name = names.get(builtin, f"builtin {builtin}")
     if name == "CUSTOM":
@@ -225,8 +231,7 @@ def unpack_bits(raw: np.ndarray, count: int, bits: int, signed: bool) -> np.ndar
 
 
 def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
-    # an empty name (b"" too) is the index's: the ONNX the frontend writes names every value
-    name = (t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or "")) or f"tensor_{k}"
+    name = tensor_name(t, k)
     shape = tuple(int(d) for d in (t.shape if t.shape is not None else []))
     packed = PACKED.get(int(t.type))
     dtype = "resource" if int(t.type) == RESOURCE else packed[0] if packed else NUMPY_DTYPE.get(int(t.type))
