@@ -250,3 +250,18 @@ def test_tensors_without_names_take_their_index(tmp_path):
     aotc(path, "-o", tmp_path / "out", "--no-configure")
     meta = json.loads((tmp_path / "out" / "bundle" / "metadata.json").read_text())
     assert [i["name"] for i in meta["inputs"]] == ["tensor_0"]
+
+
+def test_rank1_per_channel_scales_along_another_dimension_are_read_along_the_only_one(tmp_path):
+    """TFLM's person_detect sets quantized_dimension 3 on its rank-1 per-channel conv biases: TFLM reads them along
+    their only axis, and so does aotc (compiled, not refused as a malformed axis)."""
+    sch = _sch()
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "person_int8.tflite").read_bytes(), 0)
+    biases = [t for t in m.subgraphs[0].tensors if len(t.shape) == 1 and t.quantization is not None
+              and t.quantization.scale is not None and len(t.quantization.scale) > 1]
+    assert biases
+    for t in biases:
+        t.quantization.quantizedDimension = 3
+    path = tmp_path / "model.tflite"
+    path.write_bytes(_pack(m))
+    aotc(path, "-o", tmp_path / "out", "--no-configure")

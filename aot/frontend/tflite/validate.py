@@ -195,6 +195,8 @@ def _quantization(what: str, q: Any, shape: list[int], dtype: str | None) -> Non
         raise AotcError(f"tensor '{what} ({dtype}) has zero point {bad_zero}, outside {lo}..{hi}")
     if scale.size > 1:
         axis = int(q.quantizedDimension)
+        if len(shape) == 1 and axis > 0:  # older files' biases (person_detect: 3): a rank-1 tensor has one axis,
+            axis = 0  # which TFLM and the reader (quant.py) take
         if not 0 <= axis < len(shape):
             raise AotcError(f"tensor '{what} is quantized per channel along dimension {axis} of a rank-{len(shape)} "
                             "tensor")
