@@ -376,6 +376,12 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
 #endif
 
 #define TFL_PK_RUN 64   /* positions a run of CONV_2D (their windows' addresses on the stack) */
+/* the fewest multiply-adds a conv splits over a --threads pool: below, a region's wake and the lines that pass
+ * between the cores (a few to 20 us on a VM whose vCPUs sit on different dies, README "Threads") cost about what
+ * the second thread saves, and the calling thread runs it alone */
+#ifndef TFL_PK_POOL_MIN_MACS
+#define TFL_PK_POOL_MIN_MACS (1 << 20)
+#endif
 #define TFL_PK_CHUNK 64 /* output channels an item of a direct CONV_2D's work (blocks of 16) */
 
 /* a direct CONV_2D's work for the pool (aotc_threads.h): first the span's rows, then items of (run of
@@ -450,6 +456,11 @@ static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_p
         J.p = p, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.out = out, J.y = y, J.span = scratch;
         J.chunks = (p->oc + TFL_PK_CHUNK - 1) / TFL_PK_CHUNK;
         memset(scratch + tfl_pk_span_bytes(p) - TFL_PK_SLACK, 0, TFL_PK_SLACK);
+        if ((int64_t)total * p->oc * p->kh * p->kw * p->c < TFL_PK_POOL_MIN_MACS) {
+            tfl_pk_span_items(&J, 0, p->n * ph);
+            tfl_pk_direct_items(&J, 0, runs * J.chunks);
+            return;
+        }
         aotc_parallel_for(tfl_pk_span_items, &J, p->n * ph);
         aotc_parallel_for(tfl_pk_direct_items, &J, runs * J.chunks);
         return;
@@ -716,7 +727,8 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
     tfl_pk_dw_job J;
     tfl_pk_out_init(&o, p, NULL);
     J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch;
-    if (aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK)
+    if (aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK &&
+        (int64_t)p->n * p->oh * p->ow * p->c * p->kh * p->kw >= TFL_PK_POOL_MIN_MACS / 4) /* (a tap costs about 4 MACs of a conv) */
         aotc_parallel_for(tfl_pk_dw_items, &J, (p->c + 15) / 16 * p->n * p->oh);
     else
         tfl_pk_dw_items(&J, 0, (p->c + 15) / 16 * p->n * p->oh);
