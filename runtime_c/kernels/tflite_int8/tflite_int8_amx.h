@@ -42,6 +42,14 @@ static int tfl_amx_allowed(void) {
     return s > 0;
 }
 
+#define TFL_AMX_MIN_QUADS 16 /* the shortest patch (quads) the tiles take: a B tile's rows; shorter ones (a stem's,
+                              * a 1 x 1 conv's on 32 channels or fewer) waste most of each tile: VNNI */
+
+/* whether the tiles take the direct CONV_2D p (the process granted them) */
+static int tfl_amx_takes(const aotc_tfl_conv_params *p) {
+    return p->kh * tfl_pk_row_quads(p) >= TFL_AMX_MIN_QUADS && tfl_amx_allowed();
+}
+
 /* the tile configuration (palette 1): every tile 16 rows x 64 bytes; C tiles 0-3, A tiles 4-5, B tiles 6-7 */
 typedef struct {
     uint8_t palette, start_row, reserved[14];

@@ -466,7 +466,7 @@ static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_p
         J.p = p, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.out = out, J.y = y, J.span = scratch;
         J.chunks = (p->oc + TFL_PK_CHUNK - 1) / TFL_PK_CHUNK;
 #if TFL_PK_AMX
-        J.amx = tfl_amx_allowed();
+        J.amx = tfl_amx_takes(p);
 #else
         J.amx = 0;
 #endif
