@@ -95,7 +95,7 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
-enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64 };
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64, K_TILES = 128 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -385,8 +385,8 @@ static int check_conv(int kind, int wide) {
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
-    const int ring = kind & (K_RING | K_RING6 | K_PW), pw = (kind & K_PW) != 0;
-    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW);
+    const int ring = kind & (K_RING | K_RING6 | K_PW), pw = (kind & K_PW) != 0, tiles = (kind & K_TILES) != 0;
+    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
@@ -399,6 +399,17 @@ static int check_conv(int kind, int wide) {
     if (packed && chance(1, 3)) /* blocks of 16 channels and a part; past 64: the tiles of 64 and of 32 or 48 */
         p.oc = chance(1, 2) ? rand_int(17, 40) : rand_int(65, 136);
     if (packed && kind == K_DEPTHWISE) p.oc = p.c = chance(1, 2) ? p.oc : p.c;
+    /* K_TILES (entries of their own, the last): the packed CONV_2D's AMX tiles (tflite_int8_amx.h): rows of 17 to 40
+     * positions (tiles of 16 in place at the stride, then positions past an output row's end copied) or fewer,
+     * kernel rows of whole tiles of 16 quads (16n channels) or with a tail, 1 to 4 blocks of channels and a part */
+    if (tiles) {
+        p.c = chance(1, 2) ? 16 * rand_int(1, 4) : rand_int(13, 70), p.n = rand_int(1, 2);
+        do {
+            p.h = rand_int(1, 6), p.w = chance(2, 3) ? rand_int(17, 40) : rand_int(3, 16);
+            p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+        } while (p.oh <= 0 || p.ow <= 0);
+        p.oc = chance(1, 2) ? rand_int(1, 40) : rand_int(33, 136);
+    }
     k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
     wn = kind == K_DEPTHWISE ? (size_t)p.kh * p.kw * p.oc : (size_t)p.oc * p.kh * p.kw * p.c;
@@ -1268,6 +1279,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_abs_s16", c_abs16, 0},
     {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
     {"aotc_tfl_conv_s8 (pointwise, late)", c_conv8, K_CONV | K_PW},
+    {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
+    {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},
 };
 
 int main(int argc, char **argv) {

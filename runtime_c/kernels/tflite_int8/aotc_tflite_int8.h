@@ -545,8 +545,9 @@ static inline int32_t tfl_pk_conv_tile_positions(const aotc_tfl_conv_params *p) 
 static inline int tfl_pk_direct(const aotc_tfl_conv_params *p) { return p->dw == 1; }
 static inline int32_t tfl_pk_row_quads(const aotc_tfl_conv_params *p) { return (p->kw * p->c + 3) / 4; }
 
-/* the span's bytes (0 where none), TFL_PK_SLACK past its end (the last window's last quad reads past it) */
-#define TFL_PK_SLACK 8
+/* the span's bytes (0 where none), TFL_PK_SLACK past its end (the last window's last quad reads past it; AMX
+ * reads a run's last quads as a whole tile row of 64 bytes) */
+#define TFL_PK_SLACK 64
 static inline int64_t tfl_pk_span_bytes(const aotc_tfl_conv_params *p) {
     const int64_t ph = (int64_t)(p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (int64_t)(p->ow - 1) * p->sw + p->kw;
     return tfl_pk_direct(p) ? p->n * ph * pw * p->c + TFL_PK_SLACK : 0;
