@@ -1,0 +1,330 @@
+"""Issue 64: real-size models on the host, made the way users make them, each compiled by aotc and timed against
+onnxruntime, LiteRT (XNNPACK) and OpenVINO in the same rounds, with each model's arithmetic rate as a share of the
+core's measured peak.
+
+Two steps, in two kinds of Python, because neither aotc nor its tests may need TensorFlow or torch:
+
+1. `--make [DIR]` writes the models (random weights, seeded) into DIR (default bench/models/large/, git-ignored:
+   the files are large and not committed). Run it once in each exporter's Python; each part is skipped, with a
+   printed note, where its packages are missing:
+
+       # Keras / TensorFlow (TF 2.21, keras 3) and tf2onnx
+       python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow tf2onnx
+       /tmp/tfvenv/bin/python bench/host_models.py --make
+
+       # torch (the CPU wheel), torchvision, timm, and onnxruntime's quantizer; no --system-site-packages
+       python3 -m venv /tmp/torchvenv
+       /tmp/torchvenv/bin/pip install torch torchvision timm onnx onnxscript onnxruntime
+       /tmp/torchvenv/bin/python bench/host_models.py --make
+
+   - Keras applications ResNet-50, MobileNetV2 1.0 224, EfficientNet-B0, MobileNetV3-Large 224 (weights=None)
+     and a 4-layer MultiHeadAttention encoder (seq 128, d 256, 4 heads, GELU MLP of 1024, post-norm; the Keras
+     twin of bench/keras_encoder.py's graph, which is tf2onnx's output built by hand), each as
+     NAME.float.tflite (TFLiteConverter), NAME.int8.tflite (full-integer post-training quantisation:
+     TFLITE_BUILTINS_INT8, int8 input and output, a representative dataset of --samples seeded inputs in the
+     range the network takes) and NAME.tf2onnx.onnx (tf2onnx.convert.from_function at opset 17);
+   - torchvision ResNet-18 and MobileNetV2 (weights=None; resnet18, mobilenet_v2_torch) and timm ConvNeXt-atto,
+     MobileViT-xxs and ViT-tiny (pretrained=False) as NAME.torch.onnx (torch.onnx.export, its default
+     exporter, weights inside the file); the two torchvision exports also through onnxruntime's quantizer
+     (quant_pre_process, then quantize_static on --samples seeded standard-normal inputs, its default int8
+     types) as NAME.qdq.onnx and NAME.qoperator.onnx.
+
+   The int8 conversion of ResNet-50 takes minutes: --models NAME ... makes only those networks.
+
+2. Without --make (aotc's Python): for each model file in DIR (or those --models names: a file name, with or
+   without its extension, or a network's name for all its forms), `aotc FILE -o WORK/NAME` for the host
+   (--threads N passed on), `cmake --build`, then aot.bench.bench_one, the function `aotc bench` runs: the
+   bundle and each reference back to back in every round, medians of per-round ratios, wall-clock latency
+   and the process's CPU time per inference (on a shared machine a preempted call's latency grows, its CPU
+   time does not). The references per form:
+
+   - .tflite: LiteRT on the file and OpenVINO; for a float file, onnxruntime too, on the tf2onnx export of the
+     same Keras model (NAME.tf2onnx.onnx, matched by position), OpenVINO then reading that ONNX file;
+   - tf2onnx ONNX: onnxruntime and OpenVINO on it, and LiteRT on NAME.float.tflite;
+   - torch / QDQ / QOperator ONNX: onnxruntime and OpenVINO on it (a file OpenVINO cannot read is timed
+     without it, and the row says so).
+
+   --threads N runs the bundles (aotc --threads N) and every reference on N threads. The table (markdown on
+   stdout, and JSON in --json) gives per model and form: aotc's wall and CPU ms, each engine's, aotc / the
+   fastest engine (median over rounds) and which it is, the MACs (Conv/ConvTranspose/Gemm/MatMul or their
+   TFLite namesakes, aot.bench.graph_macs and tflite_macs; a quantized ONNX file counted on the float export it
+   was quantized from), aotc's rate (2 x MACs / wall time: GFLOP/s for float, GOP/s for int8) as a share of
+   the peak, and the 1-minute load average before and after the timed part. The peak is measured here, per
+   core, by a small C loop (measure_peak: independent FMA chains, and VNNI dot-product chains for int8) on this
+   thread's CPU time, and multiplied by N with --threads N.
+
+       python3 bench/host_models.py [--dir DIR] [--models resnet50.int8 mobilenet_v2.float] [--rounds 3]
+                                     [--threads N] [--work /tmp/aotc_host_models] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DIR = ROOT / "bench" / "models" / "large"
+SEED = 64
+
+# Keras networks: builder name -> (input shape without the batch, the range of the representative inputs: what
+# the network takes, pixels for those with their own preprocessing layers, else the preprocessed range)
+KERAS = {
+    "mobilenet_v2": ((224, 224, 3), (-1.0, 1.0)),
+    "resnet50": ((224, 224, 3), (-128.0, 128.0)),
+    "efficientnet_b0": ((224, 224, 3), (0.0, 255.0)),
+    "mobilenet_v3_large": ((224, 224, 3), (0.0, 255.0)),
+    "mha_encoder": ((128, 256), None),  # None: standard normal
+}
+TORCH = ("resnet18", "mobilenet_v2_torch", "convnext_atto", "mobilevit_xxs", "vit_tiny")
+QUANTIZED = ("resnet18", "mobilenet_v2_torch")  # also through onnxruntime's quantizer
+
+# file suffix -> the form the table names
+FORMS = {
+    ".float.tflite": "float tflite",
+    ".int8.tflite": "int8 tflite",
+    ".tf2onnx.onnx": "onnx tf2onnx",
+    ".torch.onnx": "torch onnx",
+    ".qdq.onnx": "QDQ",
+    ".qoperator.onnx": "QOperator",
+}
+INT8_FORMS = {"int8 tflite", "QDQ", "QOperator"}
+
+
+def split_name(path: Path) -> tuple[str, str] | None:
+    """(network, form) of a model file this script writes; None for any other file."""
+    for suffix, form in FORMS.items():
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)], form
+    return None
+
+
+def wanted(network: str, only: list[str] | None) -> bool:
+    return not only or network in only
+
+
+# --- step 1: making the models (the exporters' Pythons) -----------------------------------------------------
+
+
+def keras_encoder(layers: int = 4, seq: int = 128, d: int = 256, heads: int = 4, ffn: int = 1024):
+    """A post-norm Transformer encoder of keras.layers.MultiHeadAttention blocks with a tanh-GELU MLP: the Keras
+    model whose tf2onnx export bench/keras_encoder.py writes by hand (that file builds ONNX without TensorFlow,
+    so it has no Keras model to import)."""
+    import keras
+
+    x = inputs = keras.Input((seq, d), batch_size=1, name="input")
+    for i in range(layers):
+        attn = keras.layers.MultiHeadAttention(heads, d // heads, name=f"mha_{i}")(x, x)
+        x = keras.layers.LayerNormalization(name=f"ln_{i}_1")(keras.layers.Add()([x, attn]))
+        h = keras.layers.Dense(ffn, activation=lambda t: keras.activations.gelu(t, approximate=True),
+                               name=f"dense_{i}")(x)
+        x = keras.layers.LayerNormalization(name=f"ln_{i}_2")(keras.layers.Add()([x, keras.layers.Dense(d)(h)]))
+    return keras.Model(inputs, x, name="mha_encoder")
+
+
+def keras_model(name: str):
+    """A Keras network with random weights, seeded (the seed set before each, so each is the same alone or not)."""
+    import keras
+
+    keras.utils.set_random_seed(SEED)
+    apps = keras.applications
+    shape = KERAS[name][0]
+    builders = {
+        "mobilenet_v2": lambda: apps.MobileNetV2(weights=None, input_shape=shape, alpha=1.0),
+        "resnet50": lambda: apps.ResNet50(weights=None, input_shape=shape),
+        "efficientnet_b0": lambda: apps.EfficientNetB0(weights=None, input_shape=shape),
+        "mobilenet_v3_large": lambda: apps.MobileNetV3Large(weights=None, input_shape=shape),
+        "mha_encoder": keras_encoder,
+    }
+    return builders[name]()
+
+
+def samples_for(name: str, count: int) -> list[np.ndarray]:
+    """The representative (calibration) inputs of a Keras network: seeded, in the range it takes."""
+    shape, span = KERAS[name]
+    rng = np.random.default_rng(1)
+    if span is None:
+        return [rng.standard_normal((1, *shape)).astype(np.float32) for _ in range(count)]
+    return [rng.uniform(*span, (1, *shape)).astype(np.float32) for _ in range(count)]
+
+
+def write_tflite(path: Path, model, samples: list[np.ndarray] | None) -> None:
+    """TFLiteConverter on the Keras model: float without samples, else full-integer int8 with them."""
+    import tensorflow as tf
+
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if samples is not None:
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = lambda: ([x] for x in samples)
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    path.write_bytes(conv.convert())
+
+
+def write_tf2onnx(path: Path, model, shape: tuple[int, ...]) -> None:
+    """tf2onnx on the model as a tf.function of batch 1 (from_keras does not take Keras 3 models)."""
+    import tensorflow as tf
+    import tf2onnx
+
+    spec = (tf.TensorSpec((1, *shape), tf.float32, name="input"),)
+    fn = tf.function(lambda x: model(x, training=False), input_signature=spec)
+    tf2onnx.convert.from_function(fn, input_signature=spec, opset=17, output_path=str(path))
+
+
+def make_keras(out: Path, only: list[str] | None, samples: int) -> None:
+    """The Keras networks' three forms; tf2onnx's skipped with a note where it is not importable."""
+    try:
+        import tensorflow  # noqa: F401
+    except ImportError:
+        print("note: TensorFlow is not importable here: no Keras models (see the docstring for its venv)")
+        return
+    try:
+        import tf2onnx  # noqa: F401
+        have_tf2onnx = True
+    except ImportError:
+        print("note: tf2onnx is not importable here: no NAME.tf2onnx.onnx files (pip install tf2onnx)")
+        have_tf2onnx = False
+    for name in KERAS:
+        if not wanted(name, only):
+            continue
+        model = keras_model(name)
+        write_one(out / f"{name}.float.tflite", write_tflite, model, None)
+        write_one(out / f"{name}.int8.tflite", write_tflite, model, samples_for(name, samples))
+        if have_tf2onnx:
+            write_one(out / f"{name}.tf2onnx.onnx", write_tf2onnx, model, KERAS[name][0])
+
+
+def write_one(path: Path, job, *args) -> None:
+    """job(path, *args): one conversion into `path`, printing its time and size, or why it failed (the others
+    go on)."""
+    t0 = time.monotonic()
+    try:
+        job(path, *args)
+    except Exception as e:  # a converter's failure on one network must not stop the others
+        print(f"FAILED {path.name}: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}")
+        path.unlink(missing_ok=True)
+        return
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, {time.monotonic() - t0:.0f} s)", flush=True)
+
+
+def import_torchvision():
+    """torchvision, or None where it is not installed. PyPI's torchvision wheels are CUDA builds: beside the CPU
+    torch wheel their ops library (nms, roi_align, ...) does not load (it needs libc10_cuda.so), and `import
+    torchvision` then fails in the modules that register those ops' fake and autograd kernels (RuntimeError:
+    operator torchvision::nms does not exist). The models need none of those ops, so those two modules are
+    left out (empty stand-ins in sys.modules) and the import tried again; timm imports torchvision too."""
+    import types
+
+    try:
+        import torchvision
+    except ImportError:
+        return None
+    except RuntimeError as e:
+        print(f"note: torchvision's ops do not load beside this torch ({str(e).strip().splitlines()[-1]}): "
+              "importing it without their kernel registrations (the models use none of those ops)")
+        for key in [k for k in sys.modules if k == "torchvision" or k.startswith("torchvision.")]:
+            del sys.modules[key]
+        for key in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+            sys.modules[key] = types.ModuleType(key)
+        import torchvision
+    return torchvision
+
+
+def torch_model(name: str, torchvision):
+    """A torchvision or timm network with random weights (seeded), in eval mode, and its input shape."""
+    import torch
+
+    torch.manual_seed(SEED)
+    if name in QUANTIZED:
+        net = torchvision.models.resnet18 if name == "resnet18" else torchvision.models.mobilenet_v2
+        return net(weights=None).eval(), (1, 3, 224, 224)
+    import timm
+
+    timm_name = {"convnext_atto": "convnext_atto", "mobilevit_xxs": "mobilevit_xxs",
+                 "vit_tiny": "vit_tiny_patch16_224"}[name]
+    model = timm.create_model(timm_name, pretrained=False).eval()
+    return model, (1, *model.pretrained_cfg["input_size"])
+
+
+def write_torch_onnx(path: Path, model, shape: tuple[int, ...]) -> None:
+    """torch.onnx.export as a user calls it (its default exporter and opset), the weights inside the file."""
+    import torch
+
+    with torch.no_grad():
+        torch.onnx.export(model, (torch.randn(shape),), str(path), input_names=["input"], output_names=["output"],
+                          external_data=False)
+
+
+def write_quantized(path: Path, src: Path, fmt: str, shape: tuple[int, ...], samples: int) -> None:
+    """onnxruntime's static quantizer (`fmt` "QDQ" or "QOperator") on a float export, as its docs show:
+    quant_pre_process first, then quantize_static on seeded standard-normal calibration inputs."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            rng = np.random.default_rng(1)
+            self.feeds = iter([{"input": rng.standard_normal(shape).astype(np.float32)} for _ in range(samples)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pre = Path(tmp) / "pre.onnx"
+        quant_pre_process(str(src), str(pre))
+        quantize_static(str(pre), str(path), Reader(), quant_format=getattr(QuantFormat, fmt))
+
+
+def make_torch(out: Path, only: list[str] | None, samples: int) -> None:
+    """The torch networks' exports (timm's skipped with a note where timm is missing) and the quantized ones."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        print("note: torch is not importable here: no torch models (see the docstring for its venv)")
+        return
+    torchvision = import_torchvision()
+    if torchvision is None:
+        print("note: torchvision is not importable here: no ResNet-18, MobileNetV2 (nor their quantized forms)")
+    try:
+        import timm  # noqa: F401
+        have_timm = True
+    except ImportError:
+        print("note: timm is not importable here: no ConvNeXt-atto, MobileViT-xxs, ViT-tiny")
+        have_timm = False
+    for name in TORCH:
+        if not wanted(name, only) or not (torchvision if name in QUANTIZED else have_timm):
+            continue
+        model, shape = torch_model(name, torchvision)
+        src = out / f"{name}.torch.onnx"
+        write_one(src, write_torch_onnx, model, shape)
+        if name in QUANTIZED and src.is_file():
+            for fmt in ("QDQ", "QOperator"):
+                write_one(out / f"{name}.{fmt.lower()}.onnx", write_quantized, src, fmt, shape, samples)
+
+
+# --- step 2: benchmarking (aotc's Python) --------------------------------------------------------------------
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--make", nargs="?", const=str(DEFAULT_DIR), metavar="DIR",
+                    help="write the models into DIR (default bench/models/large/), in an exporter's Python")
+    ap.add_argument("--dir", default=str(DEFAULT_DIR), help="where the model files are (without --make)")
+    ap.add_argument("--models", nargs="*", help="only these: file names (with or without extension) or networks")
+    ap.add_argument("--samples", type=int, default=4, help="--make: representative / calibration inputs")
+    args = ap.parse_args()
+    if args.make:
+        out = Path(args.make)
+        out.mkdir(parents=True, exist_ok=True)
+        make_keras(out, args.models, args.samples)
+        make_torch(out, args.models, args.samples)
+        return
+
+
+if __name__ == "__main__":
+    main()
