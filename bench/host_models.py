@@ -60,6 +60,10 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -309,6 +313,301 @@ def make_torch(out: Path, only: list[str] | None, samples: int) -> None:
 
 # --- step 2: benchmarking (aotc's Python) --------------------------------------------------------------------
 
+PEAK_C = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+
+/* One core's peak: independent multiply-add chains in registers, on this thread's CPU time (preemption on a
+ * shared machine does not lower it). fp32: FLOP/s (2 a lane); int8: OP/s of u8 x s8 dot products (2 a MAC). */
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+volatile float sink_f;
+volatile int sink_i;
+
+#if defined(__AVX512F__)
+typedef __m512 vf;
+#define LANES_F 16
+#define FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define SET1_F _mm512_set1_ps
+#define SUM_F(v) _mm512_reduce_add_ps(v)
+#else
+typedef __m256 vf;
+#define LANES_F 8
+#define FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define SET1_F _mm256_set1_ps
+static float SUM_F(__m256 v) { float f[8]; _mm256_storeu_ps(f, v); return f[0] + f[7]; }
+#endif
+
+static double fma_peak(double min_s) {
+    vf v[24];
+    const vf x = SET1_F(1.0000001f), y = SET1_F(1e-9f);
+    long reps = 0;
+    double t0 = cpu_s(), t;
+    for (int i = 0; i < 24; ++i) v[i] = SET1_F((float)i);
+    do {
+        for (long r = 0; r < 100000; ++r) {
+            _Pragma("GCC unroll 24") for (int i = 0; i < 24; ++i) v[i] = FMA(v[i], x, y);
+        }
+        reps += 100000;
+        t = cpu_s() - t0;
+    } while (t < min_s);
+    for (int i = 1; i < 24; ++i) v[0] = v[0] + v[i];
+    sink_f = SUM_F(v[0]);
+    return (double)reps * 24 * LANES_F * 2 / t * 1e-9;
+}
+
+#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
+#if defined(__AVX512VNNI__)
+typedef __m512i vi;
+#define MACS_I 64
+#define DOT(acc, a, b) _mm512_dpbusd_epi32(acc, a, b)
+#define SET1_I8 _mm512_set1_epi8
+#define SUM_I(v) _mm512_reduce_add_epi32(v)
+#else
+typedef __m256i vi;
+#define MACS_I 32
+#define DOT(acc, a, b) _mm256_dpbusd_avx_epi32(acc, a, b)
+#define SET1_I8 _mm256_set1_epi8
+static int SUM_I(__m256i v) { return _mm256_extract_epi32(v, 0); }
+#endif
+static double vnni_peak(double min_s) {
+    vi v[24];
+    const vi a = SET1_I8(1), b = SET1_I8(1);
+    long reps = 0;
+    double t0 = cpu_s(), t;
+    for (int i = 0; i < 24; ++i) v[i] = SET1_I8((char)i);
+    do {
+        for (long r = 0; r < 100000; ++r) {
+            _Pragma("GCC unroll 24") for (int i = 0; i < 24; ++i) v[i] = DOT(v[i], a, b);
+        }
+        reps += 100000;
+        t = cpu_s() - t0;
+    } while (t < min_s);
+    int s = 0;
+    for (int i = 0; i < 24; ++i) s += SUM_I(v[i]);
+    sink_i = s;
+    return (double)reps * 24 * MACS_I * 2 / t * 1e-9;
+}
+#else
+static double vnni_peak(double min_s) { (void)min_s; return 0.0; }
+#endif
+
+int main(void) {
+    printf("%.1f %.1f\n", fma_peak(0.3), vnni_peak(0.3));
+    return 0;
+}
+"""
+
+
+def measure_peak(work: Path) -> dict[str, float]:
+    """One core's peak, measured now: fp32 GFLOP/s of FMA chains (AVX-512 where the compiler targets it, else
+    AVX2) and int8 GOP/s of VNNI dot-product chains (0 without VNNI). Built with -march=native: the core's own
+    widest instructions, as the bundles' kernels are chosen for it."""
+    src, exe = work / "peak.c", work / "peak"
+    src.write_text(PEAK_C)
+    subprocess.run(["cc", "-O2", "-march=native", "-o", str(exe), str(src)], check=True)
+    fp32, int8 = (float(v) for v in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                      check=True).stdout.split())
+    return {"fp32_gflops": fp32, "int8_gops": int8}
+
+
+def model_files(models_dir: Path, only: list[str] | None) -> list[Path]:
+    """The model files this script writes that are in `models_dir`, the --models ones only where given (a file
+    name, the name without its extension, or a network's name for all its forms), networks in order of name."""
+    files = sorted(p for p in models_dir.iterdir() if split_name(p))
+    if not only:
+        return files
+    picked = [p for p in files if {p.name, p.name.rsplit(".", 1)[0], split_name(p)[0]} & set(only)]
+    missing = [n for n in only if not any({p.name, p.name.rsplit(".", 1)[0], split_name(p)[0]} & {n} for p in files)]
+    if missing:
+        print(f"note: no model file in {models_dir} for: {', '.join(missing)}", file=sys.stderr)
+    return picked
+
+
+def references(path: Path) -> dict[str, str]:
+    """bench_one's model and tflite arguments for a file, so that every engine that can run the network is timed:
+    a float .tflite file beside its tf2onnx twin gets onnxruntime on that twin (LiteRT keeps the file), a tf2onnx
+    file gets LiteRT on its float .tflite twin; other files have their natural references only."""
+    network, form = split_name(path)
+    twin_onnx, twin_tflite = path.with_name(f"{network}.tf2onnx.onnx"), path.with_name(f"{network}.float.tflite")
+    if form == "float tflite" and twin_onnx.is_file():
+        return {"model": str(twin_onnx), "tflite": str(path)}
+    if form == "onnx tf2onnx" and twin_tflite.is_file():
+        return {"tflite": str(twin_tflite)}
+    return {}
+
+
+def count_macs(path: Path) -> int:
+    """Multiply-accumulates of one inference (aot.bench's counts of conv/matmul shapes). A quantized ONNX file
+    is counted on the float torch export it was quantized from (its QLinearConv / DequantizeLinear forms are
+    the same work, which graph_macs does not read)."""
+    import onnx
+
+    from aot.bench import graph_macs, tflite_macs
+
+    network, form = split_name(path)
+    if path.suffix == ".tflite":
+        return tflite_macs(path)
+    if form in ("QDQ", "QOperator"):
+        path = path.with_name(f"{network}.torch.onnx")
+        if not path.is_file():
+            return 0
+    return graph_macs(onnx.load(str(path)))
+
+
+def _last_line(text: str) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+def compile_and_build(path: Path, out: Path, threads: int) -> dict[str, float]:
+    """`aotc FILE -o OUT` for the host (--threads N), then `cmake --build OUT`; the seconds each took. A refusal
+    or a failed build raises RuntimeError with its last line (the row then says why)."""
+    cmd = [sys.executable, "-m", "aot.cli", str(path), "-o", str(out)] + (["--threads", str(threads)] if threads > 1
+                                                                          else [])
+    took = {}
+    for step, argv in (("compile_s", cmd), ("build_s", ["cmake", "--build", str(out)])):
+        t0 = time.monotonic()
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
+        if r.returncode != 0:
+            raise RuntimeError(f"{'aotc' if step == 'compile_s' else 'build'}: {_last_line(r.stderr or r.stdout)}")
+        took[step] = round(time.monotonic() - t0, 1)
+    return took
+
+
+def time_engines(out: Path, path: Path, rounds: int, repeat: int, threads: int):
+    """aot.bench.bench_one (what `aotc bench --openvino` runs) on the bundle with references(); where OpenVINO
+    cannot run the file, again without it. The BenchRow and a note (or "")."""
+    from aot.bench import bench_one
+    from aot.errors import AotcError
+
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    kw = dict(references(path), rounds=rounds, repeat=repeat, ref_threads=threads)
+    try:
+        return bench_one(out, meta, openvino=True, **kw), ""
+    except AotcError as e:
+        if "OpenVINO" not in str(e):
+            raise
+        return bench_one(out, meta, openvino=False, **kw), f"not in OpenVINO: {e}"
+
+
+def rate(macs: int, ms: float | None) -> float | None:
+    """G(FL)OP/s of `macs` multiply-accumulates (2 operations each) in `ms`."""
+    return round(2 * macs / (ms * 1e-3) / 1e9, 1) if ms and macs else None
+
+
+def share(gops: float | None, peak: float) -> float | None:
+    """`gops` as a percentage of `peak`."""
+    return round(100 * gops / peak, 1) if gops is not None and peak else None
+
+
+def bench_model(path: Path, work: Path, args, peaks: dict[str, float]) -> dict:
+    """One model file: compiled, built and timed; its table row as a dict (with `error` where a step failed).
+    Rates: aotc's 2 x MACs over its wall time, as a share of N cores' peak; and each of aotc's and the fastest
+    engine's over its CPU time per inference (every thread's), as a share of one core's peak: how well the cores
+    it had were used, which preemption on a shared machine does not change (the peak is on CPU time too)."""
+    from aot.errors import AotcError
+
+    network, form = split_name(path)
+    row: dict = {"model": network, "form": form, "file": path.name, "threads": args.threads}
+    out = work / f"{path.name.replace('.', '_')}_t{args.threads}"
+    try:
+        row.update(compile_and_build(path, out, args.threads))
+        row["load_before"] = round(os.getloadavg()[0], 2)
+        bench, note = time_engines(out, path, args.rounds, args.repeat, args.threads)
+        row["load_after"] = round(os.getloadavg()[0], 2)
+    except (RuntimeError, AotcError) as e:
+        row["error"] = str(e)
+        print(f"{path.name}: {e}", file=sys.stderr)
+        return row
+    ms = lambda us: None if us is None else round(us / 1e3, 3)  # noqa: E731
+    row.update(aotc_ms=ms(bench.bundle_us), aotc_cpu_ms=ms(bench.bundle_cpu_us),
+               onnxruntime_ms=ms(bench.ort_us), onnxruntime_cpu_ms=ms(bench.ort_cpu_us),
+               litert_ms=ms(bench.tflite_us), litert_cpu_ms=ms(bench.tflite_cpu_us),
+               openvino_ms=ms(bench.openvino_us), openvino_cpu_ms=ms(bench.openvino_cpu_us),
+               fastest=bench.fastest or bench.reference, reference=bench.reference,
+               aotc_over_fastest=bench.fastest_ratio if bench.fastest else bench.ratio,
+               max_abs_err=bench.max_abs_err, openvino_max_abs_err=bench.openvino_max_abs_err,
+               notes=[*bench.notes, *([note] if note else [])])
+    row["macs"] = count_macs(path)
+    peak = (peaks["int8_gops"] if form in INT8_FORMS else peaks["fp32_gflops"]) * args.threads
+    row["aotc_gops"] = rate(row["macs"], row["aotc_ms"])
+    row["aotc_peak_pct"] = share(row["aotc_gops"], peak * args.threads)
+    for who in ("aotc", fastest_key(row)):
+        row[f"{who}_cpu_peak_pct"] = share(rate(row["macs"], row.get(f"{who}_cpu_ms")), peak)
+    return row
+
+
+def fastest_key(row: dict) -> str:
+    return {"onnxruntime": "onnxruntime", "LiteRT": "litert", "OpenVINO": "openvino"}[row["fastest"]]
+
+
+def markdown(rows: list[dict], peaks: dict[str, float], args) -> str:
+    """The table: times in ms as wall (CPU), aotc / the fastest engine, aotc's rate and shares of the peak (and the
+    fastest engine's, on CPU time: bench_model), the bundle's max abs error against its reference (onnxruntime,
+    or LiteRT for a .tflite file with no ONNX twin), the load average before -> after the timed part; failed
+    models say why."""
+
+    def t(row: dict, key: str) -> str:
+        wall, cpu = row.get(f"{key}_ms"), row.get(f"{key}_cpu_ms")
+        if wall is None:
+            return "-"
+        return f"{wall:.2f} ({cpu:.2f})" if cpu is not None else f"{wall:.2f}"
+
+    def num(value, fmt: str) -> str:
+        return "-" if value is None else format(value, fmt)
+
+    lines = [f"threads: {args.threads}; rounds: {args.rounds}; one core's measured peak: fp32 FMA "
+             f"{peaks['fp32_gflops']:.0f} GFLOP/s, int8 VNNI {peaks['int8_gops']:.0f} GOP/s ("
+             f"'aotc % peak': its wall-time rate over {args.threads} x that; the CPU columns: the rate over CPU time "
+             "per inference, every thread's, over one core's peak); times in ms: wall median (CPU per inference)", "",
+             "| model | form | aotc | onnxruntime | LiteRT | OpenVINO | fastest | aotc / fastest | GMAC | "
+             "aotc G(FL)OP/s | aotc % peak | aotc % peak (CPU) | fastest % peak (CPU) | max abs err | "
+             "load before -> after |",
+             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['model']} | {r['form']} | failed: {r['error'].replace('|', '/')} "
+                         "| | | | | | | | | | | | |")
+            continue
+        lines.append(f"| {r['model']} | {r['form']} | {t(r, 'aotc')} | {t(r, 'onnxruntime')} | {t(r, 'litert')} | "
+                     f"{t(r, 'openvino')} | {r['fastest']} | {r['aotc_over_fastest']:.2f} | "
+                     f"{r['macs'] / 1e9:.2f} | {num(r['aotc_gops'], '.1f')} | {num(r['aotc_peak_pct'], '.1f')} | "
+                     f"{num(r['aotc_cpu_peak_pct'], '.1f')} | {num(r.get(fastest_key(r) + '_cpu_peak_pct'), '.1f')} | "
+                     f"{r['max_abs_err']:.1e} | {r['load_before']:.2f} -> {r['load_after']:.2f} |")
+    ratios = [r["aotc_over_fastest"] for r in rows if "error" not in r]
+    if ratios:
+        lines += ["", f"aotc / fastest, geomean over {len(ratios)} models: "
+                      f"{statistics.geometric_mean(ratios):.2f}"]
+    notes = [f"- {r['file']}: {n}" for r in rows if "error" not in r for n in r["notes"]]
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
+
+
+def run_bench(args) -> None:
+    """Step 2: the peak, then every model in turn; the table on stdout and the JSON file."""
+    sys.path.insert(0, str(ROOT))
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    files = model_files(Path(args.dir), args.models)
+    if not files:
+        raise SystemExit(f"no model files in {args.dir}: make them with --make (see the docstring)")
+    peaks = measure_peak(work)
+    rows = []
+    for path in files:
+        print(f"{path.name} ...", file=sys.stderr, flush=True)
+        rows.append(bench_model(path, work, args, peaks))
+        Path(args.json or work / "host_models.json").write_text(json.dumps(
+            {"threads": args.threads, "rounds": args.rounds, "peak_per_core": peaks, "rows": rows}, indent=1))
+    print(markdown(rows, peaks, args))
+
+
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
@@ -317,6 +616,11 @@ def main() -> None:
     ap.add_argument("--dir", default=str(DEFAULT_DIR), help="where the model files are (without --make)")
     ap.add_argument("--models", nargs="*", help="only these: file names (with or without extension) or networks")
     ap.add_argument("--samples", type=int, default=4, help="--make: representative / calibration inputs")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds timing every engine back to back (medians)")
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs per engine and round (raised for short models)")
+    ap.add_argument("--threads", type=int, default=1, help="the bundles' threads (aotc --threads) and the references'")
+    ap.add_argument("--work", default="/tmp/aotc_host_models", help="where the bundles are built")
+    ap.add_argument("--json", help="the rows as JSON (default WORK/host_models.json)")
     args = ap.parse_args()
     if args.make:
         out = Path(args.make)
@@ -324,6 +628,7 @@ def main() -> None:
         make_keras(out, args.models, args.samples)
         make_torch(out, args.models, args.samples)
         return
+    run_bench(args)
 
 
 if __name__ == "__main__":
