@@ -12,10 +12,15 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
        python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install tensorflow tf2onnx
        /tmp/tfvenv/bin/python bench/host_models.py --make
 
-       # torch (the CPU wheel), torchvision, timm, and onnxruntime's quantizer; no --system-site-packages
+       # torch (a CPU wheel), torchvision, timm, onnxscript (torch.onnx.export's default exporter needs it) and
+       # onnxruntime's quantizer; a venv of its own, without --system-site-packages
        python3 -m venv /tmp/torchvenv
-       /tmp/torchvenv/bin/pip install torch torchvision timm onnx onnxscript onnxruntime
+       /tmp/torchvenv/bin/pip install /opt/wheels/torch-2.13.0+cpu-*.whl torchvision timm onnx onnxscript onnxruntime
        /tmp/torchvenv/bin/python bench/host_models.py --make
+
+   (Measured with TF 2.21, keras 3.15, tf2onnx 1.17, torch 2.13.0+cpu, torchvision 0.28, timm 1.0.31, onnxruntime
+   1.32. PyPI's torchvision is a CUDA build whose ops library does not load beside a CPU torch:
+   import_torchvision works around that; the models use none of its ops.)
 
    - Keras applications ResNet-50, MobileNetV2 1.0 224, EfficientNet-B0, MobileNetV3-Large 224 (weights=None)
      and a 4-layer MultiHeadAttention encoder (seq 128, d 256, 4 heads, GELU MLP of 1024, post-norm; the Keras
@@ -29,7 +34,8 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
      (quant_pre_process, then quantize_static on --samples seeded standard-normal inputs, its default int8
      types) as NAME.qdq.onnx and NAME.qoperator.onnx.
 
-   The int8 conversion of ResNet-50 takes minutes: --models NAME ... makes only those networks.
+   --models NAME ... makes only those networks. Each conversion takes seconds to a minute or so (the int8 ones
+   the longest; ResNet-50's took 33 s on an otherwise busy 2-core machine).
 
 2. Without --make (aotc's Python): for each model file in DIR (or those --models names: a file name, with or
    without its extension, or a network's name for all its forms), `aotc FILE -o WORK/NAME` for the host
@@ -49,9 +55,10 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
    fastest engine (median over rounds) and which it is, the MACs (Conv/ConvTranspose/Gemm/MatMul or their
    TFLite namesakes, aot.bench.graph_macs and tflite_macs; a quantized ONNX file counted on the float export it
    was quantized from), aotc's rate (2 x MACs / wall time: GFLOP/s for float, GOP/s for int8) as a share of
-   the peak, and the 1-minute load average before and after the timed part. The peak is measured here, per
-   core, by a small C loop (measure_peak: independent FMA chains, and VNNI dot-product chains for int8) on this
-   thread's CPU time, and multiplied by N with --threads N.
+   N cores' peak, aotc's and the fastest engine's rate over their CPU time per inference as a share of one
+   core's peak (bench_model), the bundle's max abs error against its reference, and the 1-minute load average
+   before and after the timed part. The peak is measured here, per core, by a small C loop (measure_peak:
+   independent FMA chains, and VNNI dot-product chains for int8) on this thread's CPU time.
 
        python3 bench/host_models.py [--dir DIR] [--models resnet50.int8 mobilenet_v2.float] [--rounds 3]
                                      [--threads N] [--work /tmp/aotc_host_models] [--json FILE]
