@@ -321,10 +321,13 @@ def make_torch(out: Path, only: list[str] | None, samples: int) -> None:
 # --- step 2: benchmarking (aotc's Python) --------------------------------------------------------------------
 
 PEAK_C = r"""
-#define _POSIX_C_SOURCE 199309L
+#define _GNU_SOURCE
 #include <immintrin.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* One core's peak: independent multiply-add chains in registers, on this thread's CPU time (preemption on a
  * shared machine does not lower it). fp32: FLOP/s (2 a lane); int8: OP/s of u8 x s8 dot products (2 a MAC). */
@@ -405,8 +408,55 @@ static double vnni_peak(double min_s) {
 static double vnni_peak(double min_s) { (void)min_s; return 0.0; }
 #endif
 
+#if defined(__AMX_INT8__) && defined(SYS_arch_prctl)
+/* AMX: four independent 16 x 16 int32 tiles, each TDPBSSD 16 x 64 by 64 x 16 int8 (16,384 MACs); Linux grants
+ * the tile state on request (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA). */
+static double amx_peak(double min_s) {
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg = {1, 0, {0}, {0}, {0}};
+    static int8_t buf[16 * 64];
+    static int32_t c[16 * 16];
+    long reps = 0;
+    double t0, t;
+    if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) return 0.0;
+    for (int i = 0; i < 8; ++i) {
+        cfg.rows[i] = 16;
+        cfg.colsb[i] = 64;
+    }
+    _tile_loadconfig(&cfg);
+    _tile_loadd(4, buf, 64);
+    _tile_loadd(5, buf, 64);
+    _tile_loadd(6, buf, 64);
+    _tile_loadd(7, buf, 64);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    t0 = cpu_s();
+    do {
+        for (long r = 0; r < 10000; ++r) {
+            _tile_dpbssd(0, 4, 5);
+            _tile_dpbssd(1, 4, 6);
+            _tile_dpbssd(2, 7, 5);
+            _tile_dpbssd(3, 7, 6);
+        }
+        reps += 10000;
+        t = cpu_s() - t0;
+    } while (t < min_s);
+    _tile_stored(0, c, 64);
+    _tile_release();
+    sink_i = c[0];
+    return (double)reps * 4 * 16384 * 2 / t * 1e-9;
+}
+#else
+static double amx_peak(double min_s) { (void)min_s; return 0.0; }
+#endif
+
 int main(void) {
-    printf("%.1f %.1f\n", fma_peak(0.3), vnni_peak(0.3));
+    printf("%.1f %.1f %.1f\n", fma_peak(0.3), vnni_peak(0.3), amx_peak(0.3));
     return 0;
 }
 """
@@ -415,13 +465,15 @@ int main(void) {
 def measure_peak(work: Path) -> dict[str, float]:
     """One core's peak, measured now: fp32 GFLOP/s of FMA chains (AVX-512 where the compiler targets it, else
     AVX2) and int8 GOP/s of VNNI dot-product chains (0 without VNNI). Built with -march=native: the core's own
-    widest instructions, as the bundles' kernels are chosen for it."""
+    widest instructions, as the bundles' kernels are chosen for it. The int8 shares are of the VNNI peak, what
+    aotc's kernels use; on a core with AMX (Sapphire Rapids and later) the AMX int8 peak is measured too and
+    printed beside it, as LiteRT's XNNPACK and OpenVINO use those tiles (a share of the VNNI peak over 100 %)."""
     src, exe = work / "peak.c", work / "peak"
     src.write_text(PEAK_C)
     subprocess.run(["cc", "-O2", "-march=native", "-o", str(exe), str(src)], check=True)
-    fp32, int8 = (float(v) for v in subprocess.run([str(exe)], capture_output=True, text=True,
-                                                      check=True).stdout.split())
-    return {"fp32_gflops": fp32, "int8_gops": int8}
+    fp32, int8, amx = (float(v) for v in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                           check=True).stdout.split())
+    return {"fp32_gflops": fp32, "int8_gops": int8, "amx_int8_gops": amx}
 
 
 def model_files(models_dir: Path, only: list[str] | None) -> list[Path]:
@@ -571,9 +623,11 @@ def markdown(rows: list[dict], peaks: dict[str, float], args) -> str:
         return "-" if value is None else format(value, fmt)
 
     lines = [f"threads: {args.threads}; rounds: {args.rounds}; one core's measured peak: fp32 FMA "
-             f"{peaks['fp32_gflops']:.0f} GFLOP/s, int8 VNNI {peaks['int8_gops']:.0f} GOP/s ("
-             f"'aotc % peak': its wall-time rate over {args.threads} x that; the CPU columns: the rate over CPU time "
-             "per inference, every thread's, over one core's peak); times in ms: wall median (CPU per inference)", "",
+             f"{peaks['fp32_gflops']:.0f} GFLOP/s, int8 VNNI {peaks['int8_gops']:.0f} GOP/s"
+             + (f", int8 AMX {peaks['amx_int8_gops']:.0f} GOP/s" if peaks.get("amx_int8_gops") else "")
+             + f" ('aotc % peak': its wall-time rate over {args.threads} x the fp32 or VNNI peak; the CPU columns: "
+             "the rate over CPU time per inference, every thread's, over one core's); times in ms: wall median "
+             "(CPU per inference)", "",
              "| model | form | aotc | onnxruntime | LiteRT | OpenVINO | fastest | aotc / fastest | GMAC | "
              "aotc G(FL)OP/s | aotc % peak | aotc % peak (CPU) | fastest % peak (CPU) | max abs err | "
              "load before -> after |",
@@ -606,11 +660,14 @@ def run_bench(args) -> None:
         raise SystemExit(f"no model files in {args.dir}: make them with --make (see the docstring)")
     peaks = measure_peak(work)
     rows = []
-    for path in files:
-        print(f"{path.name} ...", file=sys.stderr, flush=True)
-        rows.append(bench_model(path, work, args, peaks))
-        Path(args.json or work / "host_models.json").write_text(json.dumps(
-            {"threads": args.threads, "rounds": args.rounds, "peak_per_core": peaks, "rows": rows}, indent=1))
+    try:
+        for path in files:
+            print(f"{path.name} ...", file=sys.stderr, flush=True)
+            rows.append(bench_model(path, work, args, peaks))
+            Path(args.json or work / "host_models.json").write_text(json.dumps(
+                {"threads": args.threads, "rounds": args.rounds, "peak_per_core": peaks, "rows": rows}, indent=1))
+    except KeyboardInterrupt:  # a long run stopped (SIGINT): the table of the models done so far
+        print(f"interrupted: {len(rows)} of {len(files)} models done", file=sys.stderr)
     print(markdown(rows, peaks, args))
 
 
