@@ -130,10 +130,11 @@ def keras_encoder(layers: int = 4, seq: int = 128, d: int = 256, heads: int = 4,
     x = inputs = keras.Input((seq, d), batch_size=1, name="input")
     for i in range(layers):
         attn = keras.layers.MultiHeadAttention(heads, d // heads, name=f"mha_{i}")(x, x)
-        x = keras.layers.LayerNormalization(name=f"ln_{i}_1")(keras.layers.Add()([x, attn]))
+        x = keras.layers.LayerNormalization(name=f"ln_{i}_1")(keras.layers.Add(name=f"add_{i}_1")([x, attn]))
         h = keras.layers.Dense(ffn, activation=lambda t: keras.activations.gelu(t, approximate=True),
-                               name=f"dense_{i}")(x)
-        x = keras.layers.LayerNormalization(name=f"ln_{i}_2")(keras.layers.Add()([x, keras.layers.Dense(d)(h)]))
+                               name=f"ffn_{i}_1")(x)
+        h = keras.layers.Dense(d, name=f"ffn_{i}_2")(h)
+        x = keras.layers.LayerNormalization(name=f"ln_{i}_2")(keras.layers.Add(name=f"add_{i}_2")([x, h]))
     return keras.Model(inputs, x, name="mha_encoder")
 
 
