@@ -483,8 +483,12 @@ def model_files(models_dir: Path, only: list[str] | None) -> list[Path]:
     files = sorted(p for p in models_dir.iterdir() if split_name(p))
     if not only:
         return files
-    picked = [p for p in files if {p.name, p.name.rsplit(".", 1)[0], split_name(p)[0]} & set(only)]
-    missing = [n for n in only if not any({p.name, p.name.rsplit(".", 1)[0], split_name(p)[0]} & {n} for p in files)]
+
+    def names(p: Path) -> set[str]:
+        return {p.name, p.name.rsplit(".", 1)[0], split_name(p)[0]}
+
+    picked = [p for p in files if names(p) & set(only)]
+    missing = [n for n in only if not any(n in names(p) for p in files)]
     if missing:
         print(f"note: no model file in {models_dir} for: {', '.join(missing)}", file=sys.stderr)
     return picked
