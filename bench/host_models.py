@@ -53,8 +53,8 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
    --threads N runs the bundles (aotc --threads N) and every reference on N threads. The table (markdown on
    stdout, and JSON in --json) gives per model and form: aotc's wall and CPU ms, each engine's, aotc / the
    fastest engine (median over rounds) and which it is, the MACs (Conv/ConvTranspose/Gemm/MatMul or their
-   TFLite namesakes, aot.bench.graph_macs and tflite_macs; a quantized ONNX file counted on the float export it
-   was quantized from), aotc's rate (2 x MACs / wall time: GFLOP/s for float, GOP/s for int8) as a share of
+   TFLite namesakes, aot.bench.graph_macs and tflite_macs; a QOperator file counted on the float export it was
+   quantized from), aotc's rate (2 x MACs / wall time: GFLOP/s for float, GOP/s for int8) as a share of
    N cores' peak, aotc's and the fastest engine's rate over their CPU time per inference as a share of one
    core's peak (bench_model), the bundle's max abs error against its reference, and the 1-minute load average
    before and after the timed part. The peak is measured here, per core, by a small C loop (measure_peak:
@@ -508,9 +508,9 @@ def references(path: Path) -> dict[str, str]:
 
 
 def count_macs(path: Path) -> int:
-    """Multiply-accumulates of one inference (aot.bench's counts of conv/matmul shapes). A quantized ONNX file
-    is counted on the float torch export it was quantized from (its QLinearConv / DequantizeLinear forms are
-    the same work, which graph_macs does not read)."""
+    """Multiply-accumulates of one inference (aot.bench's counts of conv/matmul shapes: tflite_macs, graph_macs on
+    the ONNX file with aotc's shapes, with_ir_shapes). A QOperator file is counted on the float torch export it
+    was quantized from (its QLinearConv is the same work, which graph_macs does not read)."""
     import onnx
 
     from aot.bench import graph_macs, tflite_macs
@@ -518,11 +518,31 @@ def count_macs(path: Path) -> int:
     network, form = split_name(path)
     if path.suffix == ".tflite":
         return tflite_macs(path)
-    if form in ("QDQ", "QOperator"):
+    if form == "QOperator":
         path = path.with_name(f"{network}.torch.onnx")
         if not path.is_file():
             return 0
-    return graph_macs(onnx.load(str(path)))
+    return graph_macs(with_ir_shapes(onnx.load(str(path))))
+
+
+def with_ir_shapes(model):
+    """`model` with every tensor's shape as aotc's import knows it (constants folded, static shapes) in its
+    value_info: ONNX's shape inference leaves dims unknown after a Reshape to a computed shape (tf2onnx's
+    attention), so graph_macs would miss the MatMuls that follow."""
+    from onnx import helper
+
+    from aot.compiler import import_model
+
+    graph = import_model(model, "macs")
+    declared = {t.name for t in model.graph.initializer} | {v.name for v in [*model.graph.input, *model.graph.output]}
+    for t in graph.tensors.values():
+        if t.name not in declared:
+            try:
+                elem = helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype))
+            except (TypeError, KeyError):
+                continue
+            model.graph.value_info.append(helper.make_tensor_value_info(t.name, elem, list(t.shape)))
+    return model
 
 
 def _last_line(text: str) -> str:
