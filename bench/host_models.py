@@ -27,7 +27,7 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
      twin of bench/keras_encoder.py's graph, which is tf2onnx's output built by hand), each as
      NAME.float.tflite (TFLiteConverter), NAME.int8.tflite (full-integer post-training quantisation:
      TFLITE_BUILTINS_INT8, int8 input and output, a representative dataset of --samples seeded inputs in the
-     range the network takes) and NAME.tf2onnx.onnx (tf2onnx.convert.from_function at opset 17);
+     range the network takes) and NAME.tf2onnx.onnx (tf2onnx from a SavedModel, opset 17: write_tf2onnx);
    - torchvision ResNet-18 and MobileNetV2 (weights=None; resnet18, mobilenet_v2_torch) and timm ConvNeXt-atto,
      MobileViT-xxs and ViT-tiny (pretrained=False) as NAME.torch.onnx (torch.onnx.export, its default
      exporter, weights inside the file); the two torchvision exports also through onnxruntime's quantizer
@@ -179,13 +179,19 @@ def write_tflite(path: Path, model, samples: list[np.ndarray] | None) -> None:
 
 
 def write_tf2onnx(path: Path, model, shape: tuple[int, ...]) -> None:
-    """tf2onnx on the model as a tf.function of batch 1 (from_keras does not take Keras 3 models)."""
+    """tf2onnx as its README shows for a TF 2 model: the Keras model exported as a SavedModel (a batch-1
+    signature, so every shape is static), then `python -m tf2onnx.convert --saved-model` at opset 17.
+    (tf2onnx.convert.from_keras does not take Keras 3 models; from_function on one left EfficientNet-B0's
+    Normalization mean and variance as two more graph inputs.)"""
     import tensorflow as tf
-    import tf2onnx
 
-    spec = (tf.TensorSpec((1, *shape), tf.float32, name="input"),)
-    fn = tf.function(lambda x: model(x, training=False), input_signature=spec)
-    tf2onnx.convert.from_function(fn, input_signature=spec, opset=17, output_path=str(path))
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = [tf.TensorSpec((1, *shape), tf.float32, name="input")]
+        model.export(f"{tmp}/saved_model", format="tf_saved_model", input_signature=spec, verbose=False)
+        r = subprocess.run([sys.executable, "-m", "tf2onnx.convert", "--saved-model", f"{tmp}/saved_model",
+                            "--output", str(path), "--opset", "17"], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(_last_line(r.stderr))
 
 
 def make_keras(out: Path, only: list[str] | None, samples: int) -> None:
@@ -215,12 +221,14 @@ def write_one(path: Path, job, *args) -> None:
     """job(path, *args): one conversion into `path`, printing its time and size, or why it failed (the others
     go on)."""
     t0 = time.monotonic()
+    part = path.with_name(path.name + ".part")  # renamed when whole: a benchmark running meanwhile never reads half
     try:
-        job(path, *args)
+        job(part, *args)
     except Exception as e:  # a converter's failure on one network must not stop the others
-        print(f"FAILED {path.name}: {type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}")
-        path.unlink(missing_ok=True)
+        print(f"FAILED {path.name}: {type(e).__name__}: {_last_line(str(e))}")
+        part.unlink(missing_ok=True)
         return
+    part.replace(path)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, {time.monotonic() - t0:.0f} s)", flush=True)
 
 
