@@ -633,6 +633,7 @@ def bench_model(path: Path, work: Path, args, peaks: dict[str, float]) -> dict:
     row["aotc_peak_pct"] = share(row["aotc_gops"], peak * args.threads)
     for who in ("aotc", fastest_key(row)):
         row[f"{who}_cpu_peak_pct"] = share(rate(row["macs"], row.get(f"{who}_cpu_ms")), peak)
+    row["aotc_over_fastest_cpu"] = cpu_ratio(row)
     return row
 
 
@@ -640,11 +641,18 @@ def fastest_key(row: dict) -> str:
     return {"onnxruntime": "onnxruntime", "LiteRT": "litert", "OpenVINO": "openvino"}[row["fastest"]]
 
 
+def cpu_ratio(row: dict) -> float | None:
+    """aotc's CPU time per inference over the fastest engine's."""
+    fastest = row.get(f"{fastest_key(row)}_cpu_ms")
+    return row["aotc_cpu_ms"] / fastest if row.get("aotc_cpu_ms") and fastest else None
+
+
 def markdown(rows: list[dict], peaks: dict[str, float], args) -> str:
-    """The table: times in ms as wall (CPU), aotc / the fastest engine, aotc's rate and shares of the peak (and the
-    fastest engine's, on CPU time: bench_model), the bundle's max abs error against its reference (onnxruntime,
-    or LiteRT for a .tflite file with no ONNX twin), the load average before -> after the timed part; failed
-    models say why."""
+    """The table: times in ms as wall (CPU), aotc / the fastest engine (the median of per-round wall ratios, and
+    the ratio of CPU times per inference, which load on a shared machine changes less), aotc's rate and shares
+    of the peak (and the fastest engine's, on CPU time: bench_model), the bundle's max abs error against its
+    reference (onnxruntime, or LiteRT for a .tflite file with no ONNX twin), the load average before -> after
+    the timed part; failed models say why."""
 
     def t(row: dict, key: str) -> str:
         wall, cpu = row.get(f"{key}_ms"), row.get(f"{key}_cpu_ms")
@@ -661,17 +669,18 @@ def markdown(rows: list[dict], peaks: dict[str, float], args) -> str:
              + f" ('aotc % peak': its wall-time rate over {args.threads} x the fp32 or VNNI peak; the CPU columns: "
              "the rate over CPU time per inference, every thread's, over one core's); times in ms: wall median "
              "(CPU per inference)", "",
-             "| model | form | aotc | onnxruntime | LiteRT | OpenVINO | fastest | aotc / fastest | GMAC | "
+             "| model | form | aotc | onnxruntime | LiteRT | OpenVINO | fastest | aotc / fastest | CPU ratio | GMAC | "
              "aotc G(FL)OP/s | aotc % peak | aotc % peak (CPU) | fastest % peak (CPU) | max abs err | "
              "load before -> after |",
-             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['model']} | {r['form']} | failed: {r['error'].replace('|', '/')} "
-                         "| | | | | | | | | | | | |")
+                         "| | | | | | | | | | | | | |")
             continue
         lines.append(f"| {r['model']} | {r['form']} | {t(r, 'aotc')} | {t(r, 'onnxruntime')} | {t(r, 'litert')} | "
                      f"{t(r, 'openvino')} | {r['fastest']} | {r['aotc_over_fastest']:.2f} | "
+                     f"{num(cpu_ratio(r), '.2f')} | "
                      f"{r['macs'] / 1e9:.2f} | {num(r['aotc_gops'], '.1f')} | {num(r['aotc_peak_pct'], '.1f')} | "
                      f"{num(r['aotc_cpu_peak_pct'], '.1f')} | {num(r.get(fastest_key(r) + '_cpu_peak_pct'), '.1f')} | "
                      f"{r['max_abs_err']:.1e} | {r['load_before']:.2f} -> {r['load_after']:.2f} |")
@@ -718,12 +727,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1, help="the bundles' threads (aotc --threads) and the references'")
     ap.add_argument("--work", default="/tmp/aotc_host_models", help="where the bundles are built")
     ap.add_argument("--json", help="the rows as JSON (default WORK/host_models.json)")
+    ap.add_argument("--table", metavar="JSON", help="only print the table of an earlier run's JSON file")
     args = ap.parse_args()
     if args.make:
         out = Path(args.make)
         out.mkdir(parents=True, exist_ok=True)
         make_keras(out, args.models, args.samples)
         make_torch(out, args.models, args.samples)
+        return
+    if args.table:
+        run = json.loads(Path(args.table).read_text())
+        args.threads, args.rounds = run["threads"], run["rounds"]
+        print(markdown(run["rows"], run["peak_per_core"], args))
         return
     run_bench(args)
 
