@@ -58,7 +58,8 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
    N cores' peak, aotc's and the fastest engine's rate over their CPU time per inference as a share of one
    core's peak (bench_model), the bundle's max abs error against its reference, and the 1-minute load average
    before and after the timed part. The peak is measured here, per core, by a small C loop (measure_peak:
-   independent FMA chains, and VNNI dot-product chains for int8) on this thread's CPU time.
+   independent FMA chains, and VNNI dot-product chains for int8) on this thread's CPU time, at the start and the
+   end of a run (the higher: a shared virtual core's clock drifts).
 
        python3 bench/host_models.py [--dir DIR] [--models resnet50.int8 mobilenet_v2.float] [--rounds 3]
                                      [--threads N] [--work /tmp/aotc_host_models] [--json FILE]
@@ -599,11 +600,10 @@ def share(gops: float | None, peak: float) -> float | None:
     return round(100 * gops / peak, 1) if gops is not None and peak else None
 
 
-def bench_model(path: Path, work: Path, args, peaks: dict[str, float]) -> dict:
+def bench_model(path: Path, work: Path, args) -> dict:
     """One model file: compiled, built and timed; its table row as a dict (with `error` where a step failed).
-    Rates: aotc's 2 x MACs over its wall time, as a share of N cores' peak; and each of aotc's and the fastest
-    engine's over its CPU time per inference (every thread's), as a share of one core's peak: how well the cores
-    it had were used, which preemption on a shared machine does not change (the peak is on CPU time too)."""
+    Rates (G(FL)OP/s, shares of the peak: add_shares): aotc's 2 x MACs over its wall time, and aotc's and the
+    fastest engine's over their CPU time per inference (every thread's)."""
     from aot.errors import AotcError
 
     network, form = split_name(path)
@@ -628,13 +628,24 @@ def bench_model(path: Path, work: Path, args, peaks: dict[str, float]) -> dict:
                max_abs_err=bench.max_abs_err, openvino_max_abs_err=bench.openvino_max_abs_err,
                notes=[*bench.notes, *([note] if note else [])])
     row["macs"] = count_macs(path)
-    peak = (peaks["int8_gops"] if form in INT8_FORMS else peaks["fp32_gflops"]) * args.threads
     row["aotc_gops"] = rate(row["macs"], row["aotc_ms"])
-    row["aotc_peak_pct"] = share(row["aotc_gops"], peak * args.threads)
     for who in ("aotc", fastest_key(row)):
-        row[f"{who}_cpu_peak_pct"] = share(rate(row["macs"], row.get(f"{who}_cpu_ms")), peak)
+        row[f"{who}_cpu_gops"] = rate(row["macs"], row.get(f"{who}_cpu_ms"))
     row["aotc_over_fastest_cpu"] = cpu_ratio(row)
     return row
+
+
+def add_shares(rows: list[dict], peaks: dict[str, float], threads: int) -> None:
+    """Each row's rates as shares of the peak (the fp32 one, or VNNI's for an int8 form): aotc's wall-time rate
+    of N cores' peak; the CPU-time rates of one core's, how well the cores a run had were used, which preemption
+    on a shared machine does not change (the peak is timed on CPU time too)."""
+    for row in rows:
+        if "error" in row:
+            continue
+        peak = peaks["int8_gops"] if row["form"] in INT8_FORMS else peaks["fp32_gflops"]
+        row["aotc_peak_pct"] = share(row["aotc_gops"], peak * threads)
+        for who in ("aotc", fastest_key(row)):
+            row[f"{who}_cpu_peak_pct"] = share(row.get(f"{who}_cpu_gops"), peak)
 
 
 def fastest_key(row: dict) -> str:
@@ -701,16 +712,25 @@ def run_bench(args) -> None:
     files = model_files(Path(args.dir), args.models)
     if not files:
         raise SystemExit(f"no model files in {args.dir}: make them with --make (see the docstring)")
-    peaks = measure_peak(work)
-    rows = []
+    start = measure_peak(work)
+    rows: list[dict] = []
+
+    def save(peaks: dict) -> None:
+        add_shares(rows, peaks, args.threads)
+        Path(args.json or work / "host_models.json").write_text(json.dumps(
+            {"threads": args.threads, "rounds": args.rounds, "peak_per_core": peaks, "rows": rows}, indent=1))
+
     try:
         for path in files:
             print(f"{path.name} ...", file=sys.stderr, flush=True)
-            rows.append(bench_model(path, work, args, peaks))
-            Path(args.json or work / "host_models.json").write_text(json.dumps(
-                {"threads": args.threads, "rounds": args.rounds, "peak_per_core": peaks, "rows": rows}, indent=1))
+            rows.append(bench_model(path, work, args))
+            save(start)
     except KeyboardInterrupt:  # a long run stopped (SIGINT): the table of the models done so far
         print(f"interrupted: {len(rows)} of {len(files)} models done", file=sys.stderr)
+    # the clock of a shared virtual core drifts: the peak is the higher of the runs at the start and the end
+    end = measure_peak(work)
+    peaks = {k: max(start[k], end[k]) for k in start}
+    save(peaks)
     print(markdown(rows, peaks, args))
 
 
@@ -739,6 +759,7 @@ def main() -> None:
     if args.table:
         run = json.loads(Path(args.table).read_text())
         args.threads, args.rounds = run["threads"], run["rounds"]
+        add_shares(run["rows"], run["peak_per_core"], args.threads)
         print(markdown(run["rows"], run["peak_per_core"], args))
         return
     run_bench(args)
