@@ -696,10 +696,14 @@ def markdown(rows: list[dict], peaks: dict[str, float], args) -> str:
                      f"{r['macs'] / 1e9:.2f} | {num(r['aotc_gops'], '.1f')} | {num(r['aotc_peak_pct'], '.1f')} | "
                      f"{num(r['aotc_cpu_peak_pct'], '.1f')} | {num(r.get(fastest_key(r) + '_cpu_peak_pct'), '.1f')} | "
                      f"{r['max_abs_err']:.1e} | {r['load_before']:.2f} -> {r['load_after']:.2f} |")
-    ratios = [r["aotc_over_fastest"] for r in rows if "error" not in r]
-    if ratios:
-        lines += ["", f"aotc / fastest, geomean over {len(ratios)} models: "
-                      f"{statistics.geometric_mean(ratios):.2f}"]
+    lines.append("")
+    groups = {"every form": set(FORMS.values()), "float": set(FORMS.values()) - INT8_FORMS,
+              "int8 .tflite": {"int8 tflite"}, "QDQ and QOperator": {"QDQ", "QOperator"}}
+    for group, forms in groups.items():
+        ratios = [r["aotc_over_fastest"] for r in rows if "error" not in r and r["form"] in forms]
+        if ratios:
+            lines.append(f"aotc / fastest, geomean of {group} ({len(ratios)} model forms): "
+                         f"{statistics.geometric_mean(ratios):.2f} (worst {max(ratios):.2f})")
     notes = [f"- {r['file']}: {n}" for r in rows if "error" not in r for n in r["notes"]]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
