@@ -22,9 +22,10 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
    1.32. PyPI's torchvision is a CUDA build whose ops library does not load beside a CPU torch:
    import_torchvision works around that; the models use none of its ops.)
 
-   - Keras applications ResNet-50, MobileNetV2 1.0 224, EfficientNet-B0, MobileNetV3-Large 224 (weights=None)
-     and a 4-layer MultiHeadAttention encoder (seq 128, d 256, 4 heads, GELU MLP of 1024, post-norm; the Keras
-     twin of bench/keras_encoder.py's graph, which is tf2onnx's output built by hand), each as
+   - Keras applications ResNet-50, MobileNetV2 1.0 224, EfficientNet-B0, MobileNetV3-Large 224 (weights=None,
+     BatchNormalization statistics set from one seeded input: calibrate_batchnorm) and a 4-layer
+     MultiHeadAttention encoder (seq 128, d 256, 4 heads, GELU MLP of 1024, post-norm; the Keras twin of
+     bench/keras_encoder.py's graph, which is tf2onnx's output built by hand), each as
      NAME.float.tflite (TFLiteConverter), NAME.int8.tflite (full-integer post-training quantisation:
      TFLITE_BUILTINS_INT8, int8 input and output, a representative dataset of --samples seeded inputs in the
      range the network takes) and NAME.tf2onnx.onnx (tf2onnx from a SavedModel, opset 17: write_tf2onnx);
@@ -153,7 +154,26 @@ def keras_model(name: str):
         "mobilenet_v3_large": lambda: apps.MobileNetV3Large(weights=None, input_shape=shape),
         "mha_encoder": keras_encoder,
     }
-    return builders[name]()
+    model = builders[name]()
+    calibrate_batchnorm(model, samples_for(name, 1)[0])
+    return model
+
+
+def calibrate_batchnorm(model, x: np.ndarray) -> None:
+    """Set every BatchNormalization's moving mean and variance to its input's statistics on `x`, as training
+    would. With the initial ones (0 and 1) the activations of Keras's MobileNetV2, MobileNetV3 and EfficientNet
+    with weights=None shrink layer by layer (MobileNetV2's features end near 1e-12): every output is then
+    1/1000 exactly, so a max abs error of 0 checks nothing, and int8 calibration sees no range. One forward pass
+    in training mode with momentum 0 sets each layer's statistics from its normalized inputs, in order."""
+    import keras
+
+    layers = [la for la in model.layers if isinstance(la, keras.layers.BatchNormalization)]
+    momenta = [la.momentum for la in layers]
+    for la in layers:
+        la.momentum = 0.0
+    model(x, training=True)
+    for la, m in zip(layers, momenta, strict=True):
+        la.momentum = m
 
 
 def samples_for(name: str, count: int) -> list[np.ndarray]:
