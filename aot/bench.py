@@ -262,14 +262,14 @@ def time_ort(sess, feeds: dict[str, np.ndarray], repeat: int) -> float:
     return time_ort_cpu(sess, feeds, repeat)[0]
 
 
-def _litert_interpreter(path: Path):
+def _litert_interpreter(path: Path, threads: int = 1):
     try:
         from ai_edge_litert.interpreter import Interpreter
     except ImportError:
         raise AotcError("--tflite needs ai-edge-litert (LiteRT's Python runtime); install it with: "
                         "pip install ai-edge-litert") from None
     try:  # the default op resolver applies the XNNPACK delegate, as an app using LiteRT gets it
-        interp = Interpreter(model_path=str(path), num_threads=1)
+        interp = Interpreter(model_path=str(path), num_threads=threads)
         interp.allocate_tensors()
     except (RuntimeError, ValueError) as e:
         raise AotcError(f"LiteRT cannot load '{path}': {str(e).strip().splitlines()[-1] if str(e).strip() else e}") \
@@ -293,13 +293,13 @@ def _to_layout(x: np.ndarray, shape: tuple[int, ...], what: str) -> np.ndarray:
 
 
 class LiteRT:
-    """A .tflite model in LiteRT with one thread, fed the inputs the bundle and onnxruntime get
+    """A .tflite model in LiteRT with one thread (or `threads`), fed the inputs the bundle and onnxruntime get
     (matched by position; NCHW inputs transposed to NHWC where the file wants that)."""
 
-    def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray]):
+    def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray], threads: int = 1):
         if not path.is_file():
             raise AotcError(f"cannot find the --tflite file '{path}'")
-        self.interp = _litert_interpreter(path)
+        self.interp = _litert_interpreter(path, threads)
         ins = self.interp.get_input_details()
         if len(ins) != len(inputs):
             raise AotcError(f"'{path}' has {len(ins)} inputs and the bundle {len(inputs)}: --tflite must be the "
@@ -346,13 +346,14 @@ def _openvino_dims(port) -> Dims:
 
 
 class OpenVINO:
-    """A model in OpenVINO's CPU plugin: one thread (INFERENCE_NUM_THREADS=1), the latency hint, f32
+    """A model in OpenVINO's CPU plugin: one thread (INFERENCE_NUM_THREADS=1, or `threads`), the latency hint, f32
     inference precision (a CPU with bf16 or AMX would otherwise run bf16: not the bundle's arithmetic).
     The model is the ONNX file onnxruntime reads or a .tflite file (OpenVINO reads both), fed the inputs
     the bundle gets (onnx_feeds: a --quantized-io bundle's integers dequantized where the model takes
     float), matched to its inputs and outputs by name, else by position (match_ports)."""
 
-    def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray], said: dict | None = None):
+    def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray], said: dict | None = None,
+                 threads: int = 1):
         ov = _openvino()
         from openvino import properties
         from openvino.properties import hint
@@ -361,7 +362,7 @@ class OpenVINO:
         core = ov.Core()
         try:
             self.compiled = core.compile_model(core.read_model(str(path)), "CPU", {
-                properties.inference_num_threads: 1, hint.performance_mode: hint.PerformanceMode.LATENCY,
+                properties.inference_num_threads: threads, hint.performance_mode: hint.PerformanceMode.LATENCY,
                 hint.inference_precision: ov.Type.f32})
         except RuntimeError as e:
             raise AotcError(f"OpenVINO cannot run '{path}' ({_openvino_why(e)}); drop --openvino to time the "
@@ -500,13 +501,14 @@ def _max_err(outputs: dict[str, np.ndarray], meta: dict, refs: list[np.ndarray],
 
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
               model: str | None = None, instructions: bool = False, rounds: int = 3,
-              tflite: str | None = None, ort_threads: int | None = None, openvino: bool = False) -> BenchRow:
+              tflite: str | None = None, ort_threads: int | None = None, openvino: bool = False,
+              ref_threads: int = 1) -> BenchRow:
     """The bundle and onnxruntime (and LiteRT on `tflite`, if given, and OpenVINO with `openvino`) timed
     back to back in each of `rounds` rounds, so load that comes and goes on a shared machine hits all alike;
     latencies are medians over rounds, CPU times per inference too. onnxruntime runs on `ort_threads`
     (default: the bundle's thread count; 0: onnxruntime's default). A .tflite model (the bundle's source, or
     `model`) is timed in LiteRT instead, as the only reference (BenchRow.reference), and OpenVINO reads that
-    file."""
+    file. LiteRT and OpenVINO run on `ref_threads` (default 1)."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
@@ -537,12 +539,13 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     sess = None if litert_only else _ort_session(str(source), ort_threads)
     if sess is not None:
         feeds, refs = _ort_run(sess, meta, inputs, source, said)
-    lite = LiteRT(source if litert_only else Path(tflite), meta, inputs) if litert_only or tflite else None
+    lite = LiteRT(source if litert_only else Path(tflite), meta, inputs, ref_threads) if litert_only or tflite \
+        else None
     if litert_only:  # the file the bundle was compiled from: its outputs are the reference's
         refs = lite.outputs()
         if len(refs) != len(meta["outputs"]):
             raise AotcError(f"'{source}' has {len(refs)} outputs in LiteRT and the bundle {len(meta['outputs'])}")
-    vino = OpenVINO(source, meta, inputs, said) if openvino else None
+    vino = OpenVINO(source, meta, inputs, said, ref_threads) if openvino else None
     say_matched_by_position(said)
     # a short model: more runs per round, until the slowest engine's round lasts MIN_ROUND_S
     probe = max(time_ort(sess, feeds, 5) if sess is not None else lite.time(5),
@@ -593,7 +596,8 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
             row.best_round_ratios = [a / min(b, c) for a, b, c in zip(ours, refs_us, lite_us, strict=True)]
         else:
             row.best_round_ratios = list(row.tflite_round_ratios)
-            row.notes.insert(0, f"reference: LiteRT (one thread, XNNPACK) on '{source}', the .tflite file the "
+            row.notes.insert(0, f"reference: LiteRT ({'one thread' if ref_threads == 1 else f'{ref_threads} threads'}, "
+                                f"XNNPACK) on '{source}', the .tflite file the "
                                 "bundle was compiled from, which onnxruntime cannot run: ratio and max abs err "
                                 "are against it (--model M.onnx times onnxruntime instead, --tflite then adds LiteRT)")
     engines = {"onnxruntime": refs_us if sess is not None else [], "LiteRT": lite_us}
@@ -604,9 +608,10 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
         row.openvino_cpu_us = statistics.median(c for _, c in vinos)
         row.openvino_round_ratios = [a / b for a, b in zip(ours, vino_us, strict=True)]
         row.openvino_max_abs_err = _max_err(outputs, meta, vino.outputs(), "OpenVINO")
-        row.notes.append(f"OpenVINO {_openvino().__version__.split('-')[0]}: CPU plugin on '{source}', one thread "
-                         "(INFERENCE_NUM_THREADS=1), latency hint, f32 inference precision; its max abs err is "
-                         "the bundle's outputs against OpenVINO's")
+        row.notes.append(f"OpenVINO {_openvino().__version__.split('-')[0]}: CPU plugin on '{source}', "
+                         f"{'one thread' if ref_threads == 1 else f'{ref_threads} threads'} (INFERENCE_NUM_THREADS="
+                         f"{ref_threads}), latency hint, f32 inference precision; its max abs err is the bundle's "
+                         "outputs against OpenVINO's")
     timed = {name: us for name, us in engines.items() if us}
     if len(timed) > 1:
         row.fastest = min(timed, key=lambda name: statistics.median(timed[name]))

@@ -17,7 +17,7 @@ import pytest
 from modelcheck import aotc, build_bundle
 from onnx import TensorProto, helper
 
-from aot.bench import BenchRow, OpenVINO, _ort_run, _ort_session, format_table, match_ports
+from aot.bench import BenchRow, LiteRT, OpenVINO, _ort_run, _ort_session, format_table, match_ports
 from aot.errors import AotcError
 
 MODELS = Path(__file__).resolve().parents[1] / "models" / "tflite"
@@ -178,6 +178,27 @@ def test_openvino_reads_onnx_and_tflite_on_one_thread(tmp_path):
     with pytest.raises(AotcError, match="OpenVINO cannot run") as e:
         OpenVINO(tmp_path / "bad.onnx", meta, [np.zeros((1, 1), np.float32)])
     assert "\n" not in str(e.value)
+
+
+def test_litert_and_openvino_take_a_thread_count(tmp_path):
+    """LiteRT and OpenVINO on N threads (bench_one's ref_threads, bench/host_models.py --threads N): the same
+    outputs as on one."""
+    path = tmp_path / "m.onnx"
+    onnx.save(_sigmoid_model([2, 3]), path)
+    meta = {"inputs": [_spec("x", [2, 3])], "outputs": [_spec("y", [2, 3])]}
+    x = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+    if _have("openvino", "openvino"):
+        from openvino import properties
+
+        vino = OpenVINO(path, meta, [x], threads=2)
+        assert vino.compiled.get_property(properties.inference_num_threads()) == 2
+        assert np.allclose(vino.outputs()[0], 1 / (1 + np.exp(-x)), atol=1e-6)
+    if _have("ai_edge_litert", "ai-edge-litert"):
+        meta = {"inputs": [_spec("serving_default_keras_tensor:0", [1, 1])],
+                "outputs": [_spec("StatefulPartitionedCall_1:0", [1, 1])]}
+        one = np.full((1, 1), 1.5, np.float32)
+        assert np.array_equal(LiteRT(MODELS / "sine_float.tflite", meta, [one], threads=2).outputs()[0],
+                              LiteRT(MODELS / "sine_float.tflite", meta, [one]).outputs()[0])
 
 
 def test_bench_a_tflite_bundle_against_an_export_named_otherwise(tmp_path):
