@@ -612,6 +612,7 @@ static int check_pool(int average, int wide) {
         p.kh = rand_int(1, 4), p.kw = rand_int(1, 4), p.sh = rand_int(1, 3), p.sw = rand_int(1, 3);
         p.oh = window_dim(p.h, p.kh, p.sh, 1, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, 1, &p.pad_left);
     } while (p.oh == 0 || p.ow == 0);
+    if (!wide && !average && chance(1, 3)) p.c = rand_int(60, 140); /* x86's MAX_POOL_2D: runs of 64 channels and a part */
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, rand_int(wide ? -100 : -10, wide ? 100 : 10), &p.y_min, &p.y_max);
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.c;
     x = ints(xn, xs, wide ? -32768 : -128, wide ? 32767 : 127), y = bytes(yn * xs), ref = bytes(yn * xs);

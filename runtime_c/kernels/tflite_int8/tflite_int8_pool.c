@@ -1,4 +1,5 @@
 /* TFLite's AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over H and W, int8 and 16x8 (aotc_tflite_int8.h). */
+#include "aotc_threads.h"
 #include "tflite_int8_internal.h"
 #include "quant_dsp.h" /* AOTC_QUANT_DSP: the DSP extension's average */
 #include <stddef.h> /* ptrdiff_t */
@@ -6,7 +7,7 @@
 /* Average (rounded half away from zero) and max pooling over the window inside the input, one body
  * for int8 and 16x8's int16 (LOWEST: the type's minimum; CLAMP: to the fused activation's range). */
 #define TFL_POOL(NAME, T, LOWEST, CLAMP)                                                                  \
-    static void NAME(const aotc_tfl_pool_params *p, const T *x, T *y, int average) {                   \
+    static TFL_UNUSED void NAME(const aotc_tfl_pool_params *p, const T *x, T *y, int average) {        \
         for (int32_t b = 0; b < p->n; ++b)                                                              \
             for (int32_t oy = 0; oy < p->oh; ++oy)                                                      \
                 for (int32_t ox = 0; ox < p->ow; ++ox) {                                                \
@@ -182,7 +183,66 @@ void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t 
 #else
 void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 1); }
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+/* MAX_POOL_2D on x86 hosts: a window at a time over runs of 64 channels (AVX-512BW: one register; the plain loop reads
+ * each channel's window a stride apart), output rows over a --threads pool where the pool has enough to do: the
+ * same max and clamp */
+typedef struct {
+    const aotc_tfl_pool_params *p;
+    const int8_t *x;
+    int8_t *y;
+} maxpool_job;
+
+static void maxpool_rows(void *ctx, int32_t begin, int32_t end) {
+    const maxpool_job *J = (const maxpool_job *)ctx;
+    const aotc_tfl_pool_params *p = J->p;
+    for (int32_t r = begin; r < end; ++r) {
+        const int32_t b = r / p->oh, y0 = r % p->oh * p->sh - p->pad_top;
+        const int32_t ys = y0 < 0 ? 0 : y0, ye = y0 + p->kh < p->h ? y0 + p->kh : p->h;
+        const int8_t *xb = J->x + (int64_t)b * p->h * p->w * p->c;
+        for (int32_t ox = 0; ox < p->ow; ++ox) {
+            const int32_t x0 = ox * p->sw - p->pad_left;
+            const int32_t xs = x0 < 0 ? 0 : x0, xe = x0 + p->kw < p->w ? x0 + p->kw : p->w;
+            int8_t *yp = J->y + ((int64_t)r * p->ow + ox) * p->c;
+            for (int32_t c0 = 0; c0 < p->c; c0 += 64) {
+                const int32_t nc = p->c - c0 < 64 ? p->c - c0 : 64;
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && !defined(AOTC_NO_INTRINSICS)
+                const __mmask64 m = nc == 64 ? ~(__mmask64)0 : ((__mmask64)1 << nc) - 1;
+                __m512i acc = _mm512_set1_epi8(-128);
+                for (int32_t iy = ys; iy < ye; ++iy)
+                    for (int32_t ix = xs; ix < xe; ++ix)
+                        acc = _mm512_max_epi8(acc, _mm512_maskz_loadu_epi8(m, xb + ((int64_t)iy * p->w + ix) * p->c + c0));
+                acc = _mm512_min_epi8(_mm512_max_epi8(acc, _mm512_set1_epi8((char)p->y_min)), _mm512_set1_epi8((char)p->y_max));
+                _mm512_mask_storeu_epi8(yp + c0, m, acc);
+#else
+                int8_t acc[64];
+                for (int32_t c = 0; c < nc; ++c) acc[c] = -128;
+                for (int32_t iy = ys; iy < ye; ++iy)
+                    for (int32_t ix = xs; ix < xe; ++ix) {
+                        const int8_t *xp = xb + ((int64_t)iy * p->w + ix) * p->c + c0;
+                        for (int32_t c = 0; c < nc; ++c) acc[c] = xp[c] > acc[c] ? xp[c] : acc[c];
+                    }
+                for (int32_t c = 0; c < nc; ++c) yp[c0 + c] = (int8_t)clamp8(acc[c], p->y_min, p->y_max);
+#endif
+            }
+        }
+    }
+}
+
+/* the fewest window elements a MAX_POOL_2D splits over a --threads pool */
+#define TFL_MAXPOOL_POOL_MIN (1 << 18)
+
+void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) {
+    maxpool_job J;
+    J.p = p, J.x = x, J.y = y;
+    if ((int64_t)p->n * p->oh * p->ow * p->c * p->kh * p->kw >= TFL_MAXPOOL_POOL_MIN)
+        aotc_parallel_for(maxpool_rows, &J, p->n * p->oh);
+    else
+        maxpool_rows(&J, 0, p->n * p->oh);
+}
+#else
 void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 0); }
+#endif
 
 TFL_POOL(pool16, int16_t, -32768, clamp16)
 
