@@ -687,9 +687,12 @@ static void tfl_pk_dw_row(const aotc_tfl_conv_params *p, const int8_t *x, const 
     }
 }
 
-/* DEPTHWISE_CONV_2D's work for the pool (aotc_threads.h): items of (block of 16 channels, output row), block-major;
- * the band in scratch on one thread, on each thread's stack with a pool (up to TFL_PK_DW_STACK bytes: a 3 x 3 band
- * of a 224-wide image is 11 KB; a wider band runs on the calling thread alone, in scratch) */
+/* DEPTHWISE_CONV_2D's work for the pool (aotc_threads.h): items of (block of 16 channels, run of output rows), each
+ * item's input rows made once in its ring (runs of a few rows, claimed one by one, made each input row up to kh
+ * times); runs of all the rows on one thread, else as many as give every block's rows at least TFL_PK_DW_ITEMS
+ * items in all. The band in scratch on one thread, on each thread's stack with a pool (up to TFL_PK_DW_STACK bytes:
+ * a 3 x 3 band of a 224-wide image is 11 KB; a wider band runs on the calling thread alone, in scratch) */
+#define TFL_PK_DW_ITEMS 16
 #define TFL_PK_DW_STACK 16384
 typedef struct {
     const aotc_tfl_conv_params *p;
@@ -698,6 +701,7 @@ typedef struct {
     const tfl_pk_out *o;
     int8_t *y;
     uint8_t *scratch;
+    int32_t runs; /* of output rows, a block */
 } tfl_pk_dw_job;
 
 static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
@@ -714,29 +718,25 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
     const int quads = tfl_pk_dw_quads(p);
     tfl_pk_dw_quad_weights q;
 #endif
-    __m512i bv = _mm512_setzero_si512();
-    __mmask16 m = 0;
-    tfl_pk_dw_ring ring;
-    int32_t i, block = -1, c0 = 0;
+    const int32_t per_run = (rows + J->runs - 1) / J->runs;
+    int32_t i, r;
     for (i = begin; i < end; ++i) {
-        const int32_t r = i % rows;
-        if (i / rows != block) { /* a new block's requantisation, bias (and the byte path's weights); a band anew */
-            block = i / rows, c0 = block * 16;
-            tfl_pk_dw_ring_clear(&ring);
-            m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
-            bv = _mm512_loadu_si512(J->bias + c0);
-            tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
-#if defined(__AVX512VBMI__)
-            if (quads) tfl_pk_dw_quads_setup(p, J->wp + (int64_t)c0 * taps, bv, &q);
-#endif
-        }
+        /* the block's requantisation, bias (and the byte path's weights), a ring anew, then the run's rows */
+        const int32_t c0 = i / J->runs * 16, r0 = i % J->runs * per_run, r1 = r0 + per_run < rows ? r0 + per_run : rows;
+        const __mmask16 m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
+        const __m512i bv = _mm512_loadu_si512(J->bias + c0);
+        tfl_pk_dw_ring ring;
+        tfl_pk_dw_ring_clear(&ring);
+        tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
 #if defined(__AVX512VBMI__)
         if (quads) {
-            tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
+            tfl_pk_dw_quads_setup(p, J->wp + (int64_t)c0 * taps, bv, &q);
+            for (r = r0; r < r1; ++r) tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
             continue;
         }
 #endif
-        tfl_pk_dw_row(p, J->x, J->wp + (int64_t)c0 * taps, bv, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
+        for (r = r0; r < r1; ++r)
+            tfl_pk_dw_row(p, J->x, J->wp + (int64_t)c0 * taps, bv, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
     }
 }
 
@@ -747,12 +747,19 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
     tfl_pk_out o;
     tfl_pk_dw_job J;
     tfl_pk_out_init(&o, p, NULL);
-    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch;
+    const int32_t blocks = (p->c + 15) / 16;
+    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch, J.runs = 1;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    const int32_t rows = p->n * p->oh;
     if (aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK &&
-        (int64_t)p->n * p->oh * p->ow * p->c * p->kh * p->kw >= TFL_PK_POOL_MIN_MACS / 4) /* (a tap costs about 4 MACs of a conv) */
-        aotc_parallel_for(tfl_pk_dw_items, &J, (p->c + 15) / 16 * p->n * p->oh);
-    else
-        tfl_pk_dw_items(&J, 0, (p->c + 15) / 16 * p->n * p->oh);
+        (int64_t)rows * p->ow * p->c * p->kh * p->kw >= TFL_PK_POOL_MIN_MACS / 4) { /* (a tap: about 4 MACs of a conv) */
+        J.runs = (TFL_PK_DW_ITEMS + blocks - 1) / blocks;
+        J.runs = J.runs < rows ? J.runs : rows;
+        aotc_parallel_for(tfl_pk_dw_items, &J, blocks * J.runs);
+        return;
+    }
+#endif
+    tfl_pk_dw_items(&J, 0, blocks);
 }
 #else
 void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
