@@ -142,7 +142,9 @@ def aotc_symbols_header(name: str, symbols: Iterable[str]) -> str:
              f" * API's {name}_init and {name}_run have theirs, so no other bundle linked into the same program can",
              " * define it (docs/firmware.md, \"Several models in one image\"). aotc_common.h and dltensor.h, which",
              " * every file of the bundle includes before it declares anything, include this file first. */",
-             "#ifndef AOTC_SYMBOLS_H", "#define AOTC_SYMBOLS_H", ""]
+             "#ifndef AOTC_SYMBOLS_H", "#define AOTC_SYMBOLS_H", "",
+             f"#define AOTC_SYMBOLS_OF_{name} 1 /* src/{name}.c checks that it has this file, not another bundle's */",
+             ""]
     lines += [f"#define {s} {name}_{s}" for s in sorted(set(symbols))]
     lines += ["", "#endif /* AOTC_SYMBOLS_H */", ""]
     return "\n".join(lines)

@@ -8,4 +8,7 @@
  * bundles link into one program (docs/firmware.md, "Several models in one image"). */
 #ifndef AOTC_SYMBOLS_H
 #define AOTC_SYMBOLS_H
+
+#define AOTC_SYMBOLS_UNPREFIXED 1 /* generated C compiled against this tree (the op tests) calls the names as given */
+
 #endif /* AOTC_SYMBOLS_H */
