@@ -1280,8 +1280,10 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_abs_s16", c_abs16, 0},
     {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
     {"aotc_tfl_conv_s8 (pointwise, late)", c_conv8, K_CONV | K_PW},
+#if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
     {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
     {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},
+#endif
 };
 
 int main(int argc, char **argv) {
