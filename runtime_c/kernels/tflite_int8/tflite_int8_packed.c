@@ -292,21 +292,17 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
 }
 
 /* the same for nb = 2, 3, 4: each its own code, its registers fixed */
-static void tfl_pk_conv_tiles4(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
-                               int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
-                               __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
-    tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, 4, m, o, y, res);
-}
-static void tfl_pk_conv_tiles3(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
-                               int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
-                               __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
-    tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, 3, m, o, y, res);
-}
-static void tfl_pk_conv_tiles2(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
-                               int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c0,
-                               __mmask16 m, const tfl_pk_out *o, int8_t *y, const int8_t *res) {
-    tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, 2, m, o, y, res);
-}
+#define TFL_PK_TILES(NB)                                                                                        \
+    static void tfl_pk_conv_tiles##NB(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n,        \
+                                      int32_t rows, int64_t rowstep, int32_t rq, const int8_t *wp,              \
+                                      const int32_t *bias, int32_t c0, __mmask16 m, const tfl_pk_out *o,        \
+                                      int8_t *y, const int8_t *res) {                                           \
+        tfl_pk_conv_tiles(p, a, n, rows, rowstep, rq, wp, bias, c0, NB, m, o, y, res);                          \
+    }
+TFL_PK_TILES(4)
+TFL_PK_TILES(3)
+TFL_PK_TILES(2)
+#undef TFL_PK_TILES
 
 /* n positions (their patches as tfl_pk_conv_block reads them from a[]) x the blocks of channels c_begin .. c_end - 1
  * (c_begin a multiple of 16), to y at the first position */
