@@ -13,7 +13,7 @@ import onnx
 
 from aot import flash
 from aot.emit_c import Bundle, build_bundle
-from aot.errors import AotcError
+from aot.errors import AotcError, in_vendor
 from aot.frontend import import_model, load_model, sanitize
 from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph, Node
@@ -168,7 +168,15 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
         opts = (options or {}).get(v.name) or v.resolve_options({})
         fn = graph.functions[symbol] = transform_function(fn, v, opts)
         ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts), threads)
-        art = _with_weights(v.codegen(fn, ctx), ctx)
+        with in_vendor(v.name, f"codegen of {symbol}"):
+            art = v.codegen(fn, ctx)
+            if not isinstance(art, Artifact):
+                raise AotcError(f"codegen returned a {type(art).__name__}, not an aot.vendor.Artifact")
+        if art.weights_bytes is None:
+            stored = ctx.weights.nbytes if len(ctx.weights) else \
+                sum(fn.graph.tensors[t].nbytes for t in fn.graph.constants_read())
+            art = replace(art, weights_bytes=stored)
+        art = _with_weights(art, ctx)
         artifacts[symbol] = replace(art, taps=list(ctx.taps)) if ctx.taps else art
     return artifacts
 
@@ -178,7 +186,8 @@ def transform_function(fn: Function, vendor: Vendor, options: dict[str, str]) ->
     result must still be a function the call verifies against (same inputs and outputs)."""
     if vendor.transform is None:
         return fn
-    out = vendor.transform(fn, dict(options))
+    with in_vendor(vendor.name, f"transform of {fn.global_symbol}"):
+        out = vendor.transform(fn, dict(options))
     if not isinstance(out, Function) or list(out.graph.inputs) != list(fn.graph.inputs) \
             or list(out.graph.outputs) != list(fn.graph.outputs) or out.global_symbol != fn.global_symbol:
         raise AotcError(f"vendor {vendor.name}'s transform of {fn.global_symbol} changed its symbol, inputs or outputs")

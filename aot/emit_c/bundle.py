@@ -19,6 +19,7 @@ from aot import __version__
 from aot.csource.format import C_TYPES, c_array_body, c_comment, c_scalar, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
+from aot.errors import VendorError
 from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
 from aot.paths import kernel_file, runtime_dir
@@ -142,15 +143,25 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     states, state_files = _states(graph, inputs, name)
     copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
-    weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
+    weights_bytes += sum(art.weights_bytes if (art := artifacts.get(sym)) is not None and art.weights_bytes is not None
+                         else sum(fn.graph.tensors[t].nbytes for t in fn.graph.constants_read())
+                         for sym, fn in graph.functions.items())
     families = sorted(em.families | ({"threads"} if threads > 1 else set()))
     kernel_files = list(dict.fromkeys(f for fam in families for f in family_files(fam)))  # in runtime_c/kernels
     vendor_files: dict[str, str | bytes] = {}
+    written_by: dict[str, str] = {}  # vendor file -> the first function whose artifact has it
     vendor_headers, vendor_sources, vendor_cmake, vendor_dirs = [], [], [], []
     for sym, art in artifacts.items():
         vdir = f"vendor/{graph.functions[sym].compiler}"
         for rel, content in art.files.items():
-            vendor_files[f"{vdir}/{rel}"] = content
+            path = f"{vdir}/{rel}"
+            if path in vendor_files and vendor_files[path] != content:  # a library file shared by functions
+                raise VendorError(graph.functions[sym].compiler, f"codegen of {sym}",
+                                  f"writes {path} with other contents than {written_by[path]}'s codegen did; "
+                                  "files shared by functions must be the same, give a function's own file a name "
+                                  "of its own (its symbol)")
+            vendor_files[path] = content
+            written_by.setdefault(path, sym)
         vendor_sources += [f"{vdir}/{s}" for s in art.sources]
         if art.header and art.header not in vendor_headers:
             vendor_headers.append(art.header)

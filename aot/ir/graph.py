@@ -188,6 +188,19 @@ class Graph:
         t = self.tensors.get(name)
         return None if t is None else t.data
 
+    def constants_read(self) -> list[str]:
+        """The constants some node reads (inside composite bodies too), in first-use order: what a build of
+        this graph stores, where `tensors` may still hold constants a pass replaced and nothing reads."""
+        seen: dict[str, None] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i and i in self.tensors and self.tensors[i].is_const:
+                    seen.setdefault(i)
+            body = n.attrs.get("body")
+            if isinstance(body, Graph):
+                seen.update(dict.fromkeys(body.constants_read()))
+        return list(seen)
+
     def activations(self) -> list[Tensor]:
         """Tensors computed at run time (not constants, not graph inputs)."""
         inputs = set(self.inputs)

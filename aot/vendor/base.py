@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from aot.csource import format as cformat
 from aot.csource.tap import c_tap
 from aot.csource.weights import C_INCLUDES, WeightStore
-from aot.errors import AotcError
+from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
 
@@ -75,6 +75,10 @@ class Artifact:
     # The tensors inside the function that codegen exposed with CodegenContext.tap (filled by aotc:
     # node, op, onnx_nodes, tensor), for metadata.json and `aotc compare`.
     taps: list[dict[str, Any]] = field(default_factory=list)
+    # The bytes of constant data the function's files store (metadata.json's memory.weights_bytes, which a
+    # board's flash check reads). None: aotc counts them, as what the codegen context's weight store holds when
+    # codegen used it, else the constants the function's nodes read.
+    weights_bytes: int | None = None
 
 
 @dataclass
@@ -165,7 +169,8 @@ class Vendor:
 
     def check_target(self, target: Target) -> None:
         """Refuse a target this vendor's code cannot be built for."""
-        reason = self.target_reason(target) if self.target_reason else None
+        with in_vendor(self.name, "target_reason"):
+            reason = self.target_reason(target) if self.target_reason else None
         if reason:
             raise AotcError(f"vendor {self.name} does not support target {target.name}: {reason}")
 
@@ -184,7 +189,8 @@ class Vendor:
         checker = self.checkers.get(node.op)
         if checker is None:
             return Reject(f"{self.name} does not take {node.op}")
-        verdict = checker(node, graph)
+        with in_vendor(self.name, f"checker for {node.op}", node):
+            verdict = checker(node, graph)
         if isinstance(verdict, Verdict):
             return verdict
         return ACCEPT if verdict else Reject(f"{self.name}'s {node.op} checker refused it")

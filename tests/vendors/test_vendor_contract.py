@@ -1,0 +1,182 @@
+"""What a third-party vendor found wrong with the vendor contract (issue 65), each fixed and held here:
+compare never holds a tensor a pass redefined against the model's, a vendor's exception is its own one-line
+error (not "a bug in aotc"), the weights figure is what the bundle stores, two functions writing one library
+file with different contents are refused, and a region a vendor sends back goes to the next vendor."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from aot.cli import main
+from aot.compiler import Options, compile_model, partition_model
+from aot.errors import AotcError, VendorError
+from aot.ir import Function, Tensor
+from aot.vendor import ACCEPT, Artifact, CodegenContext, Vendor, find_vendor
+
+CREF = find_vendor("cref")
+
+
+def dense_model(act: str = "HardSigmoid", n: int = 6) -> onnx.ModelProto:
+    """x[2, 8] @ W + b -> act: a dense layer a vendor takes, and an activation it does not."""
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"], name="mm"),
+             helper.make_node("Add", ["mm", "b"], ["z"], name="bias"),
+             helper.make_node(act, ["z"], ["y"], name="act")]
+    inits = [numpy_helper.from_array(rng.standard_normal((8, n)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "b")]
+    g = helper.make_graph(nodes, "dense", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 8))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, n))], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def vendor(name: str, **changes) -> Vendor:
+    """cref under another name, with some of its hooks replaced."""
+    parts = dict(checkers=CREF.checkers, patterns=CREF.patterns, codegen=CREF.codegen, keep_region=CREF.keep_region)
+    return Vendor(name, **{**parts, **changes})
+
+
+# --- 1. compare: a tensor a pass redefined is not held against the model's ---------------------------
+
+@pytest.mark.full
+def test_compare_never_holds_a_folded_tensor_against_the_models(tmp_path, capsys):
+    """fold-affine folds HardSigmoid's alpha * x + beta into the dense layer before it: the layer's output is
+    then not the model's tensor `z`. cref takes the layer and leaves the Clip to the host, so the tensor crosses
+    a function boundary and is tapped; under its old name compare reported it as a divergence."""
+    src, out = tmp_path / "dense.onnx", tmp_path / "out"
+    onnx.save(dense_model(), src)
+    assert main([str(src), "-o", str(out), "--vendor", "cref", "--no-configure"]) == 0
+    rc = main(["compare", str(out)])
+    stdout = capsys.readouterr().out
+    assert rc == 0, stdout
+    assert "DIVERGES" not in stdout and "aotc: no divergence" in stdout, stdout
+    assert "without a counterpart in onnxruntime" in stdout  # the folded tensor, said so
+
+
+def test_folded_hardsigmoid_gives_the_producer_a_new_output_name():
+    parted = partition_model(dense_model(), Options(vendors=("cref",)))
+    fn = next(iter(parted.graph.functions.values()))
+    assert "z" not in fn.graph.outputs and fn.graph.outputs[0].startswith("z__affine"), fn.graph.outputs
+    assert "y" in parted.graph.outputs
+
+
+# --- 2. an exception in vendor code is the vendor's one-line error ---------------------------------
+
+def _raises(*_args) -> None:
+    raise ValueError("mine has no lowering for Add (add24)")
+
+
+@pytest.mark.parametrize(("hook", "changes"), [
+    ("codegen of model_broken_0", {"codegen": _raises}),
+    ("checker for Relu", {"checkers": {**CREF.checkers, "Relu": _raises}}),
+    ("keep_region", {"keep_region": _raises}),
+    ("transform of model_broken_0", {"transform": _raises}),
+])
+def test_vendor_exception_names_vendor_and_hook(hook, changes):
+    with pytest.raises(VendorError) as e:
+        compile_model(dense_model("Relu"), Options(vendors=(vendor("broken", **changes),)))
+    text = e.value.one_line()
+    assert text.startswith(f"vendor broken, {hook}"), text
+    assert "ValueError: mine has no lowering for Add (add24)" in text
+    assert "an error in vendor broken's code, not in aotc or your model" in text and "\n" not in text
+
+
+def test_vendor_refusal_keeps_its_message_and_exit_2(tmp_path, capsys, monkeypatch):
+    def refuse(fn: Function, ctx: CodegenContext) -> Artifact:
+        raise AotcError("mine cannot place 6 channels", node=fn.graph.nodes[0])
+
+    mine = vendor("mine", codegen=refuse)
+    monkeypatch.setattr("aot.vendor.find_vendor", lambda name: mine)
+    monkeypatch.setattr("aot.compiler.find_vendor", lambda name: mine)
+    src = tmp_path / "dense.onnx"
+    onnx.save(dense_model("Relu"), src)
+    assert main([str(src), "-o", str(tmp_path / "out"), "--vendor", "mine"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("aotc: error: vendor mine, codegen of dense_mine_0: node 'act' (Composite): "), err
+    assert err.endswith("mine cannot place 6 channels") and "bug" not in err and "\n" not in err
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+# --- 4. weights_bytes: what the bundle stores ------------------------------------------------------
+
+def _reblock(fn: Function, options) -> Function:
+    """A vendor pass that stores the dense layer's weights in its own layout: a new constant replaces the old,
+    which stays in the function's tensors but nothing reads it."""
+    g = fn.graph.copy()
+    node = next(n for n in g.nodes if n.op == "Composite")
+    body = node.attrs["body"]
+    mm = next(n for n in body.nodes if n.op in ("MatMul", "Gemm"))
+    w = g.tensors[mm.inputs[1]]
+    g.tensors["w_blocked"] = body.tensors["w_blocked"] = Tensor("w_blocked", w.shape, "float32", w.data * 1.0)
+    mm.inputs[1] = "w_blocked"
+    node.inputs = ["w_blocked" if i == w.name else i for i in node.inputs]
+    return Function(fn.global_symbol, fn.compiler, g, fn.composite)
+
+
+def test_weights_bytes_counts_what_the_bundle_stores():
+    plain = compile_model(dense_model("Relu", 64), Options(vendors=("cref",)))
+    reblocked = compile_model(dense_model("Relu", 64), Options(vendors=(vendor("cref", transform=_reblock),)))
+    stored = plain.metadata["memory"]["weights_bytes"]
+    assert stored == (8 * 64 + 64) * 4
+    assert reblocked.metadata["memory"]["weights_bytes"] == stored  # not the unread 8 x 64 floats besides
+
+
+def test_a_vendor_may_say_what_it_stores():
+    def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+        return Artifact(**{**CREF.codegen(fn, ctx).__dict__, "weights_bytes": 1234})
+
+    b = compile_model(dense_model("Relu"), Options(vendors=(vendor("mine", codegen=codegen),)))
+    assert b.metadata["memory"]["weights_bytes"] == 1234
+
+
+# --- 8. one library file, two contents ------------------------------------------------------------
+
+def test_library_file_with_two_contents_is_refused_by_name():
+    def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+        art = CREF.codegen(fn, ctx)
+        art.files["lib/device.c"] = f"/* built for {fn.global_symbol} */\n"
+        return art
+
+    two_layers = dense_model("Relu")
+    m = two_layers.graph
+    m.node[2].output[0] = "r"
+    rng = np.random.default_rng(1)
+    m.initializer.extend([numpy_helper.from_array(rng.standard_normal((6, 4)).astype(np.float32), "w2")])
+    m.node.extend([helper.make_node("Tanh", ["r"], ["t"], name="host_tanh"),
+                   helper.make_node("MatMul", ["t", "w2"], ["y"], name="mm2")])
+    del m.output[:]
+    m.output.extend([helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 4))])
+    only_dense = {k: v for k, v in CREF.checkers.items() if k != "Tanh"}
+    with pytest.raises(VendorError, match=r"vendor mine, codegen of model_mine_1: writes vendor/mine/lib/device.c "
+                                          r"with other contents than model_mine_0's codegen did"):
+        compile_model(two_layers, Options(vendors=(vendor("mine", codegen=codegen, checkers=only_dense),)))
+
+
+# --- 7. a region a vendor sends back goes to the next vendor --------------------------------------
+
+def test_region_sent_back_is_offered_to_the_next_vendor():
+    """first takes Relu alone but keeps no region without a dense layer; second takes dense+relu. Before, the
+    Relu stayed with first's checker, second's dense+relu never matched, and first's region went to the host."""
+    first = Vendor("first", checkers={"Relu": lambda n, g: ACCEPT}, codegen=CREF.codegen,
+                   keep_region=lambda nodes, g: False)
+    second = vendor("second")
+    parted = partition_model(dense_model("Relu"), Options(vendors=(first, second)))
+    (fn,) = parted.graph.functions.values()
+    assert fn.compiler == "second"
+    assert [n.attrs.get("composite") for n in fn.graph.nodes] == ["cref.dense_relu"]
+    assert not [n for n in parted.graph.nodes if n.op != "Call"]  # nothing left on the host
+
+
+def test_node_every_vendor_sends_back_stays_on_the_host_with_their_reasons():
+    first = Vendor("first", checkers={"Relu": lambda n, g: ACCEPT}, codegen=CREF.codegen,
+                   keep_region=lambda nodes, g: False)
+    second = vendor("second", keep_region=lambda *a: False)
+    parted = partition_model(dense_model("Relu"), Options(vendors=(first, second)))
+    assert not parted.graph.functions
+    assert parted.refusals["act"]["first"] == "first sent its region back (keep_region)"
+    assert parted.refusals["act"]["second"] == "second sent its region back (keep_region)"
+
