@@ -20,6 +20,7 @@ from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
+from aot.plan.workspace import WorkspacePlan, plan_workspace
 
 if TYPE_CHECKING:
     from aot.targets import Target
@@ -114,6 +115,16 @@ class CodegenContext:
     def __post_init__(self) -> None:
         self.weights = WeightStore(self.symbol)
         self.taps = []
+
+    @staticmethod
+    def plan_workspace(graph: Graph, scratch: Mapping[str, int] | None = None,
+                       inplace: Callable[[Node], int | None] | None = None) -> WorkspacePlan:
+        """Offsets in the function's workspace for its intermediates (lives from the node order) and for
+        each node's `scratch` bytes (plan.scratch(node)), placed by aotc's arena planner, instead of one
+        after another: report Artifact.workspace_bytes = plan.nbytes. `inplace(node)`: the input a node's
+        output may be written over (elementwise ops), or None. Buffers of the vendor's own:
+        `aot.plan.workspace.plan_lives([Life(name, nbytes, first, last), ...])`."""
+        return plan_workspace(graph, scratch, inplace)
 
     def tap(self, node: Node, tensor: Tensor, data: str) -> str:
         """The C statement (AOTC_TAP, from "aotc_common.h" in `weights_includes`) that reports `tensor`,

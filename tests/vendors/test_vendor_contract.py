@@ -180,3 +180,57 @@ def test_node_every_vendor_sends_back_stays_on_the_host_with_their_reasons():
     assert parted.refusals["act"]["first"] == "first sent its region back (keep_region)"
     assert parted.refusals["act"]["second"] == "second sent its region back (keep_region)"
 
+
+
+# --- 5. a vendor's intermediates planned by aotc's planner ------------------------------------------
+
+def chain_model(width: int = 64) -> onnx.ModelProto:
+    """dense -> five elementwise ops -> dense: one cref function with six intermediates of 4 x width floats."""
+    rng = np.random.default_rng(2)
+    ops = [("Relu", []), ("Mul", ["c"]), ("Add", ["d"]), ("Sigmoid", []), ("Tanh", [])]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["t0"], name="mm1")]
+    for k, (op, extra) in enumerate(ops):
+        nodes.append(helper.make_node(op, [f"t{k}", *extra], [f"t{k + 1}"], name=f"{op.lower()}{k}"))
+    nodes.append(helper.make_node("MatMul", [f"t{len(ops)}", "w2"], ["y"], name="mm2"))
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
+             for n, s in (("w1", (width, width)), ("w2", (width, width)), ("c", (width,)), ("d", (width,)))]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (4, width))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (4, width))], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_vendor_workspace_is_planned_not_stacked():
+    b = compile_model(chain_model(), Options(vendors=("cref",)))
+    (fn,) = b.metadata["partition"]
+    one = 4 * 64 * 4
+    # the elementwise ops write over their inputs: one buffer; stacked one after another, it took six
+    assert fn["workspace_bytes"] == one
+
+
+def test_plan_workspace_without_inplace_keeps_two_buffers():
+    from aot.plan.workspace import plan_workspace
+
+    parted = partition_model(chain_model(), Options(vendors=("cref",)))
+    (fn,) = parted.graph.functions.values()
+    plan = plan_workspace(fn.graph)
+    assert plan.nbytes == plan.lower_bound == 2 * 4 * 64 * 4
+
+
+def test_plan_lives_never_overlaps_buffers_live_together():
+    from aot.plan.workspace import Life, plan_lives
+
+    rng = np.random.default_rng(3)
+    lives = []
+    for k in range(40):
+        first = int(rng.integers(0, 20))
+        lives.append(Life(f"b{k}", int(rng.integers(1, 5000)), first, first + int(rng.integers(0, 6))))
+    plan = plan_lives(lives)
+    assert plan.nbytes >= plan.lower_bound
+    for a in lives:
+        assert plan.offsets[a.name] % plan.alignment == 0 and plan.offsets[a.name] + a.nbytes <= plan.nbytes
+        for b in lives:
+            if a.name < b.name and a.first <= b.last and b.first <= a.last:
+                oa, ob = plan.offsets[a.name], plan.offsets[b.name]
+                assert oa + a.nbytes <= ob or ob + b.nbytes <= oa, (a, b)
