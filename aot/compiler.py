@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
+from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.plan.bands import plan_with_bands
@@ -120,11 +121,28 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
                                   dims=dict(options.dims)))
     if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
         graph, _ = integer_io(graph)
+    graph = vendor_graph_passes(graph, vendors, vendor_options(vendors, options.vendor_options))
     parted = partition_for(graph, vendors, annotations, name)
     for symbol, proto in transformed.items():  # written after their vendor's transform
         if symbol in parted.graph.functions:
             parted.graph.functions[symbol] = function_from_proto(proto, parted.graph.functions[symbol], written)
     return replace(parted, options=vendor_options(vendors, options.vendor_options))
+
+
+def vendor_graph_passes(graph: Graph, vendors: Sequence[Vendor], options: Mapping[str, Mapping[str, str]]) -> Graph:
+    """Each vendor's graph passes (Vendor.graph_passes), in the vendors' priority order, before partitioning;
+    each verified after it runs. Those that changed the graph are recorded in graph.info (for --show and
+    metadata.json)."""
+    fired: dict[str, list[str]] = {}
+    for v in vendors:
+        for p in v.passes_for(options[v.name]):
+            with in_vendor(v.name, f"graph pass {p.name}"):
+                graph, changed = run_passes_tracked(graph, [p])
+            if changed:
+                fired.setdefault(v.name, []).append(p.name)
+    if fired:
+        graph.info = replace(graph.info, vendor_graph_passes=fired)
+    return graph
 
 
 def _input_values(given: Sequence[tuple[str, object]]) -> dict[str, object]:

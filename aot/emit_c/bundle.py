@@ -254,6 +254,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         **({"widened_weights": _widened(graph, plan)} if widened_weights else {}),
         # --quantized-io: the inputs and outputs made integer, and why the others stayed float
         **({"quantized_io": graph.info.quantized_io} if graph.info.quantized_io is not None else {}),
+        # the vendors' graph passes that changed the model before partitioning (Vendor.graph_passes)
+        **({"vendor_graph_passes": graph.info.vendor_graph_passes} if graph.info.vendor_graph_passes else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }

@@ -128,6 +128,8 @@ class GraphInfo:
     vendor_passes: list[str] = field(default_factory=list)
     vendor_options: dict[str, str] = field(default_factory=dict)
     vendor_extra: dict[str, Any] = field(default_factory=dict)  # other keys a vendor keeps (Graph.meta)
+    # the vendors' graph passes that changed the main graph before partitioning: vendor -> pass names
+    vendor_graph_passes: dict[str, list[str]] = field(default_factory=dict)
 
     def copy(self) -> GraphInfo:
         """A copy whose tables can change without changing this one's."""
@@ -137,7 +139,8 @@ class GraphInfo:
                        guessed_shapes=set(self.guessed_shapes),
                        structured_io=dict(self.structured_io), output_notes=dict(self.output_notes),
                        vendor_passes=list(self.vendor_passes),
-                       vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
+                       vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra),
+                       vendor_graph_passes={k: list(v) for k, v in self.vendor_graph_passes.items()})
 
 
 @dataclass

@@ -20,6 +20,7 @@ from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
+from aot.passes.base import Pass
 from aot.plan.workspace import WorkspacePlan, plan_workspace
 
 if TYPE_CHECKING:
@@ -140,6 +141,9 @@ Codegen = Callable[[Function, CodegenContext], Artifact]
 Transform = Callable[[Function, Mapping[str, str]], Function]
 
 
+GRAPH_PASSES_OPTION = "graph_passes"  # the option every vendor with graph passes has: on | off
+
+
 @dataclass(frozen=True)
 class VendorOption:
     """An option a vendor declares, set per compile with `--vendor-opt V.KEY=VALUE`: the values it
@@ -174,9 +178,29 @@ class Vendor:
     # (target) -> why this vendor's code cannot be built for it, or None: checked before any work,
     # so that `--vendor V --target T` is refused in one line instead of failing at link time
     target_reason: Callable[[Target], str | None] | None = None
+    # Passes over the whole graph, run before partitioning (TVM's partition_for_<name> rewrites): the
+    # vendor's preferred form of the model (a residual Add fused into its conv as a node of its own, a
+    # layer-norm rewrite) before any checker sees it. A sequence of aot.passes.base.Pass, or a function of the
+    # vendor's options giving one. Each is verified after it runs; `--vendor-opt V.graph_passes=off` skips them,
+    # and `aotc partition --show` lists those that changed the graph.
+    graph_passes: Sequence[Pass] | Callable[[Mapping[str, str]], Sequence[Pass]] = ()
 
     def __post_init__(self) -> None:
+        if self.graph_passes and GRAPH_PASSES_OPTION not in self.options:
+            self.options = {**self.options, GRAPH_PASSES_OPTION: VendorOption(
+                ("on", "off"), "run this vendor's graph passes before partitioning")}
         check_vendor(self)
+
+    def passes_for(self, options: Mapping[str, str]) -> list[Pass]:
+        """The graph passes to run with these (resolved) options: none when they are switched off."""
+        if not self.graph_passes or options.get(GRAPH_PASSES_OPTION, "on") == "off":
+            return []
+        with in_vendor(self.name, "graph_passes"):
+            passes = list(self.graph_passes(options) if callable(self.graph_passes) else self.graph_passes)
+            bad = [p for p in passes if not isinstance(p, Pass)]
+            if bad:
+                raise AotcError(f"graph_passes gave a {type(bad[0]).__name__}, not an aot.passes.base.Pass")
+        return passes
 
     def check_target(self, target: Target) -> None:
         """Refuse a target this vendor's code cannot be built for."""

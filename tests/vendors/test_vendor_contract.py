@@ -8,12 +8,15 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from modelcheck import reference, run_bundle
 from onnx import TensorProto, helper, numpy_helper
 
+from aot.build import build, configure
 from aot.cli import main
 from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError, VendorError
-from aot.ir import Function, Tensor
+from aot.ir import Function, Graph, Node, Tensor
+from aot.passes.base import Pass
 from aot.vendor import ACCEPT, Artifact, CodegenContext, Vendor, find_vendor
 
 CREF = find_vendor("cref")
@@ -234,3 +237,94 @@ def test_plan_lives_never_overlaps_buffers_live_together():
             if a.name < b.name and a.first <= b.last and b.first <= a.last:
                 oa, ob = plan.offsets[a.name], plan.offsets[b.name]
                 assert oa + a.nbytes <= ob or ob + b.nbytes <= oa, (a, b)
+
+
+# --- graph passes before partitioning (TVM's partition_for_<name>) -----------------------------------
+
+class TanhAsSigmoid(Pass):
+    """tanh(x) = 2 * sigmoid(2x) - 1: a vendor without Tanh takes it in ops it has."""
+
+    name = "tanh-as-sigmoid"
+
+    def run(self, graph: Graph) -> Graph:
+        g = graph.copy()
+        out: list[Node] = []
+        for n in g.nodes:
+            if n.op != "Tanh":
+                out.append(n)
+                continue
+            x, y = n.inputs[0], n.outputs[0]
+            t = g.tensors[x]
+            two = f"{n.name}_two"
+            g.tensors[two] = Tensor(two, (), "float32", np.array(2.0, np.float32))
+            one = f"{n.name}_one"
+            g.tensors[one] = Tensor(one, (), "float32", np.array(1.0, np.float32))
+            mids = [f"{n.name}_{k}" for k in range(3)]
+            for m in mids:
+                g.tensors[m] = Tensor(m, t.shape, "float32")
+            out += [Node("Mul", f"{n.name}_x2", [x, two], [mids[0]], origin=n.sources()),
+                    Node("Sigmoid", f"{n.name}_sig", [mids[0]], [mids[1]], origin=n.sources()),
+                    Node("Mul", f"{n.name}_s2", [mids[1], two], [mids[2]], origin=n.sources()),
+                    Node("Sub", f"{n.name}_sub", [mids[2], one], [y], origin=n.sources())]
+        g.nodes = out
+        return g
+
+
+class Breaks(Pass):
+    name = "breaks"
+
+    def run(self, graph: Graph) -> Graph:
+        g = graph.copy()
+        g.nodes = g.nodes[1:]  # the first node's output is now never computed
+        return g
+
+
+NO_TANH = {k: v for k, v in CREF.checkers.items() if k != "Tanh"}
+
+
+def test_vendor_graph_pass_runs_before_partitioning_and_is_recorded(tmp_path):
+    mine = vendor("mine", checkers=NO_TANH, graph_passes=(TanhAsSigmoid(),))
+    model = dense_model("Tanh")
+    b = compile_model(model, Options(vendors=(mine,)))
+    assert b.metadata["vendor_graph_passes"] == {"mine": ["tanh-as-sigmoid"]}
+    assert [n["op"] for n in b.metadata["nodes"]] == ["Call"]  # nothing left on the host: Tanh was rewritten
+    off = compile_model(model, Options(vendors=(mine,), vendor_options=(("mine", "graph_passes", "off"),)))
+    assert "vendor_graph_passes" not in off.metadata and "Tanh" in [n["op"] for n in off.metadata["nodes"]]
+    # the rewrite computes the model: built and run against onnxruntime
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(4).standard_normal((2, 8)).astype(np.float32)
+    ours = run_bundle(tmp_path / "out", {"x": x})
+    ref = reference(model, {"x": x})[0]
+    assert np.abs(ours["y"] - ref).max() <= 1e-5
+
+
+def test_vendor_graph_passes_are_listed_and_switchable(tmp_path, capsys, monkeypatch):
+    mine = vendor("mine", checkers=NO_TANH, graph_passes=lambda options: [TanhAsSigmoid()])
+    assert mine.options["graph_passes"].values == ("on", "off")
+    monkeypatch.setattr("aot.vendor.find_vendor", lambda name: mine)
+    monkeypatch.setattr("aot.compiler.find_vendor", lambda name: mine)
+    src = tmp_path / "dense.onnx"
+    onnx.save(dense_model("Tanh"), src)
+    assert main(["partition", str(src), "--vendor", "mine", "--show"]) == 0
+    assert "mine: graph passes=tanh-as-sigmoid" in capsys.readouterr().out
+
+
+def test_broken_vendor_graph_pass_is_named():
+    with pytest.raises(VendorError, match=r"^vendor mine, graph pass breaks: .*never computed|is used before"):
+        compile_model(dense_model("Tanh"), Options(vendors=(vendor("mine", graph_passes=(Breaks(),)),)))
+
+
+def test_partition_written_after_graph_passes_compiles_back(tmp_path, monkeypatch):
+    """`aotc partition -o P.onnx` after a graph pass: the region names the ONNX node (Tanh) its four new nodes
+    stand for; reading P.onnx back runs the pass again and puts all four in the region."""
+    mine = vendor("mine", checkers=NO_TANH, graph_passes=(TanhAsSigmoid(),))
+    monkeypatch.setattr("aot.vendor.find_vendor", lambda name: mine)
+    monkeypatch.setattr("aot.compiler.find_vendor", lambda name: mine)
+    src, parted = tmp_path / "dense.onnx", tmp_path / "parted.onnx"
+    onnx.save(dense_model("Tanh"), src)
+    assert main(["partition", str(src), "--vendor", "mine", "-o", str(parted)]) == 0
+    b = compile_model(onnx.load(parted), Options())
+    assert [n["op"] for n in b.metadata["nodes"]] == ["Call"]
+    assert b.metadata["vendor_graph_passes"] == {"mine": ["tanh-as-sigmoid"]}
