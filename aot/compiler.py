@@ -18,6 +18,7 @@ from aot.frontend import import_model, load_model, sanitize
 from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph, Node
 from aot.ir.held import held_copy, holding
+from aot.ir.vendor_ops import known_vendor_ops
 from aot.kernels import nchw_bands
 from aot.kernels.base import TargetTraits
 from aot.kernels.tflite_bands import layer_of
@@ -116,13 +117,15 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or file_name or Path(source).stem)
     max_dims = {(t, a): n for t, a, n in options.max_dims}
-    graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
-                                  owned=owned, input_values=_input_values(options.input_values),
-                                  dims=dict(options.dims)))
+    with known_vendor_ops([op for v in vendors for op in v.ops]):  # the vendors' own ops, read by the import
+        graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
+                                      owned=owned, input_values=_input_values(options.input_values),
+                                      dims=dict(options.dims)))
     if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
         graph, _ = integer_io(graph)
     graph = vendor_graph_passes(graph, vendors, vendor_options(vendors, options.vendor_options))
     parted = partition_for(graph, vendors, annotations, name)
+    _refuse_vendor_ops_left(parted)
     for symbol, proto in transformed.items():  # written after their vendor's transform
         if symbol in parted.graph.functions:
             parted.graph.functions[symbol] = function_from_proto(proto, parted.graph.functions[symbol], written)
@@ -143,6 +146,17 @@ def vendor_graph_passes(graph: Graph, vendors: Sequence[Vendor], options: Mappin
     if fired:
         graph.info = replace(graph.info, vendor_graph_passes=fired)
     return graph
+
+
+def _refuse_vendor_ops_left(parted: Partitioned) -> None:
+    """A vendor's own op its vendor did not take: the host has no kernel for it."""
+    own = {op.ir_name: op for v in parted.vendors for op in v.ops}
+    for n in parted.graph.nodes:
+        if n.op in own:
+            op = own[n.op]
+            why = parted.refusals.get(n.name, {}).get(op.vendor, "placed on the host by hand")
+            raise AotcError(f"an op of vendor {op.vendor}'s domain '{op.domain}', which only {op.vendor} runs, and "
+                            f"it did not take this one: {why}", node=n)
 
 
 def _input_values(given: Sequence[tuple[str, object]]) -> dict[str, object]:

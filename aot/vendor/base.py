@@ -10,7 +10,7 @@ partitioned function into C (codegen). The core never names a vendor or its ops.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,6 +19,7 @@ from aot.csource.tap import c_tap
 from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
+from aot.ir.vendor_ops import VendorOp
 from aot.partition.pattern import Composite
 from aot.passes.base import Pass
 from aot.plan.workspace import WorkspacePlan, plan_workspace
@@ -184,8 +185,13 @@ class Vendor:
     # vendor's options giving one. Each is verified after it runs; `--vendor-opt V.graph_passes=off` skips them,
     # and `aotc partition --show` lists those that changed the graph.
     graph_passes: Sequence[Pass] | Callable[[Mapping[str, str]], Sequence[Pass]] = ()
+    # Ops of the vendor's own domain (aot.ir.vendor_ops.VendorOp: domain, op_type, infer): read from a model
+    # when this vendor is given, named `<domain>.<op_type>` in the IR, taken by this vendor (its checker for
+    # that name, if any, may still refuse one), refused by name anywhere else.
+    ops: Sequence[VendorOp] = ()
 
     def __post_init__(self) -> None:
+        self.ops = tuple(op if op.vendor == self.name else replace(op, vendor=self.name) for op in self.ops)
         if self.graph_passes and GRAPH_PASSES_OPTION not in self.options:
             self.options = {**self.options, GRAPH_PASSES_OPTION: VendorOption(
                 ("on", "off"), "run this vendor's graph passes before partitioning")}
@@ -223,6 +229,8 @@ class Vendor:
     def check(self, node: Node, graph: Graph) -> Verdict:
         checker = self.checkers.get(node.op)
         if checker is None:
+            if any(op.ir_name == node.op for op in self.ops):
+                return ACCEPT  # its own op
             return Reject(f"{self.name} does not take {node.op}")
         with in_vendor(self.name, f"checker for {node.op}", node):
             verdict = checker(node, graph)

@@ -5,6 +5,8 @@ file with different contents are refused, and a region a vendor sends back goes 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import onnx
 import pytest
@@ -16,8 +18,9 @@ from aot.cli import main
 from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError, VendorError
 from aot.ir import Function, Graph, Node, Tensor
+from aot.ir.vendor_ops import VendorOp
 from aot.passes.base import Pass
-from aot.vendor import ACCEPT, Artifact, CodegenContext, Vendor, find_vendor
+from aot.vendor import ACCEPT, Artifact, CodegenContext, Reject, Vendor, find_vendor
 
 CREF = find_vendor("cref")
 
@@ -328,3 +331,85 @@ def test_partition_written_after_graph_passes_compiles_back(tmp_path, monkeypatc
     b = compile_model(onnx.load(parted), Options())
     assert [n["op"] for n in b.metadata["nodes"]] == ["Call"]
     assert b.metadata["vendor_graph_passes"] == {"mine": ["tanh-as-sigmoid"]}
+
+
+# --- 9. a vendor's own ops -------------------------------------------------------------------------
+
+def _swizzle_infer(attrs, inputs):
+    (shape, dtype), = inputs
+    return [(shape, dtype)]
+
+
+SWIZZLE = VendorOp("com.mynpu", "Swizzle", _swizzle_infer, doc="y = x with its last axis reversed")
+
+
+def _swizzle_codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+    """One com.mynpu.Swizzle: the last axis reversed, in plain C."""
+    g, sym = fn.graph, fn.global_symbol
+    (node,) = g.nodes
+    shape = g.tensors[node.outputs[0]].shape
+    rows, n = int(np.prod(shape[:-1])), shape[-1]
+    proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
+    source = "\n".join([
+        f'#include "{sym}.h"', "", f"{proto} {{",
+        "    const float *x = (const float *)inputs[0]->data;",
+        "    float *y = (float *)outputs[0]->data;",
+        "    long r, j;", "    (void)workspace;",
+        f"    for (r = 0; r < {rows}; ++r)",
+        f"        for (j = 0; j < {n}; ++j) y[r * {n} + j] = x[r * {n} + {n - 1} - j];",
+        "    return 0;", "}", ""])
+    header = f'#include <stdint.h>\n#include "dltensor.h"\n{proto};\n'
+    return Artifact(files={f"{sym}.c": source, f"{sym}.h": header}, sources=[f"{sym}.c"], header=f"{sym}.h")
+
+
+def swizzle_model() -> onnx.ModelProto:
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Swizzle", ["r"], ["s"], name="sw", domain="com.mynpu"),
+             helper.make_node("Sigmoid", ["s"], ["y"], name="sig")]
+    g = helper.make_graph(nodes, "sw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 5))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 5))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.mynpu", 1)])
+    m.ir_version = 8
+    return m
+
+
+def test_vendor_op_is_read_claimed_and_run(tmp_path):
+    mynpu = Vendor("mynpu", ops=(SWIZZLE,), codegen=_swizzle_codegen)
+    b = compile_model(swizzle_model(), Options(vendors=(mynpu,)))
+    (fn,) = b.metadata["partition"]
+    assert fn["compiler"] == "mynpu" and [n["op"] for n in b.metadata["nodes"]] == ["Relu", "Call", "Sigmoid"]
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(5).standard_normal((2, 5)).astype(np.float32)
+    y = run_bundle(tmp_path / "out", {"x": x})["y"]
+    assert np.abs(y - 1 / (1 + np.exp(-np.maximum(x, 0)[:, ::-1]))).max() <= 1e-6
+
+
+def test_vendor_op_without_its_vendor_is_refused_by_name():
+    with pytest.raises(AotcError, match=r"node 'sw' \(Swizzle\): operator domain 'com.mynpu' is not supported "
+                                        r"\(an op a vendor defines is read when that vendor is given"):
+        compile_model(swizzle_model(), Options())
+    other = Vendor("mynpu", ops=(replace(SWIZZLE, op_type="Shuffle"),), codegen=_swizzle_codegen)
+    with pytest.raises(AotcError, match=r"node 'sw' \(Swizzle\): vendor mynpu defines no op Swizzle in its "
+                                        r"domain 'com.mynpu'"):
+        compile_model(swizzle_model(), Options(vendors=(other,)))
+
+
+def test_vendor_op_its_vendor_refuses_is_refused_by_name():
+    picky = Vendor("mynpu", ops=(SWIZZLE,), codegen=_swizzle_codegen,
+                   checkers={"com.mynpu.Swizzle": lambda n, g: Reject("mynpu swizzles 8 columns at least")})
+    with pytest.raises(AotcError, match=r"node 'sw' \(com.mynpu.Swizzle\): an op of vendor mynpu's domain "
+                                        r"'com.mynpu', which only mynpu runs, and it did not take this one: "
+                                        r"mynpu swizzles 8 columns at least"):
+        compile_model(swizzle_model(), Options(vendors=(picky,)))
+
+
+def test_vendor_op_infer_error_is_the_vendors():
+    def bad(attrs, inputs):
+        raise KeyError("axis")
+
+    broken = Vendor("mynpu", ops=(replace(SWIZZLE, infer=bad),), codegen=_swizzle_codegen)
+    with pytest.raises(VendorError, match=r"^vendor mynpu, infer of com.mynpu.Swizzle: node 'sw' \(Swizzle\): "
+                                          r"KeyError: 'axis'"):
+        compile_model(swizzle_model(), Options(vendors=(broken,)))
