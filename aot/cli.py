@@ -16,6 +16,8 @@
                                                         diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
     aotc ops [OP] [--tflite] [--markdown]               the supported ops (ONNX, or TFLite builtins), from the tables
+    aotc vendor-test NAME [--ops OP,OP] [--junit FILE]  the vendor test kit: op cases through one vendor vs
+                                                        onnxruntime; exit 1 if a claimed case fails (aot/testing)
     aotc --list-targets                                 the targets, with their memory
     aotc --list-vendors                                 the vendors installed, with what they take
 """
@@ -50,6 +52,7 @@ COMMANDS = """commands:
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
   aotc ops [OP] [--tflite]        the ops aotc compiles: ONNX (docs/ops.md), TFLite builtins (docs/tflite-ops.md)
+  aotc vendor-test NAME           check a vendor's claimed ops against onnxruntime (aotc vendor-test -h)
   aotc --list-targets             targets, with their memory
   aotc --list-vendors             vendors installed, with what they take
 """
@@ -381,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_ops(_ops_parser().parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             return _cmd_compare(_compare_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "vendor-test":
+            from aot.testing.cli import vendor_test
+
+            return vendor_test(argv[1:])
         if argv and argv[0] in SUBCOMMANDS:
             args = _run_parser(argv[0]).parse_args(argv[1:])
             return {"run": _cmd_run, "bench": _cmd_bench, "footprint": _cmd_footprint}[argv[0]](args)
