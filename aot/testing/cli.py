@@ -54,7 +54,7 @@ def vendor_test(argv: list[str]) -> int:
     """The command: its exit status."""
     from aot.progress import status
     from aot.testing.cases import catalogue, catalogue_ops, select
-    from aot.testing.kit import check_vendor
+    from aot.testing.kit import run_kit
     from aot.vendor import find_vendor
 
     args = parser().parse_args(argv)
@@ -78,7 +78,7 @@ def vendor_test(argv: list[str]) -> int:
     work = Path(args.work) if args.work else None
     libs = [f for d in args.lib_dirs for f in (f"-L{d}", f"-Wl,-rpath,{d}")] + [f"-l{n}" for n in args.libs]
     with status(f"building and running {len(cases)} cases through {vendor.name}"):
-        report = check_vendor(vendor, cases, every_region=not args.keep_regions, vendor_options=options,
+        report = run_kit(vendor, cases, every_region=not args.keep_regions, vendor_options=options,
                               workdir=work, include_dirs=[Path(d) for d in args.include_dirs], libs=libs)
     print(report.summary(verbose=args.verbose), end="")
     if args.junit:

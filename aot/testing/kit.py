@@ -7,8 +7,8 @@ its functions show what the vendor took (and the refusals why it left the rest),
 into one shared library (the shared build of aot/testing/shared.py, the vendor's CMake lines included),
 run, and compared.
 
-    from aot.testing import check_vendor
-    report = check_vendor("mine")                 # or a Vendor object
+    from aot.testing import run_kit
+    report = run_kit("mine")                 # or a Vendor object
     print(report.summary())
     assert report.ok, report.summary()
 
@@ -127,7 +127,7 @@ class Report:
         Path(path).write_text(ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n")
 
 
-def check_vendor(vendor: Vendor | str, cases: Sequence[Case] | None = None, *, ops: Iterable[str] | None = None,
+def run_kit(vendor: Vendor | str, cases: Sequence[Case] | None = None, *, ops: Iterable[str] | None = None,
                  every_region: bool = True, vendor_options: Sequence[tuple[str, str]] = (),
                  workdir: Path | None = None, include_dirs: Sequence[Path] = (), libs: Sequence[str] = (),
                  extra_flags: Sequence[str] = ()) -> Report:

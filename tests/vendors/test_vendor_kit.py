@@ -18,7 +18,7 @@ from conftest import current_tier
 import aot.vendor
 from aot.cli import main
 from aot.ir import Function, Graph, Node
-from aot.testing import FAILED, NOT_CLAIMED, PASSED, catalogue_ops, check_vendor
+from aot.testing import FAILED, NOT_CLAIMED, PASSED, catalogue_ops, run_kit
 from aot.vendor import ACCEPT, Artifact, CodegenContext, Vendor
 from aot.vendor.dnnl.probe import find_onednn
 
@@ -48,7 +48,7 @@ def test_shipped_vendor_passes_the_kit(name, tmp_path):
     if name == "dnnl":
         require_onednn()
     ops = FAST_OPS[name] if current_tier() == "fast" else None
-    report = check_vendor(name, ops=ops, workdir=tmp_path)
+    report = run_kit(name, ops=ops, workdir=tmp_path)
     assert report.ok, report.summary()
     assert report.results and all(r.status in (PASSED, NOT_CLAIMED) for r in report.results)
     expected = documented(name) & set(catalogue_ops()) & (ops or set(catalogue_ops()))
@@ -88,7 +88,7 @@ WRONG = Vendor("wrong", checkers={"Relu": _float32, "Tanh": lambda n, g: ACCEPT}
 
 
 def test_kit_fails_a_wrong_claim_and_names_the_op(tmp_path):
-    report = check_vendor(WRONG, ops={"Relu", "Tanh"}, workdir=tmp_path)
+    report = run_kit(WRONG, ops={"Relu", "Tanh"}, workdir=tmp_path)
     assert not report.ok
     by_case = {r.case: r for r in report.results}
     assert by_case["tanh"].status == PASSED, report.summary()
