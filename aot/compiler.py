@@ -28,8 +28,9 @@ from aot.partition.serialize import from_onnx, function_from_proto, stored_name,
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
-from aot.plan import Plan, plan_memory
+from aot.plan import ALIGNMENT, Plan, plan_memory
 from aot.plan.bands import plan_with_bands
+from aot.plan.buffers import reserve_state
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
 from aot.targets import board_pools, check_pools, fit_bundle, get_target, host_isa
@@ -270,6 +271,14 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable,
                           widened_weights=widened_weights)
     selection = select_kernels(graph, traits, workspace)
+    state = {symbol: a.state_bytes for symbol, a in artifacts.items() if a.state_bytes > 0}
+    if state and memory_pools:
+        raise AotcError(f"vendor function {next(iter(state))} keeps state in the arena, which --memory-pool "
+                        "does not place yet: leave out --memory-pool")
+    if state and ram_budget is not None:  # the states' bytes come off the budget the tensors are planned in
+        ram_budget -= sum(-(-n // ALIGNMENT) * ALIGNMENT for n in state.values())
+        if ram_budget < 0:
+            raise AotcError(f"--ram-budget: the vendor functions' state alone ({sum(state.values()):,} B) exceeds it")
     if ram_budget is None:
         plan = plan_memory(graph, op_memory(selection), scratch_floor)
     else:
@@ -279,6 +288,11 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
             graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), _band_layer,
             lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
         graph.nodes[:] = fused.nodes
+    plan = reserve_state(plan, state)
+    if state and t.kind == "bare-metal" and plan.arena_bytes > max(
+            (n for _, n in board_pools(t, 0, arena_in_each=True)), default=0):
+        raise AotcError(f"vendor function {next(iter(state))} keeps state in the arena, and the arena "
+                        f"({plan.arena_bytes:,} B) fits no one memory of {t.name}")
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
     if memory_pools:

@@ -183,7 +183,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
         vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
-        vendor_inits=[s for s, a in artifacts.items() if a.has_init],
+        vendor_state_bytes=plan.arena_bytes - min(plan.state_offsets.values(), default=plan.arena_bytes),
+        vendor_inits=[{"fn": s, "state": plan.state_offsets.get(s)} for s, a in artifacts.items()
+                      if a.has_init or a.state_bytes > 0],
         vendor_counters=[{"name": f"{s}.{k}", "fn": f} for s, a in artifacts.items() for k, f in a.counters.items()],
         states=states,
         pools=[{"name": p.name, "nbytes": p.nbytes, "section": p.section, "array": pool_array(name, p.name)}
@@ -234,6 +236,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             "io_in_arena": True,  # inputs and outputs have slots in the arena (arena_offset)
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
+            # vendor functions' persistent state (Artifact.state_bytes), in the arena's last bytes: symbol -> offset
+            **({"vendor_state": {s: {"offset": o, "bytes": artifacts[s].state_bytes}
+                                 for s, o in plan.state_offsets.items()}} if plan.state_offsets else {}),
             # --ram-budget: the budget, the arena without it, and what meeting it traded
             **({"ram_budget": plan.budget} if plan.budget is not None else {}),
             # --memory-pool or a board's memory map (aot/plan/pools.py): bytes per pool, fastest first; the

@@ -568,7 +568,9 @@ class ModelEmitter:
         outs = ", ".join(f"&out{k}" for k in range(len(node.outputs)))
         self.line(f"    const DLTensor *const ins[] = {{{ins}}};")
         self.line(f"    DLTensor *const outs[] = {{{outs}}};")
-        self.line(f"    const int32_t rc = {fn.global_symbol}(ins, outs, {self.scratch_pointer(node, 'void')});")
+        state = self.plan.state_offsets.get(fn.global_symbol)  # its persistent bytes (Artifact.state_bytes)
+        tail = "" if state is None else f", (void *)(a + {state}u)"
+        self.line(f"    const int32_t rc = {fn.global_symbol}(ins, outs, {self.scratch_pointer(node, 'void')}{tail});")
         self.line("    if (rc != 0) return rc;")
         self.line("}")
 

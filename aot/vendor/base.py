@@ -82,6 +82,12 @@ class Artifact:
     # board's flash check reads). None: aotc counts them, as what the codegen context's weight store holds when
     # codegen used it, else the constants the function's nodes read.
     weights_bytes: int | None = None
+    # Persistent bytes of this function's own per model instance (pre-packed weights, a device handle, a
+    # recurrent state): reserved in the arena for it alone, kept from <model>_init through every run (TFLM's
+    # persistent arena). When > 0 the function's signatures take it:
+    #     int32_t <symbol>(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace, void *state);
+    #     int32_t <symbol>_init(void *state);   /* always, called by <model>_init */
+    state_bytes: int = 0
 
 
 @dataclass

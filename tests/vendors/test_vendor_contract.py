@@ -413,3 +413,65 @@ def test_vendor_op_infer_error_is_the_vendors():
     with pytest.raises(VendorError, match=r"^vendor mynpu, infer of com.mynpu.Swizzle: node 'sw' \(Swizzle\): "
                                           r"KeyError: 'axis'"):
         compile_model(swizzle_model(), Options(vendors=(broken,)))
+
+
+# --- per-instance state: an init that packs the weights into memory the plan reserves ---------------
+
+def _packing_codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+    """A MatMul whose init packs W transposed into the function's state; every run reads the packed copy."""
+    g, sym = fn.graph, fn.global_symbol
+    (node,) = g.nodes
+    a, w, y = (g.tensors[t] for t in (*node.inputs, node.outputs[0]))
+    (m, k), n = a.shape, w.shape[1]
+    wname = ctx.weights.add(f"{sym}_w", w.data, "W as the model has it")
+    run = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace, void *state)"
+    init = f"int32_t {sym}_init(void *state)"
+    source = "\n".join([
+        *ctx.weights_includes, f'#include "{sym}.h"', "", *ctx.weights.declarations(), "",
+        f"{init} {{", "    float *packed = (float *)state;", "    int i, j;",
+        f"    for (j = 0; j < {n}; ++j) for (i = 0; i < {k}; ++i) packed[j * {k} + i] = {wname}[i * {n} + j];",
+        "    return 0;", "}", "",
+        f"{run} {{", "    const float *x = (const float *)inputs[0]->data;",
+        "    float *out = (float *)outputs[0]->data;", "    const float *packed = (const float *)state;",
+        "    int r, i, j;", "    (void)workspace;",
+        f"    for (r = 0; r < {m}; ++r) for (j = 0; j < {n}; ++j) {{",
+        "        float s = 0.0f;",
+        f"        for (i = 0; i < {k}; ++i) s += x[r * {k} + i] * packed[j * {k} + i];",
+        f"        out[r * {n} + j] = s;", "    }", "    return 0;", "}", ""])
+    header = f'#include <stdint.h>\n#include "dltensor.h"\n{run};\n{init};\n'
+    return Artifact(files={f"{sym}.c": source, f"{sym}.h": header}, sources=[f"{sym}.c"], header=f"{sym}.h",
+                    state_bytes=w.nbytes)
+
+
+def matmul_model() -> onnx.ModelProto:
+    w = np.random.default_rng(6).standard_normal((8, 6)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mm",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 8))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 6))],
+                          [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_vendor_state_is_reserved_initialised_and_kept(tmp_path):
+    packer = Vendor("packer", checkers={"MatMul": lambda n, g: ACCEPT}, codegen=_packing_codegen)
+    model = matmul_model()
+    b = compile_model(model, Options(vendors=(packer,)))
+    mem = b.metadata["memory"]
+    (state,) = mem["vendor_state"].values()
+    assert state["bytes"] == 8 * 6 * 4 and state["offset"] + 192 == mem["arena_bytes"]
+    assert "_init((uint8_t *)arena + " in b.files["src/model.c"]
+    assert "last 192 bytes hold the state" in b.files["include/model.h"]
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(7).standard_normal((2, 8)).astype(np.float32)
+    y = run_bundle(tmp_path / "out", {"x": x}, "--repeat", "3")["y"]  # runs after the first read the state too
+    assert np.abs(y - reference(model, {"x": x})[0]).max() <= 1e-5
+
+
+def test_vendor_state_comes_off_a_ram_budget():
+    packer = Vendor("packer", checkers={"MatMul": lambda n, g: ACCEPT}, codegen=_packing_codegen)
+    with pytest.raises(AotcError, match=r"vendor functions' state alone \(192 B\) exceeds it"):
+        compile_model(matmul_model(), Options(vendors=(packer,), ram_budget=100))
