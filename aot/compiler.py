@@ -23,6 +23,7 @@ from aot.kernels import nchw_bands
 from aot.kernels.base import TargetTraits
 from aot.kernels.tflite_bands import layer_of
 from aot.partition import Partitioned, partition_for
+from aot.partition.layout import apply_boundary_layouts
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
@@ -315,7 +316,8 @@ def compile_model(model: onnx.ModelProto, options: Options = Options(), source: 
 
 def compile_partitioned(parted: Partitioned, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     """Host fusion, vendor codegen, kernel selection, memory plan and C, after partition_model."""
-    graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
+    graph = apply_boundary_layouts(parted.graph, parted.vendors)  # the layouts vendors take at their calls
+    graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))

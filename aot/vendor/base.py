@@ -195,6 +195,10 @@ class Vendor:
     # when this vendor is given, named `<domain>.<op_type>` in the IR, taken by this vendor (its checker for
     # that name, if any, may still refuse one), refused by name anywhere else.
     ops: Sequence[VendorOp] = ()
+    # The layout its functions take their tensors in and give them back (aot/partition/layout.py): "NHWC"
+    # (channels last), or (function, boundary tensor) -> a permutation or None. aotc transposes on the host
+    # side of the call; the function's graph begins and ends with the inverse transposes, for the vendor to fold.
+    boundary_layout: str | Callable[[Function, Tensor], Sequence[int] | None] | None = None
 
     def __post_init__(self) -> None:
         self.ops = tuple(op if op.vendor == self.name else replace(op, vendor=self.name) for op in self.ops)

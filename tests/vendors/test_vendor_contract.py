@@ -475,3 +475,61 @@ def test_vendor_state_comes_off_a_ram_budget():
     packer = Vendor("packer", checkers={"MatMul": lambda n, g: ACCEPT}, codegen=_packing_codegen)
     with pytest.raises(AotcError, match=r"vendor functions' state alone \(192 B\) exceeds it"):
         compile_model(matmul_model(), Options(vendors=(packer,), ram_budget=100))
+
+
+# --- a layout at the functions' boundaries ----------------------------------------------------------
+
+def _nhwc_unary_codegen(op: str, expr: str):
+    """A vendor that runs one elementwise op on NHWC data: its function is Transpose -> op -> Transpose, and
+    the two transposes fold (an elementwise op does not care where the channels are)."""
+    def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+        g, sym = fn.graph, fn.global_symbol
+        assert [n.op for n in g.nodes] == ["Transpose", op, "Transpose"], [n.op for n in g.nodes]
+        assert g.tensors[g.inputs[0]].shape == (1, 4, 5, 3)  # NHWC at the boundary
+        size = g.tensors[g.outputs[0]].size
+        proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
+        source = "\n".join([
+            "#include <math.h>", f'#include "{sym}.h"', "", f"{proto} {{",
+            "    const float *x = (const float *)inputs[0]->data;", "    float *y = (float *)outputs[0]->data;",
+            "    long i;", "    (void)workspace;", f"    for (i = 0; i < {size}; ++i) y[i] = {expr};",
+            "    return 0;", "}", ""])
+        header = f'#include <stdint.h>\n#include "dltensor.h"\n{proto};\n'
+        return Artifact(files={f"{sym}.c": source, f"{sym}.h": header}, sources=[f"{sym}.c"], header=f"{sym}.h",
+                        cmake="target_link_libraries(${AOTC_TARGET} PRIVATE m)" if "exp" in expr else "")
+    return codegen
+
+
+def chw_model() -> onnx.ModelProto:
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Sigmoid", ["r"], ["y"], name="sig")]
+    g = helper.make_graph(nodes, "chw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 3, 4, 5))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 3, 4, 5))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_boundary_layout_moves_transposes_to_the_host_where_they_cancel(tmp_path):
+    relu = Vendor("relu_nhwc", checkers={"Relu": lambda n, g: ACCEPT}, boundary_layout="NHWC",
+                  codegen=_nhwc_unary_codegen("Relu", "x[i] > 0.0f ? x[i] : 0.0f"))
+    sig = Vendor("sig_nhwc", checkers={"Sigmoid": lambda n, g: ACCEPT}, boundary_layout="NHWC",
+                 codegen=_nhwc_unary_codegen("Sigmoid", "1.0f / (1.0f + expf(-x[i]))"))
+    model = chw_model()
+    b = compile_model(model, Options(vendors=(relu, sig)))
+    ops = [n["op"] for n in b.metadata["nodes"]]
+    # the model's NCHW input to NHWC, the two calls with nothing between (the inverse pair cancelled), back
+    assert ops == ["Transpose", "Call", "Call", "Transpose"], ops
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(8).standard_normal((1, 3, 4, 5)).astype(np.float32)
+    y = run_bundle(tmp_path / "out", {"x": x})["y"]
+    assert np.abs(y - reference(model, {"x": x})[0]).max() <= 1e-6
+
+
+def test_boundary_layout_that_is_no_permutation_is_the_vendors_error():
+    bad = Vendor("bad", checkers={"Relu": lambda n, g: ACCEPT}, boundary_layout=lambda fn, t: (0, 1, 1, 2),
+                 codegen=_nhwc_unary_codegen("Relu", "x[i]"))
+    with pytest.raises(VendorError, match=r"^vendor bad, boundary_layout of model_bad_0: \[0, 1, 1, 2\] is no "
+                                          r"permutation of the 4 axes of 'x'"):
+        compile_model(chw_model(), Options(vendors=(bad,)))
