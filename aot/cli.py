@@ -125,6 +125,11 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "instead of the ISA paths, each only while over (measured by building the library at "
                         "--build-type with the target's compiler), or refuse in one line naming what takes the "
                         "flash and the least reached; metadata.json's flash_budget says what was traded")
+    p.add_argument("--separate-weights", action="store_true",
+                   help="the model's weights in their own file, src/NAME_weights.bin (a header with the model's "
+                        "id, size and CRC-32), not linked into the library: the firmware keeps it anywhere (external "
+                        "flash, a file, an update partition) and hands it to NAME_load_weights before the first run, "
+                        "which refuses another model's or a damaged one (docs/firmware.md)")
     p.add_argument("--memory-pool", type=_pool, metavar="NAME:BYTES", action="append", default=[],
                    help="a memory pool for the plan (repeat, fastest first; BYTES may end in K or M): the buffers "
                         "read most per byte go to the fastest pool with room, graph inputs and outputs stay in "
@@ -454,6 +459,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa,
                                                      widened_weights=args.widened_weights,
+                                                     separate_weights=args.separate_weights,
                                                      ram_budget=args.ram_budget,
                                                      memory_pools=tuple(args.memory_pool),
                                                      flash_budget=args.flash_budget, build_type=args.build_type))

@@ -91,6 +91,10 @@ class Options:
     # 16-bit halves in its layout (flash for the run-time widening; metadata.json's widened_weights); a
     # --flash-budget drops them first (aot/flash.py)
     widened_weights: bool = False
+    # --separate-weights: the constants of the model's own code in one file apart from the library
+    # (src/<name>_weights.bin, a header the bundle checks), handed over at run time by <name>_load_weights from
+    # any address (external flash, a file, an update partition); the vendors' functions keep theirs linked
+    separate_weights: bool = False
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -332,7 +336,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           portable=level.portable, widened_weights=widened)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
-                              widened_weights=options.widened_weights)
+                              widened_weights=options.widened_weights, separate_weights=options.separate_weights)
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle

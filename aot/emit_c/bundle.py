@@ -19,6 +19,8 @@ from aot import __version__
 from aot.csource.format import C_TYPES, c_array_body, c_comment, c_scalar, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
+from aot.emit_c.weights_file import ERRORS as WEIGHT_ERRORS
+from aot.emit_c.weights_file import FORMAT_VERSION, HEADER_BYTES, LOAD_ALIGN, weights_file
 from aot.errors import VendorError
 from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
@@ -127,18 +129,27 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
-                 widened_weights: bool = False) -> Bundle:
+                 widened_weights: bool = False, separate_weights: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
     writes the same files as before threads existed. `fast_math` (--fast-math) is recorded in the
     metadata with the nodes whose kernels it let round more; `host_isa`, the ISA level a host bundle's
     kernels assume (aot/targets.py HOST_ISAS), as "host_isa"; `widened_weights` (--widened-weights) with the nodes
-    whose weights are stored widened and their bytes."""
+    whose weights are stored widened and their bytes; `separate_weights` (--separate-weights) writes every constant
+    of the model's own code into src/<name>_weights.bin with a header (aot/emit_c/weights_file.py), which the
+    library does not link: <name>_load_weights takes it at run time."""
     artifacts = artifacts or {}
     name = graph.name
-    em = ModelEmitter(graph, name, selection, plan, artifacts)
+    em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights)
     em.emit_nodes()
+    separate = None
+    if separate_weights:
+        wf = weights_file(name, em.weights.blob_layout(), bytes(em.weights.blob))
+        separate = {"model_id": ", ".join(f"0x{b:02x}" for b in wf.model_id), "model_hex": wf.model_id.hex(),
+                    "nbytes": wf.nbytes, "file_bytes": len(wf.data), "header": HEADER_BYTES,
+                    "version": FORMAT_VERSION, "align": LOAD_ALIGN, "errors": list(WEIGHT_ERRORS.items()),
+                    "crc32": wf.crc32, "data": wf.data}
     inputs, outputs = _io(graph, graph.inputs, plan.offsets, em), _io(graph, graph.outputs, plan.output_offsets, em)
     states, state_files = _states(graph, inputs, name)
     copy_in, copy_out = em.io_copies()
@@ -178,7 +189,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
         kernels=families, threads=threads,
-        blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
+        blob=bool(em.weights.blob_offsets) and not separate_weights, nbytes=len(em.weights.blob), separate=separate,
         blob_sha256=hashlib.sha256(em.weights.blob).hexdigest(),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
@@ -201,7 +212,10 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     shipped = {*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]}
     kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in shipped]
     b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
-    if em.weights.blob_offsets:
+    if separate is not None:  # the weights file, apart from the library; the runner links it as firmware would
+        b.files[f"src/{name}_weights.bin"] = separate["data"]
+        b.files[f"src/{name}_runner_weights.S"] = _TEMPLATES.get_template("runner_weights.S.j2").render(ctx)
+    elif em.weights.blob_offsets:
         b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)
         b.files[f"src/{name}_weights.bin"] = em.weights.blob
     b.files.update(vendor_files)
@@ -230,6 +244,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "memory": {
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,
+            # --separate-weights: the model's weights in a file apart from the library (<name>_load_weights)
+            **({"separate_weights": {"file": f"src/{name}_weights.bin", "bytes": separate["file_bytes"],
+                                     "weights_bytes": separate["nbytes"], "model_id": separate["model_hex"],
+                                     "crc32": separate["crc32"], "format_version": FORMAT_VERSION,
+                                     "alignment": LOAD_ALIGN}} if separate is not None else {}),
             "lower_bound_bytes": plan.lower_bound_bytes,
             "tight_bound_bytes": plan.tight_bound_bytes,
             "io_bytes": plan.io_bytes,

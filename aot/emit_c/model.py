@@ -111,9 +111,10 @@ class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
 
     def __init__(self, graph: Graph, name: str, selection: Selection, plan: Plan,
-                 artifacts: dict[str, Artifact] | None = None):
+                 artifacts: dict[str, Artifact] | None = None, separate_weights: bool = False):
         self.graph = graph
         self.name = name
+        self.separate_weights = separate_weights  # --separate-weights: every constant in the unlinked blob
         self.artifacts = artifacts or {}
         self.ops = {n: k.op for n, k in selection.items() if k.op is not None}
         self.plan = plan
@@ -190,7 +191,7 @@ class ModelEmitter:
     # --- weights ----------------------------------------------------------------
     def _store_weights(self) -> WeightStore:
         """Every constant the code reads, through the weight store vendors use too (one blob policy)."""
-        store = WeightStore(self.name, link_file=f"{self.name}_weights.S")
+        store = WeightStore(self.name, link_file=f"{self.name}_weights.S", separate=self.separate_weights)
         for t in self.used_consts:  # only what the code uses: emitters may read derived copies instead
             tensor = self.graph.tensors[t]
             shape = ",".join(map(str, tensor.shape))
