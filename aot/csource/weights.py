@@ -75,10 +75,11 @@ class WeightStore:
         self._total = 0
 
     # --- adding -------------------------------------------------------------------
-    def add(self, ident: str, data: np.ndarray, comment: str = "") -> str:
+    def add(self, ident: str, data: np.ndarray, comment: str = "", *, in_code: bool = False) -> str:
         """Store `data` (any dtype of C_TYPES) and return the C expression to read it with: an
         identifier that is an array or a pointer into the blob. `ident` is made a valid C name
-        and, if this store already holds it, unique (`_1`, `_2`, ...)."""
+        and, if this store already holds it, unique (`_1`, `_2`, ...). `in_code`: a separate store
+        prints it anyway (a static initializer takes its address, which must be a constant)."""
         if self._inline is not None:
             raise RuntimeError(f"weight store {self.prefix}: add() after its layout was read")
         arr = np.asarray(data)
@@ -91,7 +92,8 @@ class WeightStore:
         self._taken.add(var)
         arr = np.ascontiguousarray(arr)
         self._total += arr.nbytes
-        if arr.nbytes > SMALL_WEIGHT_BYTES or self.separate:  # into the buffer now (see the module docstring)
+        big = arr.nbytes > SMALL_WEIGHT_BYTES
+        if (big or self.separate) and not (self.separate and in_code):  # into the buffer now
             self._buffer += b"\0" * (-len(self._buffer) % WEIGHT_ALIGN)
             self._buffered[len(self._arrays)] = (len(self._buffer), arr.dtype, arr.shape)
             little = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
@@ -111,7 +113,7 @@ class WeightStore:
                 offset, dtype, shape = self._buffered[k]
                 data = np.frombuffer(buffer, dtype.newbyteorder("<"), int(np.prod(shape, dtype=np.int64)), offset)
                 a = StoredArray(a.ident, data.reshape(shape).astype(dtype, copy=False), a.comment)
-                if self._total > INLINE_WEIGHTS_LIMIT or self.separate:
+                if self._total > INLINE_WEIGHTS_LIMIT or self.separate:  # (a separate store buffers no in_code one)
                     self._blob_offsets[a.ident] = (offset, a)
                     continue
             inline.append(a)

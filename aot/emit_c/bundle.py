@@ -145,7 +145,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     em.emit_nodes()
     separate = None
     if separate_weights:
-        wf = weights_file(name, em.weights.blob_layout(), bytes(em.weights.blob))
+        wf = weights_file(name, em.weights.blob_layout(), bytes(em.weights.blob),
+                          "\n".join([*em.weight_decls(), *em.decls, *em.body]))
         separate = {"model_id": ", ".join(f"0x{b:02x}" for b in wf.model_id), "model_hex": wf.model_id.hex(),
                     "nbytes": wf.nbytes, "file_bytes": len(wf.data), "header": HEADER_BYTES,
                     "version": FORMAT_VERSION, "align": LOAD_ALIGN, "errors": list(WEIGHT_ERRORS.items()),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from aot.csource.format import C_TYPES, CNames, c_comment
@@ -192,15 +194,19 @@ class ModelEmitter:
     def _store_weights(self) -> WeightStore:
         """Every constant the code reads, through the weight store vendors use too (one blob policy)."""
         store = WeightStore(self.name, link_file=f"{self.name}_weights.S", separate=self.separate_weights)
+        # arrays whose address a static initializer takes (a kernel's parameter table): printed with the code
+        # even when the weights are apart from it (--separate-weights), as that address must be a constant
+        in_code = set(re.findall(r"\b\w+\b", "\n".join(self.decls))) if self.separate_weights else set()
         for t in self.used_consts:  # only what the code uses: emitters may read derived copies instead
             tensor = self.graph.tensors[t]
             shape = ",".join(map(str, tensor.shape))
             ident = store.add(self.ident(t), np.asarray(tensor.data, dtype=tensor.dtype, order="C"),
-                              f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]')
+                              f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]',
+                              in_code=self.ident(t) in in_code)
             assert ident == self.ident(t), (ident, t)
         for var in list(self.derived):  # each let go once in the store's buffer: never all twice at once
             a = self.derived.pop(var)
-            assert store.add(a.ident, a.data, a.comment) == a.ident
+            assert store.add(a.ident, a.data, a.comment, in_code=a.ident in in_code) == a.ident
             del a
         return store
 

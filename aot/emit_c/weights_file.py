@@ -7,13 +7,17 @@ update partition and refuse one of another model or a damaged copy.
     8       4      format version (FORMAT_VERSION)
     12      4      header bytes (HEADER_BYTES): the weights start here, WEIGHT_ALIGN-aligned in the file
     16      8      weights bytes
-    24      16     model id: the first 16 bytes of sha256(name, the arrays' layout, the weights)
+    24      16     model id: the first 16 bytes of sha256(name, the code that reads the weights)
     40      4      CRC-32 (IEEE, zlib's) of the weights
     44      4      the alignment the weights' address needs (WEIGHT_ALIGN)
     48      16     zero
 
-The model id changes with anything the code relies on (an array's offset, type or size, a value), so a blob
-for another model, or from another compile of it, is refused even when its size matches.
+The model id is a hash of the code that reads the file: the model's C name, where each array lies in the file
+(its offset, type and size: the #defines) and the code itself (shapes, the quantization constants it prints,
+the arrays it keeps in flash because a parameter table points at them). The weights' values are not in it: a
+model retrained with the same architecture and compiled again by the same aotc gives the same code, hence the
+same id, and its weights file loads into firmware built from the first compile (an update over the air, without
+relinking); anything that changes the code changes the id, and the old firmware refuses that file.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ ERRORS = {
     "WEIGHTS_NOT_AOTC": -20,  # no aotc weights file (magic)
     "WEIGHTS_VERSION": -21,  # a format version this bundle does not read
     "WEIGHTS_SIZE": -22,  # the size given, or the header's, is not this model's
-    "WEIGHTS_OTHER_MODEL": -23,  # the weights of another model, or of another compile of this one
+    "WEIGHTS_OTHER_MODEL": -23,  # the weights of another model, or of a compile whose code differs
     "WEIGHTS_CHECKSUM": -24,  # damaged: the CRC-32 differs
     "WEIGHTS_ALIGNMENT": -25,  # the blob's address is not LOAD_ALIGN-aligned
     "WEIGHTS_NOT_LOADED": -26,  # run before a load succeeded
@@ -52,17 +56,18 @@ class WeightsFile:
     nbytes: int  # the weights' bytes (after the header)
 
 
-def model_id(name: str, layout: list[tuple[str, int, str, int]], weights: bytes) -> bytes:
-    """16 bytes naming this compile: the C name, each array's (ident, offset, dtype, bytes), the weights."""
-    h = hashlib.sha256(name.encode())
+def model_id(name: str, layout: list[tuple[str, int, str, int]], code: str) -> bytes:
+    """16 bytes naming the code that reads the file: the C name, each array's (ident, offset, dtype, bytes), the
+    code's text (the module docstring says why the weights' values are not in it)."""
+    h = hashlib.sha256(name.encode() + b"\0")
     for ident, offset, dtype, nbytes in layout:
         h.update(f"{ident}:{offset}:{dtype}:{nbytes};".encode())
-    h.update(weights)
+    h.update(code.encode())
     return h.digest()[:16]
 
 
-def weights_file(name: str, layout: list[tuple[str, int, str, int]], weights: bytes) -> WeightsFile:
-    ident = model_id(name, layout, weights)
+def weights_file(name: str, layout: list[tuple[str, int, str, int]], weights: bytes, code: str) -> WeightsFile:
+    ident = model_id(name, layout, code)
     crc = zlib.crc32(weights) & 0xFFFFFFFF
     header = _LAYOUT.pack(MAGIC, FORMAT_VERSION, HEADER_BYTES, len(weights), ident, crc, LOAD_ALIGN)
     assert len(header) == HEADER_BYTES
