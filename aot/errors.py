@@ -8,7 +8,10 @@ from typing import Any
 
 
 class AotcError(Exception):
-    """A problem with the user's input (model, options, target), reported as one line, exit code 2."""
+    """A problem with the user's input (model, options, target), reported as one line, exit code 2. `message`
+    says what is wrong and what to do; `node` (an IR Node, when there is one) is named before it. A vendor
+    raises it to refuse on purpose (in a transform, codegen, a VendorOp's infer ...): in_vendor keeps its
+    message and adds the vendor's name."""
 
     def __init__(self, message: str, node: Any = None):
         self.message = message
@@ -16,6 +19,7 @@ class AotcError(Exception):
         super().__init__(self.one_line())
 
     def one_line(self) -> str:
+        """The message as the user sees it: the node first, on one line, every unprintable character escaped."""
         where = f"{self.node.describe()}: " if self.node is not None else ""
         text = (where + self.message).replace("\n", " ")
         # names in the message may hold any character: none may break the line (\r, \x85, \u2028 ...)

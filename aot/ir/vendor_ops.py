@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-# (attributes, inputs as (shape, dtype) or None for an omitted one) -> each output's (shape, dtype)
+# VendorOp.infer: (attributes, inputs as (shape, dtype) or None for an omitted one) -> each output's
+# (shape, dtype). Raise AotcError to refuse a node it cannot type; anything else it raises is the vendor's bug.
 Infer = Callable[[Mapping[str, Any], Sequence["tuple[tuple[int, ...], str] | None"]],
                  Sequence[tuple[tuple[int, ...], str]]]
 
@@ -25,11 +26,11 @@ Infer = Callable[[Mapping[str, Any], Sequence["tuple[tuple[int, ...], str] | Non
 class VendorOp:
     """An op of a vendor's own domain: its output types from its inputs' (`infer`) and a line of help."""
 
-    domain: str
-    op_type: str
-    infer: Infer
+    domain: str  # the domain its nodes carry in the model: one of the vendor's own (e.g. "com.mynpu")
+    op_type: str  # the node's op_type in that domain
+    infer: Infer  # its outputs' (shape, dtype) from its attributes and inputs': the import types the outputs by it
     vendor: str = ""  # filled in by the Vendor that lists it
-    doc: str = ""
+    doc: str = ""  # a line of help, for the vendor's users
 
     @property
     def ir_name(self) -> str:

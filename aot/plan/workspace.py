@@ -20,10 +20,10 @@ from aot.plan.placement import _lower_bound, _place_best
 class Life:
     """A buffer a vendor's code keeps from step `first` to step `last` (inclusive: steps are its calls)."""
 
-    name: str
-    nbytes: int
-    first: int
-    last: int
+    name: str  # its key in WorkspacePlan.offsets: unique among the lives planned together
+    nbytes: int  # its size (0: placed nowhere, offset 0)
+    first: int  # the first step it is live at (0-based)
+    last: int  # the last step it is live at, >= first
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class WorkspacePlan:
     """Byte offsets into the function's workspace, and the bytes it needs (Artifact.workspace_bytes)."""
 
     offsets: Mapping[str, int]  # buffer (tensor) name -> offset, a multiple of `alignment`
-    nbytes: int
+    nbytes: int  # the workspace's size: Artifact.workspace_bytes
     lower_bound: int  # the most bytes live at one step: no placement needs fewer
-    alignment: int = ALIGNMENT
+    alignment: int = ALIGNMENT  # every offset's: the arena's alignment, which the workspace pointer has
 
     def scratch(self, node: str) -> int:
         """The offset of node's scratch (plan_workspace's `scratch`)."""

@@ -38,15 +38,16 @@ class CaseResult:
     """One case through the vendor: `status` is PASSED or FAILED (claimed), NOT_CLAIMED (`detail`: the
     vendor's refusal), or BUILD_ERROR (aotc or the C compiler stopped: `detail` says where)."""
 
-    case: str
+    case: str  # the case's id
     ops: tuple[str, ...]  # the case's ONNX ops
-    status: str
+    status: str  # PASSED, FAILED, NOT_CLAIMED or BUILD_ERROR
     claimed_ops: tuple[str, ...] = ()  # the ONNX ops the vendor's functions compute
     max_error: float | None = None  # the largest difference from the reference, over every output
-    detail: str = ""
+    detail: str = ""  # the refusal, the failed comparison or the build error, in the kit's words
 
     @property
     def claimed(self) -> bool:
+        """Whether the vendor took any of the case's nodes."""
         return bool(self.claimed_ops)
 
 
@@ -54,20 +55,23 @@ class CaseResult:
 class Report:
     """Every case's result for one vendor; `ok` when no claimed case failed and every case built."""
 
-    vendor: str
-    results: list[CaseResult] = field(default_factory=list)
+    vendor: str  # the vendor's name
+    results: list[CaseResult] = field(default_factory=list)  # one per case, in the catalogue's order
     every_region: bool = True  # the vendor's keep_region was set aside (one-node cases are worth offloading)
-    seconds: float = 0.0
+    seconds: float = 0.0  # the run's wall time
 
     def having(self, status: str) -> list[CaseResult]:
+        """The results of that status (PASSED, FAILED, NOT_CLAIMED, BUILD_ERROR)."""
         return [r for r in self.results if r.status == status]
 
     @property
     def failed(self) -> list[CaseResult]:
+        """The claimed cases whose results differ from the reference: the vendor's bugs."""
         return self.having(FAILED)
 
     @property
     def ok(self) -> bool:
+        """Whether the vendor passes: no claimed case failed and every case built (what a CI asserts)."""
         return not self.having(FAILED) and not self.having(BUILD_ERROR)
 
     def claimed_ops(self) -> set[str]:
@@ -88,6 +92,7 @@ class Report:
         return dict(sorted(table.items()))
 
     def counts(self) -> str:
+        """The tally in one line: cases, claimed, passed, failed, not claimed, build errors."""
         claimed = [r for r in self.results if r.claimed]
         return (f"{len(self.results)} cases, {len(claimed)} claimed ({len(self.having(PASSED))} passed, "
                 f"{len(self.having(FAILED))} FAILED), {len(self.having(NOT_CLAIMED))} not claimed, "

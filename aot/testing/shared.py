@@ -53,9 +53,12 @@ _NP_TO_ONNX = {np.dtype(k): v for k, v in {
 
 @dataclass
 class Case:
-    id: str
-    model: onnx.ModelProto
-    feeds: dict[str, np.ndarray]
+    """One model to compile with aotc, run, and compare with onnxruntime (or `expected`), with the options its
+    compile takes: what op_case, node_case and model_case make, shared_build builds and run_kit runs."""
+
+    id: str  # unique in a build: names the case in reports and its C symbols
+    model: onnx.ModelProto  # what aotc compiles and onnxruntime runs
+    feeds: dict[str, np.ndarray]  # input name -> the values a run feeds it
     atol_scale: float = 1e-4  # DESIGN.md: max abs error <= 1e-4 * max(1, max |ref|)
     vendors: tuple = ()  # vendor names or Vendor objects to partition for
     expected: list[np.ndarray] | None = None  # reference outputs; None: ask onnxruntime
@@ -264,6 +267,7 @@ class SharedBuild:
         return next(iter(self.libs.values()), None)
 
     def lib_for(self, case_id: str) -> ctypes.CDLL:
+        """The shared library holding the case, built now if it was not yet."""
         self.meta[case_id]  # (builds it if it is not yet)
         return self.libs[case_id]
 
@@ -301,6 +305,8 @@ class SharedBuild:
             self.libs[case_id], self.dirs[case_id] = lib, work / names[case_id]
 
     def run(self, case_id: str) -> list[np.ndarray]:
+        """The case's outputs, run once in its library on its feeds (built now if it was not yet); its build's
+        error is raised again, and a non-zero return from the bundle is an AssertionError."""
         if case_id in self.errors:
             raise self.errors[case_id]
         case, meta = self.cases[case_id], self.meta[case_id]

@@ -32,20 +32,24 @@ if TYPE_CHECKING:
 class Verdict:
     """A checker's answer; the reason of a refusal shows in `aotc partition --show --explain`."""
 
-    ok: bool
-    reason: str = ""
+    ok: bool  # whether the vendor takes the node
+    reason: str = ""  # why not, in a few words ("mine takes float32 only")
 
     def __bool__(self) -> bool:
         return self.ok
 
 
+# A checker's yes.
 ACCEPT = Verdict(True)
 
 
 def Reject(reason: str) -> Verdict:  # noqa: N802 - reads like a constructor, as Verdict's twin
+    """A checker's no, saying why: `return Reject("mine takes float32 only")`."""
     return Verdict(False, reason)
 
 
+# Vendor.checkers' values: (node, the graph it is in) -> whether the vendor takes the node. It may read the
+# node's canonical attrs and any tensor's shape, dtype and constant value; it must not change either.
 Checker = Callable[[Node, Graph], "bool | Verdict"]
 
 
@@ -67,8 +71,8 @@ class Artifact:
     sources: list[str] = field(default_factory=list)  # which of `files` the library compiles
     header: str = ""  # one of `files`: declares the function(s); included by the model's C
     cmake: str = ""  # CMake lines for the library target `${AOTC_TARGET}` (find_package, link, defines)
-    workspace_bytes: int = 0
-    has_init: bool = False
+    workspace_bytes: int = 0  # the scratch memory the function needs (CodegenContext.plan_workspace's nbytes)
+    has_init: bool = False  # `<symbol>_init` exists: `<model>_init` calls it (non-zero fails the init)
     # per-function facts for metadata.json; "simulated": True says the function runs in a simulator on
     # the host, so `aotc bench` and `aotc run --repeat` tell the reader their time is not the device's
     report: dict[str, Any] = field(default_factory=dict)
@@ -108,17 +112,17 @@ class CodegenContext:
       reports the tensor, so a divergence is located inside your function, not just at its outputs.
     """
 
-    model_name: str
-    target: str
+    model_name: str  # the model's C name, the prefix of the bundle's functions (<model>_run)
+    target: str  # the --target's name (e.g. "host", "mps2-an386", "aarch64-linux")
     vendor_dir: str  # bundle-relative folder of this vendor's files, e.g. "vendor/cref"
     symbol: str = "function"  # the function's global_symbol: the prefix of its blob's names
     # this vendor's options for the compile (Vendor.options; --vendor-opt V.KEY=VALUE), defaults filled in
     options: dict[str, str] = field(default_factory=dict)
     threads: int = 1  # the threads a run of the bundle uses (--threads N): a vendor library's own count too
-    weights: WeightStore = field(init=False)
+    weights: WeightStore = field(init=False)  # where the function's constants go (see above)
     taps: list[dict[str, Any]] = field(init=False)  # what tap() exposed, in call order
-    format: ClassVar[ModuleType] = cformat
-    weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES
+    format: ClassVar[ModuleType] = cformat  # aot.csource.format: the C text helpers (see above)
+    weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES  # the headers a file holding the weights includes
 
     def __post_init__(self) -> None:
         self.weights = WeightStore(self.symbol)
@@ -143,6 +147,7 @@ class CodegenContext:
         return c_tap(f"{self.symbol}/{node.name}", tensor.name, tensor.dtype, tensor.shape, data, tensor.nbytes)
 
 
+# Vendor.codegen: (one of its functions, as its transform left it; the context) -> the C of that function.
 Codegen = Callable[[Function, CodegenContext], Artifact]
 # (function, this vendor's options) -> the function rewritten (its own passes, e.g. into its own nodes)
 Transform = Callable[[Function, Mapping[str, str]], Function]
@@ -156,11 +161,12 @@ class VendorOption:
     """An option a vendor declares, set per compile with `--vendor-opt V.KEY=VALUE`: the values it
     takes (the first is the default) and one line of help (`aotc --list-vendors` shows both)."""
 
-    values: tuple[str, ...]
-    help: str = ""
+    values: tuple[str, ...]  # what V.KEY may be set to; the first is the default
+    help: str = ""  # one line, shown by `aotc --list-vendors`
 
     @property
     def default(self) -> str:
+        """The value the option has when --vendor-opt does not set it: the first of `values`."""
         return self.values[0]
 
 
@@ -173,15 +179,15 @@ class Vendor:
     """A backend. `codegen` is required: a vendor that cannot turn its functions into C is
     refused when it is created (so when it is found by name), not halfway through a compile."""
 
-    name: str
+    name: str  # what --vendor names it by: its entry point's name, its functions' `compiler`
     checkers: dict[str, Checker] = field(default_factory=dict)  # ONNX op -> (node, graph) -> bool | Verdict
     patterns: tuple[Composite, ...] = ()  # tried in order: list longer chains before their prefixes
-    codegen: Codegen = _no_codegen
+    codegen: Codegen = _no_codegen  # each of its functions -> an Artifact (its C)
     transform: Transform | None = None  # runs before codegen on each of its functions
     options: dict[str, VendorOption] = field(default_factory=dict)  # KEY -> what --vendor-opt V.KEY takes
     # (region's nodes in graph order, main graph) -> False sends the region back to the host
     keep_region: Callable[[Sequence[Node], Graph], bool] | None = None
-    description: str = ""
+    description: str = ""  # one line, shown by `aotc --list-vendors`
     # (target) -> why this vendor's code cannot be built for it, or None: checked before any work,
     # so that `--vendor V --target T` is refused in one line instead of failing at link time
     target_reason: Callable[[Target], str | None] | None = None
@@ -237,6 +243,8 @@ class Vendor:
         return {key: given.get(key, opt.default) for key, opt in self.options.items()}
 
     def check(self, node: Node, graph: Graph) -> Verdict:
+        """The vendor's verdict on one node, as partitioning asks it: its checker for node.op (run inside
+        in_vendor, a bool answer made a Verdict), ACCEPT for one of its own ops without one, else a refusal."""
         checker = self.checkers.get(node.op)
         if checker is None:
             if any(op.ir_name == node.op for op in self.ops):
