@@ -589,13 +589,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from aot.bench import bench_board, bench_one, format_board_profile, format_board_table, format_table
-    from aot.targets import get_target
+    from aot.targets import bundle_target
 
     out = Path(args.out)
     if args.inputs:
         check_input_file(Path(args.inputs), "--inputs")
     meta = _metadata(out)
-    if get_target(meta.get("target", "host")).kind == "bare-metal":  # qemu has no timing: count instructions
+    if bundle_target(meta).kind == "bare-metal":  # qemu has no timing: count instructions
         if args.openvino:
             raise AotcError(f"--openvino times engines on this host: {out} is built for a board, whose runs under "
                             "qemu are counted in instructions, not timed")

@@ -304,7 +304,11 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         check_pools(t, tuple(p.name for p in memory_pools))
         plan = assign_pools(graph, plan, memory_pools)
     elif t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
-        plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+        try:
+            plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+        except AotcError as e:  # not even split: the board is too small, which the user must hear first
+            raise AotcError(f"model '{graph.name}' does not fit target {t.name} ({t.memory_summary()}): "
+                            f"{e.one_line()}") from e
     total = sum(p.nbytes for p in plan.pools)
     if ram_budget is not None and total > ram_budget:  # buffers in different pools cannot share bytes
         raise AotcError(f"--ram-budget {ram_budget:,} B: the memory pools need {total:,} B in all ("
