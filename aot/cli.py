@@ -317,6 +317,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
     p.add_argument("--inputs", metavar="IN.npz", required=cmd == "run", help="inputs keyed by the model's input names")
     if cmd == "run":
         p.add_argument("--outputs", metavar="OUT.npz", help="also write the outputs, keyed by name")
+        p.add_argument("--header", metavar="VECTORS.h",
+                       help="also write the inputs and the outputs computed for them as a C header of arrays, a test "
+                            "vector for the firmware to check itself on the board (docs/firmware.md)")
         p.add_argument("--repeat", type=_nonnegative, default=0,
                        help="also time this many runs and print the median")
     else:
@@ -560,6 +563,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_input_file(Path(args.inputs), "--inputs")
     if args.outputs:
         check_output_file(npz_path(args.outputs), "--outputs")
+    if args.header:
+        check_output_file(Path(args.header), "--header")
     inputs = load_inputs(args.inputs, meta, out / "bundle")
     vendor_threads(meta)
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=args.repeat)
@@ -577,6 +582,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"aotc: median {median_ns / 1e3:.1f} us per inference over {args.repeat} runs")
         for note in notes(meta):
             print(f"aotc: {note}")
+    if args.header:
+        from aot.vectors import vectors_header
+
+        Path(args.header).write_text(vectors_header(meta, inputs, outputs, Path(args.inputs).name))
+        print(f"aotc: wrote {args.header} (the inputs and these outputs as C arrays)")
     if args.outputs:
         print(f"aotc: wrote {save_outputs(args.outputs, outputs)}")
         raw = raw_outputs(outputs)
