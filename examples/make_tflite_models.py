@@ -30,6 +30,7 @@ from make_tflite_models_keras import (
     arrays,
     branch,
     compare,
+    dwmult,
     excite,
     gates,
     hybrid_conv,
@@ -108,7 +109,7 @@ MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "resid
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
           "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
           "resolver": resolver, "padded": padded, "arrays": arrays,
-          "compare": compare, "mathq": mathq, "rnnshare": rnnshare, "normq": normq, "split": split}
+          "compare": compare, "mathq": mathq, "rnnshare": rnnshare, "normq": normq, "split": split, "dwmult": dwmult}
 
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
@@ -116,7 +117,7 @@ LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobi
 # resize is written float only (mathq has int8 and 16x8 RESIZE_BILINEAR); lstm is also written full-int8
 # (the converter's integer LSTM)
 # no float file: its float lowerings are tested by other models
-INT8_ONLY = ("arrays", "compare", "mathq", "normq", "split")
+INT8_ONLY = ("arrays", "compare", "mathq", "normq", "split", "dwmult")
 
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
               "resolver", "rnnshare")

@@ -89,6 +89,14 @@ def split() -> keras.Model:
     e = L.Conv2D(24, 3, dilation_rate=2, padding="same", activation="relu")(d)
     return keras.Model(x, L.Dense(10)(L.GlobalAveragePooling2D()(e)))
 
+def dwmult() -> keras.Model:
+    """TFLM's micro_speech layer: DEPTHWISE_CONV_2D of a 1-channel input, depth multiplier 8, a 10 x 8 window at
+    stride 2 (aot/passes/depthwise_as_conv.py writes it as a CONV_2D), then FULLY_CONNECTED."""
+    x = keras.Input((49, 40, 1), batch_size=1)
+    a = L.DepthwiseConv2D((10, 8), strides=2, padding="same", depth_multiplier=8, activation="relu")(x)
+    return keras.Model(x, L.Dense(4)(L.Flatten()(a)))
+
+
 def moves() -> keras.Model:
     """Data movement between int8 convs: PAD, CONCATENATION, STRIDED_SLICE, RESHAPE."""
     x = keras.Input((10, 10, 4), batch_size=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aot.ir import Graph
 from aot.passes.base import Pass, run_passes, run_passes_tracked, verify_graph
 from aot.passes.conv_nhwc import ConvReadsNHWC, ConvWritesNHWC
+from aot.passes.depthwise_as_conv import DepthwiseAsConv
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
@@ -25,7 +26,7 @@ from aot.passes.simplify_layout import SimplifyLayout
 # FoldPad after LowerQDQ too, and after SimplifyLayout, which cancels Transposes that may stand between a
 # Pad and its conv.
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldPad(),
-                                      FoldAffine(), MergeSummedProducts(), RemoveDeadNodes())
+                                      DepthwiseAsConv(), FoldAffine(), MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
@@ -38,7 +39,8 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return run_passes(graph, pipeline)
 
 
-__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DropIdentity", "FoldAffine",
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DepthwiseAsConv", "DropIdentity",
+           "FoldAffine",
            "FoldBatchNorm", "FoldPad", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm",
            "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout",
            "run_passes", "run_passes_tracked", "simplify", "verify_graph"]

@@ -612,7 +612,8 @@ def test_int8_comparisons_and_prelu_bit_exact_on_every_pair(tmp_path):
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
         "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8",
-        "arrays_int8", "arrays_16x8", "fill_int8", "compare_int8", "mathq_int8", "mathq_16x8", "normq_int8"]
+        "arrays_int8", "arrays_16x8", "fill_int8", "compare_int8", "mathq_int8", "mathq_16x8", "normq_int8",
+        "dwmult_int8"]
 
 
 # the fast tier's: int8 and 16x8, conv and FC, tables, the moves

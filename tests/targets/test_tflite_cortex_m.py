@@ -50,7 +50,10 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         ("ops_int8", "mps2-an386", "MinSizeRel", ""),
         # PADs folded into the convs and the max pool (issue 53): the DSP depthwise paths with pads wider than
         # SAME's and asymmetric, windows wholly in the padding
-        ("padded_int8", "mps2-an386", "Release", "")]
+        ("padded_int8", "mps2-an386", "Release", ""),
+        # a 1-channel DEPTHWISE_CONV_2D of multiplier 8 (TFLM's micro_speech layer) written as a CONV_2D
+        # (aot/passes/depthwise_as_conv.py): the DSP conv path with a 1-channel patch
+        ("dwmult_int8", "mps2-an386", "Release", "")]
 # --ram-budget at the least arena aotc reaches (issue 53): the convs' outputs overlapping their inputs (the graph
 # input's too), the DSP paths' tiles below their floor and the depthwise path's shorter runs of sums; Helium's
 # CONV_2D on the M55; the M3's plain loops (a fifth field: the budget)
