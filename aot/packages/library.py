@@ -72,6 +72,8 @@ class Library:
     private_headers: list[str]  # runtime/*.h, vendor headers: for the library's own sources only
     files: dict[str, bytes]  # every file above, bundle-relative path -> bytes
     isa: Isa
+    incbins: list[str]  # files a C source's inline assembly includes by .incbin (a vendor's weights), found
+    # through the include path (gcc passes -I to the assembler)
 
     @property
     def aotc_version(self) -> str:
@@ -180,4 +182,13 @@ def read_library(out: Path) -> Library:
         if not path.is_file():
             raise AotcError(f"the bundle's CMakeLists.txt names {rel}, which is not in {bundle}")
         files[rel] = path.read_bytes()
-    return Library(name, meta, cmake, c_sources, blob, separate, public, private, files, _isa(bundle, meta, cmake))
+    incbins = []
+    for src in c_sources:
+        for wanted_name in re.findall(r'\.incbin\s+\\?"([^"\\]+)', files[src].decode(errors="replace")):
+            found = [rel for rel in private if PurePosixPath(rel).name == wanted_name]
+            if not found:
+                raise AotcError(f"{src} includes {wanted_name} by .incbin, which is in none of the library's "
+                                "include folders")
+            incbins.append(found[0])
+    return Library(name, meta, cmake, c_sources, blob, separate, public, private, files, _isa(bundle, meta, cmake),
+                   incbins)

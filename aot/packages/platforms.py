@@ -168,7 +168,9 @@ def arduino(lib: Library, opts: PackageOptions) -> Files:
 
     for rel in lib.public_headers:
         put(f"src/{PurePosixPath(rel).name}", rel, lib.files[rel])
-    for rel in [*lib.private_headers, *lib.c_sources]:
+    for rel in lib.incbins:  # a C file's .incbin finds its file through the include path: only src/ is on it
+        put(f"src/{PurePosixPath(rel).name}", rel, lib.files[rel])
+    for rel in [r for r in [*lib.private_headers, *lib.c_sources] if r not in lib.incbins]:
         content = lib.files[rel]
         if rel in lib.c_sources and prologue:
             content = prologue.encode() + content
@@ -262,6 +264,7 @@ def cmsis_pack(lib: Library, opts: PackageOptions) -> Files:
     ctx.update(vendor=CMSIS_VENDOR, pack=pack_name, sources=sources, accepts=accepts, condition_text=text,
                condition_id=f"aotc {lib.name} core", public_headers=lib.public_headers,
                definitions=[_split_definition(d) for d in lib.definitions], separate=lib.separate_weights,
+               others=[*lib.incbins, *([lib.separate_weights] if lib.separate_weights else [])],
                url=opts.url or PLACEHOLDER_URL, pack_file=pack_file,
                description=f"Model {lib.name} ({lib.source_model}) compiled to C by aotc {lib.aotc_version}",
                component_text=f"Model {lib.name}: {lib.isa.summary()}")

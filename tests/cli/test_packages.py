@@ -358,6 +358,28 @@ def test_refusals_are_one_line(mlp_out, tmp_path):
     assert ran.returncode == 2 and "MAJOR.MINOR.PATCH" in ran.stderr
 
 
+@pytest.mark.full
+def test_a_vendors_sources_and_weights_go_along(tmp_path):
+    """LeNet with accel_sim's functions: the vendor's sources and the weights its C includes by .incbin are in the
+    Arduino library (the .bin where -Isrc finds it) and in the pack, and the library compiles."""
+    require_tool("arm-none-eabi-gcc", "arm-none-eabi-g++")
+    onnx.save(zoo.lenet(), tmp_path / "lenet.onnx")
+    out = tmp_path / "out"
+    aotc(tmp_path / "lenet.onnx", "-o", out, "--target", "mps2-an386", "--vendor", "accel_sim", "--no-configure")
+    ran = aotc("package", out, "--platform", "arduino", "-o", tmp_path / "arduino")
+    assert ran.returncode == 0
+    pkg = tmp_path / "arduino"
+    assert (pkg / "src" / "lenet_accel_sim_0_weights.bin").is_file()
+    assert (pkg / "src" / "aotc" / "accel_sim.c").is_file()
+    for c in sorted((pkg / "src").rglob("*.c")):
+        _gcc("arm-none-eabi-gcc", [*M4, *STRICT, "-Isrc"], c, tmp_path / f"{c.stem}.o", pkg)
+    aotc("package", out, "--platform", "cmsis-pack", "-o", tmp_path / "pack")
+    files = {f.get("name"): f.get("category") for f in ET.parse(tmp_path / "pack" / "aotc.lenet.pdsc").getroot()
+             .findall("components/component/files/file")}
+    assert files["vendor/accel_sim/accel_sim.c"] == "source" and files["vendor/accel_sim/"] == "include"
+    assert files["vendor/accel_sim/lenet_accel_sim_0_weights.bin"] == "other"
+
+
 def _run_sketch_under_qemu(out: Path, pkg: Path, work: Path) -> str:
     """The Arduino library and its example linked for the mps2-an386 board (the bundle's startup code and
     linker script, semihosting for Serial's output) and run under qemu: what it printed."""
