@@ -52,11 +52,14 @@ class Isa:
         if self.portable or not (self.dsp or self.helium):
             return ("Its kernels are portable C: any core with a C99 compiler builds them; the compiler's own "
                     "flags for the core decide the code.")
-        macro = "__ARM_FEATURE_MVE" if self.helium else "__ARM_FEATURE_DSP"
-        ext = "Helium" if self.helium else "DSP-extension"
-        return (f"Kernels with {ext} paths take them where the compiler defines {macro} (build with the core's "
-                f"-mcpu), and a kernel aotc chose for those instructions stops a build for a core without them "
-                "(#error): recompile the model for a target of the core you build for.")
+        if self.helium:
+            return ("Kernels with Helium paths take them where the compiler defines __ARM_FEATURE_MVE (build with "
+                    "the core's -mcpu); elsewhere their portable paths run, with kernels chosen for an M55: "
+                    "recompile the model for a target of the core you build for.")
+        return ("Kernels with DSP-extension paths take them where the compiler defines __ARM_FEATURE_DSP (build "
+                "with the core's -mcpu), and a kernel aotc chose for those instructions (an int8 GEMM's interleaved "
+                "weights) stops a build for a core without them (#error): recompile the model for a target of the "
+                "core you build for.")
 
 
 @dataclass

@@ -85,10 +85,11 @@ def esp_note(lib: Library) -> str:
     isa = lib.isa
     if isa.portable or not (isa.dsp or isa.helium):
         return ""
-    return (f"the bundle was compiled for {isa.description}, whose kernels take the Arm "
-            f"{'Helium' if isa.helium else 'DSP extension'} paths; on an ESP chip they take their portable paths, "
-            "and a kernel chosen for those instructions stops the build (#error): compile the model for "
-            "mps2-an385 (Cortex-M3: portable C kernels) to package it for ESP-IDF.")
+    stops = "" if isa.helium else ", and a kernel chosen for the DSP extension's layout stops the build (#error)"
+    return (f"the bundle was compiled for {isa.description}, with kernels chosen for "
+            f"{'Helium' if isa.helium else 'the Arm DSP extension'}; on an ESP chip they take their portable "
+            f"paths{stops}: compile the model for mps2-an385 (Cortex-M3: portable C kernels) to package it for "
+            "ESP-IDF.")
 
 
 def zephyr(lib: Library, opts: PackageOptions) -> Files:
