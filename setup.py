@@ -13,7 +13,7 @@ for top in ("runtime_c", "cmake"):
         data["aot._data." + rel.replace("/", ".")] = rel
 
 setup(
-    packages=find_packages(include=["aot", "aot.*"]) + ["aot.emit_c.templates"] + list(data),
+    packages=find_packages(include=["aot", "aot.*"]) + ["aot.emit_c.templates", "aot.packages.templates"] + list(data),
     package_dir=data,
-    package_data={"aot.emit_c.templates": ["*.j2"], **{pkg: ["*"] for pkg in data}},
+    package_data={"aot.emit_c.templates": ["*.j2"], "aot.packages.templates": ["*.j2"], **{pkg: ["*"] for pkg in data}},
 )

@@ -8,6 +8,8 @@
                                                         Cortex-M board: instructions per inference and per
                                                         MAC under qemu, and estimated cycles on the M4
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
+    aotc package OUT --platform P [-o DIR]              the bundle's library as a Zephyr module, ESP-IDF component,
+                                                        Arduino or PlatformIO library, or CMSIS-Pack (aot/packages)
     aotc compare [MODEL] OUT [--inputs IN.npz] [--tolerance T] [--lsb N] [--reference-kernels ref|builtin|default]
                                                         every intermediate tensor vs onnxruntime (LiteRT
                                                         for a .tflite model): a table of error per node,
@@ -49,6 +51,7 @@ COMMANDS = """commands:
   aotc bench OUT                  time the bundle against onnxruntime, same threads (aotc bench -h)
   aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime or LiteRT (aotc compare -h)
   aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
+  aotc package OUT --platform P   the library as a package: Zephyr, ESP-IDF, Arduino, PlatformIO, CMSIS-Pack
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
   aotc ops [OP] [--tflite]        the ops aotc compiles: ONNX (docs/ops.md), TFLite builtins (docs/tflite-ops.md)
@@ -392,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_ops(_ops_parser().parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             return _cmd_compare(_compare_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "package":
+            from aot.packages.cli import package_command
+
+            return package_command(argv[1:])
         if argv and argv[0] == "vendor-test":
             from aot.testing.cli import vendor_test
 
