@@ -1,9 +1,10 @@
-"""mynpu's own tests, as a vendor package keeps them (after `pip install .[test]`: `pytest tests`).
+"""mynpu's own tests, as a vendor package keeps them (after `pip install .[test]`: `pytest tests`), with no
+more of aotc than its vendor API (docs/vendor-api.md): aot.testing, aot.ir, aot.vendor.
 
-aotc's test kit (aot.testing) runs its catalogue of op cases through mynpu against onnxruntime; the
-package's example model checks mynpu's own op against its QuantizeLinear + DequantizeLinear twin; and the
-transform's passes are checked on a function of their own. aotc's repository runs the same through the
-command line (tests/vendors/test_mynpu_example.py)."""
+aotc's test kit runs its catalogue of op cases through mynpu against onnxruntime, then the package's example
+model with mynpu's own op against its QuantizeLinear + DequantizeLinear twin; the transform's passes are
+checked on a function made by hand. aotc's repository runs the same through the command line
+(tests/vendors/test_mynpu_example.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ from aotc_mynpu import VENDOR
 from aotc_mynpu.examples import requant_model
 from aotc_mynpu.transform import CONV, transform
 
-from aot.build import build, configure, run_bundle
-from aot.compiler import Options, compile_model, partition_model
-from aot.testing import run_kit
+from aot.ir import Function, Graph, Node, Tensor
+from aot.testing import Case, run_kit
 
 
 @pytest.mark.parametrize("block", ["4", "8"])
@@ -27,31 +27,42 @@ def test_kit(block):
     assert {"Conv", "Relu", "Add", "Gemm"} <= report.claimed_ops()
 
 
-def test_requant_model(tmp_path):
-    bundle = compile_model(requant_model(), Options(vendors=(VENDOR,)))
-    (fn,) = bundle.metadata["partition"]
-    assert fn["ops"] == [CONV, "com.mynpu.Requant", CONV]
-    bundle.write(tmp_path / "out" / "bundle")
-    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
-    build(tmp_path / "out")
+def test_requant_model():
+    """The example model (com.mynpu.Requant between two convs) through mynpu, against its twin's outputs."""
     x = np.random.default_rng(0).standard_normal((1, 3, 12, 12)).astype(np.float32)
-    outputs, _ = run_bundle(tmp_path / "out", bundle.metadata, [x])
-    ours = outputs["y"]
-    twin = ort.InferenceSession(requant_model(reference=True).SerializeToString(), providers=["CPUExecutionProvider"])
-    (ref,) = twin.run(None, {"x": x})
-    assert np.abs(ours - ref).max() <= 1e-4 * max(1.0, float(np.abs(ref).max()))
+    twin = ort.InferenceSession(requant_model(reference=True).SerializeToString(),
+                                          providers=["CPUExecutionProvider"])
+    case = Case("requant", requant_model(), {"x": x}, expected=twin.run(None, {"x": x}))
+    report = run_kit(VENDOR, [case])
+    assert report.ok and report.results[0].claimed, report.summary(verbose=True)
 
 
-def test_transform_blocks_weights_and_folds_layouts():
-    """One function through mynpu's passes: its convs fused with their residual and Relu, the weights blocked
-    OIHW8o, the activations inside NHWC."""
-    parted = partition_model(requant_model(), Options(vendors=(VENDOR,)))
-    (fn,) = parted.graph.functions.values()
-    out = transform(fn, {"block": "8", "graph_passes": "on"})
-    assert out.graph.meta["vendor_passes"] == ["mynpu.fuse_residual", "mynpu.nhwc", "mynpu.block_weights"]
-    convs = [n for n in out.graph.nodes if n.op == CONV]
-    assert [c.attrs["fused"] for c in convs] == ["mynpu.conv_relu", "mynpu.conv_add_relu"]
-    w = out.graph.tensors[convs[0].inputs[1]].data
-    original = fn.graph.tensors["w1"].data
-    assert w.shape == (1, 3, 3, 3, 8) and np.array_equal(w.transpose(0, 4, 1, 2, 3).reshape(original.shape), original)
-    assert out.graph.tensors[convs[0].outputs[0]].shape == (1, 12, 12, 8)  # r1, NHWC inside
+def _function() -> Function:
+    """A function as aotc hands it to mynpu: NHWC at its boundary, the model's NCHW inside between the
+    transposes, a conv (5 output channels) and a Relu."""
+    t = {name: Tensor(name, shape, "float32") for name, shape in
+         (("x_nhwc", (1, 4, 4, 3)), ("x", (1, 3, 4, 4)), ("c", (1, 5, 4, 4)), ("r", (1, 5, 4, 4)),
+          ("r_nhwc", (1, 4, 4, 5)))}
+    w = np.arange(5 * 3 * 3 * 3, dtype=np.float32).reshape(5, 3, 3, 3)
+    t["w"] = Tensor("w", w.shape, "float32", w)
+    conv = {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1], "dilations": [1, 1], "group": 1}
+    nodes = [Node("Transpose", "in_layout", ["x_nhwc"], ["x"], {"perm": [0, 3, 1, 2]}),
+             Node("Conv", "conv", ["x", "w"], ["c"], conv),
+             Node("Relu", "relu", ["c"], ["r"]),
+             Node("Transpose", "out_layout", ["r"], ["r_nhwc"], {"perm": [0, 2, 3, 1]})]
+    return Function("m_mynpu_0", "mynpu", Graph("m_mynpu_0", nodes, t, ["x_nhwc"], ["r_nhwc"]))
+
+
+def test_transform_folds_layouts_and_blocks_weights():
+    out = transform(_function(), {"block": "4", "graph_passes": "on"})
+    g = out.graph
+    assert g.meta["vendor_passes"] == ["mynpu.fuse_residual", "mynpu.nhwc", "mynpu.block_weights"]
+    assert [n.op for n in g.nodes] == [CONV, "Relu"]  # the boundary transposes folded
+    conv = g.nodes[0]
+    assert conv.inputs[0] == "x_nhwc" and g.nodes[1].outputs == ["r_nhwc"]
+    assert g.tensors["c"].shape == (1, 4, 4, 5)  # NHWC inside, under the model's name
+    assert g.meta["mynpu_nhwc"]["r_nhwc"] == "r"  # for the taps
+    blocked = g.tensors[conv.inputs[1]].data  # OIHW4o: 5 output channels in 2 blocks, padded with zeros
+    w = _function().graph.tensors["w"].data
+    assert blocked.shape == (2, 3, 3, 3, 4) and not blocked[1, ..., 1:].any()
+    assert np.array_equal(blocked.transpose(0, 4, 1, 2, 3).reshape(8, 3, 3, 3)[:5], w)
