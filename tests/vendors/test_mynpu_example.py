@@ -1,8 +1,9 @@
 """The vendor guide's example, as a user has it: examples/vendors/mynpu pip-installed into a site folder of its
 own (as test_vendor_plugin.py installs plugin_vendor), then only the `aotc` command line, in processes with
 that folder on PYTHONPATH: its listing, zoo models compiled through it against onnxruntime, `aotc compare`
-inside its functions, its own op, its refusals, the vendor test kit, a Cortex-M board under qemu, and the
-arena its planned workspace gives against a bump allocation and against the host alone."""
+inside its functions, its own op, its refusals, the vendor test kit, Cortex-M boards under qemu (one of them
+the board the package registers), and the arena its planned workspace gives against a bump allocation and
+against the host alone."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import zoo
 from conftest import first_fast, require_tool
 from modelcheck import SANITIZE, reference, sanitizing
 
-from aot.build import build, configure
+from aot.build import build, cmake_exe
 from aot.compiler import Options, compile_model
 
 MYNPU = Path(__file__).resolve().parents[2] / "examples" / "vendors" / "mynpu"
@@ -52,11 +53,13 @@ def aotc(env: dict[str, str], *args: object, check: bool = True) -> subprocess.C
 
 def compile_build(env: dict[str, str], tmp: Path, model: onnx.ModelProto, name: str, *options: str,
                   target: str = "host", sanitize: bool = False) -> tuple[Path, dict]:
-    """`aotc MODEL -o OUT --vendor mynpu OPTIONS`, OUT configured with -Werror (and the sanitizers), built."""
+    """`aotc MODEL -o OUT --vendor mynpu OPTIONS` (which configures OUT for the target: mynpu's own board is
+    known only where the package is installed), OUT configured again with -Werror (and the sanitizers), built."""
     src, out = tmp / f"{name}.onnx", tmp / name
     onnx.save(model, src)
-    aotc(env, src, "-o", out, "--vendor", "mynpu", "--target", target, "--no-configure", *options)
-    configure(out, target, ["-DAOTC_WARNINGS_AS_ERRORS=ON", *(SANITIZE if sanitize else ())])
+    aotc(env, src, "-o", out, "--vendor", "mynpu", "--target", target, *options)
+    subprocess.run([cmake_exe(), "-S", out / "bundle", "-B", out, "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                    *(SANITIZE if sanitize else ())], check=True, capture_output=True)
     build(out)
     return out, json.loads((out / "bundle" / "metadata.json").read_text())
 
@@ -79,10 +82,12 @@ def check_outputs(ours: dict[str, np.ndarray], refs: list[np.ndarray], meta: dic
     return errors
 
 
-def test_listed_with_its_options(env):
+def test_listed_with_its_options_and_its_board(env):
     listed = aotc(env, "--list-vendors").stdout
     assert "  mynpu " in listed, listed
     assert "--vendor-opt mynpu.block=4|8" in listed and "--vendor-opt mynpu.graph_passes=on|off" in listed
+    boards = aotc(env, "--list-targets").stdout
+    assert "[aotc-mynpu 0.1.0, entry point mynpu-devkit = aotc_mynpu.board:DEVKIT]" in boards, boards
 
 
 def test_resnet_through_mynpu_matches_onnxruntime(env, tmp_path):
@@ -136,8 +141,8 @@ def refusal_cases(tmp: Path) -> list[tuple[tuple[object, ...], str]]:
     onnx.save(examples.requant_model(), tmp / "rq.onnx")
     return [
         ((tmp / "resnet.onnx", "--vendor", "mynpu", "--target", "mps2-an385"),
-         "aotc: error: vendor mynpu does not support target mps2-an385: mynpu is attached to the mps2-an386 and "
-         "mps3-an547 boards only"),
+         "aotc: error: vendor mynpu does not support target mps2-an385: mynpu is attached to the mynpu-devkit, "
+         "mps2-an386, mps3-an547 boards only"),
         ((tmp / "rq0.onnx", "--vendor", "mynpu"),
          "aotc: error: vendor mynpu, infer of com.mynpu.Requant: node 'rq' (Requant): com.mynpu.Requant needs a "
          "scale > 0, not 0.0"),
@@ -222,11 +227,13 @@ def test_vendor_test_kit(env):
 
 
 @pytest.mark.full
-def test_on_a_cortex_m_board(env, tmp_path):
-    """mps2-an386 (Cortex-M4F) under qemu-system-arm: ResNet-8 through mynpu, against onnxruntime."""
+@pytest.mark.parametrize("board", ["mps2-an386", "mynpu-devkit"])
+def test_on_a_cortex_m_board(env, tmp_path, board):
+    """ResNet-8 through mynpu on a Cortex-M4F under qemu-system-arm, against onnxruntime: on mps2-an386, and on
+    mynpu's own board (registered by the package: entry-point group aotc.targets), which runs on that machine."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     model = zoo.resnet()
-    out, meta = compile_build(env, tmp_path, model, "resnet_m4", target="mps2-an386")
-    assert meta["target"] == "mps2-an386"
+    out, meta = compile_build(env, tmp_path, model, "resnet_m4", target=board)
+    assert meta["target"] == board
     feeds = zoo.random_inputs(model)
     check_outputs(run(env, out, feeds), reference(model, feeds), meta)

@@ -14,7 +14,8 @@ aot.vendor.Vendor is used, each for a reason:
     transform       transform.py    fuse the residual into the conv, NHWC inside, weights blocked OIHW<B>o
     codegen         codegen.py      C calls into device/, workspace planned by aotc, state = device handle
     options         here            block = 4 | 8 (and graph_passes = on | off, which aotc adds)
-    target_reason   here            mynpu sits on two boards only
+    target_reason   here            mynpu sits on three boards only, one of them its own
+and it registers its own board (board.py, entry-point group aotc.targets).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from aotc_mynpu.transform import transform
 if TYPE_CHECKING:
     from aot.targets import Target
 
-# The Cortex-M boards mynpu is attached to; the host and Linux targets run its device library as C.
-BOARDS = ("mps2-an386", "mps3-an547")
+# The Cortex-M boards mynpu is attached to (its own devkit, board.py, and two of Arm's FPGA boards); the host and
+# Linux targets run its device library as C.
+BOARDS = ("mynpu-devkit", "mps2-an386", "mps3-an547")
 
 
 def keep_region(nodes: Sequence[Node], graph: Graph) -> bool:
@@ -46,9 +48,9 @@ def keep_region(nodes: Sequence[Node], graph: Graph) -> bool:
 
 
 def target_reason(target: Target) -> str | None:
-    """mynpu is on two of the Cortex-M boards; any other bare-metal target has none to run on."""
+    """mynpu is on three Cortex-M boards; any other bare-metal target has none to run on."""
     if target.kind == "bare-metal" and target.name not in BOARDS:
-        return f"mynpu is attached to the {' and '.join(BOARDS)} boards only"
+        return f"mynpu is attached to the {', '.join(BOARDS)} boards only"
     return None
 
 
