@@ -543,14 +543,16 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         print(f"aotc: wrote {args.output} ({len(graph.functions)} functions)")
     if args.show:
         from aot.compiler import codegen_functions
+        from aot.partition.layout import apply_boundary_layouts
 
+        shown = apply_boundary_layouts(graph, parted.vendors)  # the functions as a compile hands them over
         try:  # each vendor's report on its functions (e.g. simulated cycles): needs their codegen
             reports = {sym: art.report for sym, art in
-                       codegen_functions(graph, "host", parted.vendors, parted.options).items()}
+                       codegen_functions(shown, "host", parted.vendors, parted.options).items()}
         except AotcError as e:
             reports = {}
             print(f"aotc: note: no vendor reports ({e.one_line()})", file=sys.stderr)
-        print(function_table(graph, reports), end="")
+        print(function_table(shown, reports), end="")
         if args.explain:
             print(explain(graph, parted.refusals), end="")
         if args.output:  # never into the model's folder unasked: the picture goes beside P.onnx
