@@ -85,6 +85,44 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
         }
         return;
     }
+    if (p->dw == 1 && (p->c * p->kw) % 4 == 0) { /* every quad lies in one kernel row (a 1-channel input's
+        * 8-wide window): a row inside the image widened straight from x, a row in the padding zeros, a row across
+        * its border quad by quad (x_zero outside) */
+        const int32_t c = p->c, kw = p->kw, row_bytes = c * kw;
+        const int8_t *xb = x + (int64_t)b * p->h * p->w * c;
+        int32_t ky = from[2], off = from[3] * c + from[1]; /* the kernel row, and the byte in it */
+        while (q < nq) {
+            const int32_t iy = iy0 + ky * p->dh;
+            int32_t run = (row_bytes - off) / 4, i;
+            run = run < nq - q ? run : nq - q;
+            if (ky >= p->kh || iy < 0 || iy >= p->h) {
+                for (i = 0; i < run; ++i, dst += 4) dst[0] = dst[1] = 0;
+            } else if (ix0 >= 0 && ix0 + kw <= p->w) {
+                const int8_t *xs = xb + ((int64_t)iy * p->w + ix0) * c + off;
+                for (i = 0; i < run; ++i, dst += 4, xs += 4) {
+                    const uint32_t v = aotc_dsp_load32(xs);
+                    dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+                    dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                }
+            } else {
+                const int8_t *xr = xb + (int64_t)iy * p->w * c;
+                for (i = 0; i < run; ++i, dst += 4) {
+                    int8_t v4[4];
+                    uint32_t v;
+                    int32_t k;
+                    for (k = 0; k < 4; ++k) {
+                        const int32_t at = off + 4 * i + k, ix = ix0 + at / c;
+                        v4[k] = ix >= 0 && ix < p->w ? xr[(int64_t)ix * c + at % c] : (int8_t)p->x_zero;
+                    }
+                    memcpy(&v, v4, 4);
+                    dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+                    dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                }
+            }
+            q += run, ++ky, off = 0;
+        }
+        return;
+    }
     { /* a tap's channels at a time into v as bytes of x (x_zero in the padding, so that x - x_zero is 0
        * there, and past k, whose weights are 0), a whole kernel row's where its taps are contiguous in x
        * (dilation 1: x_zero where the row lies outside the image, one copy of its part inside: a border
