@@ -94,6 +94,18 @@ def run_bundle(out: Path, feeds: dict[str, np.ndarray] | list[np.ndarray], *opti
         return {k: res[k] for k in res.files}
 
 
+def global_symbols(lib: Path, nm: str = "nm") -> list[str]:
+    """The global symbols the static library `lib` defines (nm's upper-case types but U), sorted."""
+    out = subprocess.run([nm, "-g", "--defined-only", str(lib)], capture_output=True, text=True, check=True).stdout
+    return sorted({r[-1] for r in (ln.split() for ln in out.splitlines()) if len(r) == 3 and r[1].isupper()})
+
+
+def outside_prefix(lib: Path, name: str, nm: str = "nm") -> list[str]:
+    """The global symbols lib<name>.a defines that do not begin with `<name>_`: none, when the bundle's runtime
+    took its name (runtime/aotc_symbols.h), so that several bundles link into one program."""
+    return [s for s in global_symbols(lib, nm) if not s.startswith(f"{name}_")]
+
+
 def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """onnxruntime's outputs for `feeds`, on one thread."""
     import onnxruntime as ort

@@ -18,7 +18,7 @@ import numpy as np
 from aot import __version__
 from aot.csource.format import C_TYPES, c_array_body, c_comment, c_scalar, c_string
 from aot.emit_c.model import ModelEmitter
-from aot.emit_c.runtime_files import family_files, sources_by_build
+from aot.emit_c.runtime_files import aotc_symbols_header, defined_symbols, family_files, sources_by_build
 from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
 from aot.paths import kernel_file, runtime_dir
@@ -196,6 +196,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     rt = runtime_dir()
     for h in ("aotc_common.h", "dltensor.h"):
         b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()
+    # every global symbol of the runtime's C under the model's name (two bundles never define the same one)
+    b.files["runtime/aotc_symbols.h"] = aotc_symbols_header(
+        name, [*defined_symbols(shipped), *(s for art in artifacts.values() for s in art.symbols)])
     for f in kernel_files:
         b.files[f"runtime/{f}"] = kernel_file(f).read_text()
     b.metadata = {
