@@ -275,7 +275,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           portable=level.portable, widened_weights=widened)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
-                              widened_weights=options.widened_weights)
+                              widened_weights=options.widened_weights, portable=level.portable)
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle

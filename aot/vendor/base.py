@@ -9,8 +9,6 @@ partitioned function into C (codegen). The core never names a vendor or its ops.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -22,7 +20,6 @@ from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
-from aot.paths import runtime_dir
 
 if TYPE_CHECKING:
     from aot.targets import Target
@@ -79,27 +76,28 @@ class Artifact:
     # node, op, onnx_nodes, tensor), for metadata.json and `aotc compare`.
     taps: list[dict[str, Any]] = field(default_factory=list)
     # The global symbols `sources` define besides the function's own (<symbol>, <symbol>_*, which carry the
-    # model's name already): a runtime the vendor's functions share, e.g. accel_sim.c's entry points
-    # (runtime_symbols() gives those of a file under runtime_c/vendor/). The bundle gives each the model's name
-    # as a prefix in its objects, as it does its kernels' (runtime/aotc_symbols.h, which dltensor.h includes
-    # first), so that several bundles link into one program.
+    # model's name already): a runtime the vendor's functions share under fixed names, e.g. accel_sim.c's entry
+    # points (runtime_symbols() gives those of a file under runtime_c/vendor/). The bundle renames each to
+    # aotc_<hash8>_<name> in its objects, as it does its kernels' (runtime/aotc_symbols.h, which dltensor.h
+    # includes first), so that several bundles link into one program; hash8 keys the kernel configuration,
+    # which then includes these names and the content of `runtime` (emit_c/runtime_files.py SymbolConfig).
     symbols: list[str] = field(default_factory=list)
-
-
-VENDOR_SYMBOLS_FILE = "symbols.json"  # in runtime_c/vendor/: {"<vendor>/<file>.c": {"defines": [...]}}
-
-
-@functools.cache
-def _vendor_symbols() -> dict[str, dict[str, list[str]]]:
-    return json.loads((runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE).read_text())
+    # Which of `files` are that runtime (the same for every model): their content keys the prefix of `symbols`,
+    # so that bundles of one vendor runtime share one copy of it. Empty: every file of `files` keys it (safe,
+    # but then each model's bundle has names of its own). The built-in vendors need none: their runtimes are
+    # aotc's runtime C (runtime_c/vendor/), which keys every bundle's prefix, and every bundle's aotc_symbols.h
+    # renames their symbols already.
+    runtime: list[str] = field(default_factory=list)
 
 
 def runtime_symbols(path: str) -> list[str]:
     """The global symbols (functions and data) that runtime_c/vendor/`path` (e.g. "cref/cref.c") defines, as
     runtime_c/vendor/symbols.json records them from its object (tests/kernels_c/test_runtime_symbols.py keeps
     it current): what a built-in vendor's Artifact.symbols lists for the runtime file it ships."""
+    from aot.emit_c.runtime_files import VENDOR_SYMBOLS_FILE, vendor_symbols_table
+
     try:
-        return list(_vendor_symbols()[path]["defines"])
+        return list(vendor_symbols_table()[path]["defines"])
     except KeyError:
         raise AotcError(f"runtime_c/vendor/{VENDOR_SYMBOLS_FILE} has no entry for {path}: run pytest "
                         "tests/kernels_c/test_runtime_symbols.py --update-symbols") from None

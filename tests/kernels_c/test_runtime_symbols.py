@@ -19,11 +19,15 @@ from conftest import require_tool
 from aot.emit_c.runtime_files import (
     SYMBOLS_FILE,
     THREADS_FLAGS,
+    VENDOR_SYMBOLS_FILE,
+    SymbolConfig,
     aotc_symbols_header,
     family_files,
     kernel_families,
+    runtime_symbols_all,
     scan_symbols,
     scan_vendor_symbols,
+    shippable_runtime_files,
     sources_by_build,
     used_sources,
     vendor_runtime_sources,
@@ -31,7 +35,6 @@ from aot.emit_c.runtime_files import (
     write_vendor_symbols,
 )
 from aot.paths import kernel_file, kernels_dir, runtime_dir
-from aot.vendor.base import VENDOR_SYMBOLS_FILE
 from aot.vendor.dnnl.probe import find_onednn
 
 
@@ -70,9 +73,13 @@ RENAME_BUILDS = {
     "host": ("gcc", "nm", THREADS_FLAGS),
     "cortex-m4": ("arm-none-eabi-gcc", "arm-none-eabi-nm",
                   ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")),
+    # a --flash-budget's portable kernels
+    "cortex-m4-portable": ("arm-none-eabi-gcc", "arm-none-eabi-nm",
+                           ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+                            "-DAOTC_NO_INTRINSICS=1")),
     "cortex-m55": ("arm-none-eabi-gcc", "arm-none-eabi-nm", ("-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard")),
 }
-PREFIX = "prefixed"
+PREFIX = SymbolConfig().prefix  # (any configuration's)
 
 
 @pytest.mark.full
@@ -101,10 +108,8 @@ def test_runtime_files_define_only_names_under_the_bundle_prefix(tmp_path, build
                 shutil.copytree(src.parent, d, ignore=shutil.ignore_patterns("tools"))
             vendor_dirs[d / src.name] = d
         sources += list(vendor_dirs)
-    recorded = {s for row in json.loads((kernels_dir() / SYMBOLS_FILE).read_text()).values() for s in row["defines"]}
-    recorded |= {s for row in json.loads((runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE).read_text()).values()
-                 for s in row["defines"]}
-    (runtime / "aotc_symbols.h").write_text(aotc_symbols_header(PREFIX, recorded))
+    recorded = set(runtime_symbols_all())  # what every bundle's aotc_symbols.h renames
+    (runtime / "aotc_symbols.h").write_text(aotc_symbols_header(SymbolConfig()))
     extra = [f"-I{_onednn_include()}"] if host else []
 
     def wrong(src: Path) -> list[str]:
@@ -116,7 +121,7 @@ def test_runtime_files_define_only_names_under_the_bundle_prefix(tmp_path, build
                                                     text=True).stdout.splitlines()]
         defined = [r[-1] for r in rows if len(r) == 3 and r[1].isupper() and r[1] != "U"]
         named = [r[-1] for r in rows if r[0] == "U" and r[-1] in recorded]
-        return [f"{src.name} defines {s}" for s in defined if not s.startswith(f"{PREFIX}_")] + \
+        return [f"{src.name} defines {s}" for s in defined if not s.startswith(PREFIX)] + \
                [f"{src.name} calls {s} by its own name" for s in named]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -124,6 +129,25 @@ def test_runtime_files_define_only_names_under_the_bundle_prefix(tmp_path, build
     assert len(sources) > 80
     assert not problems, ("outside the bundle's prefix (a symbol no manifest records: --update-symbols; one "
                           f"declared before aotc_common.h or dltensor.h is included: include it first): {problems}")
+
+
+def test_every_bundle_renames_every_runtime_symbol_and_hashes_every_shippable_file():
+    """aotc_symbols.h renames every symbol the two manifests record, whichever files a bundle ships (so it is
+    one file per configuration), and the runtime digest that keys the prefix covers every file a bundle can
+    ship from runtime_c/: each family's, include/'s, the vendors' runtimes."""
+    recorded = {s for row in json.loads((kernels_dir() / SYMBOLS_FILE).read_text()).values() for s in row["defines"]}
+    recorded |= {s for row in json.loads((runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE).read_text()).values()
+                 for s in row["defines"]}
+    header = aotc_symbols_header(SymbolConfig())
+    assert set(runtime_symbols_all()) == recorded and "aotc_cref_gemm_f32" in recorded
+    assert all(f"#define {s} {SymbolConfig().prefix}{s}\n" in header for s in recorded)
+    hashed = {p.relative_to(runtime_dir()).as_posix() for p in shippable_runtime_files()}
+    shipped = {kernel_file(f).relative_to(runtime_dir()).as_posix() for fam in kernel_families()
+               for f in family_files(fam)}
+    shipped |= {f"include/{h}" for h in ("aotc_common.h", "dltensor.h")}
+    shipped |= {p.relative_to(runtime_dir()).as_posix() for src in vendor_runtime_sources()
+                for p in src.parent.glob("*.[ch]")}
+    assert shipped <= hashed, sorted(shipped - hashed)
 
 
 def test_used_sources_follow_calls_across_files():
