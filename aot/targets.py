@@ -12,6 +12,7 @@ anywhere on its own.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -164,6 +165,21 @@ def host_isa(given: str | None, target: Target) -> str | None:
     if given not in HOST_ISAS:
         raise AotcError(f"unknown host ISA level '{given}' (known: {', '.join(HOST_ISAS)})")
     return given
+
+
+@functools.cache
+def toolchain_digest(name: str) -> str:
+    """sha256 of the CMake files that set target `name`'s compile flags (its toolchain file and, on a board, the
+    flags the boards share), "" for the host: part of a bundle's kernel configuration (emit_c SymbolConfig)."""
+    t = get_target(name)
+    if t.toolchain is None:
+        return ""
+    files = [cmake_dir() / t.toolchain, *([cmake_dir() / "cortex-m" / "arm-none-eabi.cmake"]
+                                          if t.kind == "bare-metal" else [])]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def get_target(name: str) -> Target:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -133,7 +134,7 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
-                 widened_weights: bool = False, portable: bool = False) -> Bundle:
+                 widened_weights: bool = False, portable: bool = False, toolchain: str = "") -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -141,7 +142,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     metadata with the nodes whose kernels it let round more; `host_isa`, the ISA level a host bundle's
     kernels assume (aot/targets.py HOST_ISAS), as "host_isa"; `widened_weights` (--widened-weights) with the nodes
     whose weights are stored widened and their bytes; `portable`, a --flash-budget level's portable kernels
-    (built with AOTC_NO_INTRINSICS): part of the kernel configuration that prefixes the runtime's names."""
+    (built with AOTC_NO_INTRINSICS), and `toolchain`, a digest of the target's compile flags
+    (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts)
@@ -166,7 +168,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    config = symbol_config(target, host_isa, threads, portable, graph, artifacts)
+    config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
         opset=graph.info.opset if graph.info.opset is not None else "?",
@@ -268,10 +270,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     return b
 
 
-def symbol_config(target: str, host_isa: str | None, threads: int, portable: bool, graph: Graph,
-                  artifacts: dict[str, Artifact]) -> SymbolConfig:
-    """The bundle's kernel configuration (SymbolConfig): with, for a vendor whose runtime defines global symbols
-    beyond the built-in vendors' (Artifact.symbols), those and a digest of that runtime's files."""
+def symbol_config(base: SymbolConfig, graph: Graph, artifacts: dict[str, Artifact]) -> SymbolConfig:
+    """The bundle's kernel configuration: `base` with, for a vendor whose runtime defines global symbols beyond
+    the built-in vendors' (Artifact.symbols), those and a digest of that runtime's files."""
     builtin = set(runtime_symbols_all())
     extra: set[str] = set()
     keyed: list[tuple[str, str | bytes]] = []
@@ -280,8 +281,10 @@ def symbol_config(target: str, host_isa: str | None, threads: int, portable: boo
             extra |= own
             vdir = f"vendor/{graph.functions[sym].compiler}"
             keyed += [(f"{vdir}/{rel}", c) for rel, c in art.files.items() if not art.runtime or rel in art.runtime]
-    return SymbolConfig(target, host_isa, threads, portable, tuple(sorted(extra)),
-                        vendor_digest(dict(keyed).items()) if extra else "")
+    if not extra:
+        return base
+    return dataclasses.replace(base, vendor_symbols=tuple(sorted(extra)),
+                               vendor_digest=vendor_digest(dict(keyed).items()))
 
 
 def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:

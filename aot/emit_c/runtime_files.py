@@ -125,15 +125,6 @@ AVX512F_FLAGS = ("-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mfma",
 THREADS_FLAGS = ("-DAOTC_THREADS=2",)
 
 
-VENDOR_SYMBOLS_FILE = "symbols.json"  # in runtime_c/vendor/: {"<vendor>/<file>.c": {"defines": [...]}}
-
-
-@functools.cache
-def vendor_symbols_table() -> dict[str, dict[str, list[str]]]:
-    """runtime_c/vendor/symbols.json: the global symbols each built-in vendor's runtime file defines."""
-    return json.loads((runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE).read_text())
-
-
 def defined_symbols(kernel_sources: Iterable[str]) -> list[str]:
     """The global symbols (functions and data) that the kernel files `kernel_sources` define, by the
     manifest, sorted."""
@@ -146,6 +137,8 @@ def runtime_symbols_all() -> list[str]:
     kernels' (runtime_c/kernels/symbols.json) and the built-in vendors' runtimes' (runtime_c/vendor/symbols.json),
     sorted. A bundle renames them all (aotc_symbols.h), not only those of the files it ships, so that the header
     is one file for every bundle of a kernel configuration."""
+    from aot.vendor.base import vendor_symbols_table
+
     return sorted({*(s for row in _symbols().values() for s in row["defines"]),
                    *(s for row in vendor_symbols_table().values() for s in row["defines"])})
 
@@ -171,16 +164,6 @@ def runtime_digest() -> str:
     return h.hexdigest()
 
 
-@functools.cache
-def _toolchain_digest(target: str) -> str:
-    """sha256 of the target's CMake toolchain file (its -mcpu, -mfpu ... flags), "" for the host."""
-    from aot.paths import cmake_dir
-    from aot.targets import get_target
-
-    toolchain = get_target(target).toolchain
-    return hashlib.sha256((cmake_dir() / toolchain).read_bytes()).hexdigest() if toolchain else ""
-
-
 @dataclass(frozen=True)
 class SymbolConfig:
     """A bundle's kernel configuration: what decides the code its runtime C compiles to, and so the prefix of
@@ -195,13 +178,14 @@ class SymbolConfig:
     host_isa: str | None = None  # --host-isa's level (a host bundle's kernels built for it): None on a cross target
     threads: int = 1  # --threads: > 1 builds the kernels with AOTC_THREADS=threads
     portable: bool = False  # a --flash-budget's portable kernels: built with AOTC_NO_INTRINSICS
+    toolchain: str = ""  # a digest of the target's CMake files that set its compile flags (targets.toolchain_digest)
     # a third-party vendor runtime's global symbols (Artifact.symbols beyond the built-in ones) and a digest of
     # its files (vendor_digest), which key the prefix too
     vendor_symbols: tuple[str, ...] = ()
     vendor_digest: str = ""
 
     def key(self) -> dict[str, object]:
-        return {"runtime_c": runtime_digest(), "target": self.target, "toolchain": _toolchain_digest(self.target),
+        return {"runtime_c": runtime_digest(), "target": self.target, "toolchain": self.toolchain,
                 "host_isa": self.host_isa, "threads": self.threads if self.threads > 1 else 1,
                 "portable": self.portable, "vendor_symbols": list(self.vendor_symbols),
                 "vendor_digest": self.vendor_digest}
@@ -326,6 +310,8 @@ def scan_vendor_symbols(include_dirs: Iterable[Path] = (), cc: str = "gcc") -> d
 
 
 def write_vendor_symbols(include_dirs: Iterable[Path] = ()) -> Path:
+    from aot.vendor.base import VENDOR_SYMBOLS_FILE, vendor_symbols_table
+
     path = runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE
     path.write_text(json.dumps(scan_vendor_symbols(include_dirs), indent=1, sort_keys=True) + "\n")
     vendor_symbols_table.cache_clear()

@@ -9,6 +9,8 @@ partitioned function into C (codegen). The core never names a vendor or its ops.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -20,6 +22,7 @@ from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
+from aot.paths import runtime_dir
 
 if TYPE_CHECKING:
     from aot.targets import Target
@@ -90,12 +93,19 @@ class Artifact:
     runtime: list[str] = field(default_factory=list)
 
 
+VENDOR_SYMBOLS_FILE = "symbols.json"  # in runtime_c/vendor/: {"<vendor>/<file>.c": {"defines": [...]}}
+
+
+@functools.cache
+def vendor_symbols_table() -> dict[str, dict[str, list[str]]]:
+    """runtime_c/vendor/symbols.json: the global symbols each built-in vendor's runtime file defines."""
+    return json.loads((runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE).read_text())
+
+
 def runtime_symbols(path: str) -> list[str]:
     """The global symbols (functions and data) that runtime_c/vendor/`path` (e.g. "cref/cref.c") defines, as
     runtime_c/vendor/symbols.json records them from its object (tests/kernels_c/test_runtime_symbols.py keeps
     it current): what a built-in vendor's Artifact.symbols lists for the runtime file it ships."""
-    from aot.emit_c.runtime_files import VENDOR_SYMBOLS_FILE, vendor_symbols_table
-
     try:
         return list(vendor_symbols_table()[path]["defines"])
     except KeyError:

@@ -83,7 +83,7 @@ def test_third_party_vendor_runtime_keys_the_prefix():
         graph.functions = {"m_acme_0": Function("m_acme_0", "acme", Graph("f", [], {}, [], []))}
         art = Artifact(files={"m_acme_0.c": fn_c, "acme_rt.c": runtime_c}, sources=["m_acme_0.c", "acme_rt.c"],
                        symbols=["acme_rt_run", "aotc_cref_check"], runtime=runtime)
-        return symbol_config("host", "generic", 1, False, graph, {"m_acme_0": art})
+        return symbol_config(SymbolConfig(host_isa="generic"), graph, {"m_acme_0": art})
 
     a = config("int acme_rt_run(void) { return 0; }", "/* model a */", ["acme_rt.c"])
     assert a.vendor_symbols == ("acme_rt_run",)  # (aotc_cref_check is a built-in one: every header has it)

@@ -19,7 +19,6 @@ from conftest import require_tool
 from aot.emit_c.runtime_files import (
     SYMBOLS_FILE,
     THREADS_FLAGS,
-    VENDOR_SYMBOLS_FILE,
     SymbolConfig,
     aotc_symbols_header,
     family_files,
@@ -35,6 +34,7 @@ from aot.emit_c.runtime_files import (
     write_vendor_symbols,
 )
 from aot.paths import kernel_file, kernels_dir, runtime_dir
+from aot.vendor.base import VENDOR_SYMBOLS_FILE
 from aot.vendor.dnnl.probe import find_onednn
 
 
