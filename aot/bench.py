@@ -50,7 +50,7 @@ from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
 from aot.ir import np_dtype
 from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
-from aot.targets import get_target, require_tools
+from aot.targets import bundle_target, require_tools
 
 if TYPE_CHECKING:
     import onnx
@@ -531,7 +531,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     threads = bundle_threads(meta)
     ort_threads = threads if ort_threads is None else ort_threads
     vendor_threads(meta)
-    target = get_target(meta.get("target", "host"))
+    target = bundle_target(meta)
     if target.emulated:
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
                         "nothing; benchmark a host build (or run the runner on the real board)")
@@ -821,7 +821,7 @@ def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
     each data access to it costs more in the estimate (an assumption: qemu models no wait states)."""
     from aot.build import RUN_TIMEOUT_S, runner_command
 
-    target = get_target(meta["target"])
+    target = bundle_target(meta)
     model = CYCLE_MODELS.get(target.name) if cycles else None
     waits = [f"ws={target.region(r).origin:x}:{target.region(r).size:x}:{n}"
              for r, n in (wait_states or {}).items() if n] if model else []
@@ -930,7 +930,7 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the model for the reference and the MAC count ('{source}'); pass --model")
-    target = get_target(meta["target"])
+    target = bundle_target(meta)
     for r in wait_states or {}:
         if r not in {x.name for x in target.regions}:
             raise AotcError(f"--wait-state {r}: board {target.board} has no region '{r}' "

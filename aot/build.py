@@ -18,7 +18,7 @@ from aot.errors import AotcError
 from aot.ir import np_dtype
 from aot.paths import cmake_dir
 from aot.progress import status
-from aot.targets import Target, get_target, require_tools
+from aot.targets import Target, bundle_target, get_target, require_tools
 
 
 def _installed_tool(name: str, bin_dir: str) -> str | None:
@@ -79,9 +79,11 @@ def configure(out: Path, target: str, extra: list[str] | None = None, build_type
     generator = "Ninja" if ninja else "Unix Makefiles"
     args += ["-G", generator] + ([f"-DCMAKE_MAKE_PROGRAM={ninja}"] if ninja else [])
     toolchain = None
-    if t.toolchain:  # the bundle's own copy, as a standalone build of the bundle would use
+    if t.has_toolchain:  # the bundle's own copy, as a standalone build of the bundle would use
         bundled = out / "bundle" / "target" / "toolchain.cmake"
-        toolchain = (bundled if bundled.is_file() else cmake_dir() / t.toolchain).resolve()
+        if not bundled.is_file() and not t.toolchain:  # a registered target's file is in its bundles only
+            raise AotcError(f"{out}/bundle has no target/toolchain.cmake for target {t.name}: compile for it again")
+        toolchain = (bundled if bundled.is_file() else cmake_dir() / str(t.toolchain)).resolve()
         args.append(f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
     _drop_stale_cache(out, toolchain, generator)
     args += extra or []
@@ -127,7 +129,7 @@ def build(out: Path) -> None:
 
 
 def runner_path(out: Path, meta: dict | None = None) -> Path:
-    suffix = get_target((meta or {}).get("target", "host")).executable_suffix
+    suffix = bundle_target(meta or {}).executable_suffix
     return out / f"runner{suffix}"
 
 
@@ -153,7 +155,7 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0,
     tensors it taps, which land in that file. `timing` receives the figures the runner printed
     (median_ns, min_ns, and cpu_ns, the process CPU time per timed inference, from a runner that
     reports it: one built before it did has none)."""
-    target = get_target(meta.get("target", "host"))
+    target = bundle_target(meta)
     runner = runner_path(out, meta)
     require_tools(target, build=not runner.is_file(), run=True)
     if not runner.is_file():

@@ -16,6 +16,8 @@
                                                         diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
     aotc ops [OP] [--tflite] [--markdown]               the supported ops (ONNX, or TFLite builtins), from the tables
+    aotc vendor-test NAME [--ops OP,OP] [--junit FILE]  the vendor test kit: op cases through one vendor vs
+                                                        onnxruntime; exit 1 if a claimed case fails (aot/testing)
     aotc --list-targets                                 the targets, with their memory
     aotc --list-vendors                                 the vendors installed, with what they take
 """
@@ -50,6 +52,7 @@ COMMANDS = """commands:
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
   aotc ops [OP] [--tflite]        the ops aotc compiles: ONNX (docs/ops.md), TFLite builtins (docs/tflite-ops.md)
+  aotc vendor-test NAME           check a vendor's claimed ops against onnxruntime (aotc vendor-test -h)
   aotc --list-targets             targets, with their memory
   aotc --list-vendors             vendors installed, with what they take
 """
@@ -122,6 +125,11 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "instead of the ISA paths, each only while over (measured by building the library at "
                         "--build-type with the target's compiler), or refuse in one line naming what takes the "
                         "flash and the least reached; metadata.json's flash_budget says what was traded")
+    p.add_argument("--separate-weights", action="store_true",
+                   help="the model's weights in their own file, src/NAME_weights.bin (a header with the model's "
+                        "id, size and CRC-32), not linked into the library: the firmware keeps it anywhere (external "
+                        "flash, a file, an update partition) and hands it to NAME_load_weights before the first run, "
+                        "which refuses another model's or a damaged one (docs/firmware.md)")
     p.add_argument("--memory-pool", type=_pool, metavar="NAME:BYTES", action="append", default=[],
                    help="a memory pool for the plan (repeat, fastest first; BYTES may end in K or M): the buffers "
                         "read most per byte go to the fastest pool with room, graph inputs and outputs stay in "
@@ -309,6 +317,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
     p.add_argument("--inputs", metavar="IN.npz", required=cmd == "run", help="inputs keyed by the model's input names")
     if cmd == "run":
         p.add_argument("--outputs", metavar="OUT.npz", help="also write the outputs, keyed by name")
+        p.add_argument("--header", metavar="VECTORS.h",
+                       help="also write the inputs and the outputs computed for them as a C header of arrays, a test "
+                            "vector for the firmware to check itself on the board (docs/firmware.md)")
         p.add_argument("--repeat", type=_nonnegative, default=0,
                        help="also time this many runs and print the median")
     else:
@@ -381,6 +392,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_ops(_ops_parser().parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             return _cmd_compare(_compare_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "vendor-test":
+            from aot.testing.cli import vendor_test
+
+            return vendor_test(argv[1:])
         if argv and argv[0] in SUBCOMMANDS:
             args = _run_parser(argv[0]).parse_args(argv[1:])
             return {"run": _cmd_run, "bench": _cmd_bench, "footprint": _cmd_footprint}[argv[0]](args)
@@ -447,6 +462,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa,
                                                      widened_weights=args.widened_weights,
+                                                     separate_weights=args.separate_weights,
                                                      ram_budget=args.ram_budget,
                                                      memory_pools=tuple(args.memory_pool),
                                                      flash_budget=args.flash_budget, build_type=args.build_type))
@@ -547,6 +563,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_input_file(Path(args.inputs), "--inputs")
     if args.outputs:
         check_output_file(npz_path(args.outputs), "--outputs")
+    if args.header:
+        check_output_file(Path(args.header), "--header")
     inputs = load_inputs(args.inputs, meta, out / "bundle")
     vendor_threads(meta)
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=args.repeat)
@@ -564,6 +582,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"aotc: median {median_ns / 1e3:.1f} us per inference over {args.repeat} runs")
         for note in notes(meta):
             print(f"aotc: {note}")
+    if args.header:
+        from aot.vectors import vectors_header
+
+        Path(args.header).write_text(vectors_header(meta, inputs, outputs, Path(args.inputs).name))
+        print(f"aotc: wrote {args.header} (the inputs and these outputs as C arrays)")
     if args.outputs:
         print(f"aotc: wrote {save_outputs(args.outputs, outputs)}")
         raw = raw_outputs(outputs)
@@ -576,13 +599,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_bench(args: argparse.Namespace) -> int:
     from aot.bench import bench_board, bench_one, format_board_profile, format_board_table, format_table
-    from aot.targets import get_target
+    from aot.targets import bundle_target
 
     out = Path(args.out)
     if args.inputs:
         check_input_file(Path(args.inputs), "--inputs")
     meta = _metadata(out)
-    if get_target(meta.get("target", "host")).kind == "bare-metal":  # qemu has no timing: count instructions
+    if bundle_target(meta).kind == "bare-metal":  # qemu has no timing: count instructions
         if args.openvino:
             raise AotcError(f"--openvino times engines on this host: {out} is built for a board, whose runs under "
                             "qemu are counted in instructions, not timed")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -13,21 +13,25 @@ import onnx
 
 from aot import flash
 from aot.emit_c import Bundle, build_bundle
-from aot.errors import AotcError
+from aot.errors import AotcError, in_vendor
 from aot.frontend import import_model, load_model, sanitize
 from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph, Node
 from aot.ir.held import held_copy, holding
+from aot.ir.vendor_ops import known_vendor_ops
 from aot.kernels import nchw_bands
 from aot.kernels.base import TargetTraits
 from aot.kernels.tflite_bands import layer_of
 from aot.partition import Partitioned, partition_for
+from aot.partition.layout import apply_boundary_layouts
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
+from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
-from aot.plan import Plan, plan_memory
+from aot.plan import ALIGNMENT, Plan, plan_memory
 from aot.plan.bands import plan_with_bands
+from aot.plan.buffers import reserve_state
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
 from aot.targets import board_pools, check_pools, fit_bundle, get_target, host_isa, toolchain_digest
@@ -87,6 +91,10 @@ class Options:
     # 16-bit halves in its layout (flash for the run-time widening; metadata.json's widened_weights); a
     # --flash-budget drops them first (aot/flash.py)
     widened_weights: bool = False
+    # --separate-weights: the constants of the model's own code in one file apart from the library
+    # (src/<name>_weights.bin, a header the bundle checks), handed over at run time by <name>_load_weights from
+    # any address (external flash, a file, an update partition); the vendors' functions keep theirs linked
+    separate_weights: bool = False
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -115,16 +123,46 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or file_name or Path(source).stem)
     max_dims = {(t, a): n for t, a, n in options.max_dims}
-    graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
-                                  owned=owned, input_values=_input_values(options.input_values),
-                                  dims=dict(options.dims)))
+    with known_vendor_ops([op for v in vendors for op in v.ops]):  # the vendors' own ops, read by the import
+        graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
+                                      owned=owned, input_values=_input_values(options.input_values),
+                                      dims=dict(options.dims)))
     if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
         graph, _ = integer_io(graph)
+    graph = vendor_graph_passes(graph, vendors, vendor_options(vendors, options.vendor_options))
     parted = partition_for(graph, vendors, annotations, name)
+    _refuse_vendor_ops_left(parted)
     for symbol, proto in transformed.items():  # written after their vendor's transform
         if symbol in parted.graph.functions:
             parted.graph.functions[symbol] = function_from_proto(proto, parted.graph.functions[symbol], written)
     return replace(parted, options=vendor_options(vendors, options.vendor_options))
+
+
+def vendor_graph_passes(graph: Graph, vendors: Sequence[Vendor], options: Mapping[str, Mapping[str, str]]) -> Graph:
+    """Each vendor's graph passes (Vendor.graph_passes), in the vendors' priority order, before partitioning;
+    each verified after it runs. Those that changed the graph are recorded in graph.info (for --show and
+    metadata.json)."""
+    fired: dict[str, list[str]] = {}
+    for v in vendors:
+        for p in v.passes_for(options[v.name]):
+            with in_vendor(v.name, f"graph pass {p.name}"):
+                graph, changed = run_passes_tracked(graph, [p])
+            if changed:
+                fired.setdefault(v.name, []).append(p.name)
+    if fired:
+        graph.info = replace(graph.info, vendor_graph_passes=fired)
+    return graph
+
+
+def _refuse_vendor_ops_left(parted: Partitioned) -> None:
+    """A vendor's own op its vendor did not take: the host has no kernel for it."""
+    own = {op.ir_name: op for v in parted.vendors for op in v.ops}
+    for n in parted.graph.nodes:
+        if n.op in own:
+            op = own[n.op]
+            why = parted.refusals.get(n.name, {}).get(op.vendor, "placed on the host by hand")
+            raise AotcError(f"an op of vendor {op.vendor}'s domain '{op.domain}', which only {op.vendor} runs, and "
+                            f"it did not take this one: {why}", node=n)
 
 
 def _input_values(given: Sequence[tuple[str, object]]) -> dict[str, object]:
@@ -168,7 +206,15 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
         opts = (options or {}).get(v.name) or v.resolve_options({})
         fn = graph.functions[symbol] = transform_function(fn, v, opts)
         ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts), threads)
-        art = _with_weights(v.codegen(fn, ctx), ctx)
+        with in_vendor(v.name, f"codegen of {symbol}"):
+            art = v.codegen(fn, ctx)
+            if not isinstance(art, Artifact):
+                raise AotcError(f"codegen returned a {type(art).__name__}, not an aot.vendor.Artifact")
+        if art.weights_bytes is None:
+            stored = ctx.weights.nbytes if len(ctx.weights) else \
+                sum(fn.graph.tensors[t].nbytes for t in fn.graph.constants_read())
+            art = replace(art, weights_bytes=stored)
+        art = _with_weights(art, ctx)
         artifacts[symbol] = replace(art, taps=list(ctx.taps)) if ctx.taps else art
     return artifacts
 
@@ -178,7 +224,8 @@ def transform_function(fn: Function, vendor: Vendor, options: dict[str, str]) ->
     result must still be a function the call verifies against (same inputs and outputs)."""
     if vendor.transform is None:
         return fn
-    out = vendor.transform(fn, dict(options))
+    with in_vendor(vendor.name, f"transform of {fn.global_symbol}"):
+        out = vendor.transform(fn, dict(options))
     if not isinstance(out, Function) or list(out.graph.inputs) != list(fn.graph.inputs) \
             or list(out.graph.outputs) != list(fn.graph.outputs) or out.global_symbol != fn.global_symbol:
         raise AotcError(f"vendor {vendor.name}'s transform of {fn.global_symbol} changed its symbol, inputs or outputs")
@@ -229,6 +276,14 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable,
                           widened_weights=widened_weights)
     selection = select_kernels(graph, traits, workspace)
+    state = {symbol: a.state_bytes for symbol, a in artifacts.items() if a.state_bytes > 0}
+    if state and memory_pools:
+        raise AotcError(f"vendor function {next(iter(state))} keeps state in the arena, which --memory-pool "
+                        "does not place yet: leave out --memory-pool")
+    if state and ram_budget is not None:  # the states' bytes come off the budget the tensors are planned in
+        ram_budget -= sum(-(-n // ALIGNMENT) * ALIGNMENT for n in state.values())
+        if ram_budget < 0:
+            raise AotcError(f"--ram-budget: the vendor functions' state alone ({sum(state.values()):,} B) exceeds it")
     if ram_budget is None:
         plan = plan_memory(graph, op_memory(selection), scratch_floor)
     else:
@@ -238,13 +293,22 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
             graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), _band_layer,
             lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
         graph.nodes[:] = fused.nodes
+    plan = reserve_state(plan, state)
+    if state and t.kind == "bare-metal" and plan.arena_bytes > max(
+            (n for _, n in board_pools(t, 0, arena_in_each=True)), default=0):
+        raise AotcError(f"vendor function {next(iter(state))} keeps state in the arena, and the arena "
+                        f"({plan.arena_bytes:,} B) fits no one memory of {t.name}")
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
     if memory_pools:
         check_pools(t, tuple(p.name for p in memory_pools))
         plan = assign_pools(graph, plan, memory_pools)
     elif t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
-        plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+        try:
+            plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+        except AotcError as e:  # not even split: the board is too small, which the user must hear first
+            raise AotcError(f"model '{graph.name}' does not fit target {t.name} ({t.memory_summary()}): "
+                            f"{e.one_line()}") from e
     total = sum(p.nbytes for p in plan.pools)
     if ram_budget is not None and total > ram_budget:  # buffers in different pools cannot share bytes
         raise AotcError(f"--ram-budget {ram_budget:,} B: the memory pools need {total:,} B in all ("
@@ -260,7 +324,8 @@ def compile_model(model: onnx.ModelProto, options: Options = Options(), source: 
 
 def compile_partitioned(parted: Partitioned, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     """Host fusion, vendor codegen, kernel selection, memory plan and C, after partition_model."""
-    graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
+    graph = apply_boundary_layouts(parted.graph, parted.vendors)  # the layouts vendors take at their calls
+    graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))
@@ -275,8 +340,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           portable=level.portable, widened_weights=widened)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
-                              widened_weights=options.widened_weights, portable=level.portable,
-                              toolchain=toolchain_digest(options.target))
+                              widened_weights=options.widened_weights, separate_weights=options.separate_weights,
+                              portable=level.portable, toolchain=toolchain_digest(options.target))
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle

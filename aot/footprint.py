@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from aot.errors import AotcError
-from aot.targets import STACK_RESERVE, get_target
+from aot.targets import STACK_RESERVE, bundle_target
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 SHT_SYMTAB, SHT_NOBITS = 2, 8
@@ -258,7 +258,7 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
     from aot.build import runner_path
 
     name = meta["name"]
-    target = get_target(meta.get("target", "host"))
+    target = bundle_target(meta)
     lib = out / f"lib{name}.a"
     if not lib.is_file():
         raise AotcError(f"no {lib}: build first with: cmake --build {out}")

@@ -58,8 +58,11 @@ class WeightStore:
     declarations' comment says links the blob in (the host ships its own .S).
     """
 
-    def __init__(self, prefix: str, *, link_file: str | None = None):
+    def __init__(self, prefix: str, *, link_file: str | None = None, separate: bool = False):
         self.prefix = prefix if is_safe_ident(prefix) else c_ident(prefix)
+        # every array in the blob, which is not linked: the code reads it through a pointer set at run time
+        # (aotc --separate-weights: the weights apart from the code, aot/emit_c/weights_file.py)
+        self.separate = separate
         self.symbol = f"{self.prefix}_weights"
         self.link_file = link_file or f"{self.symbol}.c"
         self._arrays: list[StoredArray] = []
@@ -72,10 +75,11 @@ class WeightStore:
         self._total = 0
 
     # --- adding -------------------------------------------------------------------
-    def add(self, ident: str, data: np.ndarray, comment: str = "") -> str:
+    def add(self, ident: str, data: np.ndarray, comment: str = "", *, in_code: bool = False) -> str:
         """Store `data` (any dtype of C_TYPES) and return the C expression to read it with: an
         identifier that is an array or a pointer into the blob. `ident` is made a valid C name
-        and, if this store already holds it, unique (`_1`, `_2`, ...)."""
+        and, if this store already holds it, unique (`_1`, `_2`, ...). `in_code`: a separate store
+        prints it anyway (a static initializer takes its address, which must be a constant)."""
         if self._inline is not None:
             raise RuntimeError(f"weight store {self.prefix}: add() after its layout was read")
         arr = np.asarray(data)
@@ -88,7 +92,8 @@ class WeightStore:
         self._taken.add(var)
         arr = np.ascontiguousarray(arr)
         self._total += arr.nbytes
-        if arr.nbytes > SMALL_WEIGHT_BYTES:  # into the buffer now (see the module docstring)
+        big = arr.nbytes > SMALL_WEIGHT_BYTES
+        if (big or self.separate) and not (self.separate and in_code):  # into the buffer now
             self._buffer += b"\0" * (-len(self._buffer) % WEIGHT_ALIGN)
             self._buffered[len(self._arrays)] = (len(self._buffer), arr.dtype, arr.shape)
             little = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
@@ -108,7 +113,7 @@ class WeightStore:
                 offset, dtype, shape = self._buffered[k]
                 data = np.frombuffer(buffer, dtype.newbyteorder("<"), int(np.prod(shape, dtype=np.int64)), offset)
                 a = StoredArray(a.ident, data.reshape(shape).astype(dtype, copy=False), a.comment)
-                if self._total > INLINE_WEIGHTS_LIMIT:
+                if self._total > INLINE_WEIGHTS_LIMIT or self.separate:  # (a separate store buffers no in_code one)
                     self._blob_offsets[a.ident] = (offset, a)
                     continue
             inline.append(a)
@@ -117,6 +122,12 @@ class WeightStore:
         self._buffer, self._buffered = bytearray(), {}
         self._inline = inline
         return inline
+
+    def blob_layout(self) -> list[tuple[str, int, str, int]]:
+        """(ident, offset, dtype, bytes) of each array in the blob, in offset order."""
+        self._layout()
+        return sorted(((i, off, a.data.dtype.name, a.data.nbytes) for i, (off, a) in self._blob_offsets.items()),
+                      key=lambda r: r[1])
 
     @property
     def inline(self) -> list[StoredArray]:
@@ -153,10 +164,15 @@ class WeightStore:
             out.append(f"/* {c_comment(a.comment)} */\n" if a.comment else "")
             out[-1] += (f"static const {C_TYPES[a.data.dtype.name]} {a.ident}[{max(a.data.size, 1)}] "
                         f"AOTC_ALIGNED({INLINE_ALIGN}) = {{\n{body}\n}};")
-        if self._blob_offsets:
+        if self.separate:
+            out.append(f"/* the weights: {len(self._blob)} bytes in {self.symbol}.bin, apart from the code; "
+                       f"{self.prefix}_load_weights points this at them */\n"
+                       f"static const uint8_t *{self.symbol};")
+        elif self._blob_offsets:
             out.append(f"/* large weights: {len(self._blob)} bytes in {self.symbol}.bin, "
                        f"linked in by {self.link_file} */\n"
                        f"extern const uint8_t {self.symbol}[];")
+        if self._blob_offsets:
             for ident, (off, a) in self._blob_offsets.items():
                 out.append(f"#define {ident} ((const {C_TYPES[a.data.dtype.name]} *)({self.symbol} + "
                            f"{off}u)) /* {c_comment(a.comment)} */")

@@ -27,6 +27,9 @@ from aot.emit_c.runtime_files import (
     sources_by_build,
     vendor_digest,
 )
+from aot.emit_c.weights_file import ERRORS as WEIGHT_ERRORS
+from aot.emit_c.weights_file import FORMAT_VERSION, HEADER_BYTES, LOAD_ALIGN, weights_file
+from aot.errors import VendorError
 from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
 from aot.paths import kernel_file, runtime_dir
@@ -134,33 +137,54 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
-                 widened_weights: bool = False, portable: bool = False, toolchain: str = "") -> Bundle:
+                 widened_weights: bool = False, separate_weights: bool = False, portable: bool = False,
+                 toolchain: str = "") -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
     writes the same files as before threads existed. `fast_math` (--fast-math) is recorded in the
     metadata with the nodes whose kernels it let round more; `host_isa`, the ISA level a host bundle's
     kernels assume (aot/targets.py HOST_ISAS), as "host_isa"; `widened_weights` (--widened-weights) with the nodes
-    whose weights are stored widened and their bytes; `portable`, a --flash-budget level's portable kernels
-    (built with AOTC_NO_INTRINSICS), and `toolchain`, a digest of the target's compile flags
+    whose weights are stored widened and their bytes; `separate_weights` (--separate-weights) writes every constant
+    of the model's own code into src/<name>_weights.bin with a header (aot/emit_c/weights_file.py), which the
+    library does not link: <name>_load_weights takes it at run time; `portable`, a --flash-budget level's
+    portable kernels (built with AOTC_NO_INTRINSICS), and `toolchain`, a digest of the target's compile flags
     (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names."""
     artifacts = artifacts or {}
     name = graph.name
-    em = ModelEmitter(graph, name, selection, plan, artifacts)
+    em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights)
     em.emit_nodes()
+    separate = None
+    if separate_weights:
+        wf = weights_file(name, em.weights.blob_layout(), bytes(em.weights.blob),
+                          "\n".join([*em.weight_decls(), *em.decls, *em.body]))
+        separate = {"model_id": ", ".join(f"0x{b:02x}" for b in wf.model_id), "model_hex": wf.model_id.hex(),
+                    "nbytes": wf.nbytes, "file_bytes": len(wf.data), "header": HEADER_BYTES,
+                    "version": FORMAT_VERSION, "align": LOAD_ALIGN, "errors": list(WEIGHT_ERRORS.items()),
+                    "crc32": wf.crc32, "data": wf.data}
     inputs, outputs = _io(graph, graph.inputs, plan.offsets, em), _io(graph, graph.outputs, plan.output_offsets, em)
     states, state_files = _states(graph, inputs, name)
     copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
-    weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
+    weights_bytes += sum(art.weights_bytes if (art := artifacts.get(sym)) is not None and art.weights_bytes is not None
+                         else sum(fn.graph.tensors[t].nbytes for t in fn.graph.constants_read())
+                         for sym, fn in graph.functions.items())
     families = sorted(em.families | ({"threads"} if threads > 1 else set()))
     kernel_files = list(dict.fromkeys(f for fam in families for f in family_files(fam)))  # in runtime_c/kernels
     vendor_files: dict[str, str | bytes] = {}
+    written_by: dict[str, str] = {}  # vendor file -> the first function whose artifact has it
     vendor_headers, vendor_sources, vendor_cmake, vendor_dirs = [], [], [], []
     for sym, art in artifacts.items():
         vdir = f"vendor/{graph.functions[sym].compiler}"
         for rel, content in art.files.items():
-            vendor_files[f"{vdir}/{rel}"] = content
+            path = f"{vdir}/{rel}"
+            if path in vendor_files and vendor_files[path] != content:  # a library file shared by functions
+                raise VendorError(graph.functions[sym].compiler, f"codegen of {sym}",
+                                  f"writes {path} with other contents than {written_by[path]}'s codegen did; "
+                                  "files shared by functions must be the same, give a function's own file a name "
+                                  "of its own (its symbol)")
+            vendor_files[path] = content
+            written_by.setdefault(path, sym)
         vendor_sources += [f"{vdir}/{s}" for s in art.sources]
         if art.header and art.header not in vendor_headers:
             vendor_headers.append(art.header)
@@ -179,12 +203,14 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
         symbols_config=config.hash8,
         kernels=families, threads=threads,
-        blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
+        blob=bool(em.weights.blob_offsets) and not separate_weights, nbytes=len(em.weights.blob), separate=separate,
         blob_sha256=hashlib.sha256(em.weights.blob).hexdigest(),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
         vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
-        vendor_inits=[s for s, a in artifacts.items() if a.has_init],
+        vendor_state_bytes=plan.arena_bytes - min(plan.state_offsets.values(), default=plan.arena_bytes),
+        vendor_inits=[{"fn": s, "state": plan.state_offsets.get(s)} for s, a in artifacts.items()
+                      if a.has_init or a.state_bytes > 0],
         vendor_counters=[{"name": f"{s}.{k}", "fn": f} for s, a in artifacts.items() for k, f in a.counters.items()],
         states=states,
         pools=[{"name": p.name, "nbytes": p.nbytes, "section": p.section, "array": pool_array(name, p.name)}
@@ -200,7 +226,10 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     shipped = {*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]}
     kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in shipped]
     b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
-    if em.weights.blob_offsets:
+    if separate is not None:  # the weights file, apart from the library; the runner links it as firmware would
+        b.files[f"src/{name}_weights.bin"] = separate["data"]
+        b.files[f"src/{name}_runner_weights.S"] = _TEMPLATES.get_template("runner_weights.S.j2").render(ctx)
+    elif em.weights.blob_offsets:
         b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)
         b.files[f"src/{name}_weights.bin"] = em.weights.blob
     b.files.update(vendor_files)
@@ -235,12 +264,20 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "memory": {
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,
+            # --separate-weights: the model's weights in a file apart from the library (<name>_load_weights)
+            **({"separate_weights": {"file": f"src/{name}_weights.bin", "bytes": separate["file_bytes"],
+                                     "weights_bytes": separate["nbytes"], "model_id": separate["model_hex"],
+                                     "crc32": separate["crc32"], "format_version": FORMAT_VERSION,
+                                     "alignment": LOAD_ALIGN}} if separate is not None else {}),
             "lower_bound_bytes": plan.lower_bound_bytes,
             "tight_bound_bytes": plan.tight_bound_bytes,
             "io_bytes": plan.io_bytes,
             "io_in_arena": True,  # inputs and outputs have slots in the arena (arena_offset)
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
+            # vendor functions' persistent state (Artifact.state_bytes), in the arena's last bytes: symbol -> offset
+            **({"vendor_state": {s: {"offset": o, "bytes": artifacts[s].state_bytes}
+                                 for s, o in plan.state_offsets.items()}} if plan.state_offsets else {}),
             # --ram-budget: the budget, the arena without it, and what meeting it traded
             **({"ram_budget": plan.budget} if plan.budget is not None else {}),
             # --memory-pool or a board's memory map (aot/plan/pools.py): bytes per pool, fastest first; the
@@ -261,6 +298,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         **({"widened_weights": _widened(graph, plan)} if widened_weights else {}),
         # --quantized-io: the inputs and outputs made integer, and why the others stayed float
         **({"quantized_io": graph.info.quantized_io} if graph.info.quantized_io is not None else {}),
+        # the vendors' graph passes that changed the model before partitioning (Vendor.graph_passes)
+        **({"vendor_graph_passes": graph.info.vendor_graph_passes} if graph.info.vendor_graph_passes else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }

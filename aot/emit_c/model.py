@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from aot.csource.format import C_TYPES, CNames, c_comment
@@ -111,9 +113,10 @@ class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
 
     def __init__(self, graph: Graph, name: str, selection: Selection, plan: Plan,
-                 artifacts: dict[str, Artifact] | None = None):
+                 artifacts: dict[str, Artifact] | None = None, separate_weights: bool = False):
         self.graph = graph
         self.name = name
+        self.separate_weights = separate_weights  # --separate-weights: every constant in the unlinked blob
         self.artifacts = artifacts or {}
         self.ops = {n: k.op for n, k in selection.items() if k.op is not None}
         self.plan = plan
@@ -190,16 +193,20 @@ class ModelEmitter:
     # --- weights ----------------------------------------------------------------
     def _store_weights(self) -> WeightStore:
         """Every constant the code reads, through the weight store vendors use too (one blob policy)."""
-        store = WeightStore(self.name, link_file=f"{self.name}_weights.S")
+        store = WeightStore(self.name, link_file=f"{self.name}_weights.S", separate=self.separate_weights)
+        # arrays whose address a static initializer takes (a kernel's parameter table): printed with the code
+        # even when the weights are apart from it (--separate-weights), as that address must be a constant
+        in_code = set(re.findall(r"\b\w+\b", "\n".join(self.decls))) if self.separate_weights else set()
         for t in self.used_consts:  # only what the code uses: emitters may read derived copies instead
             tensor = self.graph.tensors[t]
             shape = ",".join(map(str, tensor.shape))
             ident = store.add(self.ident(t), np.asarray(tensor.data, dtype=tensor.dtype, order="C"),
-                              f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]')
+                              f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]',
+                              in_code=self.ident(t) in in_code)
             assert ident == self.ident(t), (ident, t)
         for var in list(self.derived):  # each let go once in the store's buffer: never all twice at once
             a = self.derived.pop(var)
-            assert store.add(a.ident, a.data, a.comment) == a.ident
+            assert store.add(a.ident, a.data, a.comment, in_code=a.ident in in_code) == a.ident
             del a
         return store
 
@@ -568,7 +575,9 @@ class ModelEmitter:
         outs = ", ".join(f"&out{k}" for k in range(len(node.outputs)))
         self.line(f"    const DLTensor *const ins[] = {{{ins}}};")
         self.line(f"    DLTensor *const outs[] = {{{outs}}};")
-        self.line(f"    const int32_t rc = {fn.global_symbol}(ins, outs, {self.scratch_pointer(node, 'void')});")
+        state = self.plan.state_offsets.get(fn.global_symbol)  # its persistent bytes (Artifact.state_bytes)
+        tail = "" if state is None else f", (void *)(a + {state}u)"
+        self.line(f"    const int32_t rc = {fn.global_symbol}(ins, outs, {self.scratch_pointer(node, 'void')}{tail});")
         self.line("    if (rc != 0) return rc;")
         self.line("}")
 

@@ -43,52 +43,75 @@ CONTROL_MARKERS = ("LoopBegin", "LoopEnd", "IfBegin", "IfElse", "IfEnd")
 
 @dataclass
 class Tensor:
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    data: np.ndarray | None = None  # set for constants (initializers, folded values)
+    """A named value of static shape and dtype: a graph input, a constant (`data` set) or what a node computes.
+    Graph.tensors holds every one a graph's nodes touch. Tensors may be shared between graphs (Graph.copy,
+    subgraph): to change one, put a new Tensor under its name (`dataclasses.replace(t, shape=...)`) rather than
+    assigning to its fields."""
+
+    name: str  # its key in Graph.tensors, and how nodes' inputs and outputs name it
+    shape: tuple[int, ...]  # static: every dim known at compile time (() for a scalar)
+    dtype: str  # a name of DTYPES (numpy's: "float32", "int8", ...)
+    data: np.ndarray | None = None  # set for constants (initializers, folded values): an array of this shape and dtype
 
     @property
     def is_const(self) -> bool:
+        """Whether its value is known at compile time (`data` set): a weight a vendor may bake into its C."""
         return self.data is not None
 
     @property
     def size(self) -> int:
+        """The number of elements (1 for a scalar)."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element (one for the 4- and 2-bit types, which the bundle holds one per byte)."""
         return np.dtype(self.dtype).itemsize
 
     @property
     def nbytes(self) -> int:
+        """Its bytes in memory, as a DLTensor or the workspace holds it: size * itemsize."""
         return self.size * self.itemsize
 
 
 @dataclass
 class Node:
+    """One operation: `op` over the tensors named by `inputs`, writing those named by `outputs`, with its
+    attributes in aotc's canonical form (docs/vendor-api.md, "Canonical attributes per op": constant parameter
+    inputs made attributes, defaults filled in, axes non-negative). Inputs and outputs are positional, as in
+    ONNX: an omitted optional input is "" (so that the ones after it keep their places), never left out;
+    skip "" when walking a node's tensors (Graph.producers and consumers do)."""
+
+    # the ONNX op type (e.g. "Conv"), an op of aotc's own ("Composite", "Call", "Tfl..."), or a vendor op's
+    # `<domain>.<op_type>`
     op: str
-    name: str
-    inputs: list[str]  # "" marks an omitted optional input
-    outputs: list[str]
+    name: str  # unique in its graph (Graph.verify): the ONNX node's name, or a name the pass that made it chose
+    inputs: list[str]  # tensor names in the op's input order; "" marks an omitted optional input
+    outputs: list[str]  # tensor names in the op's output order; "" marks an omitted optional output
+    # canonical attributes: name -> int, float, str, a list of them, an ndarray or a Graph (a body)
     attrs: dict[str, Any] = field(default_factory=dict)
     origin: tuple[str, ...] = ()  # ONNX nodes this node stands for, when not just itself (e.g. Conv+BN)
 
     def describe(self) -> str:
+        """How messages name the node: `node 'conv1' (Conv)` (AotcError(..., node=node) prefixes it)."""
         return f"node '{self.name}' ({self.op})"
 
     def sources(self) -> tuple[str, ...]:
-        """Names of the ONNX nodes this node computes."""
+        """Names of the ONNX nodes this node computes: its `origin`, or its own name when it stands for itself.
+        What `aotc compare`, taps and the partition report show, so a fused node is traced to the model's nodes;
+        a pass that merges nodes sets the new one's origin to the sources of all it replaces."""
         return self.origin or (self.name,)
 
 
 @dataclass
 class Function:
-    """An outlined region: a subgraph handed to one compiler (vendor) as a unit."""
+    """An outlined region: a subgraph handed to one compiler (vendor) as a unit. The main graph calls it
+    through a `Call` node (attrs `function`, `compiler`) whose inputs and outputs are `graph.inputs` and
+    `graph.outputs`; codegen's C function takes them in that order."""
 
-    global_symbol: str
-    compiler: str
-    graph: Graph
+    global_symbol: str  # the C name of the function: unique in the bundle (`<model>_<vendor>_<k>`)
+    compiler: str  # the vendor that compiles it
+    graph: Graph  # its nodes, their tensors, and as inputs and outputs what crosses the region's boundary
     composite: str | None = None  # pattern name when the function is a composite
 
 
@@ -98,14 +121,12 @@ class GraphInfo:
     no side channel through graph metadata). Each says who writes it."""
 
     opset: int | None = None  # the model's default-domain opset (the ONNX import)
-    # rows known only at run time (aot/frontend/onnx/bounded.py, loops.py): tensor -> its bounded axis, and
-    # tensor -> the producer output whose extent it has
+    # rows known only at run time (aot/frontend/onnx/bounded.py, loops.py): tensor -> its bounded axis
     bounded: dict[str, int] = field(default_factory=dict)
-    extent_root: dict[str, str] = field(default_factory=dict)
-    # a quantized model's I/O: name -> {scale, zero_point, dtype} (the import), and what --quantized-io
-    # changed (aot/passes/quantized_io.py), None without it
+    extent_root: dict[str, str] = field(default_factory=dict)  # tensor -> the producer output whose extent it has
+    # a quantized model's I/O: name -> {scale, zero_point, dtype} (the import)
     io_quantization: dict[str, dict] = field(default_factory=dict)
-    quantized_io: dict | None = None
+    quantized_io: dict | None = None  # what --quantized-io changed (aot/passes/quantized_io.py), None without it
     # state inputs and their start values (aot/frontend/tflite/state.py): input name -> its entry
     state: dict[str, dict] = field(default_factory=dict)
     # inputs declared empty, which the bundle makes constants: [{name, shape, dtype}] (the ONNX import)
@@ -124,10 +145,12 @@ class GraphInfo:
     output_notes: dict[str, dict] = field(default_factory=dict)
     # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
     folded_onnx: Any = None
-    # a vendor function's record of its own passes and options (accel_sim's transform)
+    # a vendor function's record of the passes its transform ran (accel_sim's), as Graph.meta shows it
     vendor_passes: list[str] = field(default_factory=list)
-    vendor_options: dict[str, str] = field(default_factory=dict)
+    vendor_options: dict[str, str] = field(default_factory=dict)  # the options its transform ran with
     vendor_extra: dict[str, Any] = field(default_factory=dict)  # other keys a vendor keeps (Graph.meta)
+    # the vendors' graph passes that changed the main graph before partitioning: vendor -> pass names
+    vendor_graph_passes: dict[str, list[str]] = field(default_factory=dict)
 
     def copy(self) -> GraphInfo:
         """A copy whose tables can change without changing this one's."""
@@ -137,16 +160,28 @@ class GraphInfo:
                        guessed_shapes=set(self.guessed_shapes),
                        structured_io=dict(self.structured_io), output_notes=dict(self.output_notes),
                        vendor_passes=list(self.vendor_passes),
-                       vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
+                       vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra),
+                       vendor_graph_passes={k: list(v) for k, v in self.vendor_graph_passes.items()})
 
 
 @dataclass
 class Graph:
-    name: str
-    nodes: list[Node]
+    """A model, a vendor's function or a composite's body: `nodes` in execution (topological) order over the
+    tensors of `tensors`, which holds every tensor a node reads or writes (inputs, constants, intermediates,
+    outputs), each with its static shape and dtype. A checker and a pattern read it; a pass or a transform
+    returns a new one (`copy()` first), which must still `verify()`.
+
+    To add a constant, put a Tensor with data under a new name and read it by that name:
+    `graph.tensors["w2"] = Tensor("w2", w.shape, "float32", w)`. To add a node, insert it after the
+    producers of its inputs, with a new name, its outputs' Tensors in `tensors`."""
+
+    name: str  # the model's (or function's) name
+    nodes: list[Node]  # in execution order: every node after the producers of its inputs
+    # name -> Tensor, for every tensor the nodes touch (it may still hold constants nothing reads: constants_read)
     tensors: dict[str, Tensor]
-    inputs: list[str]
-    outputs: list[str]
+    inputs: list[str]  # the run-time inputs, in order
+    outputs: list[str]  # what the graph computes, in order
+    # global_symbol -> a vendor's Function, once partitioned (each called by one Call node)
     functions: dict[str, Function] = field(default_factory=dict)
     info: GraphInfo = field(default_factory=lambda: GraphInfo())  # what the import learnt of the model as a whole
 
@@ -168,12 +203,19 @@ class Graph:
 
     # --- queries -------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
+        """The Tensor named `name` (KeyError if the graph has none): `graph.tensors[name]`."""
         return self.tensors[name]
 
     def producers(self) -> dict[str, Node]:
+        """Tensor name -> the node that writes it; graph inputs and constants have none. Computed afresh at each
+        call (a walk of the nodes): keep the dict while the graph does not change."""
         return {out: n for n in self.nodes for out in n.outputs if out}
 
     def consumers(self) -> dict[str, list[Node]]:
+        """Tensor name -> the nodes that read it, in graph order (a node once per input that names it);
+        a tensor nothing reads is absent. A graph output is read from outside too: a tensor a fusion may
+        keep inside is one with `len(consumers().get(t, [])) == 1 and t not in graph.outputs`. Computed
+        afresh at each call."""
         uses: dict[str, list[Node]] = {}
         for n in self.nodes:
             for i in n.inputs:
@@ -182,11 +224,25 @@ class Graph:
         return uses
 
     def const(self, name: str) -> np.ndarray | None:
-        """The constant value of tensor `name`, or None if it is computed at run time."""
+        """The constant value of tensor `name` (its Tensor's data), or None if it is computed at run time, is
+        "" (an omitted input) or names no tensor: how a checker or a pattern asks for a weight."""
         if not name:
             return None
         t = self.tensors.get(name)
         return None if t is None else t.data
+
+    def constants_read(self) -> list[str]:
+        """The constants some node reads (inside composite bodies too), in first-use order: what a build of
+        this graph stores, where `tensors` may still hold constants a pass replaced and nothing reads."""
+        seen: dict[str, None] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i and i in self.tensors and self.tensors[i].is_const:
+                    seen.setdefault(i)
+            body = n.attrs.get("body")
+            if isinstance(body, Graph):
+                seen.update(dict.fromkeys(body.constants_read()))
+        return list(seen)
 
     def activations(self) -> list[Tensor]:
         """Tensors computed at run time (not constants, not graph inputs)."""
@@ -216,6 +272,10 @@ class Graph:
                      outputs=outputs, info=GraphInfo(opset=self.info.opset))
 
     def copy(self) -> Graph:
+        """A graph to change without changing this one, as a pass's first step: new Nodes (their input, output
+        and attribute containers new too, the attribute values shared), a new `tensors` dict holding the same
+        Tensor objects (replace an entry, never change a Tensor in place), new `inputs`, `outputs` and
+        `functions` containers (the Functions shared), and `info` copied (GraphInfo.copy)."""
         return Graph(
             name=self.name,
             nodes=[Node(n.op, n.name, list(n.inputs), list(n.outputs), dict(n.attrs), n.origin) for n in self.nodes],
@@ -241,7 +301,17 @@ class Graph:
         return out
 
     def verify(self) -> None:
-        """Raise if the graph breaks an invariant later stages rely on."""
+        """Raise an AotcError naming the node if the graph breaks an invariant later stages rely on:
+
+        - node names are unique;
+        - each node's inputs (but "") are defined before it: a graph input, a constant (a Tensor with data)
+          or an output of an earlier node, so the node order is an execution order;
+        - each output (but "") is defined once, by one node, never a graph input or a constant, and has a
+          Tensor (its shape and dtype) in `tensors`;
+        - each graph output is computed (or is an input or a constant).
+
+        The pass runner calls it after every pass, a vendor's included (aot.passes.base.verify_graph, which
+        also checks composite bodies, functions and calls), so a pass that breaks the graph is named at once."""
         defined = set(self.inputs) | {t.name for t in self.tensors.values() if t.is_const}
         names = set()
         for n in self.nodes:

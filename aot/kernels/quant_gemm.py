@@ -78,13 +78,22 @@ def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]], ker
         return KernelChoice(kernel(node, graph), dsp_gemv_scratch(k, n), detail="il4",
                             assumes={"AOTC_DSP_IL": 1}) if ok else None
 
+    def widened(node: Node, graph: Graph) -> KernelChoice:
+        return KernelChoice(kernel(node, graph), dsp_gemv_scratch(*shape(node, graph)[:2]))
+
+    def within(choice: KernelChoice | None, budget: int) -> KernelChoice | None:
+        """Under a RAM budget's "tiles" the widened row is scratch the budget may refuse: the plain loop
+        (no scratch, more instructions) then runs the node."""
+        return choice if choice is not None and choice.scratch <= budget else None
+
     first, also = symbols[0], symbols[1:]
     return (
         # (TargetTraits.dsp: the DSP extension without Helium)
         Candidate(first, lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp,
-                  facts=KernelFacts(isa="arm-dsp"), also=also),
-        Candidate(first, lambda n, g, budget: KernelChoice(kernel(n, g), dsp_gemv_scratch(*shape(n, g)[:2])),
-                  facts=M_PROFILE, also=also),
+                  facts=KernelFacts(isa="arm-dsp"), also=also,
+                  fit_least=lambda n, g, budget: within(interleaved(n, g), budget)),
+        Candidate(first, lambda n, g, budget: widened(n, g), facts=M_PROFILE, also=also,
+                  fit_least=lambda n, g, budget: within(widened(n, g), budget)),
         Candidate(first, lambda n, g, budget: KernelChoice(kernel(n, g)), also=also),
     )
 

@@ -575,12 +575,15 @@ def _emit_fc(ctx: NodeContext) -> None:
                  ctx.scratch("uint8_t"))
         return
     il4 = ctx.choice.detail == "il4"
+    blocks = ctx.choice.detail[1:] if isinstance(ctx.choice.detail, tuple) and ctx.choice.detail[0] == "blocks" else ()
     p = ctx.params("aotc_tfl_fc_params", {
         "rows": c_int(rows), "in": c_int(inner), "out": c_int(out), "x_zero": c_int(a["x_zero"]),
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
         "mult": mult, "shift": shift, "il4": c_int(int(il4)),
+        **({"kq": c_int(blocks[0]), "ob": c_int(blocks[1])} if blocks else {}),
     }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation"
-               + ("; weights interleaved by blocks of 4 rows" if il4 else ""))
+               + ("; weights interleaved by blocks of 4 rows" if il4 else "")
+               + (f"; --ram-budget: x widened {4 * blocks[0]} inputs, {blocks[1]} outputs at a time" if blocks else ""))
     if il4:
         w = ctx.const_array("w", interleave_rows(np.asarray(ctx.const(ctx.inputs[1]), np.int8), 4))
         ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), w, _bias(ctx), ctx.ptr(ctx.outputs[0]),
@@ -608,9 +611,34 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
 # TFLM's kernels take theirs from the tensor arena; on the host the packed kernel a row of the input
 # (tflite_int8_packed.c); the plain loop needs none.
 FC_PACKED = packed_candidate("aotc_tfl_fc_s8_packed", lambda n, g: pack_kp(g.tensors[n.inputs[1]].shape[1]))
-FC_KERNELS = (FC_PACKED, *dsp_dense_kernels(
+_FC_DENSE = dsp_dense_kernels(
     _fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16" else "aotc_tfl_fc_s8",
-    ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16")))
+    ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16"))
+
+
+def _fc_blocked(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
+    """Under a RAM budget's "tiles": the DSP path in blocks, its scratch AOTC_TFL_FC_SCRATCH_KQ(kq, ob) within
+    what the budget leaves: the sums of ob outputs at a time (all, while they fit) over x widened kq quads at a
+    time (all, while they fit; else chunks, widened again for each block of outputs). A budget between the
+    whole rows' scratch and none keeps SMLAD, for a few more loads and stores a block."""
+    inner, out, _ = _fc_shape(node, graph)
+    nq = inner // 4
+    if out < 4 or out % 4 or nq < 1 or budget < 8 + 16:
+        return None
+    if 8 * nq + 4 * out <= budget:
+        return None  # the whole rows fit: the usual candidates
+    if 4 * out + 8 <= budget:
+        kq, ob = (budget - 4 * out) // 8, out
+    elif 8 * nq + 16 <= budget:
+        kq, ob = nq, (budget - 8 * nq) // 16 * 4
+    else:
+        kq, ob = (budget - 16) // 8, 4
+    return KernelChoice("aotc_tfl_fc_s8", 8 * kq + 4 * ob, detail=("blocks", kq, ob))
+
+
+FC_KERNELS = (FC_PACKED, *_FC_DENSE[:2],
+              Candidate("aotc_tfl_fc_s8", lambda n, g, budget: None, facts=M_PROFILE, fit_least=_fc_blocked),
+              _FC_DENSE[2])
 
 
 def _emit_pool(ctx: NodeContext) -> None:

@@ -7,12 +7,15 @@
 What the steps share (hand placements, each node's target, the vendors' refusals,
 the regions) is a `PartitionState` (state.py) passed from one to the next. The
 result is a `Partitioned`: the main graph with one Call node per region and the
-regions as Functions in `graph.functions`, the vendors, and the refusals.
+regions as Functions in `graph.functions`, the vendors, and the refusals. Nodes of a region a
+vendor's keep_region sends back are offered to the vendors after it, in another round of the
+first four steps (TVM sends them to the host; a second vendor that takes them is the better home).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from aot.ir import Graph
@@ -49,7 +52,13 @@ def partition_for(graph: Graph, vendors: Sequence[Vendor], annotations: list[dic
         return Partitioned(graph)
     manual = resolve(annotations or [], graph, [v.name for v in vendors])
     start = PartitionState(graph, manual=manual.placements(), manual_regions=manual.manual_regions())
-    state = run_passes(start, partition_steps(vendors, model_name or graph.name), verify=PartitionState.verify)
+    *rounds, outline = partition_steps(vendors, model_name or graph.name)
+    while True:  # a region a vendor sends back is offered to the next vendors, in a new round
+        state = run_passes(start, rounds, verify=PartitionState.verify)
+        if state.declined == start.declined:
+            break
+        start = replace(start, declined=state.declined)
+    state = run_passes(state, [outline], verify=PartitionState.verify)
     return Partitioned(state.graph, vendors, state.refusals)
 
 

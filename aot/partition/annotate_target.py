@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from aot.partition.state import HOST, PartitionState, PartitionStep
+from aot.partition.state import HOST, SENT_BACK, PartitionState, PartitionStep
 
 if TYPE_CHECKING:
     from aot.vendor.base import Vendor
@@ -41,6 +41,9 @@ class AnnotateTarget(PartitionStep):
                 continue
             targets[n.name] = HOST
             for v in self.vendors:
+                if v.name in state.declined.get(n.name, ()):
+                    reasons.setdefault(n.name, {})[v.name] = SENT_BACK.format(vendor=v.name)
+                    continue
                 verdict = v.check(n, g)
                 if verdict:
                     targets[n.name] = v.name

@@ -63,10 +63,10 @@ def load_annotations(path: str | Path) -> list[dict]:
 
 def resolve(entries: list[dict], graph: Graph, targets: list[str]) -> Annotations:
     """Map the user's entries onto IR nodes, refusing anything that does not fit."""
-    by_source: dict[str, str] = {}
+    by_source: dict[str, list[str]] = {}  # ONNX node -> the IR nodes computing it (a rewrite may make several)
     for n in graph.nodes:
         for s in n.sources():
-            by_source[s] = n.name
+            by_source.setdefault(s, []).append(n.name)
     ann = Annotations()
     claimed: dict[str, str] = {}
     symbols: set[str] = set()
@@ -115,7 +115,7 @@ def _symbol(entry: dict, taken: set[str], k: int) -> str | None:
     return symbol
 
 
-def _names(raw: object, by_source: dict[str, str], k: int, written: bool = False) -> list[str]:
+def _names(raw: object, by_source: dict[str, list[str]], k: int, written: bool = False) -> list[str]:
     """The IR nodes computing the named ONNX nodes. A region read from a file aotc wrote (`written`)
     may name ONNX nodes the import dropped (an Identity, a QuantizeLinear -> DequantizeLinear pair
     around a reshape): they are skipped."""
@@ -126,10 +126,10 @@ def _names(raw: object, by_source: dict[str, str], k: int, written: bool = False
         raw = [r for r in raw if r in by_source]
     elif missing:
         raise AotcError(f"annotation {k}: no node named {', '.join(repr(m) for m in missing)} in the model")
-    return list(dict.fromkeys(by_source[r] for r in raw))
+    return list(dict.fromkeys(m for r in raw for m in by_source[r]))
 
 
-def _region_nodes(region: dict, graph: Graph, by_source: dict[str, str], k: int) -> list[str]:
+def _region_nodes(region: dict, graph: Graph, by_source: dict[str, list[str]], k: int) -> list[str]:
     if "nodes" in region:
         return _names(region["nodes"], by_source, k, bool(region.get("written")))
     ins, outs = set(region.get("inputs", [])), list(region.get("outputs", []))

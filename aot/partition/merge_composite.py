@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from aot.errors import AotcError
+from aot.errors import AotcError, in_vendor
 from aot.ir import Graph, Node
 from aot.partition.pattern import match_at
 from aot.partition.state import HOST, PartitionState, PartitionStep
@@ -69,13 +69,16 @@ class MergeComposite(PartitionStep):
                 for root in reversed(g.nodes):
                     if root.name in claimed:
                         continue
-                    nodes = match_at(root, pattern, g, producers, consumers, claimed, order)
+                    with in_vendor(vendor.name, f"pattern {pattern.name}", root):
+                        nodes = match_at(root, pattern, g, producers, consumers, claimed, order)
                     if nodes is None:
                         continue
                     if any(manual.get(n.name, vendor.name) != vendor.name for n in nodes):
                         continue  # a node placed by hand elsewhere
                     if any(n.name not in manual and targets[n.name] in higher for n in nodes):
                         continue  # a node a higher-priority vendor takes by itself
+                    if any(vendor.name in state.declined.get(n.name, ()) for n in nodes):
+                        continue  # the vendor sent a region with this node back in an earlier round
                     composites[root.name] = make_composite(g, nodes, pattern.name, vendor.name)
                     for n in nodes:
                         claimed.add(n.name)

@@ -21,21 +21,32 @@ from typing import Any
 
 from aot.ir import Graph, Node
 
+__all__ = ["Alt", "Composite", "Const", "MatchState", "Opt", "P", "Pattern", "Wildcard", "X", "match_at"]
+
 
 @dataclass
 class MatchState:
-    graph: Graph
-    producers: dict[str, Node]
+    """A match in progress, which Pattern.match extends: the nodes covered so far and the names bound. What a
+    pattern class of a vendor's own reads and returns."""
+
+    graph: Graph  # the graph being matched
+    producers: dict[str, Node]  # graph.producers(), computed once per partition
     claimed: set[str]  # node names already in another composite
-    nodes: list[Node] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)  # the nodes matched so far, the root first
     bound: dict[str, Any] = field(default_factory=dict)  # pattern name -> Node or tensor name
 
     def fork(self) -> MatchState:
+        """A copy to try one alternative on: a failed try leaves this state as it was."""
         return MatchState(self.graph, self.producers, self.claimed, list(self.nodes), dict(self.bound))
 
 
 class Pattern:
+    """What every pattern is: a description of how a tensor is computed. Subclass it for a test the classes
+    here cannot express."""
+
     def match(self, tensor: str, st: MatchState) -> MatchState | None:  # pragma: no cover - interface
+        """The state extended by the nodes that compute `tensor` as this pattern says (from a fork of `st`
+        when it adds any), or None when `tensor` is not computed so."""
         raise NotImplementedError
 
 
@@ -43,7 +54,7 @@ class Pattern:
 class Wildcard(Pattern):
     """Any tensor: a graph input, a constant or another node's output (not part of the match)."""
 
-    name: str | None = None
+    name: str | None = None  # binds the tensor's name in MatchState.bound under this name
 
     def match(self, tensor: str, st: MatchState) -> MatchState | None:
         if self.name:
@@ -55,7 +66,7 @@ class Wildcard(Pattern):
 class Const(Pattern):
     """A constant tensor (weights, bias)."""
 
-    name: str | None = None
+    name: str | None = None  # binds the tensor's name in MatchState.bound under this name
 
     def match(self, tensor: str, st: MatchState) -> MatchState | None:
         if not tensor or st.graph.const(tensor) is None:
@@ -69,12 +80,13 @@ class Const(Pattern):
 class P(Pattern):
     """A node: op name(s) separated by '|', input patterns in order (none given: inputs unchecked)."""
 
-    op: str
-    inputs: tuple[Pattern, ...] = ()
+    op: str  # the IR op, or several as "Relu|Clip"
+    inputs: tuple[Pattern, ...] = ()  # one per input of the node, in order (a node of another count fails)
+    # canonical attribute -> the value it must equal, or a predicate of the value (absent: None)
     attrs: dict[str, Any] = field(default_factory=dict)
-    check: Callable[[Node, Graph], bool] | None = None
-    commutative: bool = False
-    name: str | None = None
+    check: Callable[[Node, Graph], bool] | None = None  # any other condition on the node
+    commutative: bool = False  # a two-input node may match its inputs in either order
+    name: str | None = None  # binds the node in MatchState.bound under this name
 
     def __init__(self, op: str, *inputs: Pattern, attrs: dict | None = None,
                  check: Callable[[Node, Graph], bool] | None = None, commutative: bool = False,
@@ -119,8 +131,8 @@ class P(Pattern):
 class Opt(Pattern):
     """`pattern` if it matches, else `otherwise` on the same tensor (an optional node)."""
 
-    pattern: Pattern
-    otherwise: Pattern
+    pattern: Pattern  # tried first
+    otherwise: Pattern  # tried on the same tensor when `pattern` fails (usually `pattern`'s own input)
 
     def match(self, tensor: str, st: MatchState) -> MatchState | None:
         return self.pattern.match(tensor, st.fork()) or self.otherwise.match(tensor, st.fork())
@@ -130,7 +142,7 @@ class Opt(Pattern):
 class Alt(Pattern):
     """The first of several patterns that matches."""
 
-    options: tuple[Pattern, ...]
+    options: tuple[Pattern, ...]  # in the order they are tried
 
     def __init__(self, *options: Pattern):
         self.options = options
@@ -143,16 +155,19 @@ class Alt(Pattern):
         return None
 
 
+# Any tensor, unnamed: the inputs a pattern does not care about.
 X = Wildcard()
 
 
 @dataclass(frozen=True)
 class Composite:
-    """A named pattern a vendor takes as one unit, e.g. `cref.gemm_relu`; names are `<vendor>.<what>`."""
+    """A named pattern a vendor takes as one unit, e.g. `cref.gemm_relu`; names are `<vendor>.<what>`. A match
+    becomes one node of op "Composite" (attrs `composite`: the name, `compiler`: the vendor, `body`: the matched
+    nodes as a Graph), which codegen receives inside its functions and compiles as a whole."""
 
-    name: str
-    pattern: Pattern
-    check: Callable[[list[Node], Graph], bool] | None = None
+    name: str  # `<vendor>.<what>`: the Composite node's attrs["composite"]
+    pattern: Pattern  # describes the composite's one output, from its root node up
+    check: Callable[[list[Node], Graph], bool] | None = None  # (the matched nodes, the graph) -> take it
 
 
 def match_at(root: Node, composite: Composite, graph: Graph, producers: dict[str, Node],

@@ -32,6 +32,8 @@ def function_table(graph: Graph, reports: dict[str, dict] | None = None) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append(f"{len(graph.functions)} functions; {len(host)} nodes stay on the host"
                  + (f" ({', '.join(sorted({n.op for n in host}))})" if host else ""))
+    for vendor, passes in graph.info.vendor_graph_passes.items():  # its rewrites of the graph before partitioning
+        lines.append(f"  {vendor}: graph passes={','.join(passes)}")
     for sym, fn in graph.functions.items():  # what the vendor's own passes did (its transform records it)
         passes = fn.graph.info.vendor_passes
         if passes is not None and "passes" not in (reports or {}).get(sym, {}):

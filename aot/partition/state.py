@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from aot.vendor.base import Vendor
 
 HOST = "host"
+SENT_BACK = "{vendor} sent its region back (keep_region)"  # the refusal of a node a vendor declined
 
 Refusals = Mapping[str, Mapping[str, str]]  # node name -> vendor -> why it did not take the node
 
@@ -44,6 +45,8 @@ class PartitionState:
     targets: Mapping[str, str] | None = None  # node -> HOST or a vendor; None before AnnotateTarget
     refusals: Refusals = field(default_factory=dict)
     regions: tuple[Region, ...] | None = None  # None before MergeCompilerRegions, and once outlined
+    # node -> the vendors whose keep_region sent it back (PruneRegions): the next round offers it to the others
+    declined: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def verify(self) -> None:
         """The graph verifies (functions and calls included) and the state fits it: every name it

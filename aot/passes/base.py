@@ -15,9 +15,14 @@ from aot.ir import Graph, Node
 
 
 class Pass:
-    name: ClassVar[str] = "pass"
+    """A graph rewrite: subclass it, name it, and write `run`. aotc's passes, a vendor's graph_passes and the
+    passes its transform runs are all Passes, run by run_passes (verified after each)."""
+
+    name: ClassVar[str] = "pass"  # how `aotc partition --show` and errors after it name the pass
 
     def run(self, graph: Graph) -> Graph:  # pragma: no cover - interface
+        """The graph rewritten: a new Graph (`graph.copy()` first) or `graph` itself when nothing applies;
+        never changes `graph` in place. What it returns must verify (verify_graph)."""
         raise NotImplementedError
 
 

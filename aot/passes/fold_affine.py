@@ -28,9 +28,10 @@ Before the op (P(z), z = x * s + t, s and t constant along every axis but the in
 
 Legal when z is read only by P and is not a graph output, and the chain of constant ops does not
 start at a product or quotient of two run-time tensors (the tail of a decomposed LayerNorm or Gelu,
-left to FuseNorm). The folded node keeps its name and
-records the nodes it absorbed in its origin (metadata.json's source map, `aotc partition --show
---explain`). Weights are computed in float64 and stored as float32.
+left to FuseNorm). The folded node keeps its name, computes the op's output tensor (a new name where a
+Clip is left after it: its values are no longer the model's tensor's) and records the nodes it absorbed
+in its origin (metadata.json's source map, `aotc partition --show --explain`).
+Weights are computed in float64 and stored as float32.
 """
 
 from __future__ import annotations
@@ -191,9 +192,16 @@ def _fold_after(g: Graph, node: Node, e: Node) -> bool:
             g.nodes.insert(g.nodes.index(e), add)
             e.name = e.name + "__folded"  # the original is dropped by the caller
             return True
-    if e.op == "HardSigmoid":  # the affine part is folded; Clip(0, 1) is left, reading y
+    if e.op == "HardSigmoid":  # the affine part is folded; Clip(0, 1) is left, reading y as scaled
         e.op, e.attrs = "Clip", {"min": 0.0, "max": 1.0}
         node.origin = node.sources()
+        # y's values are no longer the model's: a new name, so nothing (`aotc compare` inside a vendor function
+        # that takes the conv without the Clip) holds it against the model's tensor y
+        scaled = _fresh(g, f"{y}__affine")
+        g.tensors[scaled] = Tensor(scaled, g.tensors[y].shape, "float32")
+        del g.tensors[y]
+        node.outputs = [scaled]
+        e.inputs = [scaled if i == y else i for i in e.inputs]
         return False
     node.origin = node.sources() + e.sources()
     node.outputs = list(e.outputs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 ALIGNMENT = 16
@@ -58,6 +58,9 @@ class Plan:
     # arena (arena_bytes is then its size). Empty: one arena, as without pools.
     pools: list[Any] = field(default_factory=list)
     scratch_buffers: dict[str, Buffer] = field(default_factory=dict)  # node -> the buffer of its scratch
+    # vendor function -> the offset of its persistent state (Artifact.state_bytes): after every other byte of
+    # the arena, alive from init through every run, shared with nothing (reserve_state)
+    state_offsets: dict[str, int] = field(default_factory=dict)
     output_buffers: dict[str, Buffer] = field(default_factory=dict)  # copied output -> the buffer of its slot
 
     def buffer_of(self, tensor: str) -> Buffer | None:
@@ -183,3 +186,17 @@ def _changes(segs: list[tuple[int, int, int, int]]) -> list[tuple[int, int, list
             ends.setdefault(last + 1, []).append(i)
     cuts = sorted(starts.keys() | ends.keys())
     return [(a, z - 1, starts.get(a, []), ends.get(a, [])) for a, z in itertools.pairwise(cuts)]
+
+
+def reserve_state(plan: Plan, state_bytes: dict[str, int]) -> Plan:
+    """`plan` with each vendor function's persistent state (bytes by symbol) placed after its arena, aligned:
+    the arena grows by their sum. The states are no tensor's, so no step may reuse them."""
+    offset = _align(plan.arena_bytes)
+    offsets = {}
+    for symbol, nbytes in state_bytes.items():
+        if nbytes > 0:
+            offsets[symbol] = offset
+            offset += _align(nbytes)
+    if not offsets:
+        return plan
+    return replace(plan, arena_bytes=offset, state_offsets=offsets)

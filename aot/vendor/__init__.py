@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from aot.errors import AotcError
+from aot.errors import AotcError, VendorError
+from aot.ir.vendor_ops import VendorOp
 from aot.passes.base import Pass, run_passes_tracked
 from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, VendorOption, Verdict, check_vendor
 
@@ -13,10 +14,15 @@ GROUP = "aotc.vendors"
 
 
 def available_vendors() -> list[str]:
+    """The names of the installed vendors, built in or third-party (what `aotc --list-vendors` lists): those of
+    the `aotc.vendors` entry points, not loaded."""
     return sorted({ep.name for ep in entry_points(group=GROUP)})
 
 
 def find_vendor(name: str) -> Vendor:
+    """The Vendor registered under `name`, loaded and checked (check_vendor), as `--vendor NAME` finds it; an
+    unknown name, or an entry point that fails to load or gives no valid Vendor, is refused in one line
+    (AotcError). A vendor's own tests get it this way to test what users will get."""
     matches = [ep for ep in entry_points(group=GROUP) if ep.name == name]
     if not matches:
         known = ", ".join(available_vendors()) or "none installed"
@@ -31,5 +37,5 @@ def find_vendor(name: str) -> Vendor:
     return vendor
 
 
-__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Pass", "Reject", "Vendor", "VendorOption", "Verdict",
-           "available_vendors", "check_vendor", "find_vendor", "run_passes_tracked"]
+__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Pass", "Reject", "Vendor", "VendorError", "VendorOp",
+           "VendorOption", "Verdict", "available_vendors", "check_vendor", "find_vendor", "run_passes_tracked"]

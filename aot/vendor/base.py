@@ -12,17 +12,20 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aot.csource import format as cformat
 from aot.csource.tap import c_tap
 from aot.csource.weights import C_INCLUDES, WeightStore
-from aot.errors import AotcError
+from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
+from aot.ir.vendor_ops import VendorOp
 from aot.partition.pattern import Composite
+from aot.passes.base import Pass
 from aot.paths import runtime_dir
+from aot.plan.workspace import WorkspacePlan, plan_workspace
 
 if TYPE_CHECKING:
     from aot.targets import Target
@@ -32,20 +35,24 @@ if TYPE_CHECKING:
 class Verdict:
     """A checker's answer; the reason of a refusal shows in `aotc partition --show --explain`."""
 
-    ok: bool
-    reason: str = ""
+    ok: bool  # whether the vendor takes the node
+    reason: str = ""  # why not, in a few words ("mine takes float32 only")
 
     def __bool__(self) -> bool:
         return self.ok
 
 
+# A checker's yes.
 ACCEPT = Verdict(True)
 
 
 def Reject(reason: str) -> Verdict:  # noqa: N802 - reads like a constructor, as Verdict's twin
+    """A checker's no, saying why: `return Reject("mine takes float32 only")`."""
     return Verdict(False, reason)
 
 
+# Vendor.checkers' values: (node, the graph it is in) -> whether the vendor takes the node. It may read the
+# node's canonical attrs and any tensor's shape, dtype and constant value; it must not change either.
 Checker = Callable[[Node, Graph], "bool | Verdict"]
 
 
@@ -67,8 +74,8 @@ class Artifact:
     sources: list[str] = field(default_factory=list)  # which of `files` the library compiles
     header: str = ""  # one of `files`: declares the function(s); included by the model's C
     cmake: str = ""  # CMake lines for the library target `${AOTC_TARGET}` (find_package, link, defines)
-    workspace_bytes: int = 0
-    has_init: bool = False
+    workspace_bytes: int = 0  # the scratch memory the function needs (CodegenContext.plan_workspace's nbytes)
+    has_init: bool = False  # `<symbol>_init` exists: `<model>_init` calls it (non-zero fails the init)
     # per-function facts for metadata.json; "simulated": True says the function runs in a simulator on
     # the host, so `aotc bench` and `aotc run --repeat` tell the reader their time is not the device's
     report: dict[str, Any] = field(default_factory=dict)
@@ -78,6 +85,16 @@ class Artifact:
     # The tensors inside the function that codegen exposed with CodegenContext.tap (filled by aotc:
     # node, op, onnx_nodes, tensor), for metadata.json and `aotc compare`.
     taps: list[dict[str, Any]] = field(default_factory=list)
+    # The bytes of constant data the function's files store (metadata.json's memory.weights_bytes, which a
+    # board's flash check reads). None: aotc counts them, as what the codegen context's weight store holds when
+    # codegen used it, else the constants the function's nodes read.
+    weights_bytes: int | None = None
+    # Persistent bytes of this function's own per model instance (pre-packed weights, a device handle, a
+    # recurrent state): reserved in the arena for it alone, kept from <model>_init through every run (TFLM's
+    # persistent arena). When > 0 the function's signatures take it:
+    #     int32_t <symbol>(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace, void *state);
+    #     int32_t <symbol>_init(void *state);   /* always, called by <model>_init */
+    state_bytes: int = 0
     # The global symbols `sources` define besides the function's own (<symbol>, <symbol>_*, which carry the
     # model's name already): a runtime the vendor's functions share under fixed names, e.g. accel_sim.c's entry
     # points (runtime_symbols() gives those of a file under runtime_c/vendor/). The bundle renames each to
@@ -131,21 +148,31 @@ class CodegenContext:
       reports the tensor, so a divergence is located inside your function, not just at its outputs.
     """
 
-    model_name: str
-    target: str
+    model_name: str  # the model's C name, the prefix of the bundle's functions (<model>_run)
+    target: str  # the --target's name (e.g. "host", "mps2-an386", "aarch64-linux")
     vendor_dir: str  # bundle-relative folder of this vendor's files, e.g. "vendor/cref"
     symbol: str = "function"  # the function's global_symbol: the prefix of its blob's names
     # this vendor's options for the compile (Vendor.options; --vendor-opt V.KEY=VALUE), defaults filled in
     options: dict[str, str] = field(default_factory=dict)
     threads: int = 1  # the threads a run of the bundle uses (--threads N): a vendor library's own count too
-    weights: WeightStore = field(init=False)
+    weights: WeightStore = field(init=False)  # where the function's constants go (see above)
     taps: list[dict[str, Any]] = field(init=False)  # what tap() exposed, in call order
-    format: ClassVar[ModuleType] = cformat
-    weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES
+    format: ClassVar[ModuleType] = cformat  # aot.csource.format: the C text helpers (see above)
+    weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES  # the headers a file holding the weights includes
 
     def __post_init__(self) -> None:
         self.weights = WeightStore(self.symbol)
         self.taps = []
+
+    @staticmethod
+    def plan_workspace(graph: Graph, scratch: Mapping[str, int] | None = None,
+                       inplace: Callable[[Node], int | None] | None = None) -> WorkspacePlan:
+        """Offsets in the function's workspace for its intermediates (lives from the node order) and for
+        each node's `scratch` bytes (plan.scratch(node)), placed by aotc's arena planner, instead of one
+        after another: report Artifact.workspace_bytes = plan.nbytes. `inplace(node)`: the input a node's
+        output may be written over (elementwise ops), or None. Buffers of the vendor's own:
+        `aot.plan.workspace.plan_lives([Life(name, nbytes, first, last), ...])`."""
+        return plan_workspace(graph, scratch, inplace)
 
     def tap(self, node: Node, tensor: Tensor, data: str) -> str:
         """The C statement (AOTC_TAP, from "aotc_common.h" in `weights_includes`) that reports `tensor`,
@@ -156,9 +183,13 @@ class CodegenContext:
         return c_tap(f"{self.symbol}/{node.name}", tensor.name, tensor.dtype, tensor.shape, data, tensor.nbytes)
 
 
+# Vendor.codegen: (one of its functions, as its transform left it; the context) -> the C of that function.
 Codegen = Callable[[Function, CodegenContext], Artifact]
 # (function, this vendor's options) -> the function rewritten (its own passes, e.g. into its own nodes)
 Transform = Callable[[Function, Mapping[str, str]], Function]
+
+
+GRAPH_PASSES_OPTION = "graph_passes"  # the option every vendor with graph passes has: on | off
 
 
 @dataclass(frozen=True)
@@ -166,11 +197,12 @@ class VendorOption:
     """An option a vendor declares, set per compile with `--vendor-opt V.KEY=VALUE`: the values it
     takes (the first is the default) and one line of help (`aotc --list-vendors` shows both)."""
 
-    values: tuple[str, ...]
-    help: str = ""
+    values: tuple[str, ...]  # what V.KEY may be set to; the first is the default
+    help: str = ""  # one line, shown by `aotc --list-vendors`
 
     @property
     def default(self) -> str:
+        """The value the option has when --vendor-opt does not set it: the first of `values`."""
         return self.values[0]
 
 
@@ -183,25 +215,55 @@ class Vendor:
     """A backend. `codegen` is required: a vendor that cannot turn its functions into C is
     refused when it is created (so when it is found by name), not halfway through a compile."""
 
-    name: str
+    name: str  # what --vendor names it by: its entry point's name, its functions' `compiler`
     checkers: dict[str, Checker] = field(default_factory=dict)  # ONNX op -> (node, graph) -> bool | Verdict
     patterns: tuple[Composite, ...] = ()  # tried in order: list longer chains before their prefixes
-    codegen: Codegen = _no_codegen
+    codegen: Codegen = _no_codegen  # each of its functions -> an Artifact (its C)
     transform: Transform | None = None  # runs before codegen on each of its functions
     options: dict[str, VendorOption] = field(default_factory=dict)  # KEY -> what --vendor-opt V.KEY takes
     # (region's nodes in graph order, main graph) -> False sends the region back to the host
     keep_region: Callable[[Sequence[Node], Graph], bool] | None = None
-    description: str = ""
+    description: str = ""  # one line, shown by `aotc --list-vendors`
     # (target) -> why this vendor's code cannot be built for it, or None: checked before any work,
     # so that `--vendor V --target T` is refused in one line instead of failing at link time
     target_reason: Callable[[Target], str | None] | None = None
+    # Passes over the whole graph, run before partitioning (TVM's partition_for_<name> rewrites): the
+    # vendor's preferred form of the model (a residual Add fused into its conv as a node of its own, a
+    # layer-norm rewrite) before any checker sees it. A sequence of aot.passes.base.Pass, or a function of the
+    # vendor's options giving one. Each is verified after it runs; `--vendor-opt V.graph_passes=off` skips them,
+    # and `aotc partition --show` lists those that changed the graph.
+    graph_passes: Sequence[Pass] | Callable[[Mapping[str, str]], Sequence[Pass]] = ()
+    # Ops of the vendor's own domain (aot.ir.vendor_ops.VendorOp: domain, op_type, infer): read from a model
+    # when this vendor is given, named `<domain>.<op_type>` in the IR, taken by this vendor (its checker for
+    # that name, if any, may still refuse one), refused by name anywhere else.
+    ops: Sequence[VendorOp] = ()
+    # The layout its functions take their tensors in and give them back (aot/partition/layout.py): "NHWC"
+    # (channels last), or (function, boundary tensor) -> a permutation or None. aotc transposes on the host
+    # side of the call; the function's graph begins and ends with the inverse transposes, for the vendor to fold.
+    boundary_layout: str | Callable[[Function, Tensor], Sequence[int] | None] | None = None
 
     def __post_init__(self) -> None:
+        self.ops = tuple(op if op.vendor == self.name else replace(op, vendor=self.name) for op in self.ops)
+        if self.graph_passes and GRAPH_PASSES_OPTION not in self.options:
+            self.options = {**self.options, GRAPH_PASSES_OPTION: VendorOption(
+                ("on", "off"), "run this vendor's graph passes before partitioning")}
         check_vendor(self)
+
+    def passes_for(self, options: Mapping[str, str]) -> list[Pass]:
+        """The graph passes to run with these (resolved) options: none when they are switched off."""
+        if not self.graph_passes or options.get(GRAPH_PASSES_OPTION, "on") == "off":
+            return []
+        with in_vendor(self.name, "graph_passes"):
+            passes = list(self.graph_passes(options) if callable(self.graph_passes) else self.graph_passes)
+            bad = [p for p in passes if not isinstance(p, Pass)]
+            if bad:
+                raise AotcError(f"graph_passes gave a {type(bad[0]).__name__}, not an aot.passes.base.Pass")
+        return passes
 
     def check_target(self, target: Target) -> None:
         """Refuse a target this vendor's code cannot be built for."""
-        reason = self.target_reason(target) if self.target_reason else None
+        with in_vendor(self.name, "target_reason"):
+            reason = self.target_reason(target) if self.target_reason else None
         if reason:
             raise AotcError(f"vendor {self.name} does not support target {target.name}: {reason}")
 
@@ -217,10 +279,15 @@ class Vendor:
         return {key: given.get(key, opt.default) for key, opt in self.options.items()}
 
     def check(self, node: Node, graph: Graph) -> Verdict:
+        """The vendor's verdict on one node, as partitioning asks it: its checker for node.op (run inside
+        in_vendor, a bool answer made a Verdict), ACCEPT for one of its own ops without one, else a refusal."""
         checker = self.checkers.get(node.op)
         if checker is None:
+            if any(op.ir_name == node.op for op in self.ops):
+                return ACCEPT  # its own op
             return Reject(f"{self.name} does not take {node.op}")
-        verdict = checker(node, graph)
+        with in_vendor(self.name, f"checker for {node.op}", node):
+            verdict = checker(node, graph)
         if isinstance(verdict, Verdict):
             return verdict
         return ACCEPT if verdict else Reject(f"{self.name}'s {node.op} checker refused it")

@@ -578,8 +578,11 @@ static int check_fc(int form) {
         aotc_tfl_fc_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
         aotc_tfl_fc_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
     } else {
+        if (p.out % 4 == 0 && p.in >= 4 && chance(1, 3)) { /* a RAM budget's blocks: kq quads, ob outputs */
+            p.kq = rand_int(1, p.in / 4), p.ob = 4 * rand_int(1, p.out / 4);
+        }
         if (DSP) scratch = (uint32_t *)bytes((size_t)aotc_tfl_fc_s8_dsp_scratch_bytes(&p) + (aotc_tfl_fc_s8_dsp_scratch_bytes(&p) == 0));
-        if (AOTC_DSP_IL && p.in % 4 == 0 && p.out % 4 == 0 && chance(1, 2)) { /* interleave_rows(w, 4) */
+        if (AOTC_DSP_IL && p.in % 4 == 0 && p.out % 4 == 0 && !p.kq && chance(1, 2)) { /* interleave_rows(w, 4) */
             w_arg = (int8_t *)bytes((size_t)p.out * p.in);
             for (o = 0; o < p.out; ++o)
                 for (k = 0; k < p.in; ++k)
@@ -591,8 +594,8 @@ static int check_fc(int form) {
     }
     bad = differ(packed ? "aotc_tfl_fc_s8_packed" : wide ? "aotc_tfl_fc_s16" : "aotc_tfl_fc_s8", y, ref,
                  (size_t)p.rows * p.out, xs);
-    if (bad) printf("  rows %d, in %d, out %d, x_zero %d, y_zero %d, il4 %d\n", (int)p.rows, (int)p.in, (int)p.out,
-                    (int)p.x_zero, (int)p.y_zero, (int)p.il4);
+    if (bad) printf("  rows %d, in %d, out %d, x_zero %d, y_zero %d, il4 %d, kq %d, ob %d\n", (int)p.rows, (int)p.in,
+                    (int)p.out, (int)p.x_zero, (int)p.y_zero, (int)p.il4, (int)p.kq, (int)p.ob);
     if (w_arg != w) free(w_arg);
     free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
     return bad;

@@ -25,7 +25,7 @@ ALLOWED: dict[str, set[str]] = {
     "plan": set(),
     "select": {"kernels", "plan"},             # picks from the kernel table; the plan's view of each op's memory
     "emit_c": {"kernels", "plan", "select", "vendor"},  # writes what the stages before it chose
-    "vendor": {"partition", "passes", "targets"},  # patterns, a vendor's own passes, the target it builds for
+    "vendor": {"partition", "passes", "plan", "targets"},  # patterns, its passes, its workspace plan, its target
     "targets": {"emit_c"},                      # fits a written bundle to a board (the Bundle type alone)
     # the base itself imports nothing above it
     **{b: set() for b in BASE - {"aot"}},

@@ -15,7 +15,10 @@ import math
 import onnx
 from onnx import helper
 
+from aot.errors import AotcError, OnnxNodeName, in_vendor
+from aot.ir import np_dtype
 from aot.ir import tflite_ops as tfl
+from aot.ir.vendor_ops import VendorOp, vendor_op
 
 DOMAIN = "com.microsoft"
 
@@ -40,7 +43,10 @@ _IR_NAMES = {"Attention": "com.microsoft.Attention", "RotaryEmbedding": "com.mic
 
 
 def ir_op(node: onnx.NodeProto) -> str:
-    """The IR op of a node: its op_type, but for the com.microsoft ops named as ONNX ops of another meaning."""
+    """The IR op of a node: its op_type, but for the com.microsoft ops named as ONNX ops of another meaning and
+    a vendor's own ops (aot/ir/vendor_ops.py), named with their domain."""
+    if (vop := vendor_op(node.domain, node.op_type)) is not None:
+        return vop.ir_name
     return _IR_NAMES.get(node.op_type, node.op_type) if node.domain == DOMAIN else node.op_type
 
 
@@ -295,6 +301,9 @@ def fill_shapes(model: onnx.ModelProto) -> bool:
     known = {vi.name for vi in g.value_info}
     added = False
     for node in g.node:
+        if (vop := vendor_op(node.domain, node.op_type)) is not None:
+            added |= _fill_vendor_op(g, node, vop, shapes, types, known)
+            continue
         if (node.domain != DOMAIN and not _onnx_domain_contrib(node)) or not node.output or not node.output[0] \
                 or node.output[0] in shapes:
             continue
@@ -315,4 +324,34 @@ def fill_shapes(model: onnx.ModelProto) -> bool:
             else:
                 g.value_info.append(vi)
             added = True
+    return added
+
+
+def _fill_vendor_op(g: onnx.GraphProto, node: onnx.NodeProto, vop: VendorOp, shapes: dict[str, tuple[int, ...]],
+                    types: dict[str, int], known: set[str]) -> bool:
+    """A vendor op's outputs typed by its vendor's infer, once every input it reads is typed."""
+    if not node.output or all(not o or o in shapes for o in node.output):
+        return False
+    if any(i and (i not in shapes or i not in types) for i in node.input):
+        return False
+    ins = [None if not i else (shapes[i], helper.tensor_dtype_to_np_dtype(types[i]).name) for i in node.input]
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    with in_vendor(vop.vendor, f"infer of {vop.ir_name}", OnnxNodeName(node)):
+        outs = list(vop.infer(attrs, ins))
+        if len(outs) != len(node.output):
+            raise AotcError(f"infer gave {len(outs)} output types for {len(node.output)} outputs")
+    added = False
+    for name, (shape, dtype) in zip(node.output, outs, strict=True):
+        if not name or name in shapes:
+            continue
+        shapes[name] = tuple(int(d) for d in shape)
+        types[name] = helper.np_dtype_to_tensor_dtype(np_dtype(dtype))
+        vi = helper.make_tensor_value_info(name, types[name], list(shapes[name]))
+        if name in known:
+            for old in g.value_info:
+                if old.name == name:
+                    old.CopyFrom(vi)
+        else:
+            g.value_info.append(vi)
+        added = True
     return added

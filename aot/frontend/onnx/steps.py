@@ -51,6 +51,7 @@ from aot.frontend.onnx.validate import (
     take_declarations,
 )
 from aot.ir import Graph
+from aot.ir.vendor_ops import vendor_domains, vendor_op
 
 
 @dataclass
@@ -116,12 +117,20 @@ def _opset(s: ImportState) -> None:
 
 def _domains(s: ImportState) -> None:
     """Every node of a domain aotc reads (ai.onnx, the com.microsoft ops it knows, aotc.tflite, the
-    ai.onnx.preview ops expanded into their function bodies)."""
+    ai.onnx.preview ops expanded into their function bodies, the ops of the compile's vendors' domains)."""
     for n in s.model.graph.node:
+        if vendor_op(n.domain, n.op_type) is not None:  # an op of a vendor of this compile (Vendor.ops)
+            continue
+        if n.domain in vendor_domains():
+            vendor = vendor_domains()[n.domain]
+            raise AotcError(f"vendor {vendor} defines no op {n.op_type} in its domain '{n.domain}'",
+                            node=OnnxNodeName(n))
         if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
             only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else \
                 f" (of it aotc reads {', '.join(FOREIGN_OPS[n.domain])})" if n.domain in FOREIGN_OPS else ""
+            if not only and n.domain not in ("ai.onnx.ml", "ai.onnx.preview.training") and "." in n.domain:
+                only = " (an op a vendor defines is read when that vendor is given: --vendor NAME)"
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=OnnxNodeName(n))
 
 

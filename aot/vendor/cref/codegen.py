@@ -20,7 +20,6 @@ from aot.vendor.base import Artifact, CodegenContext, runtime_symbols
 
 _BINARY = {"Add": "AOTC_CREF_ADD", "Sub": "AOTC_CREF_SUB", "Mul": "AOTC_CREF_MUL"}
 _UNARY = {"Relu": "AOTC_CREF_RELU", "Sigmoid": "AOTC_CREF_SIGMOID", "Tanh": "AOTC_CREF_TANH"}
-_ALIGN = 16
 
 
 class _Writer:
@@ -34,7 +33,9 @@ class _Writer:
         self.body: list[str] = []
         self.names: dict[str, str] = {}
         self.idents = ctx.format.CNames(prefixes=(f"{fn.global_symbol}_",))  # C names made from ONNX names
-        self.workspace = 0
+        # its intermediates placed by aotc's arena planner; an elementwise op's output over its first input
+        self.plan = ctx.plan_workspace(fn.graph, inplace=lambda n: 0 if n.op in _UNARY or n.op in _BINARY else None)
+        self.workspace = self.plan.nbytes
 
     def ref(self, tensor: str) -> str:
         """C expression for a tensor's data inside the function."""
@@ -49,9 +50,8 @@ class _Writer:
             self.names[tensor] = f"((const float *)inputs[{g.inputs.index(tensor)}]->data)"
         elif tensor in g.outputs:
             self.names[tensor] = f"((float *)outputs[{g.outputs.index(tensor)}]->data)"
-        else:  # an intermediate: bump-allocated in the workspace
-            self.names[tensor] = f"((float *)((uint8_t *)workspace + {self.workspace}u))"
-            self.workspace += -(-t.nbytes // _ALIGN) * _ALIGN
+        else:  # an intermediate: where the plan put it in the workspace
+            self.names[tensor] = f"((float *)((uint8_t *)workspace + {self.plan.offsets[tensor]}u))"
         return self.names[tensor]
 
     def gemm(self, node_desc: str, a: str, b: str, c: str | None, y: str, trans_b: int, alpha: float,

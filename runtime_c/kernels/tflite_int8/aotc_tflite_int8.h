@@ -55,6 +55,9 @@ typedef struct {
     const int32_t *mult, *shift;        /* per output channel */
     int32_t il4;                        /* w in blocks of 4 rows, each quad of in the 4 rows' 4 bytes in turn
                                          * (AOTC_DSP_IL; in and out multiples of 4) */
+    int32_t kq, ob;                     /* a RAM budget's smaller scratch for the DSP path (out a multiple of 4):
+                                         * x widened kq quads at a time, the sums of ob outputs (a multiple of 4)
+                                         * at a time: AOTC_TFL_FC_SCRATCH_KQ(kq, ob); 0: whole rows, all outputs */
 } aotc_tfl_fc_params;
 
 typedef struct {
@@ -105,6 +108,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 /* scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, word-aligned, on cores with the Arm DSP extension (x
  * widened to 16-bit pairs and the outputs' sums); NULL elsewhere */
 #define AOTC_TFL_FC_SCRATCH(in, out) (8 * ((in) / 4) + 4 * (out))
+#define AOTC_TFL_FC_SCRATCH_KQ(kq, ob) (8 * (kq) + 4 * (ob)) /* with p->kq and p->ob */
 void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
                     uint32_t *scratch);
 /* the mean of the in-bounds elements, rounded half away from zero */
@@ -506,6 +510,10 @@ static inline int64_t aotc_tfl_depthwise_s8_dsp_scratch_bytes(const aotc_tfl_con
 }
 
 static inline int64_t aotc_tfl_fc_s8_dsp_scratch_bytes(const aotc_tfl_fc_params *p) {
+    const int32_t nq = p->in / 4;
+    if (p->out % 4 == 0 && ((p->kq > 0 && p->kq < nq) || (p->ob > 0 && p->ob < p->out)))
+        return AOTC_TFL_FC_SCRATCH_KQ((int64_t)(p->kq > 0 && p->kq < nq ? p->kq : nq),
+                                      (int64_t)(p->ob > 0 && p->ob < p->out ? p->ob : p->out));
     return AOTC_TFL_FC_SCRATCH((int64_t)p->in, (int64_t)p->out);
 }
 

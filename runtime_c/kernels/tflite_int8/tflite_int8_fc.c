@@ -40,30 +40,59 @@ __attribute__((noinline)) static void tfl_dsp_fc_store(const int32_t *sums, int3
  * in scratch, the sums (the bias their start) by quant_dsp.h's aotc_dsp_gemv_rows (one SMLAD per 2
  * multiply-accumulates, the int8 weights widened as loaded) into the scratch after it, the inputs
  * past the last quad plainly, then one requantisation loop (TFLite's single rounding,
- * requant_single). Scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, from the memory plan. */
+ * requant_single). Scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, from the memory plan; with p->kq, x is
+ * widened kq quads at a time and the sums carried over the chunks (AOTC_TFL_FC_SCRATCH_KQ(kq, out)). */
+static void tfl_fc_widen(const int8_t *x, int32_t nq, uint32_t zz, uint32_t *xw) {
+    int32_t q;
+    for (q = 0; q < nq; ++q) {
+        const uint32_t v = aotc_dsp_load32(x + 4 * q);
+        xw[2 * q] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+        xw[2 * q + 1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+    }
+}
+
 static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                          int8_t *y, uint32_t *xw) {
     const int32_t in = p->in, out = p->out, nq = in / 4, xz = p->x_zero;
+    /* a RAM budget's blocks (out % 4 == 0: no block of 4 sums overlaps another): kq quads of x widened at a
+     * time, the sums of ob outputs at a time */
+    const int blocked = out % 4 == 0 && ((p->kq > 0 && p->kq < nq) || (p->ob > 0 && p->ob < out));
+    const int32_t kq = blocked && p->kq > 0 && p->kq < nq ? p->kq : nq;
+    const int32_t ob = blocked && p->ob > 0 && p->ob < out ? p->ob : out;
     const uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
-    int32_t *sums = (int32_t *)(xw + 2 * nq);
-    int32_t r, o, q, k;
+    int32_t *sums = (int32_t *)(xw + 2 * kq);
+    int32_t r, o, o0, q, k;
     if (xw == NULL || out < 4) return 0;
     for (r = 0; r < p->rows; ++r) {
         const int8_t *xr = x + (int64_t)r * in;
-        for (q = 0; q < nq; ++q) {
-            const uint32_t v = aotc_dsp_load32(xr + 4 * q);
-            xw[2 * q] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-            xw[2 * q + 1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-        }
-        if (AOTC_DSP_IL && p->il4) aotc_dsp_gemv_rows_il(xw, nq, w, out, bias, sums); /* no tail: in % 4 == 0 */
-        else aotc_dsp_gemv_rows(xw, nq, w, in, out, bias, sums);
-        if (4 * nq < in) {
-            for (o = 0; o < out; ++o) {
-                const int8_t *wr = w + (int64_t)o * in;
-                for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wr[k];
+        int8_t *yr = y + (int64_t)r * out;
+        if (!blocked) {
+            tfl_fc_widen(xr, nq, zz, xw);
+            if (AOTC_DSP_IL && p->il4) aotc_dsp_gemv_rows_il(xw, nq, w, out, bias, sums); /* no tail: in % 4 == 0 */
+            else aotc_dsp_gemv_rows(xw, nq, w, in, out, bias, sums);
+            if (4 * nq < in) {
+                for (o = 0; o < out; ++o) {
+                    const int8_t *wr = w + (int64_t)o * in;
+                    for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wr[k];
+                }
             }
+            tfl_dsp_fc_store(sums, out, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, yr);
+            continue;
         }
-        tfl_dsp_fc_store(sums, out, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, y + (int64_t)r * out);
+        if (kq == nq) tfl_fc_widen(xr, nq, zz, xw); /* once for every block of outputs */
+        for (o0 = 0; o0 < out; o0 += ob) {
+            const int32_t nb = out - o0 < ob ? out - o0 : ob; /* a multiple of 4 */
+            const int8_t *wb = w + (int64_t)o0 * in;
+            for (o = 0; o < nb; ++o) sums[o] = bias ? bias[o0 + o] : 0;
+            for (q = 0; q < nq; q += kq) { /* the sums carried over the chunks of x */
+                const int32_t cq = nq - q < kq ? nq - q : kq;
+                if (kq < nq) tfl_fc_widen(xr + 4 * q, cq, zz, xw);
+                aotc_dsp_gemv_rows(xw, cq, wb + 4 * q, in, nb, sums, sums);
+            }
+            for (o = 0; o < nb && 4 * nq < in; ++o)
+                for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wb[(int64_t)o * in + k];
+            tfl_dsp_fc_store(sums, nb, p->mult + o0, p->shift + o0, p->y_zero, p->y_min, p->y_max, yr + o0);
+        }
     }
     return 1;
 }
