@@ -34,7 +34,7 @@ from aot.plan.bands import plan_with_bands
 from aot.plan.buffers import reserve_state
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
-from aot.targets import board_pools, check_pools, fit_bundle, get_target, host_isa
+from aot.targets import board_pools, check_pools, fit_bundle, get_target, host_isa, toolchain_digest
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
@@ -340,7 +340,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           portable=level.portable, widened_weights=widened)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
-                              widened_weights=options.widened_weights, separate_weights=options.separate_weights)
+                              widened_weights=options.widened_weights, separate_weights=options.separate_weights,
+                              portable=level.portable, toolchain=toolchain_digest(options.target))
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle

@@ -17,6 +17,7 @@ as the built-in ones ship theirs from cmake/. `cortex_m_board` declares a Cortex
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import re
@@ -198,6 +199,25 @@ def host_isa(given: str | None, target: Target) -> str | None:
     if given not in HOST_ISAS:
         raise AotcError(f"unknown host ISA level '{given}' (known: {', '.join(HOST_ISAS)})")
     return given
+
+
+def toolchain_digest(name: str) -> str:
+    """sha256 of the CMake files that set target `name`'s compile flags, "" for the host: its toolchain file
+    (cmake/'s, or a registered target's own toolchain.cmake) and, on a board, the flags the Cortex-M boards share
+    (cortex-m/arm-none-eabi.cmake): part of a bundle's kernel configuration (emit_c SymbolConfig)."""
+    t = get_target(name)
+    if not t.has_toolchain:
+        return ""
+    paths = ["toolchain.cmake", *(["cortex-m/arm-none-eabi.cmake"] if t.kind == "bare-metal" else [])]
+    h = hashlib.sha256()
+    for path in paths:
+        own = t.file(path)
+        if own is not None:
+            data = own.encode()
+        else:
+            data = (cmake_dir() / (t.toolchain if path == "toolchain.cmake" else path)).read_bytes()
+        h.update(f"{path}\0{len(data)}\0".encode() + data)
+    return h.hexdigest()
 
 
 def get_target(name: str) -> Target:

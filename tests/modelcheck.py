@@ -94,6 +94,19 @@ def run_bundle(out: Path, feeds: dict[str, np.ndarray] | list[np.ndarray], *opti
         return {k: res[k] for k in res.files}
 
 
+def global_symbols(lib: Path, nm: str = "nm") -> list[str]:
+    """The global symbols the static library `lib` defines (nm's upper-case types but U), sorted."""
+    out = subprocess.run([nm, "-g", "--defined-only", str(lib)], capture_output=True, text=True, check=True).stdout
+    return sorted({r[-1] for r in (ln.split() for ln in out.splitlines()) if len(r) == 3 and r[1].isupper()})
+
+
+def outside_prefix(lib: Path, name: str, prefix: str, nm: str = "nm") -> list[str]:
+    """The global symbols lib<name>.a defines that begin neither with `<name>_` (its API, weights, vendor
+    functions) nor with `prefix`, its kernel configuration's (metadata.json's symbol_prefix, aotc_<hash8>_, which
+    runtime/aotc_symbols.h gives its runtime C): none, so that several bundles link into one program."""
+    return [s for s in global_symbols(lib, nm) if not s.startswith((f"{name}_", prefix))]
+
+
 def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """onnxruntime's outputs for `feeds`, on one thread."""
     import onnxruntime as ort

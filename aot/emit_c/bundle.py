@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -18,7 +19,14 @@ import numpy as np
 from aot import __version__
 from aot.csource.format import C_TYPES, c_array_body, c_comment, c_scalar, c_string
 from aot.emit_c.model import ModelEmitter
-from aot.emit_c.runtime_files import family_files, sources_by_build
+from aot.emit_c.runtime_files import (
+    SymbolConfig,
+    aotc_symbols_header,
+    family_files,
+    runtime_symbols_all,
+    sources_by_build,
+    vendor_digest,
+)
 from aot.emit_c.weights_file import ERRORS as WEIGHT_ERRORS
 from aot.emit_c.weights_file import FORMAT_VERSION, HEADER_BYTES, LOAD_ALIGN, weights_file
 from aot.errors import VendorError
@@ -129,7 +137,8 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
-                 widened_weights: bool = False, separate_weights: bool = False) -> Bundle:
+                 widened_weights: bool = False, separate_weights: bool = False, portable: bool = False,
+                 toolchain: str = "") -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -138,7 +147,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     kernels assume (aot/targets.py HOST_ISAS), as "host_isa"; `widened_weights` (--widened-weights) with the nodes
     whose weights are stored widened and their bytes; `separate_weights` (--separate-weights) writes every constant
     of the model's own code into src/<name>_weights.bin with a header (aot/emit_c/weights_file.py), which the
-    library does not link: <name>_load_weights takes it at run time."""
+    library does not link: <name>_load_weights takes it at run time; `portable`, a --flash-budget level's
+    portable kernels (built with AOTC_NO_INTRINSICS), and `toolchain`, a digest of the target's compile flags
+    (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights)
@@ -181,6 +192,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
+    config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
         opset=graph.info.opset if graph.info.opset is not None else "?",
@@ -189,6 +201,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
+        symbols_config=config.hash8,
         kernels=families, threads=threads,
         blob=bool(em.weights.blob_offsets) and not separate_weights, nbytes=len(em.weights.blob), separate=separate,
         blob_sha256=hashlib.sha256(em.weights.blob).hexdigest(),
@@ -224,6 +237,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     rt = runtime_dir()
     for h in ("aotc_common.h", "dltensor.h"):
         b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()
+    # every global symbol of the runtime's C under its kernel configuration's prefix (SymbolConfig): one file
+    # for every bundle of the configuration
+    b.files["runtime/aotc_symbols.h"] = aotc_symbols_header(config)
     for f in kernel_files:
         b.files[f"runtime/{f}"] = kernel_file(f).read_text()
     b.metadata = {
@@ -233,6 +249,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "opset": graph.info.opset,
         "target": target,
         **({"host_isa": host_isa} if host_isa else {}),
+        # the prefix of the runtime C's global names in the objects (runtime/aotc_symbols.h): its kernel
+        # configuration's; bundles with the same one share their kernels' code when linked into one program
+        "symbol_prefix": config.prefix,
         "inputs": inputs,
         "outputs": outputs,
         # inputs the model declares empty (a zero-size dimension): constants, not arguments of <name>_run
@@ -288,6 +307,23 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+def symbol_config(base: SymbolConfig, graph: Graph, artifacts: dict[str, Artifact]) -> SymbolConfig:
+    """The bundle's kernel configuration: `base` with, for a vendor whose runtime defines global symbols beyond
+    the built-in vendors' (Artifact.symbols), those and a digest of that runtime's files."""
+    builtin = set(runtime_symbols_all())
+    extra: set[str] = set()
+    keyed: list[tuple[str, str | bytes]] = []
+    for sym, art in artifacts.items():
+        if own := set(art.symbols) - builtin:
+            extra |= own
+            vdir = f"vendor/{graph.functions[sym].compiler}"
+            keyed += [(f"{vdir}/{rel}", c) for rel, c in art.files.items() if not art.runtime or rel in art.runtime]
+    if not extra:
+        return base
+    return dataclasses.replace(base, vendor_symbols=tuple(sorted(extra)),
+                               vendor_digest=vendor_digest(dict(keyed).items()))
 
 
 def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:

@@ -27,15 +27,17 @@ bundle's CMakeLists.txt adds when a configure check finds the build lacks it.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import subprocess
 import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
-from aot.paths import kernel_file, kernel_include_flags, kernels_dir
+from aot.paths import kernel_file, kernel_include_flags, kernels_dir, runtime_dir
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -119,31 +121,163 @@ def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> 
 # (an x86 path's entry never calls its plain kernel, runtime_c/kernels/common/paths_avx512.h). The features
 # past F change no file's calls to another (checked against -march=icelake-server's).
 AVX512F_FLAGS = ("-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mfma", "-mavx2")
+# A --threads bundle's build (its CMakeLists.txt defines AOTC_THREADS=N).
+THREADS_FLAGS = ("-DAOTC_THREADS=2",)
+
+
+def defined_symbols(kernel_sources: Iterable[str]) -> list[str]:
+    """The global symbols (functions and data) that the kernel files `kernel_sources` define, by the
+    manifest, sorted."""
+    table = _symbols()
+    return sorted({s for f in kernel_sources if f in table for s in table[f]["defines"]})
+
+
+def runtime_symbols_all() -> list[str]:
+    """Every global symbol (function or datum) that a file of aotc's runtime C can define in a bundle: the
+    kernels' (runtime_c/kernels/symbols.json) and the built-in vendors' runtimes' (runtime_c/vendor/symbols.json),
+    sorted. A bundle renames them all (aotc_symbols.h), not only those of the files it ships, so that the header
+    is one file for every bundle of a kernel configuration."""
+    from aot.vendor.base import vendor_symbols_table
+
+    return sorted({*(s for row in _symbols().values() for s in row["defines"]),
+                   *(s for row in vendor_symbols_table().values() for s in row["defines"])})
+
+
+def shippable_runtime_files() -> list[Path]:
+    """The C files of runtime_c/ that a bundle can ship (sorted): include/'s headers, every kernel family's
+    files, the built-in vendors' runtimes (runtime_c/vendor/<v>/, not their tools/)."""
+    rt = runtime_dir()
+    found = [*rt.glob("include/*"), *kernels_dir().rglob("*"), *rt.glob("vendor/*/*")]
+    return sorted(p for p in found if p.is_file() and p.suffix in (".c", ".h"))
+
+
+@functools.cache
+def runtime_digest() -> str:
+    """sha256 of aotc's runtime C (shippable_runtime_files: their paths and bytes), once per process: the part
+    of a bundle's kernel configuration (SymbolConfig) that tells one aotc's kernels from another's."""
+    rt = runtime_dir()
+    h = hashlib.sha256()
+    for p in shippable_runtime_files():
+        data = p.read_bytes()
+        h.update(f"{p.relative_to(rt).as_posix()}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class SymbolConfig:
+    """A bundle's kernel configuration: what decides the code its runtime C compiles to, and so the prefix of
+    the names its objects define (aotc_<hash8>_, hash8 a hash of all of this). Bundles of one configuration
+    define the same code under the same names: linked into one program, the linker keeps one copy (the
+    same code, whichever); bundles of another configuration (another aotc's kernels, --flash-budget's
+    portable kernels, --threads, another target or --host-isa, another vendor runtime) define names of
+    their own, so no bundle runs another's kernels. What changes only the choice of kernels (which files
+    a bundle ships, their "assumes" checks, --fast-math, --ram-budget) or only their optimisation level
+    (a --flash-budget's -O2 and -Os: the same results) is not part of it."""
+    target: str = "host"
+    host_isa: str | None = None  # --host-isa's level (a host bundle's kernels built for it): None on a cross target
+    threads: int = 1  # --threads: > 1 builds the kernels with AOTC_THREADS=threads
+    portable: bool = False  # a --flash-budget's portable kernels: built with AOTC_NO_INTRINSICS
+    toolchain: str = ""  # a digest of the target's CMake files that set its compile flags (targets.toolchain_digest)
+    # a third-party vendor runtime's global symbols (Artifact.symbols beyond the built-in ones) and a digest of
+    # its files (vendor_digest), which key the prefix too
+    vendor_symbols: tuple[str, ...] = ()
+    vendor_digest: str = ""
+
+    def key(self) -> dict[str, object]:
+        return {"runtime_c": runtime_digest(), "target": self.target, "toolchain": self.toolchain,
+                "host_isa": self.host_isa, "threads": self.threads if self.threads > 1 else 1,
+                "portable": self.portable, "vendor_symbols": list(self.vendor_symbols),
+                "vendor_digest": self.vendor_digest}
+
+    @property
+    def hash8(self) -> str:
+        return hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:8]
+
+    @property
+    def prefix(self) -> str:
+        return f"aotc_{self.hash8}_"
+
+    def describe(self) -> str:
+        return (f"target {self.target}" + (f", host ISA {self.host_isa}" if self.host_isa else "")
+                + (f", threads {self.threads} (AOTC_THREADS)" if self.threads > 1 else ", one thread")
+                + (", portable kernels (AOTC_NO_INTRINSICS)" if self.portable else ", ISA paths")
+                + (f", vendor runtime {self.vendor_digest[:16]} ({len(self.vendor_symbols)} symbols)"
+                   if self.vendor_symbols else ""))
+
+
+def vendor_digest(files: Iterable[tuple[str, str | bytes]]) -> str:
+    """sha256 of a vendor runtime's files (path, content): part of the kernel configuration (SymbolConfig)."""
+    h = hashlib.sha256()
+    for rel, content in sorted(files, key=lambda f: f[0]):
+        data = content.encode() if isinstance(content, str) else bytes(content)
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def aotc_symbols_header(config: SymbolConfig, symbols: Iterable[str] | None = None) -> str:
+    """runtime/aotc_symbols.h of every bundle of kernel configuration `config`: a `#define <symbol>
+    <prefix><symbol>` line for each global symbol aotc's runtime C can define (`symbols`: by default
+    runtime_symbols_all() and the configuration's vendor symbols), so that the bundle's objects define only
+    names under the configuration's prefix and any number of bundles link into one program. One file for
+    the configuration, whichever model or files: no model's name is in it, so a compiler cache finds the
+    kernels' objects of one bundle for another. aotc_common.h and dltensor.h include it first
+    (runtime_c/include/aotc_symbols.h, which renames nothing, stands in for it in this tree), so a build of
+    the bundle's files by any build system takes it: no flag is needed."""
+    names = sorted({*(runtime_symbols_all() if symbols is None else symbols), *config.vendor_symbols})
+    prefix = config.prefix
+    lines = ["/* Generated by aotc. The names in the objects of the global functions and data of aotc's runtime C",
+             " * (the kernels, the vendors' runtimes), for every bundle of one kernel configuration:",
+             f" *   {config.describe()}",
+             f" *   runtime C sha256 {runtime_digest()}",
+             f" * Each takes the prefix {prefix}, a hash of that configuration: bundles of one configuration",
+             " * define the same code under the same names (linked into one program, the linker keeps one copy),",
+             " * bundles of another configuration names of their own (docs/firmware.md, \"Several models in one",
+             " * image\"). aotc_common.h and dltensor.h, which every file of the bundle includes before it declares",
+             " * anything, include this file first. */",
+             "#ifndef AOTC_SYMBOLS_H", "#define AOTC_SYMBOLS_H", "",
+             f"#define AOTC_SYMBOLS_CONFIG_{config.hash8} 1 /* src/<model>.c checks it reads its configuration's */",
+             ""]
+    lines += [f"#define {s} {prefix}{s}" for s in names]
+    lines += ["", "#endif /* AOTC_SYMBOLS_H */", ""]
+    return "\n".join(lines)
+
+
+def _object_symbols(nm_output: str) -> tuple[list[str], set[str]]:
+    """From `nm OBJECT`'s lines: the global symbols the object defines (code, data, read-only data, bss),
+    sorted, and those it references undefined."""
+    rows = [ln.split() for ln in nm_output.splitlines()]
+    return sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB"), {r[-1] for r in rows if r[0] == "U"}
 
 
 def scan_symbols(cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
     """Compile every shipped kernel source (at -O0: quick, and a call the optimiser would drop
     only keeps a file it did not need) and read its object's symbols with nm: the global functions
-    each defines, and the runtime functions (defined by another kernel file) it calls, built with
-    no ISA flags (`calls`) and with AVX512F_FLAGS (`calls_avx512f`)."""
+    and data each defines, and the runtime functions (defined by another kernel file) it calls, built
+    with no ISA flags (`calls`) and with AVX512F_FLAGS (`calls_avx512f`). A file that reads
+    AOTC_THREADS is also built as a --threads bundle builds it (threads.c defines its pool's entry
+    points only then): its `defines` are those of both builds, as a bundle renames them
+    (aotc_symbols_header)."""
     files = sorted({f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")})
 
     def symbols(f: str, flags: tuple[str, ...], tmp: str) -> tuple[list[str], set[str]]:
-        obj = Path(tmp) / f"{f}.{'avx512f' if flags else 'plain'}.o"
+        obj = Path(tmp) / f"{f}.{'_'.join(flags).replace('-', '').replace('=', '') or 'plain'}.o"
         subprocess.run([cc, "-std=c99", "-O0", *flags, *kernel_include_flags(), "-c",
                         str(kernel_file(f)), "-o", str(obj)], check=True)
-        rows = [ln.split() for ln in subprocess.run(["nm", str(obj)], check=True, capture_output=True,
-                                                     text=True).stdout.splitlines()]
-        return sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB"), {r[-1] for r in rows if r[0] == "U"}
+        return _object_symbols(subprocess.run(["nm", str(obj)], check=True, capture_output=True, text=True).stdout)
 
+    threaded = [f for f in files if "AOTC_THREADS" in kernel_file(f).read_text()]
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=2) as pool:
         found = dict(zip(files, pool.map(lambda f: symbols(f, (), tmp), files), strict=True))
         avx512 = dict(zip(files, pool.map(lambda f: symbols(f, AVX512F_FLAGS, tmp), files), strict=True))
-    every = {s for defines, _ in found.values() for s in defines}
+        threads = dict(zip(threaded, pool.map(lambda f: symbols(f, THREADS_FLAGS, tmp), threaded), strict=True))
     if differ := [f for f in files if avx512[f][0] != found[f][0]]:  # one `defines` serves both builds
         raise RuntimeError(f"{', '.join(differ)}: define other functions when built with AVX-512F")
-    return {f: {"defines": d, "calls": sorted(u & every), "calls_avx512f": sorted(avx512[f][1] & every)}
-            for f, (d, u) in found.items()}
+    defines = {f: sorted({*d, *(threads[f][0] if f in threads else ())}) for f, (d, _) in found.items()}
+    every = {s for d in defines.values() for s in d}
+    return {f: {"defines": defines[f], "calls": sorted(u & every), "calls_avx512f": sorted(avx512[f][1] & every)}
+            for f, (_, u) in found.items()}
 
 
 def write_symbols() -> Path:
@@ -152,3 +286,33 @@ def write_symbols() -> Path:
     _symbols.cache_clear()
     return path
 
+
+def vendor_runtime_sources() -> list[Path]:
+    """The C files under runtime_c/vendor/<vendor>/ that vendors ship into bundles (not their tools/)."""
+    return sorted((runtime_dir() / "vendor").glob("*/*.c"))
+
+
+def scan_vendor_symbols(include_dirs: Iterable[Path] = (), cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
+    """The global symbols each vendor runtime file defines (runtime_c/vendor/symbols.json, keyed
+    "<vendor>/<file>.c"), read from its object as scan_symbols reads the kernels'. `include_dirs`: what a
+    vendor's headers need besides runtime_c (oneDNN's include/ for dnnl/aotc_dnnl.c)."""
+    rt = runtime_dir()
+    flags = [f"-I{rt / 'include'}", *kernel_include_flags(), *(f"-I{d}" for d in include_dirs)]
+    out: dict[str, dict[str, list[str]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, src in enumerate(vendor_runtime_sources()):
+            obj = Path(tmp) / f"{k}.o"
+            subprocess.run([cc, "-std=c99", "-O0", f"-I{src.parent}", *flags, "-c", str(src), "-o", str(obj)],
+                           check=True)
+            nm = subprocess.run(["nm", str(obj)], check=True, capture_output=True, text=True).stdout
+            out[src.relative_to(rt / "vendor").as_posix()] = {"defines": _object_symbols(nm)[0]}
+    return out
+
+
+def write_vendor_symbols(include_dirs: Iterable[Path] = ()) -> Path:
+    from aot.vendor.base import VENDOR_SYMBOLS_FILE, vendor_symbols_table
+
+    path = runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE
+    path.write_text(json.dumps(scan_vendor_symbols(include_dirs), indent=1, sort_keys=True) + "\n")
+    vendor_symbols_table.cache_clear()
+    return path

@@ -9,6 +9,8 @@ partitioned function into C (codegen). The core never names a vendor or its ops.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import ModuleType
@@ -22,6 +24,7 @@ from aot.ir import Function, Graph, Node, Tensor
 from aot.ir.vendor_ops import VendorOp
 from aot.partition.pattern import Composite
 from aot.passes.base import Pass
+from aot.paths import runtime_dir
 from aot.plan.workspace import WorkspacePlan, plan_workspace
 
 if TYPE_CHECKING:
@@ -92,6 +95,39 @@ class Artifact:
     #     int32_t <symbol>(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace, void *state);
     #     int32_t <symbol>_init(void *state);   /* always, called by <model>_init */
     state_bytes: int = 0
+    # The global symbols `sources` define besides the function's own (<symbol>, <symbol>_*, which carry the
+    # model's name already): a runtime the vendor's functions share under fixed names, e.g. accel_sim.c's entry
+    # points (runtime_symbols() gives those of a file under runtime_c/vendor/). The bundle renames each to
+    # aotc_<hash8>_<name> in its objects, as it does its kernels' (runtime/aotc_symbols.h, which dltensor.h
+    # includes first), so that several bundles link into one program; hash8 keys the kernel configuration,
+    # which then includes these names and the content of `runtime` (emit_c/runtime_files.py SymbolConfig).
+    symbols: list[str] = field(default_factory=list)
+    # Which of `files` are that runtime (the same for every model): their content keys the prefix of `symbols`,
+    # so that bundles of one vendor runtime share one copy of it. Empty: every file of `files` keys it (safe,
+    # but then each model's bundle has names of its own). The built-in vendors need none: their runtimes are
+    # aotc's runtime C (runtime_c/vendor/), which keys every bundle's prefix, and every bundle's aotc_symbols.h
+    # renames their symbols already.
+    runtime: list[str] = field(default_factory=list)
+
+
+VENDOR_SYMBOLS_FILE = "symbols.json"  # in runtime_c/vendor/: {"<vendor>/<file>.c": {"defines": [...]}}
+
+
+@functools.cache
+def vendor_symbols_table() -> dict[str, dict[str, list[str]]]:
+    """runtime_c/vendor/symbols.json: the global symbols each built-in vendor's runtime file defines."""
+    return json.loads((runtime_dir() / "vendor" / VENDOR_SYMBOLS_FILE).read_text())
+
+
+def runtime_symbols(path: str) -> list[str]:
+    """The global symbols (functions and data) that runtime_c/vendor/`path` (e.g. "cref/cref.c") defines, as
+    runtime_c/vendor/symbols.json records them from its object (tests/kernels_c/test_runtime_symbols.py keeps
+    it current): what a built-in vendor's Artifact.symbols lists for the runtime file it ships."""
+    try:
+        return list(vendor_symbols_table()[path]["defines"])
+    except KeyError:
+        raise AotcError(f"runtime_c/vendor/{VENDOR_SYMBOLS_FILE} has no entry for {path}: run pytest "
+                        "tests/kernels_c/test_runtime_symbols.py --update-symbols") from None
 
 
 @dataclass

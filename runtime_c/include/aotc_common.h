@@ -2,6 +2,9 @@
 #ifndef AOTC_COMMON_H
 #define AOTC_COMMON_H
 
+/* First: this bundle's names for the global symbols of its C (aotc_symbols.h). */
+#include "aotc_symbols.h"
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -5,6 +5,9 @@
 #ifndef AOTC_DLTENSOR_H
 #define AOTC_DLTENSOR_H
 
+/* First: the bundle's names for the global symbols of its C, a vendor runtime's too (aotc_symbols.h). */
+#include "aotc_symbols.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus

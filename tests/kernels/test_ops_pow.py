@@ -106,7 +106,8 @@ def test_no_powf_for_integer_and_half_integer_exponents():
     files = _c("pow_by_multiplies")
     c = files["src/pow_by_multiplies.c"]
     assert c.count("for (size_t aotc_i = 0;") == len(EXPONENTS), c
-    assert not [k for k, v in files.items() if "powf(" in v or "aotc_pow_f32" in v]
+    # (runtime/aotc_symbols.h, the renaming table, names every runtime symbol)
+    assert not [k for k, v in files.items() if ("powf(" in v or "aotc_pow_f32" in v) and k != "runtime/aotc_symbols.h"]
     assert "aotc_pow_half_f32(" in c
 
 

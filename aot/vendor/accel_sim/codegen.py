@@ -28,7 +28,7 @@ from aot.vendor.accel_sim.device import DeviceConfig
 from aot.vendor.accel_sim.lower import Lowered, lower_function
 from aot.vendor.accel_sim.refmodel import spm_reserve
 from aot.vendor.accel_sim.transform import device_function
-from aot.vendor.base import Artifact, CodegenContext
+from aot.vendor.base import Artifact, CodegenContext, runtime_symbols
 
 RUNTIME_FILES = ("aotc_accel_sim.h", "accel_sim.c")
 
@@ -114,6 +114,7 @@ def make_codegen(cfg: DeviceConfig) -> Callable[[Function, CodegenContext], Arti
         files: dict[str, str | bytes] = {f"{sym}.c": source, header: header_text, f"{sym}.asim": blob}
         files.update({f: (rt / f).read_text() for f in RUNTIME_FILES})
         return Artifact(files=files, sources=[f"{sym}.c", "accel_sim.c"], header=header, workspace_bytes=workspace,
+                        symbols=runtime_symbols("accel_sim/accel_sim.c"),
                         report=report(low, cfg, fn),
                         counters={"cycles": f"{sym}_last_cycles", "energy_pj": f"{sym}_last_energy_pj"})
     return codegen

@@ -16,7 +16,7 @@ import numpy as np
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node
 from aot.paths import runtime_dir
-from aot.vendor.base import Artifact, CodegenContext
+from aot.vendor.base import Artifact, CodegenContext, runtime_symbols
 
 _BINARY = {"Add": "AOTC_CREF_ADD", "Sub": "AOTC_CREF_SUB", "Mul": "AOTC_CREF_MUL"}
 _UNARY = {"Relu": "AOTC_CREF_RELU", "Sigmoid": "AOTC_CREF_SIGMOID", "Tanh": "AOTC_CREF_TANH"}
@@ -147,6 +147,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         files={f"{sym}.c": source, header: header_text, "aotc_cref.h": (rt / "aotc_cref.h").read_text(),
                "cref.c": (rt / "cref.c").read_text()},
         sources=[f"{sym}.c", "cref.c"],
+        symbols=runtime_symbols("cref/cref.c"),
         header=header,
         workspace_bytes=w.workspace,
         report={"cref_calls": sum(1 for line in w.body if line.startswith("aotc_cref_"))},

@@ -17,7 +17,7 @@ from types import ModuleType
 
 from aot.ir import Function
 from aot.paths import kernel_file, runtime_dir
-from aot.vendor.base import Artifact, CodegenContext
+from aot.vendor.base import Artifact, CodegenContext, runtime_symbols
 from aot.vendor.dnnl.lower import Lowered, Op, lower
 from aot.vendor.dnnl.probe import ProbeResult, find_onednn, plan, run_probe
 
@@ -235,6 +235,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
                "aotc_dnnl.h": (rt / "aotc_dnnl.h").read_text(), "aotc_dnnl.c": (rt / "aotc_dnnl.c").read_text(),
                "fast_math.h": kernel_file("fast_math.h").read_text()},
         sources=[f"{sym}.c", "aotc_dnnl.c"],
+        symbols=runtime_symbols("dnnl/aotc_dnnl.c"),
         header=header,
         cmake=CMAKE,
         workspace_bytes=workspace,

@@ -3,6 +3,7 @@
 #ifndef AOTC_ATTENTION_H
 #define AOTC_ATTENTION_H
 
+#include "aotc_common.h" /* first: the bundle's names for these functions */
 #include <stdint.h>
 
 /* Element strides of a [batch, heads, sequence, features] view: 3-D tensors [B, S, H * D] and

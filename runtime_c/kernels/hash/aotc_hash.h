@@ -4,6 +4,7 @@
 #ifndef AOTC_HASH_H
 #define AOTC_HASH_H
 
+#include "aotc_common.h" /* first: the bundle's names for these functions */
 #include <stddef.h>
 #include <stdint.h>
 

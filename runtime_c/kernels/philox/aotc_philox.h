@@ -7,6 +7,7 @@
 #ifndef AOTC_PHILOX_H
 #define AOTC_PHILOX_H
 
+#include "aotc_common.h" /* first: the bundle's names for these functions */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -5,6 +5,7 @@
 #ifndef AOTC_RANDOM_H
 #define AOTC_RANDOM_H
 
+#include "aotc_common.h" /* first: the bundle's names for these functions */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -29,6 +29,7 @@ void aotc_parallel_run(aotc_task_fn fn, void *ctx, int32_t count);
 int32_t aotc_thread_index(void);
 #else
 #define aotc_parallel_for(fn, ctx, count) (fn)(ctx, 0, count)
+#undef aotc_thread_index /* a --threads bundle's aotc_symbols.h renames threads.c's function: built without the pool */
 #define aotc_thread_index() 0
 #endif
 

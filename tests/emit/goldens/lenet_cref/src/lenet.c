@@ -15,6 +15,12 @@
 #include "dltensor.h"
 #include "lenet_cref_0.h"
 
+/* The kernels' names are those of this bundle's kernel configuration (runtime/aotc_symbols.h): not another
+ * configuration's, of a bundle whose runtime/ came first on the include path. */
+#if !defined(AOTC_SYMBOLS_CONFIG_xxxxxxxx) && !defined(AOTC_SYMBOLS_UNPREFIXED)
+#error "lenet: another bundle's runtime/ (of other kernels or options) is on this file's include path before its own; give each bundle's files its own include path"
+#endif
+
 /* The kernel choices below rely on these values of the kernels' headers. */
 #if AOTC_GEMM_KC != 256
 #error "AOTC_GEMM_KC differs from the 256 aotc compiled this model for: recompile it"
