@@ -3,7 +3,7 @@ TFLM with CMSIS-NN: instructions per inference under qemu at -O3, -O2 and -Os.
 
     python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite tflite-ww onnx ...]
                                          [--configs an386:O3 an386:O2 an386:Os an547:O3] [--keep DIR]
-                                         [--json FILE] [--profile]
+                                         [--json FILE] [--record] [--profile]
 
 The models are bench/keras_mlperf_int8.py's: NAME_int8.tflite (TFLiteConverter full-int8) and
 NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX), whose graph input and output are float;
@@ -25,7 +25,8 @@ are 0.7x TFLM's instructions and 0.9x its arena.
 
 Prints a markdown table: per model, form and board/level, the instructions (millions), per MAC, the
 M4's estimated cycles (millions) and per MAC, the ratio to TFLM's instructions, the arena against
-TFLM's, the image's code bytes (its functions) and .text.
+TFLM's, the image's code bytes (its functions) and .text. --record adds the rows to
+bench/results/cortex_m_mlperf_int8.json, which docs/firmware.md's tables are rendered from (bench/docs_tables.py).
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
+import record  # noqa: E402
 from quantcheck import output_lsb  # noqa: E402
 
 from aot.bench import board_counts, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
@@ -134,6 +136,9 @@ def main() -> None:
                    help="BOARD:LEVEL pairs; boards an386 (M4F), an547 (M55), an385 (M3); levels O3 O2 Os")
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--record", action="store_true",
+                   help="add the rows to bench/results/cortex_m_mlperf_int8.json (docs/firmware.md's tables come "
+                   "from it)")
     p.add_argument("--profile", action="store_true", help="also print each build's instructions per function")
     args = p.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-mlperf-int8-")).resolve()
@@ -158,6 +163,10 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps([{k: v for k, v in r.items() if "profile" not in k} for r in rows],
                                               indent=1))
+    if args.record:
+        key = lambda r: (r["model"], r["form"], r["board"], r["level"])  # noqa: E731
+        plain = [{k: v for k, v in r.items() if "profile" not in k} for r in rows]
+        print(f"recorded in {record.record(__file__, plain, key=key)}", file=sys.stderr)
     print("| model | form | board -level | M instr (per MAC) | M est. cycles (per MAC) | / TFLM (target 0.7) "
           "| arena B (/ TFLM, target 0.9) | identical | max LSB | code B | text B |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
