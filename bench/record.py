@@ -1,4 +1,4 @@
-"""Recorded benchmark results, committed in bench/results/: what docs/firmware.md's tables are rendered from (bench/docs_tables.py).
+"""Recorded benchmark results (bench/results/): what docs/firmware.md's tables are rendered from.
 
 A bench script given `--record` writes its rows to bench/results/<script>.json with where they were measured:
 the aotc commit (and whether aot/ or runtime_c/ differed from it), the date, the command and the machine. A file
