@@ -46,12 +46,19 @@ def _script() -> str:
 def provenance() -> dict[str, Any]:
     """Where and when a run measured: the commit, local changes to what is measured, the date, the machine."""
     dirty = _git("status", "--porcelain", "--", *MEASURED_PATHS).splitlines()
-    return {"commit": _git("rev-parse", "HEAD"), "commit_date": _git("show", "-s", "--format=%cs", "HEAD"),
+    return {"commit": _git("rev-parse", "HEAD"),
+            # the last commit that changed what is measured: the same kernels and compiler as at `commit`
+            "aotc_commit": _git("log", "-1", "--format=%H", "HEAD", "--", *MEASURED_PATHS),
+            "commit_date": _git("show", "-s", "--format=%cs", "HEAD"),
             "uncommitted_changes": [line[3:] for line in dirty],
             "date": datetime.date.today().isoformat(),
             "command": "python " + shlex.join([_script(), *sys.argv[1:]]),
             "machine": {"system": f"{platform.system()} {platform.machine()}", "python": platform.python_version(),
                         "qemu": _version(["qemu-system-arm"]), "cc": _version(["arm-none-eabi-gcc"])}}
+
+
+# taken when the script imports this module, as it starts: the commit measured, not the one at the end of a long run
+STARTED = provenance()
 
 
 def path_for(script: str) -> Path:
@@ -75,7 +82,7 @@ def record(script: str, rows: list[dict[str, Any]], key: Callable[[dict[str, Any
         run["rows"] = [r for r in run["rows"] if key(r) not in mine]
         if run["rows"]:
             kept.append(run)
-    kept.append({**provenance(), **({"notes": notes} if notes else {}), "rows": rows})
+    kept.append({**STARTED, **({"notes": notes} if notes else {}), "rows": rows})
     data["runs"] = kept
     RESULTS.mkdir(parents=True, exist_ok=True)
     p = path_for(script)
