@@ -61,6 +61,10 @@ MODELS_DIR = ROOT / "bench" / "models" / "keras"
 TFLM = {"kws_dscnn": (7.70e6, 22.8e3), "ic_resnet8": (29.9e6, 55.0e3), "vww_mobilenet": (24.1e6, 100.6e3),
         "ad_autoencoder": (0.60e6, 16.0e3)}
 TARGET_INSN, TARGET_ARENA = 0.7, 0.9
+# published M4 cycles per inference to set the estimate beside (not the same measure: real boards, from flash
+# with wait states): X-CUBE-AI 10.2 on a NUCLEO-L4R5ZI (KWS, IC, VWW), Plumerai's inference engine (AD)
+PUBLISHED_M4_CYCLES = {"kws_dscnn": (5.21e6, "X-CUBE-AI 10.2"), "ic_resnet8": (19.88e6, "X-CUBE-AI 10.2"),
+                       "vww_mobilenet": (10.73e6, "X-CUBE-AI 10.2"), "ad_autoencoder": (0.486e6, "Plumerai")}
 BOARDS = {"an386": "mps2-an386", "an547": "mps3-an547", "an385": "mps2-an385"}
 LEVELS = {"O3": "Release", "O2": "RelWithDebInfo", "Os": "MinSizeRel"}
 M4_CYCLES_TOOL = ROOT.parent / "shared" / "tools" / "m4-cycles" / "cyclecount.c"
@@ -201,7 +205,9 @@ def main() -> None:
                                               indent=1))
     if args.record:
         key = lambda r: (r["model"], r["form"], r["board"], r["level"])  # noqa: E731
-        plain = [{k: v for k, v in r.items() if "profile" not in k} for r in rows]
+        plain = [{**{k: v for k, v in r.items() if "profile" not in k}, "tflm_instructions": TFLM[r["model"]][0],
+                  "tflm_arena": TFLM[r["model"]][1], "published_m4_cycles": PUBLISHED_M4_CYCLES[r["model"]]}
+                 for r in rows]
         print(f"recorded in {record.record(__file__, plain, key=key)}", file=sys.stderr)
     print("| model | form | board -level | M instr (per MAC) | M est. cycles (per MAC) | / TFLM (target 0.7) "
           "| arena B (/ TFLM, target 0.9) | identical | max LSB | code B | text B |")

@@ -175,6 +175,8 @@ def main() -> None:
         for r in rows:
             r["file"] = model_path(r["model"], args.tf_python).name
             r["targets_only"] = args.targets_only
+            if r["model"] in TARGETS:
+                r["budget_target"], r["cycles_target"] = TARGETS[r["model"]], CYCLES_TARGETS[r["model"]]
         print(f"recorded in {record.record(__file__, rows, key=lambda r: r['model'])}", file=sys.stderr)
     print("| model | arena B | least --ram-budget B (x) | M instr. before -> at it (x) | M est. cycles before -> at "
           "it (x) | identical to LiteRT ref |")
