@@ -51,6 +51,7 @@ def base_name(model: str) -> str:
 
 
 def name(model: str, int8: bool = False) -> str:
+    """The model as the page names it (int8 before any note in brackets)."""
     n = NAMES.get(base_name(model), model)
     if not int8 or model == "pooled":
         return n
@@ -59,6 +60,7 @@ def name(model: str, int8: bool = False) -> str:
 
 
 def order(model: str) -> int:
+    """The page's order of the models: the MLPerf Tiny four, then the large ones."""
     b = base_name(model)
     return ORDER.index(b) if b in ORDER else len(ORDER)
 
@@ -113,6 +115,7 @@ def load(script: str) -> dict[str, Any]:
 
 
 def rows_of(data: dict[str, Any]) -> list[tuple[Run, Row]]:
+    """Every row with the run that measured it."""
     return [(run, r) for run in data["runs"] for r in run["rows"]]
 
 
@@ -129,6 +132,7 @@ def measured(runs: Iterable[Run]) -> str:
 
 
 def runs_of(pairs: Iterable[tuple[Run, Row]]) -> list[Run]:
+    """The runs the rows came from, once each, in order: what a block cites."""
     out: list[Run] = []
     for run, _ in pairs:
         if not any(run is o for o in out):
@@ -179,6 +183,7 @@ def _outputs(r: Row, same: bool | None) -> str:
 
 
 def ram_budget_least(data: dict[str, Any]) -> str:
+    """Each model at the least --ram-budget aotc accepts, against its unbudgeted build."""
     pairs = sorted(((run, r) for run, r in rows_of(data) if r.get("budgeted")), key=lambda p: order(p[1]["model"]))
     if not pairs:
         return not_yet("bench/ram_budget.py")
@@ -197,6 +202,7 @@ def ram_budget_least(data: dict[str, Any]) -> str:
 
 
 def ram_budget_targets(data: dict[str, Any]) -> str:
+    """Issue 53's budgets: met or refused, at what cost in cycles against its target, and what was traded."""
     pairs = sorted(((run, r) for run, r in rows_of(data) if r.get("budget_target")),
                    key=lambda p: order(p[1]["model"]))
     if not pairs:
@@ -234,6 +240,7 @@ def ram_budget_targets(data: dict[str, Any]) -> str:
 # ---- bench/ram_budget_forms.py ----
 
 def ram_budget_forms(data: dict[str, Any]) -> str:
+    """The ONNX and fp32 forms' least budgets (compile only)."""
     pairs = rows_of(data)
     if not pairs:
         return not_yet("bench/ram_budget_forms.py")
@@ -257,6 +264,7 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 # ---- bench/flash_budget.py ----
 
 def flash_budget(data: dict[str, Any]) -> str:
+    """Each --flash-budget level's flash and cost, and what -O2 and the ISA paths are worth."""
     pairs = [(run, r) for run, r in rows_of(data) if r["model"].endswith(".tflite")]
     pairs.sort(key=lambda p: order(p[1]["model"]))
     if not pairs:
@@ -302,10 +310,12 @@ def flash_budget(data: dict[str, Any]) -> str:
 # ---- bench/memory_pools.py ----
 
 def _pools(r: Row) -> str:
+    """Bytes per pool, as the table lists them."""
     return ", ".join(f"{k} {v:,}" for k, v in r["pools"].items())
 
 
 def memory_pools_m4(data: dict[str, Any]) -> str:
+    """The pooled builds on the M4, with the assumed PSRAM wait states' cost."""
     pairs = [(run, r) for run, r in rows_of(data) if r["target"] == "mps2-an386"]
     if not pairs:
         return not_yet("bench/memory_pools.py")
@@ -343,6 +353,7 @@ def memory_pools_m4(data: dict[str, Any]) -> str:
 
 
 def memory_pools_m55(data: dict[str, Any]) -> str:
+    """Three pools on the M55 against one (instructions only)."""
     pairs = [(run, r) for run, r in rows_of(data) if r["target"] == "mps3-an547"]
     if not pairs:
         return not_yet("bench/memory_pools.py")
@@ -365,15 +376,18 @@ def memory_pools_m55(data: dict[str, Any]) -> str:
 # ---- bench/cortex_m_mlperf_int8.py ----
 
 def _mlperf(data: dict[str, Any], form: str, board: str = "an386") -> dict[tuple[str, str], tuple[Run, Row]]:
+    """One form's rows on a board, by model and level."""
     return {(r["model"], r["level"]): (run, r) for run, r in rows_of(data) if r["form"] == form
             and r["board"] == board}
 
 
 def _models(rows: dict[tuple[str, str], tuple[Run, Row]]) -> list[str]:
+    """The models of those rows, in the page's order."""
     return sorted({k for k, _ in rows}, key=order)
 
 
 def mlperf_quantized_io(data: dict[str, Any]) -> str:
+    """--quantized-io against float I/O on the ONNX route, against TFLM, and against the .tflite on the M55."""
     qio, flt = _mlperf(data, "onnx-qio"), _mlperf(data, "onnx")
     tfl, levels = _mlperf(data, "tflite"), ("O3", "O2", "Os")
     body, changed, removed = [], [], []
@@ -422,6 +436,7 @@ def mlperf_quantized_io(data: dict[str, Any]) -> str:
 
 
 def mlperf_m4_cycles(data: dict[str, Any]) -> str:
+    """The M4 estimate against the m4-cycles tool and the published figures, at -O3, -O2 and -Os."""
     rows = _mlperf(data, "tflite")
     levels = ("O3", "O2", "Os")
     models = [k for k in _models(rows) if all((k, lv) in rows for lv in levels)]
@@ -461,6 +476,7 @@ def mlperf_m4_cycles(data: dict[str, Any]) -> str:
 
 
 def mlperf_widened(data: dict[str, Any]) -> str:
+    """--widened-weights: the cycles it saves for the flash it takes."""
     plain, ww = _mlperf(data, "tflite"), _mlperf(data, "tflite-ww")
     levels = ("O3", "O2", "Os")
     models = [k for k in _models(ww) if all((k, lv) in ww and (k, lv) in plain for lv in levels)]
