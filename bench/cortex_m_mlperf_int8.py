@@ -3,7 +3,7 @@ TFLM with CMSIS-NN: instructions per inference under qemu at -O3, -O2 and -Os.
 
     python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite tflite-ww onnx ...]
                                          [--configs an386:O3 an386:O2 an386:Os an547:O3] [--keep DIR]
-                                         [--json FILE] [--profile]
+                                         [--json FILE] [--record] [--profile] [--m4-cycles-tool]
 
 The models are bench/keras_mlperf_int8.py's: NAME_int8.tflite (TFLiteConverter full-int8) and
 NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX), whose graph input and output are float;
@@ -17,7 +17,9 @@ with aotc's qemu plugin, which on the M4 (an386) also estimates its cycles from 
 (docs/firmware.md; "-" on the other boards). The outputs of the
 board's run are compared on the same seeded inputs with onnxruntime (.onnx; identical is the
 target) or LiteRT's reference kernels (.tflite, BUILTIN_REF, which TFLM matches bit for bit), as
-the share of identical elements and the largest LSB difference.
+the share of identical elements and the largest LSB difference. --m4-cycles-tool also counts each M4 build's
+cycles with the separate m4-cycles qemu plugin (../shared/tools/m4-cycles, which the project's first M4 cycle
+figures came from), the same (3 - 1) / 2 way: the estimate of aotc's plugin checked against it.
 
 TFLM cannot be built here: the anchors are issue 27's published TFLM + CMSIS-NN figures on the M4
 (arm-none-eabi-gcc 12.2, TFLM's own levels): instructions and tensor arena per model. The targets
@@ -25,13 +27,15 @@ are 0.7x TFLM's instructions and 0.9x its arena.
 
 Prints a markdown table: per model, form and board/level, the instructions (millions), per MAC, the
 M4's estimated cycles (millions) and per MAC, the ratio to TFLM's instructions, the arena against
-TFLM's, the image's code bytes (its functions) and .text.
+TFLM's, the image's code bytes (its functions) and .text. --record adds the rows to
+bench/results/cortex_m_mlperf_int8.json, which docs/firmware.md's tables are rendered from (bench/docs_tables.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,22 +45,29 @@ import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
+import record  # noqa: E402
 from quantcheck import output_lsb  # noqa: E402
 
 from aot.bench import board_counts, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
-from aot.build import build, run_bundle, runner_path  # noqa: E402
+from aot.build import RUN_TIMEOUT_S, build, run_bundle, runner_command, runner_path  # noqa: E402
 from aot.footprint import parse_elf  # noqa: E402
 from aot.npz import bundle_outputs, onnx_feeds, quantize_io  # noqa: E402
+from aot.targets import bundle_target  # noqa: E402
 
 MODELS_DIR = ROOT / "bench" / "models" / "keras"
 # issue 27: TFLM + CMSIS-NN on mps2-an386 (instructions per inference, tensor arena bytes)
 TFLM = {"kws_dscnn": (7.70e6, 22.8e3), "ic_resnet8": (29.9e6, 55.0e3), "vww_mobilenet": (24.1e6, 100.6e3),
         "ad_autoencoder": (0.60e6, 16.0e3)}
 TARGET_INSN, TARGET_ARENA = 0.7, 0.9
+# published M4 cycles per inference to set the estimate beside (not the same measure: real boards, from flash
+# with wait states): X-CUBE-AI 10.2 on a NUCLEO-L4R5ZI (KWS, IC, VWW), Plumerai's inference engine (AD)
+PUBLISHED_M4_CYCLES = {"kws_dscnn": (5.21e6, "X-CUBE-AI 10.2"), "ic_resnet8": (19.88e6, "X-CUBE-AI 10.2"),
+                       "vww_mobilenet": (10.73e6, "X-CUBE-AI 10.2"), "ad_autoencoder": (0.486e6, "Plumerai")}
 BOARDS = {"an386": "mps2-an386", "an547": "mps3-an547", "an385": "mps2-an385"}
 LEVELS = {"O3": "Release", "O2": "RelWithDebInfo", "Os": "MinSizeRel"}
+M4_CYCLES_TOOL = ROOT.parent / "shared" / "tools" / "m4-cycles" / "cyclecount.c"
 
 
 def inputs_for(meta: dict, seed: int = 0) -> list[np.ndarray]:
@@ -92,8 +103,34 @@ def references(model: Path, meta: dict, inputs: list[np.ndarray], work: Path) ->
     return [got[f"output_{k}"] for k in range(len(meta["outputs"]))]
 
 
+def m4_cycles_tool(work: Path) -> Path:
+    """The m4-cycles plugin, built into `work` with the host's cc (it needs no qemu headers)."""
+    so = work / "libcyclecount.so"
+    if not so.is_file():
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(so), str(M4_CYCLES_TOOL)], check=True)
+    return so
+
+
+def tool_counts(out: Path, meta: dict, inputs: list[np.ndarray], tool: Path) -> tuple[int, int]:
+    """One inference's instructions and cycles by the m4-cycles plugin: (count(3 runs) - count(1 run)) / 2, as
+    aot.bench.board_counts takes aotc's own."""
+    runner = runner_path(out, meta).resolve()
+    counts = []
+    with tempfile.TemporaryDirectory(prefix="aotc-m4cycles-") as tmp:
+        (Path(tmp) / "inputs.bin").write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
+        for repeat in (1, 3):
+            cmd = runner_command(bundle_target(meta), runner, ["inputs.bin", "outputs.bin", str(repeat)])
+            k = cmd.index("-kernel")
+            cmd[k:k] = ["-plugin", f"{tool},arg=out={tmp}/counts.txt"]
+            subprocess.run(cmd, cwd=tmp, check=True, capture_output=True, timeout=RUN_TIMEOUT_S)
+            text = (Path(tmp) / "counts.txt").read_text()
+            counts.append(tuple(int(v) for v in re.findall(r"(?:insns|cycles)=(\d+)", text)[:2]))
+    (i1, c1), (i3, c3) = counts
+    return (i3 - i1) // 2, (c3 - c1) // 2
+
+
 def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio: bool = False,
-            widened: bool = False) -> dict:
+            widened: bool = False, tool: Path | None = None) -> dict:
     out = work / f"{model.stem}_{model.suffix[1:]}{'_qio' if qio else ''}{'_ww' if widened else ''}_{board}_{level}"
     subprocess.run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", BOARDS[board], "--force",
                     "--build-type", LEVELS[level], *(["--quantized-io"] if qio else []),
@@ -105,6 +142,7 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
     per_function: dict[str, int] | None = {} if profile else None
     cycle_profile: dict[str, int] | None = {} if profile else None
     count, cycles = board_counts(out, meta, inputs, insn_count_plugin(work), per_function, cycle_profile)
+    tool_insns, tool_cycles = tool_counts(out, meta, inputs, tool) if tool and board == "an386" else (None, None)
     outputs, _ = run_bundle(out, meta, inputs)
     refs = references(model, meta, inputs, work)
     # float outputs (a DequantizeLinear's) in LSB of its scale; integer outputs as they are
@@ -122,7 +160,8 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
             "identical": same / max(total, 1),
             "max_lsb": lsb, "text": elf.sizes()["text"], "code": sum(f.size for f in elf.functions),
             "weights": meta["memory"]["weights_bytes"], "profile": per_function,
-            "cycle_profile": cycle_profile or None}
+            "cycle_profile": cycle_profile or None,
+            **({"tool_instructions": tool_insns, "tool_cycles": tool_cycles} if tool_cycles is not None else {})}
 
 
 def main() -> None:
@@ -134,10 +173,16 @@ def main() -> None:
                    help="BOARD:LEVEL pairs; boards an386 (M4F), an547 (M55), an385 (M3); levels O3 O2 Os")
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--record", action="store_true",
+                   help="add the rows to bench/results/cortex_m_mlperf_int8.json (docs/firmware.md's tables come "
+                   "from it)")
     p.add_argument("--profile", action="store_true", help="also print each build's instructions per function")
+    p.add_argument("--m4-cycles-tool", action="store_true",
+                   help="also count the M4 builds' cycles with ../shared/tools/m4-cycles (a check of aotc's estimate)")
     args = p.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-mlperf-int8-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    tool = m4_cycles_tool(work) if args.m4_cycles_tool else None
     rows = []
     for name in args.models:
         macs = graph_macs(onnx.load(str(MODELS_DIR / f"{name}_folded.onnx")))
@@ -146,7 +191,7 @@ def main() -> None:
             for config in args.configs:
                 board, level = config.split(":")
                 r = measure(model, board, level, work, args.profile, qio=form.endswith("-qio"),
-                            widened=form.endswith("-ww"))
+                            widened=form.endswith("-ww"), tool=tool)
                 r.update(model=name, form=form, board=board, level=level, macs=macs)
                 rows.append(r)
                 est = "" if r["cycles"] is None else f", {r['cycles']} est. cycles ({r['cycles'] / macs:.2f}/MAC)"
@@ -158,6 +203,12 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps([{k: v for k, v in r.items() if "profile" not in k} for r in rows],
                                               indent=1))
+    if args.record:
+        key = lambda r: (r["model"], r["form"], r["board"], r["level"])  # noqa: E731
+        plain = [{**{k: v for k, v in r.items() if "profile" not in k}, "tflm_instructions": TFLM[r["model"]][0],
+                  "tflm_arena": TFLM[r["model"]][1], "published_m4_cycles": PUBLISHED_M4_CYCLES[r["model"]]}
+                 for r in rows]
+        print(f"recorded in {record.record(__file__, plain, key=key)}", file=sys.stderr)
     print("| model | form | board -level | M instr (per MAC) | M est. cycles (per MAC) | / TFLM (target 0.7) "
           "| arena B (/ TFLM, target 0.9) | identical | max LSB | code B | text B |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -4,10 +4,12 @@ build (they must agree), its code and constants, the arena, the instructions and
 under qemu (as `aotc bench` counts them), and whether the outputs are the unbudgeted (level "none") build's.
 
     python bench/flash_budget.py [--models kws_dscnn_int8.tflite vww_mobilenet_int8.tflite ...] [--keep DIR]
-                                 [--json FILE]
+                                 [--json FILE] [--record]
 
 Each level is compiled on its own (aot.flash.LEVELS narrowed to it, with a budget it meets), so every level is
-measured even where an earlier one would have met a budget. Models are bench/models/keras/ file names.
+measured even where an earlier one would have met a budget. Models are bench/models/keras/ file names. --record
+adds the rows to bench/results/flash_budget.json, which docs/firmware.md's table is rendered from
+(bench/docs_tables.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
 
+import record  # noqa: E402
 from cortex_m_mlperf_int8 import inputs_for  # noqa: E402
 
 from aot import flash  # noqa: E402
@@ -64,6 +67,8 @@ def main() -> None:
     p.add_argument("--models", nargs="*", default=list(MODELS))
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--record", action="store_true",
+                   help="add the rows to bench/results/flash_budget.json (docs/firmware.md's table comes from it)")
     args = p.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-flash-budget-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -80,6 +85,8 @@ def main() -> None:
             print(json.dumps(rows[-1]), file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.record:
+        print(f"recorded in {record.record(__file__, rows, key=lambda r: (r['model'], r['level']))}", file=sys.stderr)
     print("| model | level | flash (compile time = footprint) | code | weights and constants | arena | instructions "
           "| est. cycles | outputs as level none |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")

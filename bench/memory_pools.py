@@ -8,7 +8,10 @@ its estimated cycles with no wait states and with --wait-state cycles per data a
 memories (an assumption: qemu models none), medians of --runs runs; outputs bit for bit the one-pool
 build's.
 
-    python bench/memory_pools.py [--models pooled kws_dscnn_int8 vww_mobilenet_int8] [--wait 2] [--runs 3]
+    python bench/memory_pools.py [--models pooled kws_dscnn_int8 vww_mobilenet_int8] [--wait 2] [--runs 3] [--record]
+
+--record adds the rows to bench/results/memory_pools.json, which docs/firmware.md's tables are rendered from
+(bench/docs_tables.py).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import onnx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests"), str(ROOT / "examples")]
 
+import record  # noqa: E402
 from cortex_m_mlperf_int8 import inputs_for  # noqa: E402
 from poolmodels import pooled_model  # noqa: E402
 
@@ -74,7 +78,10 @@ def main() -> None:
     ap.add_argument("--wait", type=int, default=2, help="wait states per data access to PSRAM (default 2)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--keep", type=Path, help="keep the builds here")
+    ap.add_argument("--record", action="store_true",
+                    help="add the rows to bench/results/memory_pools.json (docs/firmware.md's tables come from it)")
     args = ap.parse_args()
+    recorded: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="aotc-pools-") as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -100,14 +107,20 @@ def main() -> None:
             for r in rows:
                 if "refused" in r:
                     print(f"| {name} | {r['target']} | {r['label']} | refused: {r['refused']} | | | | |")
+                    recorded.append({"model": name, **r})
                     continue
                 ref = base if r["target"] == "mps2-an386" else m55
                 same = all(np.array_equal(a, b) for a, b in zip(r["outputs"], ref["outputs"], strict=True))
+                recorded.append({"model": name, **{k: v for k, v in r.items() if k != "outputs"},
+                                 "same_as_one_pool": same, "wait_states": {"PSRAM": args.wait}, "runs": args.runs})
                 pools = ", ".join(f"{k} {v}" for k, v in r["pools"].items())
                 cyc = "-" if r["cycles"] is None else f"{r['cycles']:.0f}"
                 cw = "-" if r["cycles_waits"] is None else f"{r['cycles_waits']:.0f}"
                 print(f"| {name} | {r['target']} | {r['label']} | {pools} | {r['instructions']:.0f} | {cyc} | {cw} "
                       f"| {'bit-exact' if same else 'DIFFER'} |", flush=True)
+    if args.record:
+        key = lambda r: (r["model"], r["target"], r["label"])  # noqa: E731
+        print(f"recorded in {record.record(__file__, recorded, key=key)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,14 +4,16 @@ estimated cycles of one inference under qemu at both (as `aotc bench` counts the
 against LiteRT's reference kernels (identical elements); also the issue's target budgets where it
 gives one (VWW 30.2 KB, KWS 12.0 KB: the refusal's line where aotc cannot meet them).
 
-    python bench/ram_budget.py [--models kws_dscnn vww_mobilenet ic_resnet8 ad_autoencoder mobilenet_v2_224
-                                mobilenet_v2_224_torchpad] [--no-run] [--targets-only] [--keep DIR] [--json FILE]
-                               [--tf-python PY] [--taps] [--also MODEL=BYTES ...]
+    python bench/ram_budget.py [--models kws_dscnn vww_mobilenet ic_resnet8 ad_autoencoder tflm_mobilenet_v2
+                                mobilenet_v2_224 mobilenet_v2_224_torchpad] [--no-run] [--targets-only] [--keep DIR]
+                               [--json FILE] [--record] [--tf-python PY] [--taps] [--also MODEL=BYTES ...]
 
 --no-run: arenas only (no build, no qemu). --targets-only: build and run at the issue's targets (and --also)
 but not at the least budget. Where runs of layers went in row bands (aot/plan/bands.py) each is listed with
 its band height, bands and kernel calls. The MobileNetV2 224 models are bench/arenas.py's --large ones,
-made on demand by examples/make_tflite_models.py with the TensorFlow Python --tf-python.
+made on demand by examples/make_tflite_models.py with the TensorFlow Python --tf-python; tflm_mobilenet_v2 is
+TFLM's MobileNetV2 1.0 224 int8 test model (../shared/models), which needs no TensorFlow. --record adds the rows
+to bench/results/ram_budget.json, which docs/firmware.md's tables are rendered from (bench/docs_tables.py).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench"), str(ROOT / "tests")]
 
+import record  # noqa: E402
 from arenas import LARGE, large_models  # noqa: E402
 from cortex_m_mlperf_int8 import MODELS_DIR, inputs_for  # noqa: E402
 
@@ -41,13 +44,16 @@ from aot.plan import BudgetError  # noqa: E402
 BOARD = "mps2-an386"
 MLPERF = ("kws_dscnn", "vww_mobilenet", "ic_resnet8", "ad_autoencoder")
 LARGE_NAMES = ("mobilenet_v2_224", "mobilenet_v2_224_torchpad")
+SHARED = {"tflm_mobilenet_v2": ROOT.parent / "shared" / "models" / "tflm_mobilenet_v2_quantized_1x3x224x224.tflite"}
 # issue 53's table (KB as 1000 B: the stricter reading; MobileNetV2's 256 KiB), and the estimated cycles it allows
 # against the unbudgeted build's at those budgets
-TARGETS = {"vww_mobilenet": 30_200, "kws_dscnn": 12_000, "mobilenet_v2_224": 262_144}
-CYCLES_TARGETS = {"vww_mobilenet": 1.15, "kws_dscnn": 1.15, "mobilenet_v2_224": 1.20}
+TARGETS = {"vww_mobilenet": 30_200, "kws_dscnn": 12_000, "mobilenet_v2_224": 262_144, "tflm_mobilenet_v2": 262_144}
+CYCLES_TARGETS = {"vww_mobilenet": 1.15, "kws_dscnn": 1.15, "mobilenet_v2_224": 1.20, "tflm_mobilenet_v2": 1.20}
 
 
 def model_path(name: str, tf_python: str | None) -> Path:
+    if name in SHARED:
+        return SHARED[name]
     if name in LARGE_NAMES:
         if not (LARGE / f"{name}_int8.tflite").exists():
             if tf_python is None:
@@ -110,10 +116,12 @@ def run_one(model: Path, budget: int | None, work: Path, taps: bool = False) -> 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", nargs="*", default=[*MLPERF, *LARGE_NAMES], choices=[*MLPERF, *LARGE_NAMES])
+    p.add_argument("--models", nargs="*", default=[*MLPERF, *LARGE_NAMES], choices=[*MLPERF, *SHARED, *LARGE_NAMES])
     p.add_argument("--no-run", action="store_true", help="arenas only: no build, no qemu")
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--record", action="store_true",
+                   help="add the rows to bench/results/ram_budget.json (docs/firmware.md's tables come from it)")
     p.add_argument("--tf-python", help="the Python with TensorFlow, to make the MobileNetV2 224 models")
     p.add_argument("--targets-only", action="store_true", help="no build and run at the least budget")
     p.add_argument("--taps", action="store_true",
@@ -148,9 +156,11 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row, default=lambda v: "..."), file=sys.stderr)
     for r in rows:  # the budget changes where outputs go, never a value: the two builds agree
-        if r.get("budgeted") and not all(np.array_equal(a, b) for a, b in zip(
-                r["budgeted"].pop("outputs"), r["unbudgeted"]["outputs"], strict=True)):
-            print(f"{r['model']}: the budgeted build's outputs differ from the unbudgeted one's", file=sys.stderr)
+        if r.get("budgeted"):
+            r["budgeted"]["same_as_unbudgeted"] = all(np.array_equal(a, b) for a, b in zip(
+                r["budgeted"].pop("outputs"), r["unbudgeted"]["outputs"], strict=True))
+            if not r["budgeted"]["same_as_unbudgeted"]:
+                print(f"{r['model']}: the budgeted build's outputs differ from the unbudgeted one's", file=sys.stderr)
         for b, m in r.get("more", {}).items():  # the same comparison at the other budgets
             same = all(np.array_equal(x, y) for x, y in zip(m.pop("outputs"), r["unbudgeted"]["outputs"], strict=True))
             m["same_as_unbudgeted"] = same
@@ -161,6 +171,13 @@ def main() -> None:
             r["unbudgeted"].pop("outputs")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.record:
+        for r in rows:
+            r["file"] = model_path(r["model"], args.tf_python).name
+            r["targets_only"] = args.targets_only
+            if r["model"] in TARGETS:
+                r["budget_target"], r["cycles_target"] = TARGETS[r["model"]], CYCLES_TARGETS[r["model"]]
+        print(f"recorded in {record.record(__file__, rows, key=lambda r: r['model'])}", file=sys.stderr)
     print("| model | arena B | least --ram-budget B (x) | M instr. before -> at it (x) | M est. cycles before -> at "
           "it (x) | identical to LiteRT ref |")
     print("|---|---:|---:|---:|---:|---:|")

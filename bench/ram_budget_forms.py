@@ -8,9 +8,11 @@ the refusal names. Compile only, unless --run: then the unbudgeted bundle and th
 built (Release) and run on the same seeded input, their outputs compared element by element, and on the M4 one
 inference's instructions counted under qemu (as `aotc bench` counts them); on the host the median of 20 runs.
 
-    python bench/ram_budget_forms.py [--models NAME[:FLAGS] ...] [--run] [--json FILE]
+    python bench/ram_budget_forms.py [--models NAME[:FLAGS] ...] [--run] [--json FILE] [--record]
 
-NAME is a bench/models/keras/ file or a path; FLAGS: q (--quantized-io), h (host only), m (the M4 only).
+NAME is a bench/models/keras/ file or a path; FLAGS: q (--quantized-io), h (host only), m (the M4 only). --record adds
+the rows to bench/results/ram_budget_forms.json, which docs/firmware.md's table is rendered from
+(bench/docs_tables.py).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+import record  # noqa: E402
 
 from aot.compiler import Options, compile_file  # noqa: E402
 from aot.errors import AotcError  # noqa: E402
@@ -90,6 +94,8 @@ def main() -> None:
     p.add_argument("--models", nargs="*", default=list(MODELS))
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--run", action="store_true", help="also build and run unbudgeted and at the least budget")
+    p.add_argument("--record", action="store_true",
+                   help="add the rows to bench/results/ram_budget_forms.json (docs/firmware.md's table comes from it)")
     args = p.parse_args()
     rows = []
     for spec in args.models:
@@ -108,6 +114,9 @@ def main() -> None:
             print(json.dumps(rows[-1]), file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if args.record:
+        key = lambda r: (r["model"], r["target"], r["quantized_io"])  # noqa: E731
+        print(f"recorded in {record.record(__file__, rows, key=key)}", file=sys.stderr)
     print("| model | target | arena | liveness bound | least --ram-budget | techniques (bytes saved) | peak named "
           "| row bands | at the least (--run) |")
     print("|---|---|---:|---:|---:|---|---|---|---|")
