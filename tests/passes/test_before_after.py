@@ -24,6 +24,7 @@ from aot.ir import Graph
 from aot.passes import (
     ConvReadsNHWC,
     ConvWritesNHWC,
+    DepthwiseAsConv,
     DropIdentity,
     FoldAffine,
     FoldBatchNorm,
@@ -228,6 +229,37 @@ def test_simplify_layout_cancels_transposes():
     assert [n.op for n in g.nodes] == ["Transpose", "Transpose", "Pad", "Conv"]
     out = run(SimplifyLayout(), g)
     assert form(out) == ["Pad(x) -> p", "Conv(p, w) -> y"]
+
+
+# --- DepthwiseAsConv ----------------------------------------------------------------------------------
+
+def _tfl_depthwise(channels: int) -> Graph:
+    """An int8 DEPTHWISE_CONV_2D of `channels` input channels, multiplier 4, a 3 x 3 window, as the TFLite import
+    writes it."""
+    from aot.ir import Node, Tensor
+    from aot.ir import tflite_ops as tfl
+
+    w = np.arange(9 * 4 * channels, dtype=np.int8).reshape(1, 3, 3, 4 * channels)
+    tensors = {"x": Tensor("x", (1, 6, 6, channels), "int8"), "w": Tensor("w", w.shape, "int8", w),
+               "y": Tensor("y", (1, 4, 4, 4 * channels), "int8")}
+    attrs = {"kernel": [3, 3], "strides": [1, 1], "dilations": [1, 1], "pads": [0, 0, 0, 0], "y_min": -128,
+             "y_max": 127, "y_shape": [1, 4, 4, 4 * channels], "x_zero": 0, "y_zero": 0,
+             "mult": [1 << 30] * (4 * channels), "shift": [0] * (4 * channels)}
+    return Graph("m", [Node(tfl.DEPTHWISE_CONV_2D, "dw", ["x", "w"], ["y"], attrs)], tensors, ["x"], ["y"])
+
+
+@case(DepthwiseAsConv, "fires")
+def test_depthwise_of_one_channel_becomes_a_conv():
+    g = _tfl_depthwise(1)
+    out = run(DepthwiseAsConv(), g)
+    assert form(out, g) == ["TflConv2D(x, <new>) -> y"]
+    w = out.tensors[out.nodes[0].inputs[1]].data
+    assert w.shape == (4, 3, 3, 1) and np.array_equal(w[:, :, :, 0], g.tensors["w"].data[0].transpose(2, 0, 1))
+
+
+@case(DepthwiseAsConv, "stays")
+def test_depthwise_of_several_channels_stays():
+    stays(DepthwiseAsConv(), _tfl_depthwise(2))
 
 
 # --- FoldPad -------------------------------------------------------------------------------------------
