@@ -37,7 +37,8 @@ int main(void) {
 """
 
 
-@pytest.mark.parametrize("model", ["mlp", pytest.param("excite_int8", marks=pytest.mark.full)])
+@pytest.mark.full  # a build and a C program per model (the fast tier's time)
+@pytest.mark.parametrize("model", ["mlp", "excite_int8"])
 def test_header_vector_is_reproduced_by_the_bundle_in_c(tmp_path, model):
     require_tool("gcc")
     if model == "mlp":

@@ -86,6 +86,7 @@ def _model(path: Path, seed: int = 0) -> dict[str, np.ndarray]:
     return zoo.random_inputs(model)
 
 
+@pytest.mark.full  # the fast tier's time (a build and run of a model); the compile-only checks stay fast
 def test_weights_apart_from_the_library_give_the_same_outputs(tmp_path):
     feeds = _model(tmp_path / "lenet.onnx")
     meta = build_bundle(tmp_path / "lenet.onnx", tmp_path / "sep", "--separate-weights")

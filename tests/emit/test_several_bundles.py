@@ -280,6 +280,7 @@ def _kernels(meta: dict) -> set[str]:
     return {s.removeprefix(meta["symbol_prefix"]) for s in meta["lib"] if s.startswith(meta["symbol_prefix"])}
 
 
+@pytest.mark.full  # the fast tier's time (a build and run of a model); the compile-only checks stay fast
 def test_bundles_of_one_and_of_two_configurations_share_one_host_program(tmp_path):
     """LeNet and an MLP compiled alike (one configuration: the same aotc_symbols.h, the same kernel names and
     code, which the linker takes once), and the MLP with --threads 2 (another: its GEMM splits its work over

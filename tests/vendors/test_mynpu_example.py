@@ -90,6 +90,7 @@ def test_listed_with_its_options_and_its_board(env):
     assert "[aotc-mynpu 0.1.0, entry point mynpu-devkit = aotc_mynpu.board:DEVKIT]" in boards, boards
 
 
+@pytest.mark.full  # the fast tier's time (a build and run of a model); the compile-only checks stay fast
 def test_resnet_through_mynpu_matches_onnxruntime(env, tmp_path):
     """ResNet-8: the convs, residual Adds and Relus in one mynpu function (each block end one mynpu.Conv), the
     classifier's Gemm a 1x1 conv in a second (the graph pass); the transposes to NHWC on the host, none inside;

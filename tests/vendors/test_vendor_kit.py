@@ -43,7 +43,8 @@ def require_onednn() -> None:
     pytest.skip(message)
 
 
-@pytest.mark.parametrize("name", ["cref", "accel_sim", pytest.param("dnnl", marks=pytest.mark.full)])
+@pytest.mark.parametrize("name", ["cref", pytest.param("accel_sim", marks=pytest.mark.full),
+                                  pytest.param("dnnl", marks=pytest.mark.full)])
 def test_shipped_vendor_passes_the_kit(name, tmp_path):
     if name == "dnnl":
         require_onednn()
