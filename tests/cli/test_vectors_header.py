@@ -65,3 +65,17 @@ def test_header_vector_is_reproduced_by_the_bundle_in_c(tmp_path, model):
                     "-o", str(exe)], check=True)
     assert subprocess.run([str(exe)]).returncode == 0
     assert json.loads((bundle / "metadata.json").read_text())["name"] == name
+
+
+def test_header_text_names_the_arrays_and_says_how_to_compare():
+    """The header alone (no build): arrays named after the I/O fields, exact for integer outputs."""
+    from aot.vectors import vectors_header
+
+    meta = {"name": "kws", "target": "mps2-an386",
+            "inputs": [{"name": "input", "field": "input", "dtype": "int8", "shape": [1, 4]}],
+            "outputs": [{"name": "Identity", "field": "identity", "dtype": "int8", "shape": [1, 2]}]}
+    text = vectors_header(meta, [np.array([[1, -2, 3, -4]], np.int8)], {"Identity": np.array([[5, -6]], np.int8)},
+                          "in.npz")
+    assert "static const int8_t kws_vector_input_input[4] = {" in text
+    assert "static const int8_t kws_vector_expected_identity[2] = {" in text
+    assert "#define KWS_VECTOR_INPUT_INPUT_COUNT 4u" in text and "exactly (integer outputs)" in text
