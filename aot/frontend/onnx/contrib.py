@@ -316,13 +316,7 @@ def fill_shapes(model: onnx.ModelProto) -> bool:
             if not name or name in shapes:
                 continue
             shapes[name], types[name] = sh, _extra_type(node, k, elem)
-            vi = helper.make_tensor_value_info(name, types[name], list(sh))
-            if name in known:
-                for old in g.value_info:
-                    if old.name == name:
-                        old.CopyFrom(vi)
-            else:
-                g.value_info.append(vi)
+            _declare(g, name, types[name], sh, known)
             added = True
     return added
 
@@ -346,12 +340,17 @@ def _fill_vendor_op(g: onnx.GraphProto, node: onnx.NodeProto, vop: VendorOp, sha
             continue
         shapes[name] = tuple(int(d) for d in shape)
         types[name] = helper.np_dtype_to_tensor_dtype(np_dtype(dtype))
-        vi = helper.make_tensor_value_info(name, types[name], list(shapes[name]))
-        if name in known:
-            for old in g.value_info:
-                if old.name == name:
-                    old.CopyFrom(vi)
-        else:
-            g.value_info.append(vi)
+        _declare(g, name, types[name], shapes[name], known)
         added = True
     return added
+
+
+def _declare(g: onnx.GraphProto, name: str, elem: int, shape: tuple[int, ...], known: set[str]) -> None:
+    """value_info for `name` (replacing the one onnx's inference left, if any: it lacked the shape)."""
+    vi = helper.make_tensor_value_info(name, elem, list(shape))
+    if name in known:
+        for old in g.value_info:
+            if old.name == name:
+                old.CopyFrom(vi)
+    else:
+        g.value_info.append(vi)
