@@ -52,6 +52,23 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("AOTC_TEST_SAMPLE", str(FAST_SAMPLE))
         os.environ.setdefault("CMAKE_BUILD_TYPE", FAST_BUILD_TYPE)  # CMake's default for a new build folder
     start_compiler_cache(config)
+    start_bytecode_cache(config)
+
+
+def start_bytecode_cache(config: pytest.Config) -> None:
+    """One bytecode cache for the run where the environment turns Python's off (PYTHONDONTWRITEBYTECODE, as on
+    the CI machines): without it each xdist worker compiled every test module and aot module from source (and
+    rewrote the tests' asserts) while collecting, 14 s each, and every `python -m aot.cli` a test starts
+    compiled aot again (0.7 s). The cache sits outside the checkout (PYTHONPYCACHEPREFIX), starts empty and
+    is removed when the run ends, like the compiler cache."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or not sys.dont_write_bytecode or "PYTHONPYCACHEPREFIX" in os.environ:
+        return
+    cache = tempfile.mkdtemp(prefix="aotc-test-pycache-")
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = cache  # the workers and the tests' child processes inherit both
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = cache
 
 
 def start_compiler_cache(config: pytest.Config) -> None:
