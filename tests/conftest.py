@@ -117,6 +117,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-symbols", action="store_true",
                      help="rewrite runtime_c/kernels/symbols.json from the kernel objects "
                           "(tests/kernels_c/test_runtime_symbols.py)")
+    parser.addoption("--record-passed", metavar="FILE",
+                     help="write the ids of the tests that passed to FILE, one a line (.ci/run: the fast tier's run)")
+    parser.addoption("--skip-passed", metavar="FILE",
+                     help="deselect the tests FILE names (--record-passed's): .ci/run's full tier does not run again "
+                          "what passed in its fresh-machine run of the fast tier")
 
 
 def current_tier() -> str:
@@ -164,14 +169,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if sample > 1:
         from opcheck import sampled
 
+    skip_passed = config.getoption("skip_passed")
+    passed = set(Path(skip_passed).read_text().splitlines()) if skip_passed else set()
     keep, drop = [], []
     for item in items:
         case_id = getattr(item, "callspec", None) and item.callspec.params.get("case_id")
         left_out = sample > 1 and isinstance(case_id, str) and not sampled(case_id)
-        (drop if left_out or tiers.index(item_tier(item)) > upto else keep).append(item)
+        (drop if left_out or item.nodeid in passed or tiers.index(item_tier(item)) > upto else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+# --record-passed: each test's id -> whether every phase of it passed so far (skipped is not passed)
+_RECORD: dict[str, dict[str, bool]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """(On the controller: xdist hands it every worker's reports.)"""
+    outcomes = _RECORD.get("outcomes")
+    if outcomes is not None:
+        outcomes[report.nodeid] = outcomes.get(report.nodeid, True) and report.passed
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if session.config.getoption("record_passed") and not hasattr(session.config, "workerinput"):
+        _RECORD["outcomes"] = {}
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """--record-passed: a test that passed in a run with fewer tools (.ci/fresh-machine's bare PATH) passed with
+    the tools it asked for (require_tool skips it otherwise, and a skipped test is not written)."""
+    outcomes = _RECORD.get("outcomes")
+    if outcomes is not None:
+        Path(session.config.getoption("record_passed")).write_text(
+            "".join(f"{nodeid}\n" for nodeid, ok in sorted(outcomes.items()) if ok))
 
 
 # The seconds each test file took in a run of each tier (tests/suite_times.py writes them from --durations=0 logs).

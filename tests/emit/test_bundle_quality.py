@@ -11,7 +11,7 @@ import numpy as np
 import onnx
 import pytest
 import zoo
-from conftest import require_tool
+from conftest import require_tool, tiered
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from modelcheck import compile_build_run, global_symbols, outside_prefix, reference
@@ -23,22 +23,24 @@ from aot.compiler import Options, compile_model
 from aot.csource.format import c_float
 
 
-def test_library_never_touches_the_heap_and_defines_only_its_own_names(tmp_path):
+@pytest.mark.parametrize("name", tiered(["lenet", "mobilenetv2"], {"lenet"}))
+def test_library_never_touches_the_heap_and_defines_only_its_own_names(tmp_path, name):
     """No allocation; and every global symbol of the library begins with the model's name or, its runtime C's,
     with its kernel configuration's prefix (runtime/aotc_symbols.h), so that another bundle can share its program
-    (tests/emit/test_several_bundles.py)."""
+    (tests/emit/test_several_bundles.py). MobileNetV2's more kernels (depthwise, pointwise, residual adds) in the
+    full tier: its build took 10 s of the fast one."""
     require_tool("nm")
-    model = zoo.build("mobilenetv2")
-    meta, _ = compile_build_run(tmp_path, model, zoo.random_inputs(model), "mobilenetv2")
+    model = zoo.build(name)
+    meta, _ = compile_build_run(tmp_path, model, zoo.random_inputs(model), name)
     prefix = meta["symbol_prefix"]
-    lib = tmp_path / "out" / "libmobilenetv2.a"
+    lib = tmp_path / "out" / f"lib{name}.a"
     undefined = subprocess.run(["nm", "-u", str(lib)], capture_output=True, text=True, check=True).stdout
     symbols = {line.split()[-1] for line in undefined.splitlines() if line.strip() and ":" not in line}
     assert symbols, "nm found no undefined symbols at all: the check would be vacuous"
     assert not symbols & {"malloc", "calloc", "realloc", "free", "aligned_alloc", "posix_memalign"}, symbols
     defined = global_symbols(lib)
-    assert "mobilenetv2_run" in defined and any(s.startswith(f"{prefix}aotc_") for s in defined), defined
-    assert not outside_prefix(lib, "mobilenetv2", prefix), outside_prefix(lib, "mobilenetv2", prefix)
+    assert f"{name}_run" in defined and any(s.startswith(f"{prefix}aotc_") for s in defined), defined
+    assert not outside_prefix(lib, name, prefix), outside_prefix(lib, name, prefix)
 
 
 def big_weight_model(k: int = 512, n: int = 700) -> onnx.ModelProto:
