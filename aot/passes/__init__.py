@@ -16,6 +16,7 @@ from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
 from aot.passes.fuse_residual import FuseResidualAdd
 from aot.passes.merge_products import MergeSummedProducts
+from aot.passes.push_transpose import PushTransposeDown
 from aot.passes.qdq import LowerQDQ
 from aot.passes.remove_dead_nodes import RemoveDeadNodes
 from aot.passes.simplify_layout import SimplifyLayout
@@ -24,8 +25,10 @@ from aot.passes.simplify_layout import SimplifyLayout
 # QLinearConv by then and keep their own Mul/Adds; before partitioning, because cancelling transposes and
 # folding constant affine ops into weights is right for every backend (vendors see the folded graph).
 # FoldPad after LowerQDQ too, and after SimplifyLayout, which cancels Transposes that may stand between a
-# Pad and its conv.
-DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldPad(),
+# Pad and its conv. PushTransposeDown first: it moves tf2onnx's Transposes past the elementwise ops between
+# them until SimplifyLayout can cancel them.
+DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), PushTransposeDown(),
+                                      SimplifyLayout(), FoldPad(),
                                       DepthwiseAsConv(), FoldAffine(), MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
@@ -40,7 +43,6 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DepthwiseAsConv", "DropIdentity",
-           "FoldAffine",
-           "FoldBatchNorm", "FoldPad", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm",
-           "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout",
-           "run_passes", "run_passes_tracked", "simplify", "verify_graph"]
+           "FoldAffine", "FoldBatchNorm", "FoldPad", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm",
+           "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes",
+           "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify", "verify_graph"]

@@ -49,7 +49,7 @@ class SimplifyLayout(Pass):
                     n.attrs = {"perm": [src.attrs["perm"][p] for p in n.attrs["perm"]]}
                     n.inputs = [src.inputs[0]]
                     n.origin = _absorb(src, n, sole_reader(src.outputs[0], n), drop)
-                if _moves_unit_axes_only(g.tensors[n.inputs[0]].shape, n.attrs["perm"]):
+                if moves_unit_axes_only(g.tensors[n.inputs[0]].shape, n.attrs["perm"]):
                     n.op, n.attrs = "Reshape", {}
                     src = producers.get(n.inputs[0])
             if n.op in VIEWS and g.tensors[n.inputs[0]].shape == g.tensors[n.outputs[0]].shape \
@@ -87,7 +87,7 @@ def _absorb(src: Node, n: Node, dead: bool, drop: set[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(src.sources() + n.sources()))
 
 
-def _moves_unit_axes_only(shape: tuple[int, ...], perm: list[int]) -> bool:
+def moves_unit_axes_only(shape: tuple[int, ...], perm: list[int]) -> bool:
     """The permutation keeps the order of the axes longer than 1: the bytes do not move."""
     kept = [p for p in perm if shape[p] != 1]
     return kept == sorted(kept)

@@ -37,6 +37,7 @@ from aot.passes import (
     LowerQDQ,
     MergeSummedProducts,
     Pass,
+    PushTransposeDown,
     RemoveDeadNodes,
     SimplifyLayout,
     run_passes,
@@ -229,6 +230,50 @@ def test_simplify_layout_cancels_transposes():
     assert [n.op for n in g.nodes] == ["Transpose", "Transpose", "Pad", "Conv"]
     out = run(SimplifyLayout(), g)
     assert form(out) == ["Pad(x) -> p", "Conv(p, w) -> y"]
+
+
+# --- PushTransposeDown --------------------------------------------------------------------------------
+
+def _tf2onnx_block(out_of_block: str = "Relu", reads: str = "a") -> Graph:
+    """What tf2onnx writes between two Keras convs: the first conv's output back to NHWC, its BatchNorm as a
+    per-channel Mul and Add, hard-swish (x * relu6(x + 3) / 6, reading x twice), a Pad, then NCHW again for the
+    next conv; `out_of_block` reads the NHWC tensor `reads` too (a Relu moves with it, a Softmax over the channels
+    does not)."""
+    return graph([N("Transpose", ["x"], ["t"], name="to_nhwc", perm=[0, 2, 3, 1]),
+                  N("Mul", ["t", "s"], ["m"], name="bn_mul"), N("Add", ["m", "b"], ["a"], name="bn_add"),
+                  N("Add", ["a", "three"], ["a3"], name="hs_add"),
+                  N("Clip", ["a3", "zero", "six"], ["c"], name="hs_clip"),
+                  N("Mul", ["a", "c"], ["h"], name="hs_mul"), N("Mul", ["h", "sixth"], ["hs"], name="hs_div"),
+                  N("Pad", ["hs", "pads"], ["p"], name="pad"),
+                  N("Transpose", ["p"], ["u"], name="to_nchw", perm=[0, 3, 1, 2]),
+                  N("Conv", ["u", "w"], ["y"], name="conv"), N(out_of_block, [reads], ["z"], name="side", axis=-1)
+                  if out_of_block == "Softmax" else N(out_of_block, [reads], ["z"], name="side")],
+                 {"x": ("float32", [1, 4, 6, 6])}, ["y", "z"],
+                 {"s": f32(4), "b": f32(4), "three": np.float32(3), "zero": np.float32(0), "six": np.float32(6),
+                  "sixth": np.float32(1 / 6), "pads": np.array([0, 1, 1, 0, 0, 1, 1, 0], np.int64),
+                  "w": f32(2, 4, 3, 3)})
+
+
+@case(PushTransposeDown, "fires")
+def test_push_transpose_moves_nhwc_ops_between_the_convs_until_the_transposes_cancel():
+    """Every op between the two Transposes moves above them (the per-channel constants in NCHW order, the Pad's
+    pads too), the pair cancels, and the Relu that also read the NHWC tensor gets the Transpose after it."""
+    g = _tf2onnx_block()
+    out = run(PushTransposeDown(), g)
+    assert [n.op for n in out.nodes] == ["Mul", "Add", "Add", "Clip", "Mul", "Mul", "Pad", "Conv", "Relu",
+                                         "Transpose"], form(out, g)
+    assert node(out, "Conv").inputs[0] == node(out, "Pad").outputs[0]
+    bn_mul = next(n for n in out.nodes if n.name == "bn_mul")
+    np.testing.assert_array_equal(out.const(bn_mul.inputs[1]), g.const("s").reshape(1, 1, 1, 4).transpose(0, 3, 1, 2))
+    assert node(out, "Pad").attrs["pads"] == [0, 0, 1, 1, 0, 0, 1, 1]
+    assert node(out, "Transpose").outputs == ["z"] and node(out, "Transpose").attrs["perm"] == [0, 2, 3, 1]
+
+
+@case(PushTransposeDown, "stays")
+def test_push_transpose_stays_where_a_reader_it_cannot_move_past_reads_the_transpose():
+    """A Softmax over the channels reads the Transpose's output too: it must stay for it, and a copy after each op
+    that moved would transpose more than before, so nothing moves."""
+    stays(PushTransposeDown(), _tf2onnx_block("Softmax", reads="t"))
 
 
 # --- DepthwiseAsConv ----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import onnx
 import pytest
 import zoo
 from conftest import first_fast, require_tool
-from modelcheck import SANITIZE, reference, sanitizing
+from modelcheck import SANITIZE, global_symbols, outside_prefix, reference, sanitizing
 
 from aot.build import build, cmake_exe
 from aot.compiler import Options, compile_model
@@ -185,6 +185,10 @@ def test_zoo_models_match_onnxruntime(env, tmp_path, name, build_model):
     feeds = zoo.random_inputs(model)
     errors = check_outputs(run(env, out, feeds), reference(model, feeds), meta)
     assert all(f["compiler"] == "mynpu" and f["mynpu_block"] == 8 for f in meta["partition"])
+    # the device library's names under the bundle's prefix too (Artifact.symbols): another model's bundle links
+    # beside this one
+    lib = out / f"lib{name}.a"
+    assert "mynpu_conv2d" not in global_symbols(lib) and not outside_prefix(lib, name, meta["symbol_prefix"])
     print(f"\n{name}: {len(meta['partition'])} mynpu functions, max abs error {max(errors):.3g}")
 
 

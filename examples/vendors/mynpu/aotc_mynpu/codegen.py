@@ -29,6 +29,10 @@ from aotc_mynpu.transform import CONV, NHWC_NAMES, channels_last, inverse
 
 DEVICE = Path(__file__).parent / "device"
 DEVICE_FILES = ("mynpu.h", "mynpu.c")
+# the device library's global names: the bundle renames them under its kernel configuration's prefix (keyed by
+# DEVICE_FILES' content), so that two models' bundles with mynpu functions link into one program
+DEVICE_SYMBOLS = ["mynpu_open", "mynpu_begin", "mynpu_conv2d", "mynpu_relu", "mynpu_add", "mynpu_requant",
+                  "mynpu_permute"]
 DEVICE_BYTES = 24  # MYNPU_DEVICE_BYTES in device/mynpu.h (a C check fails the build if they differ)
 IN_PLACE = ("Relu", "Add", REQUANT_OP)  # elementwise: the output may overwrite the first input
 ERR_TENSOR = "MYNPU_ERR_TENSOR"
@@ -202,6 +206,8 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         header=f"{sym}.h",
         workspace_bytes=w.plan.nbytes,
         state_bytes=DEVICE_BYTES,
+        symbols=DEVICE_SYMBOLS,
+        runtime=list(DEVICE_FILES),
         report={"mynpu_macs": w.macs, "mynpu_block": int(ctx.options["block"]),
                 "workspace_stacked_bytes": bump, "workspace_lower_bound_bytes": w.plan.lower_bound},
     )
