@@ -33,6 +33,9 @@ DEVICE_FILES = ("mynpu.h", "mynpu.c")
 # DEVICE_FILES' content), so that two models' bundles with mynpu functions link into one program
 DEVICE_SYMBOLS = ["mynpu_open", "mynpu_begin", "mynpu_conv2d", "mynpu_relu", "mynpu_add", "mynpu_requant",
                   "mynpu_permute"]
+# put before the bundle's copy of mynpu.h: the library itself knows nothing of aotc, and a firmware build of the
+# bundle needs no flag for the renaming
+RENAMES = "/* added by aotc_mynpu: the bundle's names for this library's functions */\n#include \"aotc_symbols.h\"\n\n"
 DEVICE_BYTES = 24  # MYNPU_DEVICE_BYTES in device/mynpu.h (a C check fails the build if they differ)
 IN_PLACE = ("Relu", "Add", REQUANT_OP)  # elementwise: the output may overwrite the first input
 ERR_TENSOR = "MYNPU_ERR_TENSOR"
@@ -198,6 +201,8 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
               f"#ifndef {guard}\n#define {guard}\n\n#include <stdint.h>\n\n#include \"dltensor.h\"\n\n"
               f"{init};\n{run};\n\n#endif /* {guard} */\n")
     device = {f: (DEVICE / f).read_text() for f in DEVICE_FILES}
+    # the bundle's copy of the library's header renames its names first (mynpu.c and the functions include it)
+    device["mynpu.h"] = RENAMES + device["mynpu.h"]
     bump = sum(-(-t.nbytes // w.plan.alignment) * w.plan.alignment for t in g.activations()
                if t.name not in g.outputs and t.name in w.plan.offsets)
     return Artifact(
