@@ -2,9 +2,12 @@
 
     SiLU        y = Mul(x, Sigmoid(x))                                  ->  Swish(x, alpha=1)
     HardSwish   y = Mul(x, HardSigmoid(x, alpha=1/6, beta=0.5))         ->  HardSwish(x)
+                y = Mul(x, Clip(x + 3, 0, 6) * 1/6)                     ->  HardSwish(x)
+                y = Mul(x, Clip(x + 3, 0, 6)) * 1/6                     ->  HardSwish(x)
 
-(either operand order of the Mul). torch exports nn.SiLU this way, 65 times in EfficientNet-B0:
-one pass over the tensor instead of two, no buffer for the gate, and the gate's e^x vectorised
+(either operand order of each Mul and Add; / 6 for * 1/6). tf2onnx writes Keras's hard-swish in the last two
+forms, four passes over the tensor (MobileNetV3-Large: 21 times). torch exports nn.SiLU in the first, 65 times
+in EfficientNet-B0: one pass over the tensor instead of two, no buffer for the gate, and the gate's e^x vectorised
 (aotc_swish_f32). The fused node takes the Mul's place and says which ONNX nodes it stands for.
 
 Legal when the gate is read only by the Mul and is not a graph output, and all of it is float32
@@ -35,6 +38,7 @@ class FuseActivation(Pass):
         outputs = set(g.outputs)
         absorbed: set[str] = set()
         replace: dict[str, Node] = {}
+        gone: list[str] = []  # the tensors no node computes any more, dropped after the search
         for gate in g.nodes:
             fused_op = _fused_op(gate)
             if fused_op is None or gate.name in absorbed:
@@ -53,9 +57,90 @@ class FuseActivation(Pass):
             replace[mul.name] = Node(fused_op, mul.name, [x], list(mul.outputs), attrs,
                                      origin=gate.sources() + mul.sources())
             absorbed.update((gate.name, mul.name))
-            g.tensors.pop(s, None)
+            gone.append(s)
+        producers = g.producers()
+        for n in g.nodes:  # the decomposed hard-swish, named by its last node
+            found = None if n.name in absorbed else _decomposed_hard_swish(g, n, producers, consumers, outputs)
+            if found is None or any(c.name in absorbed for c in found[0]):
+                continue
+            chain, x = found
+            replace[n.name] = Node("HardSwish", n.name, [x], list(n.outputs), {},
+                                   origin=tuple(dict.fromkeys(s for c in chain for s in c.sources())))
+            absorbed.update(c.name for c in chain)
+            gone.extend(c.outputs[0] for c in chain[:-1])
+        for t in gone:  # (after the search, which looks tensors up)
+            g.tensors.pop(t, None)
         g.nodes = [replace.get(n.name, n) for n in g.nodes if n.name not in absorbed or n.name in replace]
         return g
+
+
+def _scalar(g: Graph, name: str) -> float | None:
+    t = g.tensors[name]
+    return float(np.asarray(t.data).reshape(-1)[0]) if t.is_const and t.size == 1 else None
+
+
+def _other(g: Graph, node: Node, value: float, ops: tuple[str, ...]) -> str | None:
+    """The run-time operand of `node` (one of `ops`, two operands) whose other operand is the constant `value`
+    (either order for Mul and Add; the divisor for Div)."""
+    if node.op not in ops or len(node.inputs) != 2:
+        return None
+    a, b = node.inputs
+    if node.op == "Div":
+        return a if _scalar(g, b) == value else None
+    for x, c in ((a, b), (b, a)):
+        k = _scalar(g, c)
+        if k is not None and float(np.float32(k)) == float(np.float32(value)) and not g.tensors[x].is_const:
+            return x
+    return None
+
+
+def _sixth_of(g: Graph, node: Node) -> str | None:
+    return _other(g, node, 1.0 / 6.0, ("Mul",)) or _other(g, node, 6.0, ("Div",))
+
+
+def _decomposed_hard_swish(g: Graph, last: Node, producers: dict[str, Node], consumers: dict[str, list[Node]],
+                           outputs: set[str]) -> tuple[list[Node], str] | None:
+    """The nodes of x * relu6(x + 3) / 6 that end at `last` (Add, Clip, then the two Muls or Mul and Div, in
+    graph order) and x, if every tensor between them is read by the next alone, is not a graph output and has
+    x's shape and float32; else None."""
+
+    def relu6_plus3(t: str) -> tuple[list[Node], str] | None:
+        clip = producers.get(t)
+        if clip is None or clip.op != "Clip" or clip.attrs.get("min") != 0.0 or clip.attrs.get("max") != 6.0:
+            return None
+        add = producers.get(clip.inputs[0])
+        x = _other(g, add, 3.0, ("Add",)) if add is not None else None
+        return ([add, clip], x) if x is not None else None
+
+    chain: list[Node] | None = None
+    x: str | None = None
+    inner = _sixth_of(g, last)
+    if inner is not None and producers.get(inner) is not None and producers[inner].op == "Mul":
+        mul = producers[inner]  # (x * relu6(x + 3)) / 6
+        for a, b in (mul.inputs, mul.inputs[::-1]):
+            found = relu6_plus3(b)
+            if found is not None and found[1] == a:
+                chain, x = [*found[0], mul, last], a
+                break
+    if chain is None and last.op == "Mul" and len(last.inputs) == 2:
+        for a, b in (last.inputs, last.inputs[::-1]):  # x * (relu6(x + 3) / 6)
+            gate = producers.get(b)
+            scaled = _sixth_of(g, gate) if gate is not None else None
+            found = relu6_plus3(scaled) if scaled is not None else None
+            if found is not None and found[1] == a:
+                chain, x = [*found[0], gate, last], a
+                break
+    if chain is None or x is None:
+        return None
+    shape = g.tensors[x].shape
+    for n in chain:
+        t = g.tensors[n.outputs[0]]
+        if t.dtype != "float32" or t.shape != shape:
+            return None
+    for k, c in enumerate(chain[:-1]):
+        if c.outputs[0] in outputs or [r.name for r in consumers.get(c.outputs[0], [])] != [chain[k + 1].name]:
+            return None
+    return chain, x
 
 
 def _fused_op(node: Node) -> str | None:

@@ -440,6 +440,34 @@ def test_fuse_activation_makes_swish():
     assert out.nodes[0].sources() == ("gate", "mul") and "s" not in out.tensors
 
 
+def _decomposed_hard_swish(scaled_first: bool, divide: bool, outputs: tuple[str, ...] = ("y",)) -> Graph:
+    """tf2onnx's hard-swish: x * (relu6(x + 3) / 6), or (x * relu6(x + 3)) / 6; * 1/6 or / 6."""
+    sixth = [N("Div", ["c", "six"], ["g"], name="sixth")] if divide else [N("Mul", ["one_sixth", "c"], ["g"],
+                                                                           name="sixth")]
+    head = [N("Add", ["three", "x"], ["a"], name="plus3"), N("Clip", ["a", "zero", "six"], ["c"], name="relu6")]
+    if scaled_first:
+        tail = [*sixth, N("Mul", ["x", "g"], ["y"], name="mul")]
+    else:
+        tail = [N("Mul", ["c", "x"], ["m"], name="mul"),
+                N("Div", ["m", "six"], ["y"], name="sixth") if divide else
+                N("Mul", ["m", "one_sixth"], ["y"], name="sixth")]
+    return graph([*head, *tail], {"x": ("float32", [1, 8])}, list(outputs),
+                 {"three": np.float32(3), "zero": np.float32(0), "six": np.float32(6),
+                  "one_sixth": np.float32(1 / 6)})
+
+
+def test_fuse_activation_makes_hard_swish_of_tf2onnx_forms():
+    for scaled_first in (True, False):
+        for divide in (True, False):
+            out = run(FuseActivation(), _decomposed_hard_swish(scaled_first, divide))
+            assert form(out) == ["HardSwish(x) -> y"], (scaled_first, divide, form(out))
+            assert set(out.nodes[0].sources()) == {"plus3", "relu6", "sixth", "mul"}
+
+
+def test_fuse_activation_keeps_a_hard_swish_whose_inner_tensor_is_an_output():
+    stays(FuseActivation(), _decomposed_hard_swish(True, False, ("y", "c")))
+
+
 @case(FuseActivation, "stays")
 def test_fuse_activation_not_when_the_gate_is_an_output():
     stays(FuseActivation(), graph([N("Sigmoid", ["x"], ["s"], name="gate"), N("Mul", ["s", "x"], ["y"], name="mul")],
