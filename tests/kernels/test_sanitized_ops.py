@@ -53,8 +53,9 @@ def test_conv_and_gemm_kernels_under_sanitizers():
 def test_index_kernels_under_sanitizers():
     """Where, Gather/Scatter*, Trilu and CumSum walk odometers and read run-time indices and axes, the losses
     index by their targets; the integer elementwise kernels must not overflow (issues 15, 16)."""
-    # 200 cases, mostly dtype repeats
-    run_sanitized(["kernels/test_ops_index.py", "kernels/test_ops_loss.py"], sample=2 * SAMPLE)
+    # 200 cases, mostly dtype repeats: one in 16 (one in 8 took 57 s of the full tier; the index family's C runs
+    # under the sanitizers on random shapes in tests/kernels_c/test_kernels_c.py too)
+    run_sanitized(["kernels/test_ops_index.py", "kernels/test_ops_loss.py"], sample=4 * SAMPLE)
 
 
 def test_attention_kernel_under_sanitizers():
@@ -76,8 +77,9 @@ def test_all_op_kernels_under_sanitizers():
 
 def test_loops_under_sanitizers():
     """A Loop's C reads scan rows, carried states and outer values by the step counter, and stops on a
-    run-time condition (issue 26): the models of tests/frontend/test_loops.py, under ASan and UBSan."""
-    run_sanitized(["frontend/test_loops.py"])
+    run-time condition (issue 26): the models of tests/frontend/test_loops.py, under ASan and UBSan, one in 8
+    (one in 4 took 63 s of the full tier)."""
+    run_sanitized(["frontend/test_loops.py"], sample=2 * SAMPLE)
 
 
 def test_detection_under_sanitizers():
