@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
-from aot.passes.base import verify_graph
+from aot.passes.base import fresh_node_name, fresh_tensor_name, verify_graph
 from aot.passes.simplify_layout import SimplifyLayout
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def apply_boundary_layouts(graph: Graph, vendors: Sequence[Vendor]) -> Graph:
             if perm is None:
                 continue
             moved = _moved(g, t, perm, f"{t}__{fn.compiler}")
-            before.append(Node("Transpose", _fresh_node(g, f"{n.name}_in{k}_layout"), [t], [moved],
+            before.append(Node("Transpose", fresh_node_name(g, f"{n.name}_in{k}_layout"), [t], [moved],
                                {"perm": list(perm)}))
             fg.tensors[moved] = g.tensors[moved]
             fg.inputs[fg.inputs.index(t)] = moved
@@ -85,7 +85,7 @@ def apply_boundary_layouts(graph: Graph, vendors: Sequence[Vendor]) -> Graph:
             fg.tensors[moved] = g.tensors[moved]
             tail.append(Node("Transpose", f"{fn.global_symbol}_out{k}_layout", [t], [moved], {"perm": list(perm)}))
             fg.outputs[fg.outputs.index(t)] = moved
-            after.append(Node("Transpose", _fresh_node(g, f"{n.name}_out{k}_layout"), [moved], [t],
+            after.append(Node("Transpose", fresh_node_name(g, f"{n.name}_out{k}_layout"), [moved], [t],
                               {"perm": _inverse(perm)}))
             n.outputs[k] = moved
         fg.nodes = [*head, *fg.nodes, *tail]
@@ -139,17 +139,7 @@ def _inverse(perm: Sequence[int]) -> list[int]:
 
 
 def _moved(g: Graph, t: str, perm: Sequence[int], base: str) -> str:
-    name, k = base, 1
-    while name in g.tensors:
-        name, k = f"{base}{k}", k + 1
+    name = fresh_tensor_name(g, base)
     src = g.tensors[t]
     g.tensors[name] = Tensor(name, tuple(src.shape[p] for p in perm), src.dtype)
-    return name
-
-
-def _fresh_node(g: Graph, base: str) -> str:
-    taken = {n.name for n in g.nodes}
-    name, k = base, 1
-    while name in taken:
-        name, k = f"{base}{k}", k + 1
     return name

@@ -7,7 +7,7 @@ carries one (partitioning's state, with its own verify)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import ClassVar, Protocol, TypeVar
 
 from aot.errors import AotcError
@@ -24,6 +24,23 @@ class Pass:
         """The graph rewritten: a new Graph (`graph.copy()` first) or `graph` itself when nothing applies;
         never changes `graph` in place. What it returns must verify (verify_graph)."""
         raise NotImplementedError
+
+
+def fresh_tensor_name(graph: Graph, base: str) -> str:
+    """`base`, or `base1`, `base2`, ...: the first that names no tensor of `graph` (for a tensor a pass adds)."""
+    return _first_unused(base, graph.tensors)
+
+
+def fresh_node_name(graph: Graph, base: str) -> str:
+    """`base`, or `base1`, `base2`, ...: the first that names no node of `graph` (for a node a pass adds)."""
+    return _first_unused(base, {n.name for n in graph.nodes})
+
+
+def _first_unused(base: str, taken: Container[str]) -> str:
+    name, k = base, 1
+    while name in taken:
+        name, k = f"{base}{k}", k + 1
+    return name
 
 
 V = TypeVar("V")

@@ -42,7 +42,7 @@ from typing import ClassVar
 import numpy as np
 
 from aot.ir import Graph, Node, Tensor
-from aot.passes.base import Pass
+from aot.passes.base import Pass, fresh_tensor_name
 
 _PRODUCERS = ("Conv", "ConvTranspose", "Gemm", "MatMul")
 _AFFINE = ("Mul", "Add", "Sub", "Div")
@@ -184,7 +184,7 @@ def _fold_after(g: Graph, node: Node, e: Node) -> bool:
         else:  # MatMul(A, B') -> Add(shift): the Add takes e's place
             _set(g, node, w2, None)
             bias = _const(g, f"{e.name}_bias", shift.astype(np.float32))
-            mid = _fresh(g, f"{y}__scaled")
+            mid = fresh_tensor_name(g, f"{y}__scaled")
             g.tensors[mid] = Tensor(mid, g.tensors[y].shape, "float32")
             add = Node("Add", e.name, [mid, bias], list(e.outputs), origin=e.sources())
             node.outputs = [mid]
@@ -197,7 +197,7 @@ def _fold_after(g: Graph, node: Node, e: Node) -> bool:
         node.origin = node.sources()
         # y's values are no longer the model's: a new name, so nothing (`aotc compare` inside a vendor function
         # that takes the conv without the Clip) holds it against the model's tensor y
-        scaled = _fresh(g, f"{y}__affine")
+        scaled = fresh_tensor_name(g, f"{y}__affine")
         g.tensors[scaled] = Tensor(scaled, g.tensors[y].shape, "float32")
         del g.tensors[y]
         node.outputs = [scaled]
@@ -282,15 +282,8 @@ def _bias(g: Graph, node: Node, n: int) -> np.ndarray:
     return np.zeros(n) if b is None else b.astype(np.float64)
 
 
-def _fresh(g: Graph, base: str) -> str:
-    name, k = base, 1
-    while name in g.tensors:
-        name, k = f"{base}{k}", k + 1
-    return name
-
-
 def _const(g: Graph, base: str, value: np.ndarray) -> str:
-    name = _fresh(g, base)
+    name = fresh_tensor_name(g, base)
     value = np.ascontiguousarray(value, dtype=np.float32)
     g.tensors[name] = Tensor(name, tuple(value.shape), "float32", value)
     return name

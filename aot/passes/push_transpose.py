@@ -38,7 +38,7 @@ from typing import ClassVar
 import numpy as np
 
 from aot.ir import Graph, Node, Tensor
-from aot.passes.base import Pass
+from aot.passes.base import Pass, fresh_node_name, fresh_tensor_name
 from aot.passes.simplify_layout import SimplifyLayout, moves_unit_axes_only
 
 UNARY = frozenset({"Abs", "Ceil", "Celu", "Clip", "Cos", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid",
@@ -171,9 +171,9 @@ def _rewrite(g: Graph, e: Node, perm: list[int], sole: list[Node], shared: list[
             inputs.append(_permuted_const(g, name, rank, inverse))
         elif name:  # its bytes in the input's axis order already: a view with the permuted shape
             t = g.tensors[name]
-            viewed = _fresh(g, f"{name}__transposed")
+            viewed = fresh_tensor_name(g, f"{name}__transposed")
             g.tensors[viewed] = Tensor(viewed, tuple(t.shape[i] for i in inverse), t.dtype)
-            views.append(Node("Reshape", _fresh_node(g, f"{e.name}__view{len(views)}"), [name], [viewed], {}))
+            views.append(Node("Reshape", fresh_node_name(g, f"{e.name}__view{len(views)}"), [name], [viewed], {}))
             inputs.append(viewed)
         else:
             inputs.append(name)
@@ -185,7 +185,7 @@ def _rewrite(g: Graph, e: Node, perm: list[int], sole: list[Node], shared: list[
         e.attrs = {**e.attrs, "pads": [pads[inverse[i]] for i in range(rank)] +
                    [pads[rank + inverse[i]] for i in range(rank)]}
     y = e.outputs[0]
-    pre = _fresh(g, f"{y}__pre_transpose")
+    pre = fresh_tensor_name(g, f"{y}__pre_transpose")
     g.tensors[pre] = Tensor(pre, tuple(g.tensors[y].shape[i] for i in inverse), g.tensors[y].dtype)
     e.outputs = [pre]
     for t in sole:  # read by e alone, which now reads their inputs
@@ -196,7 +196,7 @@ def _rewrite(g: Graph, e: Node, perm: list[int], sole: list[Node], shared: list[
         mover.inputs, mover.outputs = [pre], [y]
     else:  # a copy of a Transpose that stays for its other readers
         t = shared[0]
-        mover = Node("Transpose", _fresh_node(g, f"{t.name}__after_{e.name}"), [pre], [y], {"perm": list(perm)},
+        mover = Node("Transpose", fresh_node_name(g, f"{t.name}__after_{e.name}"), [pre], [y], {"perm": list(perm)},
                      t.origin)
     nodes = [n for n in g.nodes if n.name not in gone]
     at = nodes.index(e)
@@ -212,21 +212,6 @@ def _permuted_const(g: Graph, name: str, rank: int, inverse: list[int]) -> str:
         return name
     full = np.asarray(t.data).reshape((1,) * (rank - len(t.shape)) + tuple(t.shape))
     value = np.ascontiguousarray(full.transpose(inverse))
-    new = _fresh(g, f"{name}__transposed")
+    new = fresh_tensor_name(g, f"{name}__transposed")
     g.tensors[new] = Tensor(new, tuple(value.shape), t.dtype, value)
     return new
-
-
-def _fresh(g: Graph, base: str) -> str:
-    name, k = base, 1
-    while name in g.tensors:
-        name, k = f"{base}{k}", k + 1
-    return name
-
-
-def _fresh_node(g: Graph, base: str) -> str:
-    names = {n.name for n in g.nodes}
-    name, k = base, 1
-    while name in names:
-        name, k = f"{base}{k}", k + 1
-    return name
