@@ -11,11 +11,18 @@ Inside, the function still computes the model's tensors (its graph verifies and 
 begins and ends with transposes the vendor folds into its own ops (a conv that reads NHWC, an elementwise op
 that does not care). On the host, the transposes between two such functions cancel (SimplifyLayout), and a
 transpose of a constant folds into it; those left run as host Transpose kernels.
+
+A blocked layout (oneDNN's nChw8c, TVM's NCHW8c: [N, C/8, H, W, 8]) is no permutation of the axes: it is a
+Reshape that splits C into [C/8, 8] (a view: no bytes move) and then a Transpose of the split shape
+(`Layout(split, perm)`). The host side is Reshape -> Transpose, the function's head Transpose -> Reshape,
+and between two calls the views merge and the transposes cancel as before.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aot.errors import AotcError, in_vendor
@@ -26,8 +33,20 @@ from aot.passes.simplify_layout import SimplifyLayout
 if TYPE_CHECKING:
     from aot.vendor.base import Vendor
 
-# (function, boundary tensor) -> the permutation the vendor wants that tensor in, or None for as it is
-LayoutRule = Callable[[Function, Tensor], "Sequence[int] | None"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A tensor's layout at a boundary: reshaped to `split` (the same elements in the same order: a view;
+    None for no reshape), then transposed by `perm` (over the axes of `split`)."""
+
+    split: tuple[int, ...] | None  # the shape the tensor is first viewed as (its elements in order), or None
+    perm: tuple[int, ...]  # then the permutation of those axes the function sees, as ONNX Transpose's perm
+
+
+# (function, boundary tensor) -> the layout the vendor wants that tensor in (a permutation of its axes, or a
+# Layout), or None for as it is
+LayoutRule = Callable[[Function, Tensor], "Sequence[int] | Layout | None"]
 
 
 def channels_last(fn: Function, tensor: Tensor) -> tuple[int, ...] | None:
@@ -36,18 +55,34 @@ def channels_last(fn: Function, tensor: Tensor) -> tuple[int, ...] | None:
     return (0, *range(2, rank), 1) if 3 <= rank <= 5 else None
 
 
+def channel_blocked(block: int) -> LayoutRule:
+    """NCHW (and NCW, NCDHW) with the channels in blocks of `block`, the block innermost: [N, C/b, H, W, b]
+    (oneDNN's nChw<b>c). A tensor of another rank, or whose channels are not a multiple of the block, as it is."""
+    def rule(fn: Function, tensor: Tensor) -> Layout | None:
+        shape = tuple(tensor.shape)
+        if not 3 <= len(shape) <= 5 or shape[1] % block:
+            return None
+        split = (shape[0], shape[1] // block, block, *shape[2:])
+        return Layout(split, (0, 1, *range(3, len(split)), 2))
+    return rule
+
+
 NAMED_LAYOUTS: dict[str, LayoutRule] = {"NHWC": channels_last}
+_BLOCKED = re.compile(r"NC(?:W|HW|DHW)(\d+)c")  # NCHW8c: one name for every rank, as NHWC is
 
 
 def layout_rule(vendor: Vendor) -> LayoutRule | None:
-    """The vendor's boundary_layout as a rule: a name of NAMED_LAYOUTS, a rule of its own, or None."""
+    """The vendor's boundary_layout as a rule: a name of NAMED_LAYOUTS or NCHW<b>c, a rule of its own, or None."""
     layout = vendor.boundary_layout
     if layout is None or callable(layout):
         return layout
-    if layout not in NAMED_LAYOUTS:
-        raise AotcError(f"vendor {vendor.name}: boundary_layout '{layout}' is none of "
-                        f"{', '.join(NAMED_LAYOUTS)} (or give a function)")
-    return NAMED_LAYOUTS[layout]
+    if layout in NAMED_LAYOUTS:
+        return NAMED_LAYOUTS[layout]
+    m = _BLOCKED.fullmatch(layout)
+    if m and int(m.group(1)) > 1:
+        return channel_blocked(int(m.group(1)))
+    raise AotcError(f"vendor {vendor.name}: boundary_layout '{layout}' is none of "
+                    f"{', '.join(NAMED_LAYOUTS)}, NCHW<b>c (or give a function)")
 
 
 def apply_boundary_layouts(graph: Graph, vendors: Sequence[Vendor]) -> Graph:
@@ -66,33 +101,40 @@ def apply_boundary_layouts(graph: Graph, vendors: Sequence[Vendor]) -> Graph:
         fg = fn.graph.copy()
         before, after, head, tail = [], [], [], []
         for k, t in enumerate(list(n.inputs)):
-            perm = _perm(rules[fn.compiler], fn, fg.tensors[t])
-            if perm is None:
+            layout = _layout(rules[fn.compiler], fn, fg.tensors[t])
+            if layout is None:
                 continue
-            moved = _moved(g, t, perm, f"{t}__{fn.compiler}")
-            before.append(Node("Transpose", fresh_node_name(g, f"{n.name}_in{k}_layout"), [t], [moved],
-                               {"perm": list(perm)}))
+            moved = _moved(g, t, layout, f"{t}__{fn.compiler}")
+            before += _into(g, t, moved, layout, f"{n.name}_in{k}_layout", fresh=True)
             fg.tensors[moved] = g.tensors[moved]
             fg.inputs[fg.inputs.index(t)] = moved
-            head.append(Node("Transpose", f"{fn.global_symbol}_in{k}_layout", [moved], [t],
-                             {"perm": _inverse(perm)}))
+            head += _out_of(fg, moved, t, layout, f"{fn.global_symbol}_in{k}_layout")
             n.inputs[k] = moved
         for k, t in enumerate(list(n.outputs)):
-            perm = _perm(rules[fn.compiler], fn, fg.tensors[t])
-            if perm is None:
+            layout = _layout(rules[fn.compiler], fn, fg.tensors[t])
+            if layout is None:
                 continue
-            moved = _moved(g, t, perm, f"{t}__{fn.compiler}")
+            moved = _moved(g, t, layout, f"{t}__{fn.compiler}")
             fg.tensors[moved] = g.tensors[moved]
-            tail.append(Node("Transpose", f"{fn.global_symbol}_out{k}_layout", [t], [moved], {"perm": list(perm)}))
+            tail += _into(fg, t, moved, layout, f"{fn.global_symbol}_out{k}_layout")
             fg.outputs[fg.outputs.index(t)] = moved
-            after.append(Node("Transpose", fresh_node_name(g, f"{n.name}_out{k}_layout"), [moved], [t],
-                              {"perm": _inverse(perm)}))
+            after += _out_of(g, moved, t, layout, f"{n.name}_out{k}_layout", fresh=True)
             n.outputs[k] = moved
         fg.nodes = [*head, *fg.nodes, *tail]
         g.functions[fn.global_symbol] = Function(fn.global_symbol, fn.compiler, fg, fn.composite)
         out += [*before, n, *after]
     g.nodes = out
-    return _rebind_calls(SimplifyLayout().run(g))
+    return _rebind_calls(_simplified(g))
+
+
+def _simplified(g: Graph) -> Graph:
+    """SimplifyLayout until nothing changes: a blocked pair cancels in steps (the views merge, then the
+    transposes meet)."""
+    while True:
+        before = [(n.op, n.inputs) for n in g.nodes]
+        g = SimplifyLayout().run(g)
+        if [(n.op, n.inputs) for n in g.nodes] == before:
+            return g
 
 
 def _rebind_calls(g: Graph) -> Graph:
@@ -120,15 +162,56 @@ def _rebind_calls(g: Graph) -> Graph:
     return g
 
 
-def _perm(rule: LayoutRule, fn: Function, tensor: Tensor) -> list[int] | None:
+def _layout(rule: LayoutRule, fn: Function, tensor: Tensor) -> Layout | None:
+    """The rule's answer for one boundary tensor, checked; None where it leaves the tensor as it is."""
     with in_vendor(fn.compiler, f"boundary_layout of {fn.global_symbol}"):
-        perm = rule(fn, tensor)
-        if perm is None:
+        got = rule(fn, tensor)
+        if got is None:
             return None
-        perm = [int(p) for p in perm]
-        if sorted(perm) != list(range(len(tensor.shape))):
-            raise AotcError(f"{perm} is no permutation of the {len(tensor.shape)} axes of '{tensor.name}'")
-    return None if perm == sorted(perm) else perm
+        layout = got if isinstance(got, Layout) else Layout(None, tuple(int(p) for p in got))
+        split = None if layout.split is None else tuple(int(d) for d in layout.split)
+        perm = tuple(int(p) for p in layout.perm)
+        axes = tensor.shape if split is None else split
+        if split is not None and (any(d < 1 for d in split) or _count(split) != _count(tensor.shape)):
+            raise AotcError(f"the split {list(split)} of '{tensor.name}' {list(tensor.shape)} does not keep its "
+                            f"{_count(tensor.shape)} elements")
+        if sorted(perm) != list(range(len(axes))):
+            raise AotcError(f"{list(perm)} is no permutation of the {len(axes)} axes of '{tensor.name}'"
+                            + ("" if split is None else f" split as {list(split)}"))
+    if split == tuple(tensor.shape):
+        split = None
+    return None if split is None and perm == tuple(sorted(perm)) else Layout(split, perm)
+
+
+def _count(shape: Sequence[int]) -> int:
+    total = 1
+    for d in shape:
+        total *= int(d)
+    return total
+
+
+def _into(g: Graph, t: str, moved: str, layout: Layout, name: str, fresh: bool = False) -> list[Node]:
+    """Nodes of `g` from the model's tensor `t` to `moved` in the layout: [Reshape to the split,] Transpose."""
+    def node_name(base: str) -> str:
+        return fresh_node_name(g, base) if fresh else base
+    src, nodes = t, []
+    if layout.split is not None:
+        src = fresh_tensor_name(g, f"{t}__split")
+        g.tensors[src] = Tensor(src, layout.split, g.tensors[t].dtype)
+        nodes.append(Node("Reshape", node_name(f"{name}_split"), [t], [src], {}))
+    return [*nodes, Node("Transpose", node_name(name), [src], [moved], {"perm": list(layout.perm)})]
+
+
+def _out_of(g: Graph, moved: str, t: str, layout: Layout, name: str, fresh: bool = False) -> list[Node]:
+    """Nodes of `g` from `moved` in the layout back to the model's tensor `t`: Transpose[, Reshape]."""
+    def node_name(base: str) -> str:
+        return fresh_node_name(g, base) if fresh else base
+    if layout.split is None:
+        return [Node("Transpose", node_name(name), [moved], [t], {"perm": _inverse(layout.perm)})]
+    mid = fresh_tensor_name(g, f"{t}__split")
+    g.tensors[mid] = Tensor(mid, layout.split, g.tensors[moved].dtype)
+    return [Node("Transpose", node_name(name), [moved], [mid], {"perm": _inverse(layout.perm)}),
+            Node("Reshape", node_name(f"{name}_merge"), [mid], [t], {})]
 
 
 def _inverse(perm: Sequence[int]) -> list[int]:
@@ -138,8 +221,9 @@ def _inverse(perm: Sequence[int]) -> list[int]:
     return inv
 
 
-def _moved(g: Graph, t: str, perm: Sequence[int], base: str) -> str:
+def _moved(g: Graph, t: str, layout: Layout, base: str) -> str:
     name = fresh_tensor_name(g, base)
     src = g.tensors[t]
-    g.tensors[name] = Tensor(name, tuple(src.shape[p] for p in perm), src.dtype)
+    axes = src.shape if layout.split is None else layout.split
+    g.tensors[name] = Tensor(name, tuple(axes[p] for p in layout.perm), src.dtype)
     return name

@@ -7,6 +7,7 @@ from importlib.metadata import entry_points
 
 from aot.errors import AotcError, VendorError
 from aot.ir.vendor_ops import VendorOp
+from aot.partition.layout import Layout
 from aot.passes.base import Pass, run_passes_tracked
 from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, VendorOption, Verdict, check_vendor
 
@@ -37,5 +38,5 @@ def find_vendor(name: str) -> Vendor:
     return vendor
 
 
-__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Pass", "Reject", "Vendor", "VendorError", "VendorOp",
+__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Layout", "Pass", "Reject", "Vendor", "VendorError", "VendorOp",
            "VendorOption", "Verdict", "available_vendors", "check_vendor", "find_vendor", "run_passes_tracked"]

@@ -28,6 +28,7 @@ from aot.paths import runtime_dir
 from aot.plan.workspace import WorkspacePlan, plan_workspace
 
 if TYPE_CHECKING:
+    from aot.partition.layout import Layout
     from aot.targets import Target
 
 
@@ -238,9 +239,10 @@ class Vendor:
     # that name, if any, may still refuse one), refused by name anywhere else.
     ops: Sequence[VendorOp] = ()
     # The layout its functions take their tensors in and give them back (aot/partition/layout.py): "NHWC"
-    # (channels last), or (function, boundary tensor) -> a permutation or None. aotc transposes on the host
-    # side of the call; the function's graph begins and ends with the inverse transposes, for the vendor to fold.
-    boundary_layout: str | Callable[[Function, Tensor], Sequence[int] | None] | None = None
+    # (channels last), "NCHW8c" (channels blocked by 8, any block size), or (function, boundary tensor) -> a
+    # permutation, an aot.vendor.Layout (a split of the axes, then a permutation) or None. aotc transposes on the
+    # host side of the call; the function's graph begins and ends with the inverse, for the vendor to fold.
+    boundary_layout: str | Callable[[Function, Tensor], Sequence[int] | Layout | None] | None = None
 
     def __post_init__(self) -> None:
         self.ops = tuple(op if op.vendor == self.name else replace(op, vendor=self.name) for op in self.ops)

@@ -19,8 +19,9 @@ from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError, VendorError
 from aot.ir import Function, Graph, Node, Tensor
 from aot.ir.vendor_ops import VendorOp
+from aot.partition.layout import apply_boundary_layouts
 from aot.passes.base import Pass
-from aot.vendor import ACCEPT, Artifact, CodegenContext, Reject, Vendor, find_vendor
+from aot.vendor import ACCEPT, Artifact, CodegenContext, Layout, Reject, Vendor, find_vendor
 
 CREF = find_vendor("cref")
 
@@ -479,13 +480,15 @@ def test_vendor_state_comes_off_a_ram_budget():
 
 # --- a layout at the functions' boundaries ----------------------------------------------------------
 
-def _nhwc_unary_codegen(op: str, expr: str):
+def _nhwc_unary_codegen(op: str, expr: str, shape: tuple[int, ...] = (1, 4, 5, 3),
+                        head: tuple[str, ...] = ("Transpose",)):
     """A vendor that runs one elementwise op on NHWC data: its function is Transpose -> op -> Transpose, and
-    the two transposes fold (an elementwise op does not care where the channels are)."""
+    the two transposes fold (an elementwise op does not care where the channels are). `shape`, `head`: the
+    boundary tensor's shape and the nodes before the op for another layout."""
     def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         g, sym = fn.graph, fn.global_symbol
-        assert [n.op for n in g.nodes] == ["Transpose", op, "Transpose"], [n.op for n in g.nodes]
-        assert g.tensors[g.inputs[0]].shape == (1, 4, 5, 3)  # NHWC at the boundary
+        assert [n.op for n in g.nodes] == [*head, op, *reversed(head)], [n.op for n in g.nodes]
+        assert g.tensors[g.inputs[0]].shape == shape  # NHWC at the boundary
         size = g.tensors[g.outputs[0]].size
         proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
         source = "\n".join([
@@ -525,6 +528,88 @@ def test_boundary_layout_moves_transposes_to_the_host_where_they_cancel(tmp_path
     x = np.random.default_rng(8).standard_normal((1, 3, 4, 5)).astype(np.float32)
     y = run_bundle(tmp_path / "out", {"x": x})["y"]
     assert np.abs(y - reference(model, {"x": x})[0]).max() <= 1e-6
+
+
+def _blocked_bias_relu_codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+    """Relu then a per-channel bias, computed in NCHW4c: the bias index is the block's and the lane's, so a
+    wrong layout at the boundary gives wrong values."""
+    g, sym = fn.graph, fn.global_symbol
+    assert [n.op for n in g.nodes] == ["Transpose", "Reshape", "Relu", "Add", "Reshape", "Transpose"], g.nodes
+    n, cb, h, w, c = g.tensors[g.inputs[0]].shape
+    assert (n, cb, h, w, c) == (1, 2, 3, 5, 4)  # [N, C/4, H, W, 4]
+    bias = g.tensors[g.nodes[3].inputs[1]].data.reshape(-1)
+    proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
+    values = ", ".join(f"{float(v)!r}f" for v in bias)
+    source = "\n".join([
+        f'#include "{sym}.h"', "", f"static const float bias[{bias.size}] = {{{values}}};",
+        "", f"{proto} {{", "    const float *x = (const float *)inputs[0]->data;",
+        "    float *y = (float *)outputs[0]->data;", "    int b, p, l;", "    (void)workspace;",
+        f"    for (b = 0; b < {cb}; ++b)", f"        for (p = 0; p < {h * w}; ++p)",
+        f"            for (l = 0; l < {c}; ++l) {{", f"                long i = ((long)b * {h * w} + p) * {c} + l;",
+        f"                y[i] = (x[i] > 0.0f ? x[i] : 0.0f) + bias[b * {c} + l];", "            }",
+        "    return 0;", "}", ""])
+    header = f'#include <stdint.h>\n#include "dltensor.h"\n{proto};\n'
+    return Artifact(files={f"{sym}.c": source, f"{sym}.h": header}, sources=[f"{sym}.c"], header=f"{sym}.h")
+
+
+def bias_model(channels: int) -> onnx.ModelProto:
+    b = np.random.default_rng(9).standard_normal((1, channels, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Add", ["r", "b"], ["a"], name="add"),
+             helper.make_node("Sigmoid", ["a"], ["y"], name="sig")]
+    g = helper.make_graph(nodes, "bias", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, channels, 3, 5))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, channels, 3, 5))],
+                          [numpy_helper.from_array(b, "b")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.full
+def test_blocked_boundary_layout_hands_the_function_nchw4c(tmp_path):
+    blk = Vendor("blk", checkers={"Relu": lambda n, g: ACCEPT, "Add": lambda n, g: ACCEPT}, boundary_layout="NCHW4c",
+                 codegen=_blocked_bias_relu_codegen)
+    model = bias_model(8)
+    b = compile_model(model, Options(vendors=(blk,)))
+    ops = [n["op"] for n in b.metadata["nodes"]]
+    assert ops == ["Reshape", "Transpose", "Call", "Transpose", "Reshape", "Sigmoid"], ops
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(10).standard_normal((1, 8, 3, 5)).astype(np.float32)
+    y = run_bundle(tmp_path / "out", {"x": x})["y"]
+    assert np.abs(y - reference(model, {"x": x})[0]).max() <= 1e-6
+
+
+def test_blocked_layouts_cancel_between_calls_and_skip_channels_not_a_multiple():
+    def unary(name: str, op: str, channels: int) -> Vendor:
+        return Vendor(name, checkers={op: lambda n, g: ACCEPT}, boundary_layout="NCHW4c",
+                      codegen=_nhwc_unary_codegen(op, "x[i]", (1, channels // 4, 4, 5, 4), ("Transpose", "Reshape")))
+    g8 = partition_model(_chw(8), Options(vendors=(unary("r4", "Relu", 8), unary("s4", "Sigmoid", 8))))
+    g = apply_boundary_layouts(g8.graph, g8.vendors)
+    # into the blocked layout once, out of it once: the inverse pair between the calls cancelled, views merged
+    assert [n.op for n in g.nodes] == ["Reshape", "Transpose", "Call", "Call", "Transpose", "Reshape"], g.nodes
+    g6 = partition_model(_chw(6), Options(vendors=(unary("r4", "Relu", 8),)))
+    assert [n.op for n in apply_boundary_layouts(g6.graph, g6.vendors).nodes] == ["Call", "Sigmoid"]  # 6 % 4: as is
+
+
+def _chw(channels: int) -> onnx.ModelProto:
+    m = chw_model()
+    for v in (*m.graph.input, *m.graph.output):
+        v.type.tensor_type.shape.dim[1].dim_value = channels
+    return m
+
+
+def test_boundary_layout_split_that_loses_elements_is_the_vendors_error():
+    bad = Vendor("bad", checkers={"Relu": lambda n, g: ACCEPT}, codegen=_nhwc_unary_codegen("Relu", "x[i]"),
+                 boundary_layout=lambda fn, t: Layout((1, 3, 4, 4), (0, 1, 2, 3)))
+    with pytest.raises(VendorError, match=r"^vendor bad, boundary_layout of model_bad_0: the split \[1, 3, 4, 4\] "
+                                          r"of 'x' \[1, 3, 4, 5\] does not keep its 60 elements"):
+        compile_model(chw_model(), Options(vendors=(bad,)))
+    unknown = Vendor("unk", checkers={"Relu": lambda n, g: ACCEPT}, boundary_layout="NCHW1c",
+                     codegen=_nhwc_unary_codegen("Relu", "x[i]"))
+    with pytest.raises(AotcError, match=r"boundary_layout 'NCHW1c' is none of NHWC, NCHW<b>c"):
+        compile_model(chw_model(), Options(vendors=(unknown,)))
 
 
 def test_boundary_layout_that_is_no_permutation_is_the_vendors_error():
