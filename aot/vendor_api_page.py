@@ -50,7 +50,8 @@ API: tuple[Section, ...] = (
             (("aot.vendor", "Vendor"), ("aot.vendor", "VendorOption"), ("aot.vendor", "VendorOp"),
              ("aot.ir.vendor_ops", "Infer"), ("aot.vendor.base", "Checker"), ("aot.vendor", "Verdict"),
              ("aot.vendor", "ACCEPT"), ("aot.vendor", "Reject"), ("aot.vendor.base", "Transform"),
-             ("aot.vendor", "Layout"), ("aot.vendor", "check_vendor"), ("aot.vendor", "find_vendor"), ("aot.vendor", "available_vendors"))),
+             ("aot.vendor", "Layout"), ("aot.vendor", "check_vendor"), ("aot.vendor", "find_vendor"),
+             ("aot.vendor", "available_vendors"))),
     Section("Codegen", "`Vendor.codegen(function, context)` turns one partitioned function into C: what it is "
             "given, what it returns, and the workspace planner it may use.",
             (("aot.vendor.base", "Codegen"), ("aot.vendor", "CodegenContext"), ("aot.vendor", "Artifact"),

@@ -9,8 +9,9 @@ change of layout to the host side of the call:
 
 Inside, the function still computes the model's tensors (its graph verifies and means what it meant), and
 begins and ends with transposes the vendor folds into its own ops (a conv that reads NHWC, an elementwise op
-that does not care). On the host, the transposes between two such functions cancel (SimplifyLayout), and a
-transpose of a constant folds into it; those left run as host Transpose kernels.
+that does not care). On the host, the transposes move down past ops that do not care about layout (PushTransposeDown:
+elementwise ops, a Concat) and those between two such functions cancel (SimplifyLayout); a transpose of a
+constant folds into it; those left run as host Transpose kernels.
 
 A blocked layout (oneDNN's nChw8c, TVM's NCHW8c: [N, C/8, H, W, 8]) is no permutation of the axes: it is a
 Reshape that splits C into [C/8, 8] (a view: no bytes move) and then a Transpose of the split shape
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 from aot.errors import AotcError, in_vendor
 from aot.ir import Function, Graph, Node, Tensor
 from aot.passes.base import fresh_node_name, fresh_tensor_name, verify_graph
+from aot.passes.push_transpose import PushTransposeDown
 from aot.passes.simplify_layout import SimplifyLayout
 
 if TYPE_CHECKING:
@@ -128,8 +130,10 @@ def apply_boundary_layouts(graph: Graph, vendors: Sequence[Vendor]) -> Graph:
 
 
 def _simplified(g: Graph) -> Graph:
-    """SimplifyLayout until nothing changes: a blocked pair cancels in steps (the views merge, then the
-    transposes meet)."""
+    """The transposes moved down past host ops that do not care about layout (PushTransposeDown: a Concat
+    of two functions' outputs, an Add, a Relu) or run channels last (a float MaxPool), then SimplifyLayout
+    until nothing changes: a blocked pair cancels in steps (the views merge, then the transposes meet)."""
+    g = PushTransposeDown(pools=True).run(g)
     while True:
         before = [(n.op, n.inputs) for n in g.nodes]
         g = SimplifyLayout().run(g)

@@ -17,6 +17,15 @@ sits, so the Transpose can move past the op:
     R(Transpose(x, p), axes, keepdims=1)    Transpose(R(x, p[axes]), p)  R a reduction (squeeze-excite's mean)
     Pad(Transpose(x, p), pads)              Transpose(Pad(x, pads'), p)  (tf2onnx's Pad before a strided
                                                                           depthwise conv, which FoldPad folds)
+    Concat(Transpose(xi, p)..., axis=a)     Transpose(Concat(xi..., axis=p[a]), p)  (an NHWC concat between
+                                                                          NCHW convs; a vendor's NHWC boundaries
+                                                                          around a host Concat)
+
+With `pools` (the host side of a vendor's channels-last boundaries, aot/partition/layout.py), also:
+
+    MaxPool(Transpose(x, to_nchw))          Transpose(MaxPool_nhwc(x), to_nchw)  a float MaxPool of values
+                                                                          only, marked channels last
+                                                                          (aotc_maxpool_nhwc_f32)
 
 Legal when E's inputs have its output's rank and broadcast to no more than its shape, the values are float, and
 no Transpose it reads is a graph output. A Transpose read by E alone moves; one that other nodes read too stays
@@ -38,6 +47,7 @@ from typing import ClassVar
 import numpy as np
 
 from aot.ir import Graph, Node, Tensor
+from aot.ir.schemas import NHWC_ATTR, OUT_NHWC_ATTR, reads_nhwc
 from aot.passes.base import Pass, fresh_node_name, fresh_tensor_name
 from aot.passes.simplify_layout import SimplifyLayout, moves_unit_axes_only
 
@@ -52,12 +62,16 @@ _FLOATS = ("float32", "float16", "float64")
 @dataclass(frozen=True)
 class PushTransposeDown(Pass):
     name: ClassVar[str] = "push-transpose"
+    # MaxPools too, run channels last: for a vendor's NHWC boundaries, where the pool's Transposes to NCHW and
+    # back would each copy a tensor beside it. Off in the default pipeline: there ConvReadsNHWC/ConvWritesNHWC
+    # take the transposes around convs, and the NCHW pools have the faster kernels (AVX-512).
+    pools: bool = False
 
     def run(self, graph: Graph) -> Graph:
         if not any(n.op == "Transpose" for n in graph.nodes):
             return graph
         g = graph.copy()
-        while _push_one_round(g):
+        while _push_one_round(g, self.pools):
             pass
         while True:  # the inverse pairs the moves made adjacent, cancelled (a merge can make another pair)
             simpler = SimplifyLayout().run(g)
@@ -89,19 +103,21 @@ def _transposed(g: Graph) -> int:
     return sum(g.tensors[n.outputs[0]].size for n in g.nodes if n.op == "Transpose")
 
 
-def _movable(e: Node) -> bool:
+def _movable(e: Node, pools: bool = False) -> bool:
+    if e.op == "MaxPool":
+        return pools and len(e.inputs) == 1 and len(e.outputs) == 1 and not reads_nhwc(e)
     return (e.op in UNARY and len(e.inputs) == 1 or e.op in BINARY and len(e.inputs) == 2 or e.op == "Pad"
-            and len(e.inputs) == 1 or e.op in REDUCE and len(e.inputs) == 1 and e.attrs.get("keepdims", 1) == 1) \
-        and len(e.outputs) == 1
+            and len(e.inputs) == 1 or e.op in REDUCE and len(e.inputs) == 1 and e.attrs.get("keepdims", 1) == 1
+            or e.op == "Concat" and len(e.inputs) >= 1) and len(e.outputs) == 1
 
 
-def _push_one_round(g: Graph) -> bool:
+def _push_one_round(g: Graph, pools: bool) -> bool:
     """Every op whose inputs are Transposes it can move past, once, in graph order: whether any moved."""
     producers, consumers = g.producers(), g.consumers()
     outputs = set(g.outputs)
     moved = False
     for e in list(g.nodes):
-        plan = _plan(g, e, producers, consumers, outputs)
+        plan = _plan(g, e, producers, consumers, outputs, pools)
         if plan is None:
             continue
         _rewrite(g, e, *plan)
@@ -111,12 +127,12 @@ def _push_one_round(g: Graph) -> bool:
 
 
 def _plan(g: Graph, e: Node, producers: dict[str, Node], consumers: dict[str, list[Node]],
-          outputs: set[str]) -> tuple[list[int], list[Node], list[Node]] | None:
+          outputs: set[str], pools: bool) -> tuple[list[int], list[Node], list[Node]] | None:
     """(perm, the Transposes e reads that move or go, those that stay for other readers), or None."""
-    if not _movable(e):
+    if not _movable(e, pools):
         return None
     out = g.tensors.get(e.outputs[0])
-    if out is None or out.dtype not in _FLOATS:
+    if out is None or out.dtype not in _FLOATS or e.op == "MaxPool" and out.dtype != "float32":
         return None
     perm: list[int] | None = None
     sole: list[Node] = []
@@ -140,11 +156,14 @@ def _plan(g: Graph, e: Node, producers: dict[str, Node], consumers: dict[str, li
         readers = consumers.get(name, [])
         if all(r.name == e.name for r in readers):
             sole.append(t)
-        elif all(_movable(r) or r.op == "Transpose" for r in readers):  # (a Transpose reader merges with it)
+        elif all(_movable(r, pools) or r.op == "Transpose" for r in readers):  # (a Transpose reader merges with it)
             shared.append(t)
         else:
             return None
     if perm is None:
+        return None
+    rank = len(perm)
+    if e.op == "MaxPool" and perm != [0, rank - 1, *range(1, rank - 1)]:  # only from channels last to first
         return None
     inverse = [int(i) for i in np.argsort(perm)]
     for name in views:  # another run-time input: only one whose bytes need not move (a Reshape serves)
@@ -184,6 +203,10 @@ def _rewrite(g: Graph, e: Node, perm: list[int], sole: list[Node], shared: list[
         pads = list(e.attrs["pads"])
         e.attrs = {**e.attrs, "pads": [pads[inverse[i]] for i in range(rank)] +
                    [pads[rank + inverse[i]] for i in range(rank)]}
+    if e.op == "MaxPool":  # its input and output channels last (the window's attributes name spatial axes)
+        e.attrs = {**e.attrs, NHWC_ATTR: 1, OUT_NHWC_ATTR: 1}
+    if e.op == "Concat":  # the output's axis a is the input's axis perm[a]
+        e.attrs = {**e.attrs, "axis": perm[int(e.attrs["axis"]) % rank]}
     y = e.outputs[0]
     pre = fresh_tensor_name(g, f"{y}__pre_transpose")
     g.tensors[pre] = Tensor(pre, tuple(g.tensors[y].shape[i] for i in inverse), g.tensors[y].dtype)

@@ -276,6 +276,24 @@ def test_push_transpose_stays_where_a_reader_it_cannot_move_past_reads_the_trans
     stays(PushTransposeDown(), _tf2onnx_block("Softmax", reads="t"))
 
 
+@case(PushTransposeDown, "fires")
+def test_push_transpose_moves_past_a_concat_and_with_pools_a_maxpool_run_channels_last():
+    """Two NHWC tensors back to NCHW for a MaxPool and a Concat, then to NHWC again (a vendor's channels-last
+    calls around host ops): the Concat's axis becomes the NHWC one and the pairs cancel; the MaxPool moves only
+    with `pools`, marked channels last."""
+    g = graph([N("Transpose", ["a"], ["an"], name="a_nchw", perm=[0, 3, 1, 2]),
+               N("Transpose", ["b"], ["bn"], name="b_nchw", perm=[0, 3, 1, 2]),
+               N("MaxPool", ["an"], ["m"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+               N("Concat", ["m", "bn"], ["c"], name="cat", axis=1),
+               N("Transpose", ["c"], ["y"], name="to_nhwc", perm=[0, 2, 3, 1])],
+              {"a": ("float32", [1, 8, 8, 3]), "b": ("float32", [1, 4, 4, 5])}, ["y"], {})
+    out = run(PushTransposeDown(pools=True), g)
+    assert form(out) == ["MaxPool(a) -> m__pre_transpose", "Concat(m__pre_transpose, b) -> y"], form(out, g)
+    assert node(out, "MaxPool").attrs["aotc_in_nhwc"] == node(out, "MaxPool").attrs["aotc_out_nhwc"] == 1
+    assert node(out, "Concat").attrs["axis"] == 3
+    stays(PushTransposeDown(), g)  # the Concat reads the pool's NCHW output: without pools nothing moves
+
+
 # --- DepthwiseAsConv ----------------------------------------------------------------------------------
 
 def _tfl_depthwise(channels: int) -> Graph:

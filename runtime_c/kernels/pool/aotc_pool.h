@@ -37,6 +37,11 @@ void aotc_maxpool_k3s1p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRI
 void aotc_maxpool_k2s1p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 void aotc_maxpool_avx512_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
+/* aotc_maxpool_f32 on channels-last tensors: x [N, in..., C], y [N, out..., C], p->planes = N (the
+ * host side of a vendor's NHWC boundary: aot/passes/push_transpose.py). */
+void aotc_maxpool_nhwc_f32(const aotc_pool_params *p, int32_t channels, const float *AOTC_RESTRICT x,
+                           float *AOTC_RESTRICT y);
+
 /* ONNX MaxPool with its Indices output, as onnxruntime computes both: each window starts from
  * its first tap inside the input (in window order) and takes a later tap only if it is larger,
  * so the first of equal values wins, a leading NaN stays and a later one never wins, and a
