@@ -277,9 +277,6 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           widened_weights=widened_weights)
     selection = select_kernels(graph, traits, workspace)
     state = {symbol: a.state_bytes for symbol, a in artifacts.items() if a.state_bytes > 0}
-    if state and memory_pools:
-        raise AotcError(f"vendor function {next(iter(state))} keeps state in the arena, which --memory-pool "
-                        "does not place yet: leave out --memory-pool")
     if state and ram_budget is not None:  # the states' bytes come off the budget the tensors are planned in
         ram_budget -= sum(-(-n // ALIGNMENT) * ALIGNMENT for n in state.values())
         if ram_budget < 0:
@@ -293,22 +290,21 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
             graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), _band_layer,
             lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
         graph.nodes[:] = fused.nodes
-    plan = reserve_state(plan, state)
-    if state and t.kind == "bare-metal" and plan.arena_bytes > max(
-            (n for _, n in board_pools(t, 0, arena_in_each=True)), default=0):
-        raise AotcError(f"vendor function {next(iter(state))} keeps state in the arena, and the arena "
-                        f"({plan.arena_bytes:,} B) fits no one memory of {t.name}")
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
+    # the vendor functions' state: the arena's last bytes (pool 0's, when the buffers are split over pools)
+    with_state = reserve_state(plan, state)
     if memory_pools:
         check_pools(t, tuple(p.name for p in memory_pools))
-        plan = assign_pools(graph, plan, memory_pools)
-    elif t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
+        plan = assign_pools(graph, plan, memory_pools, state)
+    elif t.kind == "bare-metal" and with_state.arena_bytes > whole:  # no one region holds the arena: split it
         try:
-            plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+            plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)), state)
         except AotcError as e:  # not even split: the board is too small, which the user must hear first
             raise AotcError(f"model '{graph.name}' does not fit target {t.name} ({t.memory_summary()}): "
                             f"{e.one_line()}") from e
+    else:
+        plan = with_state
     total = sum(p.nbytes for p in plan.pools)
     if ram_budget is not None and total > ram_budget:  # buffers in different pools cannot share bytes
         raise AotcError(f"--ram-budget {ram_budget:,} B: the memory pools need {total:,} B in all ("

@@ -25,6 +25,7 @@ the region of that name; a host build takes it as plain .bss)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,12 +136,21 @@ def _top(b: Buffer) -> Buffer:
     return b
 
 
-def assign_pools(graph: Graph, plan: Plan, specs: tuple[PoolSpec, ...]) -> Plan:
+def assign_pools(graph: Graph, plan: Plan, specs: tuple[PoolSpec, ...],
+                 state_bytes: Mapping[str, int] | None = None) -> Plan:
     """`plan` with its buffers split over `specs` (fastest first), or AotcError naming a buffer that no
-    pool has room for."""
+    pool has room for. `state_bytes`: vendor functions' persistent state (symbol -> bytes), placed after
+    pool 0's buffers, so that it is the arena's last bytes as without pools (reserve_state); pool 0's room
+    for buffers is its size less theirs."""
     if not specs:
         return plan
     check_specs(specs)
+    state = {sym: _align(n) for sym, n in (state_bytes or {}).items() if n > 0}
+    if sum(state.values()) >= specs[0].capacity:
+        raise AotcError(f"memory pools: the vendor functions' state ({sum(state.values()):,} B) leaves no room in "
+                        f"pool {specs[0].name} ({specs[0].capacity:,} B), which holds it and the model's inputs "
+                        "and outputs")
+    specs = (PoolSpec(specs[0].name, specs[0].capacity - sum(state.values())), *specs[1:])
     nsteps = max(len(plan.steps), 1)
     buffers = list(plan.buffers)
     heat = _heat(graph, plan, buffers)
@@ -191,6 +201,12 @@ def assign_pools(graph: Graph, plan: Plan, specs: tuple[PoolSpec, ...]) -> Plan:
             pool.buffers.remove(coldest)
             add(coldest, k, -1)
             put(coldest, k + 1)
+    offset = _align(pools[0].nbytes)
+    for sym, n in state.items():  # after pool 0's buffers: the arena's last bytes
+        plan.state_offsets[sym] = offset
+        offset += n
+    if state:
+        pools[0].nbytes, pools[0].capacity = offset, specs[0].capacity + sum(state.values())
     base = 0
     for pool in pools:
         pool.base = base

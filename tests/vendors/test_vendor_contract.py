@@ -22,6 +22,7 @@ from aot.ir import Function, Graph, Node, Tensor
 from aot.ir.vendor_ops import VendorOp
 from aot.partition.layout import apply_boundary_layouts
 from aot.passes.base import Pass
+from aot.plan.pools import PoolSpec
 from aot.vendor import ACCEPT, Artifact, CodegenContext, Layout, Reject, Vendor, find_vendor
 
 CREF = find_vendor("cref")
@@ -471,6 +472,33 @@ def test_vendor_state_is_reserved_initialised_and_kept(tmp_path):
     x = np.random.default_rng(7).standard_normal((2, 8)).astype(np.float32)
     y = run_bundle(tmp_path / "out", {"x": x}, "--repeat", "3")["y"]  # runs after the first read the state too
     assert np.abs(y - reference(model, {"x": x})[0]).max() <= 1e-5
+
+
+@pytest.mark.full
+def test_vendor_state_with_memory_pools_is_the_first_pools_last_bytes(tmp_path):
+    """--memory-pool splits the buffers over pools; the state stays the arena's (pool 0's) last bytes, pool 0's
+    room for buffers being its size less the state's, and the bundle computes the same."""
+    packer = Vendor("packer", checkers={"MatMul": lambda n, g: ACCEPT}, codegen=_packing_codegen)
+    model = matmul_model()
+    model.graph.node.extend([helper.make_node("Concat", ["y"] * 4, ["c"], name="cat", axis=1),
+                             helper.make_node("Transpose", ["c"], ["t"], name="tr", perm=[1, 0]),
+                             helper.make_node("Sigmoid", ["t"], ["s"], name="sig")])
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("s", TensorProto.FLOAT, (24, 2)))
+    pools = (PoolSpec("fast", 512), PoolSpec("slow", 4096))
+    b = compile_model(model, Options(vendors=(packer,), memory_pools=pools))
+    mem = b.metadata["memory"]
+    (state,) = mem["vendor_state"].values()
+    first = mem["pools"][0]
+    assert state["bytes"] == 192 and state["offset"] + 192 == first["bytes"] == mem["arena_bytes"] <= 512
+    assert mem["pools"][1]["bytes"] == 192  # the Concat's output went to the second pool: pool 0 kept room
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(7).standard_normal((2, 8)).astype(np.float32)
+    got = run_bundle(tmp_path / "out", {"x": x}, "--repeat", "3")["s"]
+    assert np.abs(got - reference(model, {"x": x})[0]).max() <= 1e-5
+    with pytest.raises(AotcError, match=r"the vendor functions' state \(192 B\) leaves no room in pool fast"):
+        compile_model(model, Options(vendors=(packer,), memory_pools=(PoolSpec("fast", 192), PoolSpec("slow", 4096))))
 
 
 def test_vendor_state_comes_off_a_ram_budget():
