@@ -724,7 +724,8 @@ def _cmd_curve(args: argparse.Namespace) -> int:
                         "board (aotc --list-targets); time a host or Linux build with aotc bench")
     require_tools(target, build=True, run=True)
     base = Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
-                   vendor_options=tuple(args.vendor_opt), annotate=args.annotate, input_shapes=tuple(args.input_shape), dims=tuple(args.dim),
+                   vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
+                   input_shapes=tuple(args.input_shape), dims=tuple(args.dim),
                    input_values=tuple(args.input_value), max_dims=tuple(args.max_dim),
                    widened_weights=args.widened_weights, build_type=args.build_type)
     work = scratch_dir(out, args.keep_builds)

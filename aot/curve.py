@@ -172,7 +172,8 @@ def format_table(curve: Curve) -> str:
     right = {0, 1, 2, 3}
 
     def line(r: list[str]) -> str:
-        return "  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+        cells = zip(r, widths, strict=True)
+        return "  ".join(c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(cells)).rstrip()
 
     out = [f"{'RAM' if curve.kind == 'ram' else 'Flash'} versus {metric}: {curve.model} on {curve.target}, "
            f"{len(curve.points)} points"
