@@ -183,7 +183,8 @@ def format_table(curve: Curve) -> str:
         q = _by_budget(curve, p.dominated_by or 0)
         out.append(f"dominated: {opt} {p.shown_budget} ({AXIS[curve.kind]} {p.nbytes:,} B) runs {p.cycles:,} "
                    f"{metric} ({curve.ratio(p):.3f}x), {opt} {q.shown_budget} ({q.nbytes:,} B) "
-                   f"{q.cycles:,} ({curve.ratio(q):.3f}x)")
+                   f"{q.cycles:,} ({curve.ratio(q):.3f}x): {(p.cycles / q.cycles - 1) * 100:.2f} % more for "
+                   f"{p.nbytes - q.nbytes:,} B more")
     if curve.refused:
         out.append(f"refused on the way: {', '.join(f'{b:,}' for b in curve.refused)}")
     return "\n".join(out) + "\n"

@@ -100,7 +100,7 @@ def test_a_looser_budget_slower_than_a_tighter_one_is_dominated_and_named():
     assert [p.budget for p in c.front()] == [28_512, 30_200, None]
     text = format_table(c)
     assert "dominated: --ram-budget 40,000 (arena 39,000 B) runs 1,099 est. cycles (1.099x), --ram-budget 30,200 " \
-           "(30,176 B) 1,010 (1.010x)" in text
+           "(30,176 B) 1,010 (1.010x): 8.81 % more for 8,824 B more" in text
     assert text.count("dominated") == 2  # its row's mark and the sentence
 
 
