@@ -203,6 +203,15 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [first + k * step for k in range(int(math.ceil((hi - first) / step)) + 1)]
 
 
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    """1, 2 and 5 times the powers of ten from the one at or below lo to the one at or above hi."""
+    ladder = [d * 10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+              for d in (1, 2, 5)]
+    first = max(v for v in ladder if v <= lo)
+    last = min(v for v in ladder if v >= hi)
+    return [v for v in ladder if first <= v <= last]
+
+
 def _num(v: float) -> str:
     """An axis label: 12,000 or 1.5 M."""
     if abs(v) >= 1e6:
@@ -215,15 +224,19 @@ def _panel(curve: Curve, x0: float, w: float, h: float) -> list[str]:
     ml, mr, mt, mb = 70.0, 36.0, 52.0, 48.0
     xs = [p.nbytes for p in curve.points]
     ys = [p.cycles for p in curve.points]
-    xt, yt = _ticks(min(xs), max(xs)), _ticks(min(ys), max(ys))
-    xlo, xhi, ylo, yhi = xt[0], xt[-1], yt[0], yt[-1]
+    # cycles over a wide range (the portable kernels' 10x and more) on a log scale, so the small steps show
+    ylog = min(ys) > 0 and max(ys) / min(ys) > 4
+    xt, yt = _ticks(min(xs), max(xs)), (_log_ticks(min(ys), max(ys)) if ylog else _ticks(min(ys), max(ys)))
+    xlo, xhi = xt[0], xt[-1]
+    ylo, yhi = (math.log10(yt[0]), math.log10(yt[-1])) if ylog else (yt[0], yt[-1])
     pw, ph = w - ml - mr, h - mt - mb
 
     def px(v: float) -> float:
         return round(x0 + ml + (v - xlo) / ((xhi - xlo) or 1) * pw, 1)
 
     def py(v: float) -> float:
-        return round(mt + ph - (v - ylo) / ((yhi - ylo) or 1) * ph, 1)
+        u = math.log10(v) if ylog else v
+        return round(mt + ph - (u - ylo) / ((yhi - ylo) or 1) * ph, 1)
 
     kind = "RAM" if curve.kind == "ram" else "Flash"
     s = [f'<g class="panel" id="{curve.kind}">',
@@ -239,7 +252,7 @@ def _panel(curve: Curve, x0: float, w: float, h: float) -> list[str]:
     s.append(f'<text x="{x0 + ml + pw / 2:.1f}" y="{h - 10:.1f}" text-anchor="middle">'
              f'{escape(AXIS[curve.kind])} (bytes; each point one {OPTION[curve.kind]})</text>')
     s.append(f'<text transform="translate({x0 + 14:.1f},{mt + ph / 2:.1f}) rotate(-90)" text-anchor="middle">'
-             f'{escape(curve.metric)} per inference</text>')
+             f'{escape(curve.metric)} per inference{" (log scale)" if ylog else ""}</text>')
     front = curve.front()
     if len(front) > 1:  # the staircase: between two points of the front, only the looser one's cycles are had
         pts = [f"{px(front[0].nbytes)},{py(front[0].cycles)}"]
