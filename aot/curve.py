@@ -26,6 +26,7 @@ import math
 import shutil
 import tempfile
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -329,8 +330,10 @@ class Measurer:
     reference: dict[str, Any] | None = None
     _configured: set[str] = field(default_factory=set)
 
-    def measure(self, kind: str, bundle: Any) -> tuple[int, int, bool | None]:
-        """(cycles or instructions, instructions, outputs the same as the first point's) of one inference."""
+    def measure(self, kind: str, bundle: Any, say: Callable[[str], Any] = lambda what: nullcontext(),
+                label: str = "") -> tuple[int, int, bool | None]:
+        """(cycles or instructions, instructions, outputs the same as the first point's) of one inference;
+        `say(what)` shows each step (the build, the counting) after `label`."""
         import numpy as np
 
         from aot.bench import CYCLE_MODELS, board_counts, insn_count_plugin, seeded_inputs
@@ -341,13 +344,15 @@ class Measurer:
         if kind not in self._configured:
             configure(tree, self.target, build_type=self.build_type)
             self._configured.add(kind)
-        build(tree)
+        with say(f"{label}building"):
+            build(tree)
         meta = bundle.metadata
         if self.inputs is None:
             self.inputs = seeded_inputs(meta)
-        insns, cycles = board_counts(tree, meta, self.inputs, insn_count_plugin(self.work),
-                                     cycles=self.target in CYCLE_MODELS)
-        outputs, _ = run_bundle(tree, meta, self.inputs)
+        with say(f"{label}counting one inference under qemu"):
+            insns, cycles = board_counts(tree, meta, self.inputs, insn_count_plugin(self.work),
+                                         cycles=self.target in CYCLE_MODELS)
+        outputs, _ = run_bundle(tree, meta, self.inputs)  # (says itself that it runs)
         if self.reference is None:
             self.reference = outputs
             same = None
@@ -373,8 +378,9 @@ def ram_curve(model: str, compile_at: Callable[[int | None], Any], measurer: Mea
                   else "instructions")
 
     def point(budget: int | None, bundle: Any) -> int:
-        with say(f"{OPTION['ram']} {'none' if budget is None else f'{budget:,} B'}: build and count under qemu"):
-            cycles, insns, same = measurer.measure("ram", bundle)
+        label = f"RAM point {len(curve.points) + 1}{f' of {points}' if points else ''}, {OPTION['ram']} " \
+                f"{'none' if budget is None else f'{budget:,} B'}: "
+        cycles, insns, same = measurer.measure("ram", bundle, say, label)
         arena = bundle.metadata["memory"]["arena_bytes"]
         curve.points.append(Point(budget, arena, cycles, insns, _ram_traded(bundle.metadata), same))
         return arena
@@ -412,8 +418,9 @@ def flash_curve(model: str, compile_at: Callable[[int], Any], measurer: Measurer
                   else "instructions")
 
     def point(budget: int | None, bundle: Any) -> int:
-        with say(f"{OPTION['flash']} {'none' if budget is None else f'{budget:,} B'}: build and count under qemu"):
-            cycles, insns, same = measurer.measure("flash", bundle)
+        label = f"flash point {len(curve.points) + 1}, {OPTION['flash']} " \
+                f"{'none' if budget is None else f'{budget:,} B'}: "
+        cycles, insns, same = measurer.measure("flash", bundle, say, label)
         fb = bundle.metadata["flash_budget"]
         curve.points.append(Point(budget, fb["flash_bytes"], cycles, insns,
                                   "" if fb["level"] == "none" else f"level {fb['level']}", same))

@@ -158,7 +158,8 @@ class _FakeMeasurer:
         self.cycles = cycles
         self.built: list[int] = []
 
-    def measure(self, kind: str, bundle: SimpleNamespace) -> tuple[int, int, bool | None]:
+    def measure(self, kind: str, bundle: SimpleNamespace, say: object = None,
+                label: str = "") -> tuple[int, int, bool | None]:
         arena = bundle.metadata["memory"]["arena_bytes"]
         self.built.append(arena)
         return self.cycles[arena], self.cycles[arena], True
@@ -205,6 +206,12 @@ def test_a_host_target_is_refused_in_one_line(tmp_path: Path, capsys: pytest.Cap
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "bare-metal board" in err
     assert not (tmp_path / "c").exists()
+
+
+def test_a_folder_of_other_files_is_refused_without_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["curve", str(AUTOENCODER), "--target", "mps2-an386", "-o", str(tmp_path)]) == 2
+    assert "did not write" in capsys.readouterr().err and (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_fewer_than_two_points_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
