@@ -34,7 +34,6 @@ from xml.sax.saxutils import escape
 
 from aot.errors import AotcError
 
-KINDS = ("ram", "flash")
 OPTION = {"ram": "--ram-budget", "flash": "--flash-budget"}
 AXIS = {"ram": "arena", "flash": "library flash"}
 
@@ -134,7 +133,9 @@ def descend(compile_at: Callable[[int], int | None], top: int, least: int | None
             refused.append(budget)
             if least is None or budget <= least:
                 break
-            budget = next_budget(budget, grid, least)
+            # the planner refused a budget it should meet: below, by the grid, or straight to the least (a byte
+            # at a time could compile for every byte of a refused band)
+            budget = next_budget(budget, grid, least) if grid is not None else least
             continue
         if got > budget:
             raise AotcError(f"the compile at budget {budget:,} B reached {got:,} B, over it")

@@ -73,6 +73,13 @@ def test_a_refusal_above_the_least_is_recorded_and_the_descent_goes_on():
     assert refused == [400] and reached == [(700, 500), (100, 100)]
 
 
+def test_without_a_grid_a_refusal_above_the_least_goes_straight_to_the_least():
+    fake = _plans([900, 500, 100])
+    calls: list[int] = []
+    reached, refused = descend(lambda b: calls.append(b) or (None if 200 <= b < 500 else fake(b)), 1000, 100, None)
+    assert reached == [(999, 900), (899, 500), (100, 100)] and refused == [499] and calls == [999, 899, 499, 100]
+
+
 def test_without_a_known_least_the_first_refusal_ends_it():
     """The flash curve: each budget just below the flash reached, until the compiler refuses."""
     reached, refused = descend(_plans([900, 880, 300]), 1000, None, None)
