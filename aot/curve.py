@@ -35,6 +35,9 @@ from xml.sax.saxutils import escape
 from aot.errors import AotcError
 
 OPTION = {"ram": "--ram-budget", "flash": "--flash-budget"}
+# builds of one budget differ by this much in est. cycles (two runs of bench/curves.py's 73 points: 0.074 % at
+# most, docs/firmware.md): a point dominated by less is called a tie
+TIE = 0.001
 AXIS = {"ram": "arena", "flash": "library flash"}
 
 
@@ -186,7 +189,7 @@ def format_table(curve: Curve) -> str:
         out.append(f"dominated: {opt} {p.shown_budget} ({AXIS[curve.kind]} {p.nbytes:,} B) runs {p.cycles:,} "
                    f"{metric} ({curve.ratio(p):.3f}x), {opt} {q.shown_budget} ({q.nbytes:,} B) "
                    f"{q.cycles:,} ({curve.ratio(q):.3f}x): {(p.cycles / q.cycles - 1) * 100:.2f} % more for "
-                   f"{p.nbytes - q.nbytes:,} B more")
+                   f"{p.nbytes - q.nbytes:,} B more" + (" (a tie)" if p.cycles < q.cycles * (1 + TIE) else ""))
     if curve.refused:
         out.append(f"refused on the way: {', '.join(f'{b:,}' for b in curve.refused)}")
     return "\n".join(out) + "\n"

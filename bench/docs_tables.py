@@ -530,15 +530,11 @@ def curve_pictures(data: dict[str, Any]) -> dict[Path, str]:
             for _, r in _curve_rows(data)}
 
 
-# two runs of bench/curves.py over the same 73 budgets (2026-11-27, at aotc 3386e97 and f34d4c2: the same compiler
-# and kernels) agreed on every byte, and on the est. cycles within 0.074 % (where the linker puts the runner's
-# buffers moves the instructions a little): a point dominated by less than this is a tie, and said so
-TIE = 0.001
-
-
 def _dominated(c: Any) -> list[str]:
-    """Each dominated point against the point that dominates it, with the margin in cycles."""
-    from aot.curve import OPTION
+    """Each dominated point against the point that dominates it, with the margin in cycles (under aot.curve.TIE:
+    two runs of bench/curves.py over the same 73 budgets, 2026-11-27 at aotc 3386e97 and f34d4c2, agreed on every
+    byte and on the est. cycles within 0.074 %, a tie)."""
+    from aot.curve import OPTION, TIE
 
     out = []
     for p in c.dominated():

@@ -111,6 +111,13 @@ def test_a_looser_budget_slower_than_a_tighter_one_is_dominated_and_named():
     assert text.count("dominated") == 2  # its row's mark and the sentence
 
 
+def test_a_margin_under_the_noise_is_called_a_tie():
+    pts = [Point(None, 100, 100_000, 1), Point(90, 90, 100_050, 1), Point(80, 80, 100_040, 1)]
+    c = Curve("ram", "m", "mps2-an386", "est. cycles", pts)
+    mark_dominated(c.points)
+    assert format_table(c).rstrip().endswith("0.01 % more for 10 B more (a tie)")
+
+
 def test_equal_points_do_not_dominate_each_other_and_the_unbudgeted_can_be_dominated():
     pts = [Point(None, 100, 50, 50), Point(99, 90, 50, 50), Point(80, 80, 60, 60), Point(70, 80, 60, 60)]
     mark_dominated(pts)
