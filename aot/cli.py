@@ -8,6 +8,9 @@
                                                         Cortex-M board: instructions per inference and per
                                                         MAC under qemu, and estimated cycles on the M4
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
+    aotc curve MODEL --target BOARD -o DIR              the RAM-versus-cycles and flash-versus-cycles points the
+                                                        budgets reach on a board: a table, DIR/curve.svg and
+                                                        DIR/curve.json (aot/curve.py)
     aotc package OUT --platform P [-o DIR]              the bundle's library as a Zephyr module, ESP-IDF component,
                                                         Arduino or PlatformIO library, or CMSIS-Pack (aot/packages)
     aotc compare [MODEL] OUT [--inputs IN.npz] [--tolerance T] [--lsb N] [--reference-kernels ref|builtin|default]
@@ -51,6 +54,8 @@ COMMANDS = """commands:
   aotc bench OUT                  time the bundle against onnxruntime, same threads (aotc bench -h)
   aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime or LiteRT (aotc compare -h)
   aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
+  aotc curve MODEL --target B -o DIR
+                                  RAM and flash versus cycles, each point a budget to pass (aotc curve -h)
   aotc package OUT --platform P   the library as a package: Zephyr, ESP-IDF, Arduino, PlatformIO, CMSIS-Pack
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
@@ -281,6 +286,45 @@ def _compare_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _points(text: str) -> int | None:
+    """aotc curve --points N (2 or more) or all."""
+    if text == "all":
+        return None
+    value = _positive(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError("give 2 or more (the unbudgeted build and the least budget), or all")
+    return value
+
+
+def _curve_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="aotc curve", description="The RAM-versus-cycles and flash-versus-cycles points aotc reaches for a "
+        "model on a bare-metal board, each one a budget you can pass: the model is compiled at a series of "
+        "--ram-budget values from none down to the least the compiler accepts (each budget below the arena the "
+        "last compile reached), and at --flash-budget values down the levels of aot/flash.py; each is built and "
+        "one inference counted under qemu as `aotc bench` counts it (estimated cycles on the M4, mps2-an386; "
+        "instructions on the other boards). Prints a table per curve, marks the dominated points (a looser "
+        "budget that is slower than a tighter one) and writes DIR/curve.svg and DIR/curve.json.")
+    p.add_argument("model", help="the model: an ONNX file, or a .tflite file")
+    p.add_argument("--target", required=True, help="a bare-metal board (see --list-targets)")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="where curve.svg and curve.json go")
+    p.add_argument("--force", action="store_true", help="write into DIR even if it holds other files")
+    p.add_argument("--curve", choices=("ram", "flash", "both"), default="both", help="which curves (default both)")
+    p.add_argument("--points", type=_points, default=12, metavar="N|all",
+                   help="RAM curve: at most N points, the budgets spread evenly from the unbudgeted arena down to "
+                        "the least (default 12); all: every plan the planner has, each budget just below the last "
+                        "arena (one build and qemu run each: slow on large models)")
+    p.add_argument("--name", help="C name of the model (default: the file's stem)")
+    p.add_argument("--build-type", default=default_build_type(), choices=list(BUILD_TYPES),
+                   help="CMake build type the points are built at (default Release)")
+    p.add_argument("--widened-weights", action="store_true",
+                   help="compile every point with --widened-weights (the flash curve then starts by dropping them)")
+    p.add_argument("--keep-builds", action="store_true", help="keep the build trees in DIR/builds")
+    _vendor_args(p)
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
 def _ops_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aotc ops", description="The ONNX ops aotc compiles: how, for which dtypes "
                                 "and opsets, and which vendors take them (generated from the kernel table); with "
@@ -393,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_partition(_partition_parser().parse_args(argv[1:]))
         if argv and argv[0] == "ops":
             return _cmd_ops(_ops_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "curve":
+            return _cmd_curve(_curve_parser().parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             return _cmd_compare(_compare_parser().parse_args(argv[1:]))
         if argv and argv[0] == "package":
@@ -656,6 +702,50 @@ def _cmd_footprint(args: argparse.Namespace) -> int:
         build(out)
     print(summary(write_footprint(out, meta)))
     print(f"aotc: wrote {out / 'footprint.json'}")
+    return 0
+
+
+def _cmd_curve(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from aot.build import require_tools
+    from aot.compiler import Options, compile_file
+    from aot.curve import Measurer, drop, flash_curve, format_table, ram_curve, scratch_dir, write_outputs
+    from aot.progress import status
+    from aot.targets import get_target
+
+    out = Path(args.output)
+    check_input_file(Path(args.model), "model")
+    if out.exists() and not args.force and not (out / "curve.json").is_file() and any(out.iterdir()):
+        raise AotcError(f"-o '{out}' is a folder aotc curve did not write; give a new or empty folder, or --force")
+    target = get_target(args.target)
+    if target.kind != "bare-metal":
+        raise AotcError(f"--target {args.target}: aotc curve counts one inference under qemu on a bare-metal "
+                        "board (aotc --list-targets); time a host or Linux build with aotc bench")
+    require_tools(target, build=True, run=True)
+    base = Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
+                   vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
+                   input_shapes=tuple(args.input_shape), dims=tuple(args.dim),
+                   input_values=tuple(args.input_value), max_dims=tuple(args.max_dim),
+                   widened_weights=args.widened_weights, build_type=args.build_type)
+    work = scratch_dir(out, args.keep_builds)
+    measurer = Measurer(args.target, args.build_type, work)
+    curves = []
+    try:
+        if args.curve in ("ram", "both"):
+            curves.append(ram_curve(Path(args.model).name,
+                                    lambda b: compile_file(args.model, replace(base, ram_budget=b)),
+                                    measurer, args.points, status))
+            print(format_table(curves[-1]))
+        if args.curve in ("flash", "both"):
+            curves.append(flash_curve(Path(args.model).name,
+                                      lambda b: compile_file(args.model, replace(base, flash_budget=b)),
+                                      measurer, status))
+            print(format_table(curves[-1]))
+    finally:
+        drop(work, args.keep_builds)
+    json_path, svg_path = write_outputs(out, curves)
+    print(f"aotc: wrote {svg_path} and {json_path}")
     return 0
 
 

@@ -348,7 +348,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                                            tried[-1][1], tried)
             bundle.files["metadata.json"] = json.dumps(bundle.metadata, indent=2) + "\n"
             return bundle
-    raise AotcError(flash.refusal(options.flash_budget, tried))
+    raise flash.FlashBudgetError(flash.refusal(options.flash_budget, tried), min(m.total for _, m in tried))
 
 
 def check_threads(threads: int, target: str) -> None:

@@ -166,6 +166,15 @@ def report(budget: int, build_type: str, level: FlashLevel, got: FlashMeasure,
     }
 
 
+class FlashBudgetError(AotcError):
+    """--flash-budget below the least flash any level reaches (least_bytes: for tools that step budgets down,
+    aot/curve.py)."""
+
+    def __init__(self, message: str, least_bytes: int):
+        super().__init__(message)
+        self.least_bytes = least_bytes
+
+
 def refusal(budget: int, tried: list[tuple[FlashLevel, FlashMeasure]]) -> str:
     """One line: the budget, what takes the flash, and the least any level reached (and at which)."""
     level, least = min(tried, key=lambda t: t[1].total)

@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # aot.curve draws the curves' pictures
+    sys.path.insert(0, str(ROOT))
 DOC = ROOT / "docs" / "firmware.md"
+CURVES = ROOT / "docs" / "curves"  # bench/curves.py's pictures, one per model
 RESULTS = ROOT / "bench" / "results"
 COMMAND = "python bench/docs_tables.py --write"
 WIDTH = 115  # the page's prose lines
@@ -513,6 +516,66 @@ def mlperf_widened(data: dict[str, Any]) -> str:
     return text + "\n(" + " ".join(notes) + ")\n"
 
 
+# ---- bench/curves.py ----
+
+def _curve_rows(data: dict[str, Any]) -> list[tuple[Run, Row]]:
+    return sorted(rows_of(data), key=lambda p: order(p[1]["model"]))
+
+
+def curve_pictures(data: dict[str, Any]) -> dict[Path, str]:
+    """docs/curves/<model>.svg: each model's RAM and flash curves, drawn by aot.curve from the recorded points."""
+    from aot.curve import Curve, svg
+
+    return {CURVES / f"{base_name(r['model'])}.svg": svg([Curve.from_dict(r["ram"]), Curve.from_dict(r["flash"])])
+            for _, r in _curve_rows(data)}
+
+
+def _dominated(c: Any) -> list[str]:
+    """Each dominated point against the point that dominates it, with the margin in cycles (under aot.curve.TIE:
+    two runs of bench/curves.py over the same 73 budgets, 2026-11-27 at aotc 3386e97 and f34d4c2, agreed on every
+    byte and on the est. cycles within 0.074 %, a tie)."""
+    from aot.curve import OPTION, TIE
+
+    out = []
+    for p in c.dominated():
+        q = next(o for o in c.points if (o.budget or 0) == p.dominated_by)
+        out.append(f"`{OPTION[c.kind]} {p.shown_budget}` ({b(p.nbytes)}, {x(p.cycles, c.base.cycles)}) against "
+                   f"`{OPTION[c.kind]} {q.shown_budget}` ({b(q.nbytes)}, {x(q.cycles, c.base.cycles)}): "
+                   f"{pct(p.cycles, q.cycles, 2)} more cycles for {b(p.nbytes - q.nbytes)} more"
+                   + (" (a tie: builds of one budget differ by as much)" if p.cycles < q.cycles * (1 + TIE) else ""))
+    return out
+
+
+def curves(data: dict[str, Any]) -> str:
+    """Each model's points: the budget to pass, the bytes reached, the cycles, what was traded, the dominated."""
+    from aot.curve import Curve
+
+    pairs = _curve_rows(data)
+    if not pairs:
+        return not_yet("bench/curves.py")
+    text = (f"({measured(runs_of(pairs))}.)\n\n"
+            f"On the M4 (mps2-an386, Release; one inference under qemu as `aotc bench` counts it, est. cycles; up to "
+            f"{pairs[0][1]['points']} RAM points asked per model). A point marked dominated needs more bytes than "
+            f"another point and more cycles:\n\n")
+    for _, r in pairs:
+        ram, flash = Curve.from_dict(r["ram"]), Curve.from_dict(r["flash"])
+        body = [[p.shown_budget, b(p.nbytes), f"{p.cycles:,}", x(p.cycles, ram.base.cycles), p.traded or "-",
+                 "dominated" if p.dominated_by is not None else "front"] for p in ram.points]
+        fbody = [[p.shown_budget, b(p.nbytes), f"{p.cycles:,}", x(p.cycles, flash.base.cycles),
+                  p.traded.removeprefix("level ") or "none"] for p in flash.points]
+        same = all(p.same_outputs for c in (ram, flash) for p in c.points if p.same_outputs is not None)
+        text += (f"**{name(r['model'], True)}** (least `--ram-budget` {b(ram.least)}, least `--flash-budget` "
+                 f"{b(flash.least)}; every point's outputs {'identical to' if same else 'NOT all identical to'} the "
+                 f"unbudgeted build's):\n\n![{name(r['model'])}](curves/{base_name(r['model'])}.svg)\n\n"
+                 + table(["`--ram-budget`", "arena", "est. cycles", "x unbudgeted", "traded", ""], "rrrrll", body)
+                 + "\n" + table(["`--flash-budget`", "library flash", "est. cycles", "x unbudgeted", "level"],
+                                 "rrrrl", fbody) + "\n")
+        dom = _dominated(ram) + _dominated(flash)
+        if dom:
+            text += "Dominated:\n\n" + "\n".join(f"- {d}." for d in dom) + "\n\n"
+    return text
+
+
 BLOCKS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "ram-budget": ("bench/ram_budget.py", ram_budget_least),
     "ram-budget-targets": ("bench/ram_budget.py", ram_budget_targets),
@@ -523,6 +586,7 @@ BLOCKS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "quantized-io": ("bench/cortex_m_mlperf_int8.py", mlperf_quantized_io),
     "m4-cycles": ("bench/cortex_m_mlperf_int8.py", mlperf_m4_cycles),
     "widened-weights": ("bench/cortex_m_mlperf_int8.py", mlperf_widened),
+    "curves": ("bench/curves.py", curves),
 }
 
 
@@ -574,11 +638,17 @@ def main() -> None:
     args = p.parse_args()
     text = DOC.read_text()
     new = render(text)
+    pictures = curve_pictures(load("bench/curves.py"))
     if args.write:
         DOC.write_text(new)
-        print(f"{DOC.relative_to(ROOT)}: {len(blocks(new))} generated blocks")
+        CURVES.mkdir(parents=True, exist_ok=True)
+        for path, svg in pictures.items():
+            path.write_text(svg)
+        print(f"{DOC.relative_to(ROOT)}: {len(blocks(new))} generated blocks; {len(pictures)} pictures in "
+              f"{CURVES.relative_to(ROOT)}")
         return
     stale = [k for k, v in blocks(new).items() if blocks(text).get(k) != v]
+    stale += [str(p.relative_to(ROOT)) for p, v in pictures.items() if not p.is_file() or p.read_text() != v]
     if stale:
         print(f"docs/firmware.md: blocks not what the results give: {', '.join(stale)}; run {COMMAND}")
         sys.exit(1)

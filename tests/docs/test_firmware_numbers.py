@@ -44,6 +44,18 @@ def test_firmware_md_numbers_are_the_recorded_results(docs_tables: ModuleType):
                         f"regenerate them: {REGENERATE}"
 
 
+def test_the_curves_pictures_are_the_recorded_points(docs_tables: ModuleType):
+    """docs/curves/*.svg are what aot.curve draws from bench/results/curves.json, one per model recorded, no other."""
+    pictures = docs_tables.curve_pictures(docs_tables.load("bench/curves.py"))
+    assert pictures, "bench/curves.py has recorded no curves"
+    on_disk = sorted(docs_tables.CURVES.glob("*.svg"))
+    assert on_disk == sorted(pictures), f"docs/curves/ holds other pictures than the recorded curves': {REGENERATE}"
+    stale = [p.name for p, v in pictures.items() if p.read_text() != v]
+    assert not stale, f"docs/curves/{stale} are not what bench/results/curves.json gives: {REGENERATE}"
+    for p in pictures:
+        assert f"(curves/{p.name})" in docs_tables.DOC.read_text(), f"docs/firmware.md does not show {p.name}"
+
+
 def test_every_block_is_on_the_page_once_and_has_results(docs_tables: ModuleType):
     text = docs_tables.DOC.read_text()
     names = [m["name"] for m in docs_tables.BLOCK.finditer(text)]
