@@ -191,11 +191,13 @@ def vendor_options(vendors: Sequence[Vendor], given: Sequence[tuple[str, str, st
 
 
 def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
-                      options: dict[str, dict[str, str]] | None = None, threads: int = 1) -> dict[str, Artifact]:
+                      options: dict[str, dict[str, str]] | None = None, threads: int = 1,
+                      place_boundary: bool = False) -> dict[str, Artifact]:
     """Each vendor's transform and codegen over its functions (`vendors`: Partitioned.vendors;
     `options`: Partitioned.options, each vendor's defaults when not given; `threads`: --threads).
     Constants a codegen put in its context's weight store ship with its artifact: the blob, the
-    file that links it in and CMake lines, when the store has a blob."""
+    file that links it in and CMake lines, when the store has a blob. `place_boundary`: offer each
+    codegen's plan_workspace the call's tensors the host may lay inside the workspace (_placeable_boundary)."""
     by_name = {v.name: v for v in vendors}
     artifacts: dict[str, Artifact] = {}
     for symbol, fn in list(graph.functions.items()):
@@ -205,11 +207,15 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
                             f"({', '.join(by_name) or 'none'})")
         opts = (options or {}).get(v.name) or v.resolve_options({})
         fn = graph.functions[symbol] = transform_function(fn, v, opts)
-        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts), threads)
+        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts), threads,
+                             boundary=_placeable_boundary(graph, symbol) if place_boundary else frozenset())
         with in_vendor(v.name, f"codegen of {symbol}"):
             art = v.codegen(fn, ctx)
             if not isinstance(art, Artifact):
                 raise AotcError(f"codegen returned a {type(art).__name__}, not an aot.vendor.Artifact")
+        if len(ctx.workspace_plans) == 1 and ctx.workspace_plans[0].boundary \
+                and ctx.workspace_plans[0].nbytes == art.workspace_bytes:  # its workspace is that plan
+            art = replace(art, workspace_boundary=dict(ctx.workspace_plans[0].boundary))
         if art.weights_bytes is None:
             stored = ctx.weights.nbytes if len(ctx.weights) else \
                 sum(fn.graph.tensors[t].nbytes for t in fn.graph.constants_read())
@@ -217,6 +223,22 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
         art = _with_weights(art, ctx)
         artifacts[symbol] = replace(art, taps=list(ctx.taps)) if ctx.taps else art
     return artifacts
+
+
+def _placeable_boundary(graph: Graph, symbol: str) -> frozenset[str]:
+    """The tensors of the one call of `symbol` that the host may place inside its workspace: an input the
+    call is the last to read (not a graph input or output, not a constant), an output the host reads later
+    (not a graph output). The planner checks again (plan_memory: a tensor sharing bytes with another stays out)."""
+    calls = [k for k, n in enumerate(graph.nodes) if n.op == "Call" and n.attrs.get("function") == symbol]
+    if len(calls) != 1:
+        return frozenset()
+    call = graph.nodes[calls[0]]
+    later = {t for n in graph.nodes[calls[0] + 1:] for t in n.inputs if t}
+    io = {*graph.inputs, *graph.outputs}
+    ins = {t for t in call.inputs if t and t not in io and not graph.tensors[t].is_const and t not in later
+           and call.inputs.count(t) == 1}
+    outs = {t for t in call.outputs if t and t not in io and t in later}
+    return frozenset(ins | outs)
 
 
 def transform_function(fn: Function, vendor: Vendor, options: dict[str, str]) -> Function:
@@ -268,7 +290,11 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
     candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS);
     `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them."""
-    workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
+    # a workspace holding the call's tensors (Artifact.workspace_boundary) is a block of the plan, not scratch
+    workspace = {symbol: 0 if a.workspace_boundary else a.workspace_bytes for symbol, a in artifacts.items()}
+    called = {n.name: artifacts[n.attrs["function"]] for n in graph.nodes
+              if n.op == "Call" and n.attrs.get("function") in artifacts}
+    blocks = {name: (a.workspace_bytes, a.workspace_boundary) for name, a in called.items() if a.workspace_boundary}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium and not portable, dsp=t.dsp and not t.helium and not portable,
@@ -282,12 +308,13 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         if ram_budget < 0:
             raise AotcError(f"--ram-budget: the vendor functions' state alone ({sum(state.values()):,} B) exceeds it")
     if ram_budget is None:
-        plan = plan_memory(graph, op_memory(selection), scratch_floor)
+        plan = plan_memory(graph, replace(op_memory(selection), workspaces=blocks), scratch_floor)
     else:
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node
         fused, plan = plan_with_bands(
-            graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), _band_layer,
+            graph, lambda g, budget: plan_memory(g, replace(op_memory(selection), workspaces=blocks), scratch_floor,
+                                                 budget), _band_layer,
             lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
         graph.nodes[:] = fused.nodes
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
@@ -325,7 +352,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))
-    artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
+    artifacts = _codegen_with_blocks(graph, parted, options, isa)
     nodes = list(graph.nodes)  # select_and_plan may fuse runs in bands: each flash level starts from these
     tried: list[tuple[flash.FlashLevel, flash.FlashMeasure]] = []
     for level in flash.levels(options.widened_weights) if options.flash_budget is not None else flash.LEVELS[:1]:
@@ -349,6 +376,43 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
             bundle.files["metadata.json"] = json.dumps(bundle.metadata, indent=2) + "\n"
             return bundle
     raise flash.FlashBudgetError(flash.refusal(options.flash_budget, tried), min(m.total for _, m in tried))
+
+
+def _codegen_with_blocks(graph: Graph, parted: Partitioned, options: Options, isa: str | None) -> dict[str, Artifact]:
+    """The vendors' codegen, each function's workspace its own; where a codegen planned its workspace with
+    aotc (plan_workspace) and its call's tensors could lie inside it, the codegen again with them offered,
+    kept if the host's arena is then smaller. (A block of a workspace with the call's tensors is rigid: its
+    tensors cannot move apart, which can fragment the arena, so it is measured, not assumed.)"""
+    functions = dict(graph.functions)
+    own = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
+    if not any(_placeable_boundary(graph, s) for s in functions):
+        return own
+    transformed = dict(graph.functions)
+    graph.functions.clear()
+    graph.functions.update(functions)
+    inside = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads,
+                               place_boundary=True)
+    if not any(a.workspace_boundary for a in inside.values()):
+        graph.functions.clear()
+        graph.functions.update(transformed)
+        return own
+    nodes = list(graph.nodes)
+
+    def arena(artifacts: dict[str, Artifact]) -> int | None:
+        try:
+            _, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
+                                      options.fast_math, isa, options.ram_budget, options.memory_pools)
+            return sum(p.nbytes for p in plan.pools) if plan.pools else plan.arena_bytes
+        except AotcError:  # a budget or a board it misses: the other may meet it
+            return None
+        finally:
+            graph.nodes[:] = nodes
+    with_blocks, without = arena(inside), arena(own)
+    if with_blocks is not None and (without is None or with_blocks < without):
+        return inside
+    graph.functions.clear()
+    graph.functions.update(transformed)
+    return own
 
 
 def check_threads(threads: int, target: str) -> None:

@@ -638,7 +638,10 @@ class ModelEmitter:
                              f"/* {desc}{', ' + role if role else ''}, live {b.first}..{b.last} */")
         steps = {name: step for step, name in enumerate(p.steps)}
         for node, (var, ctype) in self.scratch_vars.items():
+            block = p.scratch_buffers.get(node)
+            what = (f"{block.nbytes} bytes of workspace for \"{c_comment(node)}\", holding tensors of its call"
+                    if block is not None and not p.choices[node].scratch else
+                    f"{p.choices[node].scratch} bytes of scratch for \"{c_comment(node)}\"")
             lines.append(f"{ctype} *const {var} = ({ctype} *)({self.at(p.scratch[node])}); "
-                         f"/* {p.choices[node].scratch} bytes of scratch for \"{c_comment(node)}\" "
-                         f"(step {steps[node]}) */")
+                         f"/* {what} (step {steps[node]}) */")
         return lines

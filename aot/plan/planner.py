@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from aot.errors import AotcError
@@ -93,6 +93,10 @@ class OpMemory:
     # under a RAM budget, choose with the kernels' blocks allowed below their usual floor (the least scratch
     # they run with: more instructions); None: as choose
     choose_least: Callable[[Node, Graph, int], Any] | None = None
+    # vendor calls whose workspace holds some of their inputs and outputs (Artifact.workspace_boundary): node ->
+    # (the workspace's bytes, tensor -> its offset in it). The workspace is a block of the plan (its pointer the
+    # node's scratch), those tensors slices of it: an input live in it until the call, an output from the call.
+    workspaces: Mapping[str, tuple[int, Mapping[str, int]]] = field(default_factory=dict)
 
 
 
@@ -142,7 +146,12 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     # without a budget's techniques no op writes over an input's slot, though a run reuses it once the input is
     # dead (the header says: write the inputs before every run); with them an op may, as the input dies
     kept = set() if techniques or overlap_nodes else read_only
+    blocks: dict[str, Buffer] = {}  # vendor call -> its workspace block (ops.workspaces)
     for step, n in enumerate(graph.nodes):
+        if n.name in ops.workspaces:
+            blocks[n.name] = _workspace_block(n, graph, ops.workspaces[n.name], step, new_buffer, buffer_of,
+                                              last_use, read_only, outputs, deltas, overlaid)
+            continue
         src = n.inputs[0] if n.inputs else ""
         parts = ops.parts(n, graph) if src in buffer_of else None
         if parts is not None:
@@ -222,6 +231,14 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
             b.first = min(f for _, _, f, _ in b.segments)
         if id(b) in overlaid:
             b.segments = _overlaid_segments(b, overlaid[id(b)], produced_at, last_use, outputs, nsteps)
+    for step, n in enumerate(graph.nodes):  # a block's own bytes at its call; inputs until it, outputs after
+        if n.name in blocks:
+            b = blocks[n.name]
+            kids = children.get(id(b), [])
+            b.segments = [(0, b.nbytes, step, step), *((c.delta, c.nbytes, c.first, step - 1) for c in kids
+                                                       if c.first < step),
+                          *((c.delta, c.nbytes, step + 1, c.last) for c in kids if c.first >= step and c.last > step)]
+            b.first, b.last = min(s[2] for s in b.segments), max(s[3] for s in b.segments)
 
     live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
@@ -274,6 +291,7 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     output_offsets = {o: (output_buffers[o] if o in output_buffers else buffer_of[o]).offset + deltas.get(o, 0)
                       for o in graph.outputs}
     io = {*inputs, *graph.outputs}
+    scratch_buf.update(blocks)  # a vendor call's workspace pointer is its block's
     return Plan(offsets=offsets, aliases=aliases, scratch={k: b.offset for k, b in scratch_buf.items()},
                 buffers=buffers, arena_bytes=arena, lower_bound_bytes=lower, peak_step=peak,
                 steps=[n.name for n in graph.nodes], tight_bound_bytes=tight,
@@ -576,6 +594,32 @@ def _write_inputs_in_place(n: Node, graph: Graph, ops: OpMemory, step: int, out:
                 or outputs.intersection(b.tensors) or any(last_use.get(m, step) > step for m in b.tensors)):
             continue
         b.parent, b.delta = out, delta
+
+
+def _workspace_block(n: Node, graph: Graph, block: tuple[int, Mapping[str, int]], step: int,
+                     new_buffer: Callable[[int, int], Buffer], buffer_of: dict[str, Buffer],
+                     last_use: dict[str, int], read_only: set[int], outputs: set[str], deltas: dict[str, int],
+                     overlaid: dict[int, list[list[int]]]) -> Buffer:
+    """The vendor call n's workspace as a buffer of the plan, its inputs and outputs at their offsets in it
+    (slices) where nothing else needs their bytes: an input whose buffer holds only tensors dead after the call,
+    an output of its own. The others are placed as usual; their bytes in the block are left unused."""
+    nbytes, inside = block
+    w = new_buffer(nbytes, step)
+    for x in dict.fromkeys(t for t in n.inputs if t in inside):
+        b = buffer_of.get(x)
+        if (b is None or b.parent is not None or id(b) in read_only or id(b) in overlaid or x in deltas
+                or n.inputs.count(x) != 1 or b.nbytes != graph.tensors[x].nbytes or outputs.intersection(b.tensors)
+                or any(last_use.get(m, step) > step for m in b.tensors)):
+            continue
+        b.parent, b.delta = w, inside[x]
+    for out in n.outputs:
+        if not out:
+            continue
+        b = new_buffer(graph.tensors[out].nbytes, step)
+        _join(buffer_of, b, out)
+        if out in inside and out not in outputs:
+            b.parent, b.delta = w, inside[out]
+    return w
 
 
 def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:

@@ -7,8 +7,8 @@ order) or `plan_lives` (any buffers it names, e.g. tiles of its own device memor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from aot.errors import AotcError
 from aot.ir import Graph, Node
@@ -34,6 +34,10 @@ class WorkspacePlan:
     nbytes: int  # the workspace's size: Artifact.workspace_bytes
     lower_bound: int  # the most bytes live at one step: no placement needs fewer
     alignment: int = ALIGNMENT  # every offset's: the arena's alignment, which the workspace pointer has
+    # the function's inputs and outputs placed inside the workspace too (plan_workspace's `boundary`): aotc puts
+    # the call's tensors there, so the workspace reuses an input's bytes once it is read and an output's before
+    # it is written, as the host's arena would; tensor -> offset (also in `offsets`)
+    boundary: Mapping[str, int] = field(default_factory=dict)
 
     def scratch(self, node: str) -> int:
         """The offset of node's scratch (plan_workspace's `scratch`)."""
@@ -98,8 +102,28 @@ def graph_lives(graph: Graph, scratch: Mapping[str, int] | None = None,
 
 
 def plan_workspace(graph: Graph, scratch: Mapping[str, int] | None = None,
-                   inplace: Callable[[Node], int | None] | None = None) -> WorkspacePlan:
-    """graph_lives placed by plan_lives; a tensor written over its input has that input's offset."""
+                   inplace: Callable[[Node], int | None] | None = None,
+                   boundary: Collection[str] = ()) -> WorkspacePlan:
+    """graph_lives placed by plan_lives; a tensor written over its input has that input's offset. `boundary`:
+    inputs and outputs of the function placed with them, an input live until its last read, an output from
+    the step writing it to the end (an input read by no node, or an output no node writes, is left out)."""
     lives, shared = graph_lives(graph, scratch, inplace)
-    plan = plan_lives(lives)
-    return replace(plan, offsets={**plan.offsets, **{t: plan.offsets[h] for t, h in shared.items()}})
+    edge = boundary_lives(graph, boundary)
+    plan = plan_lives([*lives, *edge])
+    return replace(plan, offsets={**plan.offsets, **{t: plan.offsets[h] for t, h in shared.items()}},
+                   boundary={life.name: plan.offsets[life.name] for life in edge})
+
+
+def boundary_lives(graph: Graph, boundary: Collection[str]) -> list[Life]:
+    """The lives of the function's inputs and outputs named in `boundary`, in its steps."""
+    read = {t: k for k, n in enumerate(graph.nodes) for t in n.inputs if t}
+    written = {t: k for k, n in enumerate(graph.nodes) for t in n.outputs if t}
+    end = max(len(graph.nodes) - 1, 0)
+    lives = []
+    for t in dict.fromkeys(boundary):
+        nbytes = graph.tensors[t].nbytes
+        if t in graph.inputs and t not in graph.outputs and t in read:
+            lives.append(Life(t, nbytes, 0, read[t]))
+        elif t in graph.outputs and t not in graph.inputs and t in written:
+            lives.append(Life(t, nbytes, written[t], end))
+    return lives

@@ -86,6 +86,10 @@ class Artifact:
     # The tensors inside the function that codegen exposed with CodegenContext.tap (filled by aotc:
     # node, op, onnx_nodes, tensor), for metadata.json and `aotc compare`.
     taps: list[dict[str, Any]] = field(default_factory=list)
+    # The call's inputs and outputs laid inside the workspace (filled by aotc from the one plan_workspace the
+    # codegen made, when its nbytes is workspace_bytes): tensor -> offset. The host then places the workspace
+    # and those tensors as one block, each tensor live only where it is, as in its arena.
+    workspace_boundary: dict[str, int] = field(default_factory=dict)
     # The bytes of constant data the function's files store (metadata.json's memory.weights_bytes, which a
     # board's flash check reads). None: aotc counts them, as what the codegen context's weight store holds when
     # codegen used it, else the constants the function's nodes read.
@@ -156,24 +160,35 @@ class CodegenContext:
     # this vendor's options for the compile (Vendor.options; --vendor-opt V.KEY=VALUE), defaults filled in
     options: dict[str, str] = field(default_factory=dict)
     threads: int = 1  # the threads a run of the bundle uses (--threads N): a vendor library's own count too
+    # the function's inputs and outputs the host may place inside its workspace (plan_workspace)
+    boundary: frozenset[str] = frozenset()
     weights: WeightStore = field(init=False)  # where the function's constants go (see above)
     taps: list[dict[str, Any]] = field(init=False)  # what tap() exposed, in call order
+    workspace_plans: list[WorkspacePlan] = field(init=False)  # what plan_workspace() gave, in call order
     format: ClassVar[ModuleType] = cformat  # aot.csource.format: the C text helpers (see above)
     weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES  # the headers a file holding the weights includes
 
     def __post_init__(self) -> None:
         self.weights = WeightStore(self.symbol)
         self.taps = []
+        self.workspace_plans = []
 
-    @staticmethod
-    def plan_workspace(graph: Graph, scratch: Mapping[str, int] | None = None,
+    def plan_workspace(self, graph: Graph, scratch: Mapping[str, int] | None = None,
                        inplace: Callable[[Node], int | None] | None = None) -> WorkspacePlan:
         """Offsets in the function's workspace for its intermediates (lives from the node order) and for
         each node's `scratch` bytes (plan.scratch(node)), placed by aotc's arena planner, instead of one
         after another: report Artifact.workspace_bytes = plan.nbytes. `inplace(node)`: the input a node's
         output may be written over (elementwise ops), or None. Buffers of the vendor's own:
-        `aot.plan.workspace.plan_lives([Life(name, nbytes, first, last), ...])`."""
-        return plan_workspace(graph, scratch, inplace)
+        `aot.plan.workspace.plan_lives([Life(name, nbytes, first, last), ...])`.
+
+        The plan also holds those of the function's inputs and outputs the host can lay inside the workspace
+        (`boundary`: an input the call reads last, an output the host reads; plan.boundary), so that the
+        workspace reuses their bytes where they are dead, as the host's arena does layer by layer; your code
+        reads and writes them through their DLTensors as ever. Run your nodes in `graph`'s order."""
+        edge = [t for t in (*graph.inputs, *graph.outputs) if t in self.boundary]
+        plan = plan_workspace(graph, scratch, inplace, edge)
+        self.workspace_plans.append(plan)
+        return plan
 
     def tap(self, node: Node, tensor: Tensor, data: str) -> str:
         """The C statement (AOTC_TAP, from "aotc_common.h" in `weights_includes`) that reports `tensor`,

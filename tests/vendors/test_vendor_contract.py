@@ -218,6 +218,36 @@ def test_vendor_workspace_is_planned_not_stacked():
     assert fn["workspace_bytes"] == one
 
 
+def between_softmaxes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` between two host Softmaxes: the vendor's call then reads and writes intermediates of the host."""
+    g = model.graph
+    first, last = g.node[0], g.node[-1]
+    first.input[0], last.output[0] = "sx", "sy"
+    g.node.insert(0, helper.make_node("Softmax", ["x"], ["sx"], name="soft_in"))
+    g.node.append(helper.make_node("Softmax", ["sy"], ["y"], name="soft_out"))
+    return model
+
+
+@pytest.mark.parametrize("width", first_fast([64, 48]))
+def test_vendor_workspace_holds_the_calls_tensors_so_the_arena_is_the_hosts(tmp_path, width):
+    """The call's input (dead after it) and output (read later by the host) placed inside its workspace, each
+    live only where it is: the vendor's intermediates reuse the input's bytes once read and the output's
+    before written, so the arena with cref is the host's alone, not the host's plus a workspace beside its
+    tensors; the bundle computes the same."""
+    model = between_softmaxes(chain_model(width))
+    host = compile_model(model, Options())
+    b = compile_model(model, Options(vendors=("cref",)))
+    (fn,) = b.metadata["partition"]
+    assert fn["workspace_bytes"] == 2 * 4 * width * 4  # at most two of input, intermediates and output at once
+    assert b.metadata["memory"]["arena_bytes"] == host.metadata["memory"]["arena_bytes"]
+    b.write(tmp_path / "out" / "bundle")
+    configure(tmp_path / "out", "host", ["-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    build(tmp_path / "out")
+    x = np.random.default_rng(12).standard_normal((4, width)).astype(np.float32)
+    y = run_bundle(tmp_path / "out", {"x": x}, "--repeat", "2")["y"]
+    assert np.abs(y - reference(model, {"x": x})[0]).max() <= 1e-5
+
+
 def test_plan_workspace_without_inplace_keeps_two_buffers():
     from aot.plan.workspace import plan_workspace
 
