@@ -30,9 +30,10 @@ from aot.footprint import parse_elf
 from aot.targets import TARGETS, get_target, place
 
 AOTC = [sys.executable, "-m", "aot.cli"]
-CORTEX_M = ["mps2-an385", "mps2-an386", "mps3-an547"]
+CORTEX_M = ["mps2-an385", "mps2-an386", "mps2-an505", "mps2-an500", "mps3-an547"]
 LINUX = ["aarch64-linux", "armv7-linux", "riscv64-linux"]
 SIZE_TOOL = {"mps2-an385": "arm-none-eabi-size", "mps2-an386": "arm-none-eabi-size",
+             "mps2-an505": "arm-none-eabi-size", "mps2-an500": "arm-none-eabi-size",
              "mps3-an547": "arm-none-eabi-size", "aarch64-linux": "aarch64-linux-gnu-size",
              "armv7-linux": "arm-linux-gnueabihf-size", "riscv64-linux": "riscv64-linux-gnu-size"}
 
@@ -85,9 +86,11 @@ def model_and_inputs(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]
 
 # (model, target) pairs built for the whole module: a dense model (mlp, weights in a blob) on
 # every cross target, a CNN (lenet) on the soft-float M3 and on the M55, the embedding
-# model (int64 input) on the M3, and the Cortex-M conv paths (mcu_convs) on the M4 and the M55.
+# model (int64 input) on the M3, and the Cortex-M conv paths (mcu_convs) on the M4, the M33 (its
+# code and data at the Secure aliases), the M7 and the M55.
 PAIRS = ([("mlp", t) for t in CORTEX_M + LINUX] + [("lenet", "mps2-an385"), ("lenet", "mps3-an547"),
                                                     ("embed", "mps2-an385"), ("mcu_convs", "mps2-an386"),
+                                                    ("mcu_convs", "mps2-an505"), ("mcu_convs", "mps2-an500"),
                                                     ("mcu_convs", "mps3-an547")])
 
 
