@@ -721,7 +721,7 @@ def format_table(rows: list[BenchRow]) -> str:
 
 # Instructions per MAC no fp32 kernel can go below: the M4/M7/M33 issue one VFMA per MAC, the M55's
 # Helium four lanes per VFMA. None where no such floor holds (the M3's soft float).
-FLOOR_INSTRUCTIONS_PER_MAC = {"mps2-an386": 1.0, "mps3-an547": 0.25}
+FLOOR_INSTRUCTIONS_PER_MAC = {"mps2-an386": 1.0, "mps2-an505": 1.0, "mps2-an500": 1.0, "mps3-an547": 0.25}
 
 
 def graph_macs(model: onnx.ModelProto) -> int:
@@ -802,10 +802,11 @@ def insn_count_plugin(directory: Path) -> Path:
     return so
 
 
-# Boards whose core's timing aotc's qemu plugin models (its cycles=<model> argument): the Cortex-M4
-# of mps2-an386, from the M4 TRM's tables. Not the M3 (an385: close, but its multiplies and long
-# multiplies differ), nor the M7, M33 or M55: `aotc bench` prints "-" for their cycles.
-CYCLE_MODELS = {"mps2-an386": "m4"}
+# Boards whose core's timing aotc's qemu plugin models (its cycles=<model> argument, docs/firmware.md "How
+# the cycles are estimated"): the Cortex-M4 of mps2-an386 (the M4 TRM's tables), the M33 of mps2-an505, the
+# M7 of mps2-an500 (dual issue) and the M55 of mps3-an547 (Helium's beats, low-overhead loops). Not the M3
+# (an385: close to the M4, but its multiplies and long multiplies differ): `aotc bench` prints "-" there.
+CYCLE_MODELS = {"mps2-an386": "m4", "mps2-an505": "m33", "mps2-an500": "m7", "mps3-an547": "m55"}
 
 
 def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
