@@ -918,7 +918,7 @@ class BoardRow:
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
                 plugin_dir: Path | None = None, profile: bool = False,
                 wait_states: dict[str, int] | None = None) -> BoardRow:
-    """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4) per inference,
+    """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4, M33, M7 or M55) per inference,
     MACs from the model, and the outputs' error against onnxruntime on the same inputs (LiteRT, for a
     bundle compiled from a .tflite file); with `profile`, also per function. `wait_states`: region ->
     cycles each data access to it adds to the estimate (--wait-state)."""
@@ -980,7 +980,7 @@ def _tflm_signal_ops(path: Path) -> bool:
 
 def format_board_table(rows: list[BoardRow]) -> str:
     """Instructions of one inference (qemu's count), the estimated cycles on a core whose timing
-    aotc models (the M4: "-" elsewhere), both per MAC, and the share of the floor (1 instruction
+    aotc models (the M4, M33, M7, M55: "-" on the M3), both per MAC, and the share of the floor (1 instruction
     per MAC on an FPU core, 0.25 with Helium)."""
     head = ("| model | target | instructions | est. cycles | MACs | instr/MAC | cycles/MAC | floor share | "
             "max abs err | image text B |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")

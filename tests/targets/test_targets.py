@@ -250,6 +250,24 @@ def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
 
 
 @pytest.mark.full
+@pytest.mark.parametrize("target,core", [("mps2-an505", "m33"), ("mps2-an500", "m7"), ("mps3-an547", "m55")])
+def test_bench_estimates_the_cycles_of_the_m33_m7_and_m55(builds, target, core):
+    """aotc bench runs the plugin with the board's core model (aot.bench.CYCLE_MODELS): an estimate
+    beside the instructions, within what the core's rules allow (the M7 issues two a cycle at best, none
+    of the rules costs 4 a instruction on a dense net), and the same per function with --profile."""
+    b = get_build(builds, "mlp", target)
+    require_tool("cc")
+    r = run([*AOTC, "bench", str(b.out), "--profile"])
+    row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    instructions, cycles = int(cells[2]), int(cells[3])
+    assert instructions / 2 <= cycles < 4 * instructions, row
+    prof = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
+            if line.startswith("| ") and line.count("|") == 7 and "function" not in line]
+    assert abs(sum(int(c[3]) for c in prof) - cycles) <= 0.01 * cycles, r.stdout
+
+
+@pytest.mark.full
 def test_bench_on_a_board_without_a_timing_model_prints_no_cycles(builds):
     """The M3 (mps2-an385): instructions only, "-" for the cycles (aotc models the M4's timing)."""
     b = get_build(builds, "mlp", "mps2-an385")
