@@ -26,8 +26,9 @@
  *        or both need the one store port, MAC, FPU, branch or DSP/bitfield (slot 0 only) unit, or
  *        either is single-issue (LDM/STM, LDRD/STRD, TBB/TBH, divides, VLDM/VSTM, 64-bit VLDR/VSTR,
  *        barriers, MSR/MRS); results are ready after 1 cycle (ALU, word load), 2 (multiplies, byte
- *        and halfword loads), 3 (a VMOV to a core register); an address register is read a cycle
- *        earlier (+1) and a multiply-accumulate's accumulator a cycle later (-1); branches are
+ *        and halfword loads, saturating ops), 3 (a VMOV to a core register); an address register is
+ *        read a cycle earlier (+1), a multiply-accumulate's accumulator and a store's data a cycle
+ *        later (-1); branches are
  *        predicted: a direct B/BL costs no refill, a conditional branch is predicted as it went the
  *        last time (not taken the first time) and costs P (default 4) when mispredicted, an indirect
  *        one (BX, POP/LDR of the PC, TBB) always P. Floating-point registers are not tracked.
@@ -213,6 +214,7 @@ enum {
     SLOT0 = 1024,   /* the M7's DSP/bitfield instructions: first of a pair only, one a cycle */
     DIRECT = 2048,  /* B, BL: the M7's branch target cache predicts them */
     TO_CORE = 4096, /* an FPU instruction writing a core register (the M7: ready 3 cycles later) */
+    SAT = 8192,     /* SSAT USAT QADD QSUB QDADD QASX USAD8 ... (the M7: ready 2 cycles later) */
 };
 enum { PIPE_NONE, PIPE_LS, PIPE_INT, PIPE_MUL }; /* the M55's Helium pipes */
 
@@ -223,7 +225,7 @@ typedef struct {
     uint16_t wb;     /* of them, a base register written back (ready at once on the M7) */
     uint16_t addr;   /* core registers the address is formed from */
     uint16_t reads;  /* core registers read (the address's included) */
-    uint16_t acc;    /* of them, a multiply-accumulate's accumulator */
+    uint16_t late;   /* of them, read a cycle late on the M7: a multiply-accumulate's accumulator, a store's data */
 } insn;
 
 #define R(r) ((uint16_t)(1u << (r)))
@@ -244,6 +246,7 @@ static insn load1(unsigned rt, uint16_t addr, int unalignable) {
 }
 static insn store1(int reg_offset, uint16_t addr, int unalignable, unsigned rt) {
     insn i = mk(reg_offset ? STORE_REG : STORE, PIPE | MEM | (unalignable ? UNALIGNABLE : 0), 0, addr);
+    i.late = (uint16_t)(A(rt) & ~addr);
     return with_reads(i, A(rt));
 }
 static insn multi(int load, unsigned rn, unsigned list, int writeback) {
@@ -402,10 +405,11 @@ static insn decode32(unsigned h1, unsigned h2) {
             i.wb = (h1 & 0x20) ? R(rn) : 0;
             i.n = 2;
             if (h1 & 0x10) i.writes |= R(rt) | R(rd);
-            else i.reads |= (uint16_t)(A(rt) | A(rd));
+            else i.reads |= (uint16_t)(A(rt) | A(rd)), i.late = (uint16_t)((A(rt) | A(rd)) & ~A(rn));
             return i;
         }
-        if ((op2 & 0x60) == 0x20) return with_reads(mk(ALU, DP, rd == 15 ? 0 : R(rd), 0), rnm); /* shifted reg */
+        if ((op2 & 0x60) == 0x20) /* data processing (shifted register); PKHBT PKHTB use the M7's slot 0 */
+            return with_reads(mk(ALU, DP | ((h1 & 0x01e0) == 0x00c0 ? SLOT0 : 0), rd == 15 ? 0 : R(rd), 0), rnm);
         return decode_fp(h1, h2);
     }
     if (op1 == 2) {
@@ -423,7 +427,8 @@ static insn decode32(unsigned h1, unsigned h2) {
         if (!(h2 & 0x8000)) { /* data processing (immediate): SSAT USAT BFI BFC SBFX UBFX use the M7's slot 0 */
             unsigned op = op2 & 0x1f;
             int plain = (h1 & 0x0200) != 0;
-            i = mk(ALU, DP | (plain && op >= 0x10 ? SLOT0 : 0), rd == 15 ? 0 : R(rd), 0);
+            i = mk(ALU, DP | (plain && op >= 0x10 ? SLOT0 : 0) | (plain && (op & 0x15) == 0x10 ? SAT : 0),
+                   rd == 15 ? 0 : R(rd), 0);
             if (plain && op == 0x04) return i;                                    /* MOVW */
             return with_reads(i, (uint16_t)(A(rn) | (plain && (op == 0x0c || op == 0x16) ? R(rd) : 0))); /* MOVT BFI */
         }
@@ -458,19 +463,21 @@ static insn decode32(unsigned h1, unsigned h2) {
         return i;
     }
     if ((op2 & 0x70) == 0x20) { /* data processing (register): shifts by a register, or the M7's slot-0 ops */
-        int shift = !(h1 & 0x80) && ((h2 >> 4) & 15) == 0;
-        return with_reads(mk(ALU, DP | (shift ? 0 : SLOT0), R(rd), 0), rnm);
+        unsigned o1 = (h1 >> 4) & 15, o2 = (h2 >> 4) & 15;
+        int shift = !(o1 & 8) && o2 == 0;
+        int sat = ((o1 & 8) && (o2 & 0xb) == 1) || ((o1 & 0xc) == 8 && (o2 & 0xc) == 8 && o1 == 8); /* Q16/8, QADD */
+        return with_reads(mk(ALU, DP | (shift ? 0 : SLOT0) | (sat ? SAT : 0), R(rd), 0), rnm);
     }
     if ((op2 & 0x78) == 0x30) { /* multiply, multiply accumulate */
         i = with_reads(mk(MUL, DP, R(rd), 0), (uint16_t)(rnm | A(rt)));
-        i.acc = A(rt);
+        i.late = A(rt);
         return i;
     }
     if ((op2 & 0x78) == 0x38) { /* long multiply, divide */
         unsigned o1 = (h1 >> 4) & 7;
         if ((o1 == 1 || o1 == 3) && ((h2 >> 4) & 15) == 15) return with_reads(mk(DIV, DP | SINGLE, R(rd), 0), rnm);
         i = with_reads(mk(MUL, DP, R(rt) | R(rd), 0), rnm);
-        if (o1 >= 4) i.acc = (uint16_t)(A(rt) | A(rd)), i.reads |= i.acc; /* SMLAL UMLAL SMLALD ... */
+        if (o1 >= 4) i.late = (uint16_t)(A(rt) | A(rd)), i.reads |= i.late; /* SMLAL UMLAL SMLALD ... */
         return i;
     }
     if (op2 & 0x40) return decode_fp(h1, h2);
@@ -517,7 +524,7 @@ static unsigned m7_unit(const insn *i) {
  * multiplies and byte/halfword loads 2, FPU to a core register 3) */
 static int m7_latency(const insn *i) {
     if (i->flags & TO_CORE) return 3;
-    if (i->cls == MUL) return 2;
+    if (i->cls == MUL || (i->flags & SAT)) return 2;
     if ((i->cls == LOAD || i->cls == DUAL || i->cls == MULTI) && (i->flags & NARROW)) return 2;
     return 1;
 }
@@ -542,7 +549,7 @@ static int m7_issue(m7_state *s, const insn *i) {
     for (r = 0; r < 15; ++r) {
         if (!(i->reads & R(r))) continue;
         if (i->addr & R(r)) t = s->ready[r] + 1;         /* an address is formed in EX1, a cycle early */
-        else if (i->acc & R(r)) t = s->ready[r] - 1;     /* the accumulator is read a cycle late */
+        else if (i->late & R(r)) t = s->ready[r] - 1;    /* an accumulator or a store's data, a cycle late */
         else t = s->ready[r];
         if (t <= s->issued[r]) t = s->issued[r] + 1;     /* never beside what computes it */
         if (t > need) need = t;

@@ -6,8 +6,8 @@ As in test_m4_cycles.py, each loop runs N and 2N times in two builds of one prog
 two counts is N bodies exactly (setup, exit, the first turn's cold loop cache or branch prediction cancel).
 The M33: single loads in 1 cycle with the load-use stall, the M4's other rows, P = 1. The M7: a pair of
 independent ADDs issuing together and a dependent one not, a load with an ALU op, the load-use stalls (a
-byte load's result, a loaded address), the MAC's accumulator forwarded, one store port, single-issue
-PUSH/POP/UDIV, a predicted BL and a return always refilled. The M55: Helium's two beats, the overlap of
+byte load's result, a loaded address, a saturating op's result), the MAC's accumulator and a store's data read
+late, one store port, single-issue PUSH/POP/UDIV, a predicted BL and a return always refilled. The M55: Helium's two beats, the overlap of
 instructions on different pipes (a load and VMLADAVA), none across scalar code or VPST, and a low-overhead
 loop whose LE costs nothing once the loop cache holds it; then two LE loops taking turns, each LE's
 first turn 1 + P."""
@@ -87,7 +87,9 @@ M7_BODY: list[tuple[str, list[int | str], str]] = [
     ("push {r2-r5}", [2], "single-issue, two registers a cycle: cycles 11-12"),
     ("pop {r2-r5}", [2], "cycles 13-14"),
     ("udiv r2, r3, r4", [DIV], "single-issue, the pipe busy for it: cycles 15-21"),
-    ("bl leaf", [1], "direct: predicted, no refill"),
+    ("mul r5, r2, r3", [1], "cycle 22"),
+    ("str r5, [r1, #8]", [1], "a multiply's result 2 cycles later, a store's data read a cycle late: cycle 23"),
+    ("bl leaf", [0], "direct: predicted, no refill; beside the store"),
 ]
 M7_LEAF = [("bx lr", [1, P], "a return: always refilled")]
 M7_AFTER = [("subs r8, r8, #1", [1], ""), ("bne loop", [0], "beside the SUBS; predicted taken")]
@@ -220,6 +222,10 @@ def test_m7_dependent_adds_take_a_cycle_each_and_independent_ones_pair(tmp_path)
     pairs = [("add r2, r2, #1", [1], ""), ("add r3, r3, #1", [0], "")] * 4 + after
     assert _per_body(tmp_path / "chain", "m7", chain, [], "") == (10, 9)
     assert _per_body(tmp_path / "pairs", "m7", pairs, [], "") == (10, 5)
+    # saturating ops: their result 2 cycles later, one DSP unit (first of a pair only): SSAT, SSAT, SSAT, SSAT in
+    # cycles 0, 2, 4, 6, the SUBS beside the last, the BNE in cycle 7
+    sats = [("ssat r2, #8, r2", [2], "")] * 4 + after
+    assert _per_body(tmp_path / "sats", "m7", sats, [], "") == (6, 8)
 
 
 @pytest.mark.full
