@@ -339,8 +339,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
                        help="a Cortex-M bundle: also list the instructions (and the M4's estimated cycles) of one "
                        "inference per function")
         p.add_argument("--wait-state", type=_wait_state, metavar="REGION:N", action="append", default=[],
-                       help="a Cortex-M4 bundle: charge N more estimated cycles for every data access to the board's "
-                            "REGION (an assumed wait state; qemu models none), e.g. PSRAM:2 (repeat per region)")
+                       help="a bundle for a board with a cycle model (M4, M33, M7, M55): charge N more estimated "
+                            "cycles for every data access to the board's REGION (an assumed wait state; qemu models "
+                            "none), e.g. PSRAM:2 (repeat per region)")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
                        "a .tflite file is timed in LiteRT instead); inputs and outputs named otherwise than the "
                        "bundle's (a tf2onnx export of its .tflite file) are matched by position when their count and "
