@@ -6,11 +6,11 @@ As in test_m4_cycles.py, each loop runs N and 2N times in two builds of one prog
 two counts is N bodies exactly (setup, exit, the first turn's cold loop cache or branch prediction cancel).
 The M33: single loads in 1 cycle with the load-use stall, the M4's other rows, P = 1. The M7: a pair of
 independent ADDs issuing together and a dependent one not, a load with an ALU op, the load-use stalls (a
-byte load's result, a loaded address, a saturating op's result), the MAC's accumulator and a store's data read
-late, one store port, single-issue PUSH/POP/UDIV, a predicted BL and a return always refilled. The M55: Helium's two beats, the overlap of
-instructions on different pipes (a load and VMLADAVA), none across scalar code or VPST, and a low-overhead
-loop whose LE costs nothing once the loop cache holds it; then two LE loops taking turns, each LE's
-first turn 1 + P."""
+byte load's result, a loaded address, a saturating op's result), the MAC's accumulator and a store's data
+read late, one store port, single-issue PUSH/POP/UDIV, a predicted BL and a return always refilled. The
+M55: Helium's two beats, the overlap of instructions on different pipes (a load and VMLADAVA), none across
+scalar code or VPST, and a low-overhead loop whose LE costs nothing once the loop cache holds it; then two
+LE loops taking turns, each LE's first turn 1 + P."""
 
 from __future__ import annotations
 
