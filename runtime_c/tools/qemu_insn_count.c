@@ -32,7 +32,9 @@
  *        predicted: a direct B/BL costs no refill, a conditional branch is predicted as it went the
  *        last time (not taken the first time) and costs P (default 4) when mispredicted, an indirect
  *        one (BX, POP/LDR of the PC, TBB) always P. Floating-point registers are not tracked.
- *   m55  Cortex-M55: the M4's table for scalar code (LLVM: "a lot like the M4/M33"); Helium (MVE)
+ *   m55  Cortex-M55: the M4's table for scalar code (LLVM: "a lot like the M4/M33"), with two 16-bit
+ *        instructions issued in one cycle when one of them is a MOV/ADD/SUB #imm, MOV, extend, IT, NOP or
+ *        B and the second does not read the first's result (LLVM's M55 model); Helium (MVE)
  *        instructions take two beats of 64 bits each on one of three pipes (load/store, integer,
  *        multiply/float), 2 cycles, and an instruction on another pipe than the MVE instruction just
  *        before starts in its second beat (1 cycle: VLDR then VMLADAV overlap); gathers/scatters 4
@@ -215,6 +217,7 @@ enum {
     DIRECT = 2048,  /* B, BL: the M7's branch target cache predicts them */
     TO_CORE = 4096, /* an FPU instruction writing a core register (the M7: ready 3 cycles later) */
     SAT = 8192,     /* SSAT USAT QADD QSUB QDADD QASX USAD8 ... (the M7: ready 2 cycles later) */
+    DUAL16 = 16384, /* the M55 issues it beside another 16-bit instruction: MOV/ADD/SUB #imm, MOV, extend, IT, B */
 };
 enum { PIPE_NONE, PIPE_LS, PIPE_INT, PIPE_MUL }; /* the M55's Helium pipes */
 
@@ -267,9 +270,11 @@ static insn decode16(unsigned h) {
     if ((h >> 14) == 0) { /* shift (immediate), add, subtract, move, compare */
         unsigned top = h >> 11;
         if (top < 3) return with_reads(mk(ALU, DP, R(lo), 0), R(r3));
-        if (top == 3) return with_reads(mk(ALU, DP, R(lo), 0), (uint16_t)(R(r3) | ((h & 0x400) ? 0 : R(r6))));
+        if (top == 3) /* ADD/SUB register or 3-bit immediate */
+            return with_reads(mk(ALU, DP | ((h & 0x400) ? DUAL16 : 0), R(lo), 0),
+                              (uint16_t)(R(r3) | ((h & 0x400) ? 0 : R(r6))));
         if (top == 5) return with_reads(mk(ALU, DP, 0, 0), R(rd8)); /* CMP immediate */
-        return with_reads(mk(ALU, DP, R(rd8), 0), top == 4 ? 0 : R(rd8));
+        return with_reads(mk(ALU, DP | DUAL16, R(rd8), 0), top == 4 ? 0 : R(rd8)); /* MOV, ADD, SUB #imm8 */
     }
     if ((h >> 10) == 0x10) { /* data processing (register) */
         unsigned op = (h >> 6) & 15;
@@ -280,6 +285,7 @@ static insn decode16(unsigned h) {
         unsigned op = (h >> 8) & 3, rd = ((h >> 4) & 8) | lo, rm = (h >> 3) & 15;
         if (op == 3) return with_reads(mk(BRANCH, REFILL, (h & 0x80) ? R(14) : 0, 0), A(rm));
         if (op == 1) return with_reads(mk(ALU, DP, 0, 0), (uint16_t)(A(rd) | A(rm)));
+        if (op == 2 && rd != 15) return with_reads(mk(ALU, DP | DUAL16, R(rd), 0), A(rm)); /* MOV */
         return dp(rd, (uint16_t)(A(rm) | (op == 0 ? A(rd) : 0)));
     }
     if ((h >> 11) == 9) return load1(rd8, 0, 0); /* LDR (literal) */
@@ -306,17 +312,17 @@ static insn decode16(unsigned h) {
         if ((h & 0xfe00) == 0xb400) return multi(0, 13, (h & 0xff) | ((h & 0x100) << 6), 1); /* PUSH (LR) */
         if ((h & 0xfe00) == 0xbc00) return multi(1, 13, (h & 0xff) | ((h & 0x100) << 7), 1); /* POP (PC) */
         if ((h & 0xff00) == 0xb200 || (h & 0xff00) == 0xba00) /* extend, REV */
-            return with_reads(mk(ALU, DP | SLOT0, R(lo), 0), R(r3));
-        if ((h & 0xff00) == 0xbf00 && (h & 15)) return mk(IT, 0, 0, 0);
-        if ((h & 0xff00) == 0xbf00) return mk(OTHER, 0, 0, 0); /* NOP and hints */
+            return with_reads(mk(ALU, DP | SLOT0 | ((h & 0xff00) == 0xb200 ? DUAL16 : 0), R(lo), 0), R(r3));
+        if ((h & 0xff00) == 0xbf00 && (h & 15)) return mk(IT, DUAL16, 0, 0);
+        if ((h & 0xff00) == 0xbf00) return mk(OTHER, DUAL16, 0, 0); /* NOP and hints */
         return mk(OTHER, SINGLE, 0, 0);                        /* BKPT, CPS */
     }
     if ((h >> 12) == 12) return multi((h >> 11) & 1, rd8, h & 0xff, !((h & 0x800) && (h & (1u << rd8))));
     if ((h >> 12) == 13) { /* B<c>; UDF and SVC */
         unsigned cond = (h >> 8) & 15;
-        return cond >= 14 ? mk(OTHER, SINGLE, 0, 0) : mk(BRANCH, BRANCH_COND, 0, 0);
+        return cond >= 14 ? mk(OTHER, SINGLE, 0, 0) : mk(BRANCH, BRANCH_COND | DUAL16, 0, 0);
     }
-    if ((h >> 11) == 0x1c) return mk(BRANCH, REFILL | DIRECT, 0, 0); /* B */
+    if ((h >> 11) == 0x1c) return mk(BRANCH, REFILL | DIRECT | DUAL16, 0, 0); /* B */
     return mk(OTHER, 0, 0, 0);
 }
 
@@ -583,7 +589,7 @@ static int m7_end(const m7_state *s) { /* cycles of the block so far */
     return s->busy > end ? s->busy : end;
 }
 
-enum { TAKEN = NCLS, PIPELINED, AGU_STALL, UNALIGNED, WAIT, OVERLAP, NROWS }; /* detail= rows past the classes */
+enum { TAKEN = NCLS, PIPELINED, AGU_STALL, UNALIGNED, WAIT, OVERLAP, PAIRED, NROWS }; /* detail= rows past classes */
 
 /* one translated block: its cycles and what its neighbours' rules need to know of it */
 typedef struct block {
@@ -679,6 +685,7 @@ static void estimate_block(struct qemu_plugin_tb *tb, size_t n, slot *s) {
     block *b = calloc(1, sizeof *b);
     insn prev = mk(OTHER, 0, 0, 0);
     unsigned it_left = 0, last_pipe = PIPE_NONE;
+    int prev_narrow = 0, pair_free = 1; /* the M55's 16-bit pairs: the one before 16-bit, not the second of a pair */
     m7_state m7;
     int m7_before = 0;
     size_t k;
@@ -725,12 +732,21 @@ static void estimate_block(struct qemu_plugin_tb *tb, size_t n, slot *s) {
             b->first_wide_unaligned = size == 4 && (b->vaddr & 2);
         } else {
             int d = between(&prev, &i);
+            if (core == CORE_M55 && pair_free && prev_narrow && size == 2 && ((prev.flags | i.flags) & DUAL16) &&
+                !(prev.writes & i.reads)) { /* two 16-bit instructions in a cycle: the second's cycle saved */
+                c -= 1;
+                b->rows[PAIRED][0]++, b->rows[PAIRED][1]++;
+                pair_free = 0;
+            } else {
+                pair_free = 1;
+            }
             c += d;
             if (d < 0) b->rows[i.pipe ? OVERLAP : PIPELINED][0]++, b->rows[i.pipe ? OVERLAP : PIPELINED][1]++;
             if (d > 0) b->rows[AGU_STALL][0]++, b->rows[AGU_STALL][1]++;
         }
         if (k == 0) b->first = i;
         b->cycles = (uint64_t)((int64_t)b->cycles + c);
+        prev_narrow = size == 2;
         if (i.pipe) last_pipe = i.pipe;
         else if (i.cls != LE) last_pipe = PIPE_NONE;
         if (charge_unaligned && (i.flags & UNALIGNABLE))
@@ -773,15 +789,15 @@ static void write_detail(void) {
         }
     for (r = 0; r < NROWS; ++r) {
         static const char *const RULES[] = {"refill(+P)", "pipelined(-1)", "agu_stall(+1)", "unaligned(+1/+2)",
-                                            "wait(ws=)", "mve_overlap(-1)"};
+                                            "wait(ws=)", "mve_overlap(-1)", "dual_issued_16bit(-1)"};
         static const char *const M7_RULES[] = {"refill(+P)", "dual_issued(-1)", "stalled(+1)"};
         const char *rule = r < NCLS ? TIMING[r].name : core == CORE_M7 && r - NCLS < 3 ? M7_RULES[r - NCLS]
                                                                                        : RULES[r - NCLS];
         unsigned long long n = rows[r][0] + dyn[r][0], c = rows[r][1] + dyn[r][1];
-        int show = n || (r >= NCLS && r != OVERLAP && (r != WAIT || n_waits));
+        int show = n || (r >= NCLS && r != OVERLAP && r != PAIRED && (r != WAIT || n_waits));
         if (show)
             fprintf(f, "%s %llu %s%llu\n", rule, n,
-                    r == PIPELINED || r == OVERLAP ? "-" : "", c);
+                    r == PIPELINED || r == OVERLAP || r == PAIRED ? "-" : "", c);
     }
     fclose(f);
 }

@@ -9,8 +9,8 @@ independent ADDs issuing together and a dependent one not, a load with an ALU op
 byte load's result, a loaded address, a saturating op's result), the MAC's accumulator and a store's data
 read late, one store port, single-issue PUSH/POP/UDIV, a predicted BL and a return always refilled. The
 M55: Helium's two beats, the overlap of instructions on different pipes (a load and VMLADAVA), none across
-scalar code or VPST, and a low-overhead loop whose LE costs nothing once the loop cache holds it; then two
-LE loops taking turns, each LE's first turn 1 + P."""
+scalar code or VPST, and a low-overhead loop whose LE costs nothing once the loop cache holds it; two LE
+loops taking turns, each LE's first turn 1 + P; pairs of 16-bit instructions issued together."""
 
 from __future__ import annotations
 
@@ -118,7 +118,20 @@ M55_TWO_LOOPS: list[tuple[str, list[int | str], str]] = [
     ("3: adds r5, r5, #1", [3], ""),
     ("le lr, 3b", [1, P], ""),
     ("subs r8, r8, #1", [1], ""),
-    ("bne loop", [1, P], "taken"),
+    ("bne loop", [1, P], "taken (SUBS of r8 is 32-bit: no pair)"),
+]
+# the M55's scalar dual issue: two 16-bit instructions in a cycle when one is a MOV/ADD/SUB #imm, MOV, extend, IT
+# or B and the second does not read the first's result
+M55_PAIRS: list[tuple[str, list[int | str], str]] = [
+    ("movs r2, #1", [1], ""),
+    ("adds r3, r3, #1", [0], "beside the MOVS"),
+    ("adds r3, r3, #1", [1], "reads the ADDS before (and that one was the second of a pair)"),
+    ("ldr r5, [r0]", [1], "a 16-bit load beside the ADDS: 2 cycles, the ADDS's saved"),
+    ("adds r6, r5, #1", [1], "reads the load's result"),
+    ("uxtb r7, r6", [1], "reads the ADDS's result"),
+    ("uxth r2, r3", [0], "beside the UXTB"),
+    ("subs r8, r8, #1", [1], "32-bit (r8)"),
+    ("bne loop", [1, P], "after a 32-bit instruction: no pair"),
 ]
 
 BOARDS = {"m33": ("mps2-an505", ["-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"], 0x10000000, 0x38000000),
@@ -233,6 +246,13 @@ def test_m55_beats_overlap_and_a_free_le_match_the_rules_worked_by_hand(tmp_path
     insns, cycles = _per_body(tmp_path, "m55", M55_BODY, [], "", setup="dls lr, r8")
     assert insns == len(M55_BODY)
     assert cycles == _cycles(M55_BODY, 2, 7) == 15
+
+
+@pytest.mark.full
+def test_m55_dual_issues_16_bit_pairs_worked_by_hand(tmp_path):
+    insns, cycles = _per_body(tmp_path, "m55", M55_PAIRS, [], "")
+    assert insns == len(M55_PAIRS)
+    assert cycles == _cycles(M55_PAIRS, 2, 7) == 9
 
 
 @pytest.mark.full
