@@ -721,7 +721,7 @@ def format_table(rows: list[BenchRow]) -> str:
 
 # Instructions per MAC no fp32 kernel can go below: the M4/M7/M33 issue one VFMA per MAC, the M55's
 # Helium four lanes per VFMA. None where no such floor holds (the M3's soft float).
-FLOOR_INSTRUCTIONS_PER_MAC = {"mps2-an386": 1.0, "mps3-an547": 0.25}
+FLOOR_INSTRUCTIONS_PER_MAC = {"mps2-an386": 1.0, "mps2-an505": 1.0, "mps2-an500": 1.0, "mps3-an547": 0.25}
 
 
 def graph_macs(model: onnx.ModelProto) -> int:
@@ -802,10 +802,11 @@ def insn_count_plugin(directory: Path) -> Path:
     return so
 
 
-# Boards whose core's timing aotc's qemu plugin models (its cycles=<model> argument): the Cortex-M4
-# of mps2-an386, from the M4 TRM's tables. Not the M3 (an385: close, but its multiplies and long
-# multiplies differ), nor the M7, M33 or M55: `aotc bench` prints "-" for their cycles.
-CYCLE_MODELS = {"mps2-an386": "m4"}
+# Boards whose core's timing aotc's qemu plugin models (its cycles=<model> argument, docs/firmware.md "How
+# the cycles are estimated"): the Cortex-M4 of mps2-an386 (the M4 TRM's tables), the M33 of mps2-an505, the
+# M7 of mps2-an500 (dual issue) and the M55 of mps3-an547 (Helium's beats, low-overhead loops). Not the M3
+# (an385: close to the M4, but its multiplies and long multiplies differ): `aotc bench` prints "-" there.
+CYCLE_MODELS = {"mps2-an386": "m4", "mps2-an505": "m33", "mps2-an500": "m7", "mps3-an547": "m55"}
 
 
 def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
@@ -917,7 +918,7 @@ class BoardRow:
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
                 plugin_dir: Path | None = None, profile: bool = False,
                 wait_states: dict[str, int] | None = None) -> BoardRow:
-    """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4) per inference,
+    """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4, M33, M7 or M55) per inference,
     MACs from the model, and the outputs' error against onnxruntime on the same inputs (LiteRT, for a
     bundle compiled from a .tflite file); with `profile`, also per function. `wait_states`: region ->
     cycles each data access to it adds to the estimate (--wait-state)."""
@@ -979,7 +980,7 @@ def _tflm_signal_ops(path: Path) -> bool:
 
 def format_board_table(rows: list[BoardRow]) -> str:
     """Instructions of one inference (qemu's count), the estimated cycles on a core whose timing
-    aotc models (the M4: "-" elsewhere), both per MAC, and the share of the floor (1 instruction
+    aotc models (the M4, M33, M7, M55: "-" on the M3), both per MAC, and the share of the floor (1 instruction
     per MAC on an FPU core, 0.25 with Helium)."""
     head = ("| model | target | instructions | est. cycles | MACs | instr/MAC | cycles/MAC | floor share | "
             "max abs err | image text B |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")

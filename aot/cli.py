@@ -352,9 +352,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
              "same inputs (with --tflite, LiteRT too; with --openvino, OpenVINO too), each with its CPU time per "
              "inference; a bundle compiled from a .tflite file against LiteRT on that "
              "file (one thread), unless --model gives an ONNX export of it. A bundle for a Cortex-M board runs under "
-             "qemu instead: the instructions of one inference (and on the M4, mps2-an386, its cycles estimated from "
-             "the Cortex-M4 TRM's timing tables), per MAC and as a share of the floor, with the outputs' error against "
-             "onnxruntime.",
+             "qemu instead: the instructions of one inference (and on the M4, M33, M7 and M55 boards, mps2-an386, "
+             "mps2-an505, mps2-an500 and mps3-an547, its cycles estimated from the core's timing rules), per MAC and "
+             "as a share of the floor, with the outputs' error against onnxruntime.",
              "footprint": "Build the bundle and measure its code, constants and RAM."}[cmd]
     p = argparse.ArgumentParser(prog=f"aotc {cmd}", description=about)
     p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
@@ -383,8 +383,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
                        help="a Cortex-M bundle: also list the instructions (and the M4's estimated cycles) of one "
                        "inference per function")
         p.add_argument("--wait-state", type=_wait_state, metavar="REGION:N", action="append", default=[],
-                       help="a Cortex-M4 bundle: charge N more estimated cycles for every data access to the board's "
-                            "REGION (an assumed wait state; qemu models none), e.g. PSRAM:2 (repeat per region)")
+                       help="a bundle for a board with a cycle model (M4, M33, M7, M55): charge N more estimated "
+                            "cycles for every data access to the board's REGION (an assumed wait state; qemu models "
+                            "none), e.g. PSRAM:2 (repeat per region)")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
                        "a .tflite file is timed in LiteRT instead); inputs and outputs named otherwise than the "
                        "bundle's (a tf2onnx export of its .tflite file) are matched by position when their count and "

@@ -79,7 +79,7 @@ class Target:
     # SSE2 or NEON as its C compiler is configured (aot/kernels TargetTraits: register block widths)
     vector_unit: bool = True
     helium: bool = False  # Arm's M-profile vector extension (MVE), which gcc vectorises for
-    dsp: bool = False  # the Arm DSP extension (SMLAD and the like: Cortex-M4, M33, M55)
+    dsp: bool = False  # the Arm DSP extension (SMLAD and the like: Cortex-M4, M7, M33, M55)
     # a registered target's own files for bundle/target/ (path there -> text), which take the place of
     # cmake/'s of the same path: its toolchain.cmake, its cortex-m/<board>.ld, its cortex-m/startup.c ...
     # (a mapping is kept as sorted (path, text) pairs, so that a Target stays hashable)
@@ -129,6 +129,16 @@ _MPS2 = (
     Region("RAM", 0x20000000, 4 * MIB, "RAM (SSRAM2/3)"),
     Region("PSRAM", 0x21000000, 16 * MIB, "PSRAM"),
 )
+_AN505 = (  # the Secure aliases: the M33 boots in the Secure state
+    Region("FLASH", 0x10000000, 4 * MIB, "flash (SSRAM1)"),
+    Region("RAM", 0x38000000, 4 * MIB, "RAM (SSRAM2/3)"),
+    Region("PSRAM", 0x80000000, 16 * MIB, "PSRAM"),
+)
+_AN500 = (
+    Region("FLASH", 0x00000000, 4 * MIB, "flash (SSRAM1)"),
+    Region("RAM", 0x20000000, 4 * MIB, "RAM (SSRAM2/3)"),
+    Region("PSRAM", 0x60000000, 16 * MIB, "PSRAM"),
+)
 _AN547 = (
     Region("FLASH", 0x10000000, 512 * KIB, "flash (ITCM)"),
     Region("CODE_SRAM", 0x11000000, 2 * MIB, "code SRAM"),
@@ -157,6 +167,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("host", "the machine aotc runs on, with its default C compiler"),
     _board("mps2-an385", "Arm Cortex-M3 (no FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
     _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM"), dsp=True),
+    _board("mps2-an505", "Arm Cortex-M33 (FPU, DSP)", _AN505, ("FLASH", "PSRAM"), ("RAM", "PSRAM"), dsp=True),
+    _board("mps2-an500", "Arm Cortex-M7 (FPU, DSP)", _AN500, ("FLASH", "PSRAM"), ("RAM", "PSRAM"), dsp=True),
     _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("CODE_SRAM", "DDR"), ("RAM", "SRAM", "DDR"),
            rodata="CODE_SRAM", helium=True, dsp=True),
     _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64", True),

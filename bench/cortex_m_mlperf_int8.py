@@ -1,9 +1,9 @@
 """Issue 27 item 4: the four MLPerf Tiny networks as full-int8 models on the Cortex-M boards, against
 TFLM with CMSIS-NN: instructions per inference under qemu at -O3, -O2 and -Os.
 
-    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite tflite-ww onnx ...]
-                                         [--configs an386:O3 an386:O2 an386:Os an547:O3] [--keep DIR]
-                                         [--json FILE] [--record] [--profile] [--m4-cycles-tool]
+    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ... ic02_resnet_large] [--forms tflite tflite-ww onnx ...]
+                                         [--configs an386:O3 an386:O2 an386:Os an505:O3 an500:O3 an547:O3]
+                                         [--keep DIR] [--json FILE] [--record] [--profile] [--m4-cycles-tool]
 
 The models are bench/keras_mlperf_int8.py's: NAME_int8.tflite (TFLiteConverter full-int8) and
 NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX), whose graph input and output are float;
@@ -13,8 +13,10 @@ compared with the integers of onnxruntime's last QuantizeLinear; form tflite-ww 
 with --widened-weights (the conv weights also stored widened for SMLAD: flash for cycles). Each is
 compiled for the board at each level (CMake's Release = -O3, RelWithDebInfo = -O2, MinSizeRel = -Os,
 `aotc --build-type`) and one inference is counted as `aotc bench` does: (count(3 runs) - count(1 run)) / 2
-with aotc's qemu plugin, which on the M4 (an386) also estimates its cycles from the Cortex-M4 TRM's timing tables
-(docs/firmware.md; "-" on the other boards). The outputs of the
+with aotc's qemu plugin, which also estimates the cycles of the board's core (aot.bench.CYCLE_MODELS: the M4 of
+an386, the M33 of an505, the M7 of an500, the M55 of an547; docs/firmware.md, "How the cycles are estimated"; "-" on
+the M3). IC02 (MLPerf Tiny v1.4's wider ResNet, ../shared/models, .tflite only) is measured as the four are. The
+outputs of the
 board's run are compared on the same seeded inputs with onnxruntime (.onnx; identical is the
 target) or LiteRT's reference kernels (.tflite, BUILTIN_REF, which TFLM matches bit for bit), as
 the share of identical elements and the largest LSB difference. --m4-cycles-tool also counts each M4 build's
@@ -26,8 +28,10 @@ TFLM cannot be built here: the anchors are issue 27's published TFLM + CMSIS-NN 
 are 0.7x TFLM's instructions and 0.9x its arena.
 
 Prints a markdown table: per model, form and board/level, the instructions (millions), per MAC, the
-M4's estimated cycles (millions) and per MAC, the ratio to TFLM's instructions, the arena against
-TFLM's, the image's code bytes (its functions) and .text. --record adds the rows to
+core's estimated cycles (millions) and per MAC, the ratio to TFLM's instructions, the arena against
+TFLM's, the image's code bytes (its functions) and .text; then per core the estimate against the best published
+MLPerf Tiny figure for that core (issue 68's table: cycles = latency x clock; on the M55, the M85's cycles per MAC;
+IC02 against 0.8x the core's best IC01 rate). --record adds the rows to
 bench/results/cortex_m_mlperf_int8.json, which docs/firmware.md's tables are rendered from (bench/docs_tables.py).
 """
 
@@ -50,7 +54,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 import record  # noqa: E402
 from quantcheck import output_lsb  # noqa: E402
 
-from aot.bench import board_counts, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
+from aot.bench import board_counts, format_board_profile, graph_macs, insn_count_plugin, tflite_macs  # noqa: E402
 from aot.build import RUN_TIMEOUT_S, build, run_bundle, runner_command, runner_path  # noqa: E402
 from aot.footprint import parse_elf  # noqa: E402
 from aot.npz import bundle_outputs, onnx_feeds, quantize_io  # noqa: E402
@@ -65,7 +69,19 @@ TARGET_INSN, TARGET_ARENA = 0.7, 0.9
 # with wait states): X-CUBE-AI 10.2 on a NUCLEO-L4R5ZI (KWS, IC, VWW), Plumerai's inference engine (AD)
 PUBLISHED_M4_CYCLES = {"kws_dscnn": (5.21e6, "X-CUBE-AI 10.2"), "ic_resnet8": (19.88e6, "X-CUBE-AI 10.2"),
                        "vww_mobilenet": (10.73e6, "X-CUBE-AI 10.2"), "ad_autoencoder": (0.486e6, "Plumerai")}
-BOARDS = {"an386": "mps2-an386", "an547": "mps3-an547", "an385": "mps2-an385"}
+# issue 68: the best published MLPerf Tiny closed-division cycles per core (tiny_results v1.2/v1.3, latency x
+# clock): the M33 (NUCLEO-U575ZI / U385RG) and the M7 (NUCLEO-H7A3ZI) per inference; the M55, which has none, against
+# the M85 + Helium's (EK-RA8D1, TFLM + CMSIS-NN) cycles per MAC
+PUBLISHED = {"an386": {m: (c, sw) for m, (c, sw) in PUBLISHED_M4_CYCLES.items()},
+             "an505": {"kws_dscnn": (4.64e6, "X-CUBE-AI 10.2"), "vww_mobilenet": (9.48e6, "X-CUBE-AI 10.2"),
+                       "ic_resnet8": (16.69e6, "Plumerai"), "ad_autoencoder": (0.495e6, "Bosch HALE")},
+             "an500": {"kws_dscnn": (3.17e6, "X-CUBE-AI 9.0"), "vww_mobilenet": (6.67e6, "X-CUBE-AI 9.0"),
+                       "ic_resnet8": (11.44e6, "X-CUBE-AI 9.0"), "ad_autoencoder": (0.303e6, "Bosch HALE")}}
+PUBLISHED_M85_PER_MAC = {"kws_dscnn": 0.63, "vww_mobilenet": 0.86, "ic_resnet8": 0.33, "ad_autoencoder": 0.96}
+IC02 = "ic02_resnet_large"  # no published result: the issue's target is 0.8x the core's best IC01 rate
+IC02_FILE = ROOT.parent / "shared" / "models" / "mlperf_tiny_ic02_resnet_large_int8.tflite"
+BOARDS = {"an386": "mps2-an386", "an505": "mps2-an505", "an500": "mps2-an500", "an547": "mps3-an547",
+          "an385": "mps2-an385"}
 LEVELS = {"O3": "Release", "O2": "RelWithDebInfo", "Os": "MinSizeRel"}
 M4_CYCLES_TOOL = ROOT.parent / "shared" / "tools" / "m4-cycles" / "cyclecount.c"
 
@@ -166,11 +182,12 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--models", nargs="*", default=list(TFLM), choices=list(TFLM))
+    p.add_argument("--models", nargs="*", default=list(TFLM), choices=[*TFLM, IC02])
     p.add_argument("--forms", nargs="*", default=["tflite", "onnx"],
                    choices=["tflite", "tflite-ww", "onnx", "onnx-qio"])
     p.add_argument("--configs", nargs="*", default=["an386:O3", "an386:O2", "an386:Os", "an547:O3"],
-                   help="BOARD:LEVEL pairs; boards an386 (M4F), an547 (M55), an385 (M3); levels O3 O2 Os")
+                   help="BOARD:LEVEL pairs; boards an386 (M4F), an505 (M33), an500 (M7), an547 (M55), an385 (M3); "
+                   "levels O3 O2 Os")
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--json", help="also write the figures to this file")
     p.add_argument("--record", action="store_true",
@@ -185,9 +202,12 @@ def main() -> None:
     tool = m4_cycles_tool(work) if args.m4_cycles_tool else None
     rows = []
     for name in args.models:
-        macs = graph_macs(onnx.load(str(MODELS_DIR / f"{name}_folded.onnx")))
+        macs = (tflite_macs(IC02_FILE) if name == IC02
+                else graph_macs(onnx.load(str(MODELS_DIR / f"{name}_folded.onnx"))))
         for form in args.forms:
-            model = MODELS_DIR / f"{name}_int8.{form.split('-')[0]}"
+            if name == IC02 and not form.startswith("tflite"):
+                continue  # IC02 is a .tflite file only
+            model = IC02_FILE if name == IC02 else MODELS_DIR / f"{name}_int8.{form.split('-')[0]}"
             for config in args.configs:
                 board, level = config.split(":")
                 r = measure(model, board, level, work, args.profile, qio=form.endswith("-qio"),
@@ -207,19 +227,47 @@ def main() -> None:
         key = lambda r: (r["model"], r["form"], r["board"], r["level"])  # noqa: E731
         plain = [{**{k: v for k, v in r.items() if "profile" not in k}, "tflm_instructions": TFLM[r["model"]][0],
                   "tflm_arena": TFLM[r["model"]][1], "published_m4_cycles": PUBLISHED_M4_CYCLES[r["model"]]}
-                 for r in rows]
+                 for r in rows if r["model"] in TFLM]
         print(f"recorded in {record.record(__file__, plain, key=key)}", file=sys.stderr)
     print("| model | form | board -level | M instr (per MAC) | M est. cycles (per MAC) | / TFLM (target 0.7) "
           "| arena B (/ TFLM, target 0.9) | identical | max LSB | code B | text B |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        tflm_insn, tflm_arena = TFLM[r["model"]]
+        tflm_insn, tflm_arena = TFLM.get(r["model"], (float("nan"), float("nan")))
         ref = "ort" if r["form"].startswith("onnx") else "LiteRT ref"
         cyc = "-" if r["cycles"] is None else f"{r['cycles'] / 1e6:.2f} ({r['cycles'] / r['macs']:.2f})"
         print(f"| {r['model']} | {r['form']} | {r['board']} -{r['level']} | {r['instructions'] / 1e6:.2f} "
               f"({r['instructions'] / r['macs']:.2f}) | {cyc} | {r['instructions'] / tflm_insn:.2f} | {r['arena']} "
               f"({r['arena'] / tflm_arena:.2f}) | {r['identical']:.2%} vs {ref} | {r['max_lsb']:.3g} | {r['code']} "
               f"| {r['text']} |")
+    print()
+    print(published_table(rows))
+
+
+def published_table(rows: list[dict]) -> str:
+    """Per core, the estimate against the best published figure (issue 68): cycles per inference on the M4, M33
+    and M7, cycles per MAC on the M55 (the M85's); IC02 against 0.8x the core's best IC01 cycles per MAC."""
+    ic01_macs = 12501632
+    lines = ["| model | form | board -level | M instr | M est. cycles | cycles/MAC | best published | ratio |",
+             "|---|---|---|---:|---:|---:|---|---:|"]
+    for r in rows:
+        if r["cycles"] is None:
+            continue
+        per_mac = r["cycles"] / r["macs"]
+        if r["board"] == "an547":
+            best = PUBLISHED_M85_PER_MAC.get("ic_resnet8" if r["model"] == IC02 else r["model"])
+            pub, ratio = (f"M85 {best:.2f}/MAC" + (" (IC01; target 0.8x)" if r["model"] == IC02 else ""),
+                          per_mac / best) if best else ("-", None)
+        elif r["model"] == IC02:
+            ic01 = PUBLISHED.get(r["board"], {}).get("ic_resnet8")
+            best = ic01[0] / ic01_macs if ic01 else None
+            pub, ratio = (f"IC01 {best:.2f}/MAC ({ic01[1]}; target 0.8x)", per_mac / best) if best else ("-", None)
+        else:
+            pubc = PUBLISHED.get(r["board"], {}).get(r["model"])
+            pub, ratio = (f"{pubc[0] / 1e6:.3g} M ({pubc[1]})", r["cycles"] / pubc[0]) if pubc else ("-", None)
+        lines.append(f"| {r['model']} | {r['form']} | {r['board']} -{r['level']} | {r['instructions'] / 1e6:.2f} | "
+                     f"{r['cycles'] / 1e6:.3f} | {per_mac:.3f} | {pub} | {'-' if ratio is None else f'{ratio:.2f}x'} |")
+    return "\n".join(lines)
 
 
 class _Row:

@@ -372,7 +372,8 @@ def memory_pools_m55(data: dict[str, Any]) -> str:
         elif z:
             parts.append(f"{name(r['model'], True)} {r['instructions']:,.0f} against {z['instructions']:,.0f} "
                          f"({_pools(r)}; one pool {_pools(z)})")
-    return (f"On mps3-an547 (M55: instructions only, no cycle model; {measured(runs_of(pairs))}), three pools (DTCM "
+    return (f"On mps3-an547 (M55: instructions only, recorded before its cycle model; {measured(runs_of(pairs))}), "
+            f"three pools (DTCM "
             f"\"RAM\" a quarter of the arena, SRAM a half, DDR) against one: " + "; ".join(parts) + ".\n")
 
 

@@ -30,9 +30,10 @@ from aot.footprint import parse_elf
 from aot.targets import TARGETS, get_target, place
 
 AOTC = [sys.executable, "-m", "aot.cli"]
-CORTEX_M = ["mps2-an385", "mps2-an386", "mps3-an547"]
+CORTEX_M = ["mps2-an385", "mps2-an386", "mps2-an505", "mps2-an500", "mps3-an547"]
 LINUX = ["aarch64-linux", "armv7-linux", "riscv64-linux"]
 SIZE_TOOL = {"mps2-an385": "arm-none-eabi-size", "mps2-an386": "arm-none-eabi-size",
+             "mps2-an505": "arm-none-eabi-size", "mps2-an500": "arm-none-eabi-size",
              "mps3-an547": "arm-none-eabi-size", "aarch64-linux": "aarch64-linux-gnu-size",
              "armv7-linux": "arm-linux-gnueabihf-size", "riscv64-linux": "riscv64-linux-gnu-size"}
 
@@ -85,9 +86,11 @@ def model_and_inputs(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]
 
 # (model, target) pairs built for the whole module: a dense model (mlp, weights in a blob) on
 # every cross target, a CNN (lenet) on the soft-float M3 and on the M55, the embedding
-# model (int64 input) on the M3, and the Cortex-M conv paths (mcu_convs) on the M4 and the M55.
+# model (int64 input) on the M3, and the Cortex-M conv paths (mcu_convs) on the M4, the M33 (its
+# code and data at the Secure aliases), the M7 and the M55.
 PAIRS = ([("mlp", t) for t in CORTEX_M + LINUX] + [("lenet", "mps2-an385"), ("lenet", "mps3-an547"),
                                                     ("embed", "mps2-an385"), ("mcu_convs", "mps2-an386"),
+                                                    ("mcu_convs", "mps2-an505"), ("mcu_convs", "mps2-an500"),
                                                     ("mcu_convs", "mps3-an547")])
 
 
@@ -244,6 +247,24 @@ def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     assert abs(sum(int(c[2]) for c in prof) - instructions) <= 0.01 * instructions, r.stdout
     assert abs(sum(int(c[3]) for c in prof) - cycles) <= 0.01 * cycles, r.stdout
     assert all(abs(float(c[4]) - int(c[3]) / int(c[2])) < 0.01 for c in prof if int(c[2]) > 0), r.stdout
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("target,core", [("mps2-an505", "m33"), ("mps2-an500", "m7"), ("mps3-an547", "m55")])
+def test_bench_estimates_the_cycles_of_the_m33_m7_and_m55(builds, target, core):
+    """aotc bench runs the plugin with the board's core model (aot.bench.CYCLE_MODELS): an estimate
+    beside the instructions, within what the core's rules allow (the M7 issues two a cycle at best, none
+    of the rules costs 4 a instruction on a dense net), and the same per function with --profile."""
+    b = get_build(builds, "mlp", target)
+    require_tool("cc")
+    r = run([*AOTC, "bench", str(b.out), "--profile"])
+    row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    instructions, cycles = int(cells[2]), int(cells[3])
+    assert instructions / 2 <= cycles < 4 * instructions, row
+    prof = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
+            if line.startswith("| ") and line.count("|") == 7 and "function" not in line]
+    assert abs(sum(int(c[3]) for c in prof) - cycles) <= 0.01 * cycles, r.stdout
 
 
 @pytest.mark.full

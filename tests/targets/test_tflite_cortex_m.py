@@ -16,7 +16,8 @@ C twins, as compilers without GNU assembly build them). ResNet-8's convs with th
 (aotc_tfl_conv_add_s8) on the M4 (a DSP tile through the ADD's tables), the M55 (Helium's) and the M3
 (the plain loop, add_one per element). The ADDs of tests/models/tflite/ops_int8 on the M4 (tables from the
 plan's scratch). tests/models/tflite/padded_int8 on the M4: its PADs folded into the convs (issue 53). VWW,
-ResNet-8 and DS-CNN (without the assembly) on the M4 with --widened-weights (issue 52).
+ResNet-8 and DS-CNN (without the assembly) on the M4 with --widened-weights (issue 52). DS-CNN on the M33
+(mps2-an505) and ResNet-8 on the M7 (mps2-an500) at -Os: the same DSP paths (issue 68).
 Slow: the autoencoder (FULLY_CONNECTED of 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and
 without the assembly.
 """
@@ -53,7 +54,9 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         ("padded_int8", "mps2-an386", "Release", ""),
         # a 1-channel DEPTHWISE_CONV_2D of multiplier 8 (TFLM's micro_speech layer) written as a CONV_2D
         # (aot/passes/depthwise_as_conv.py): the DSP conv path with a 1-channel patch
-        ("dwmult_int8", "mps2-an386", "Release", "")]
+        ("dwmult_int8", "mps2-an386", "Release", ""),
+        # the M33 (mps2-an505) and the M7 (mps2-an500) take the M4's DSP-extension paths (issue 68)
+        ("kws_dscnn_int8", "mps2-an505", "Release", ""), ("ic_resnet8_int8", "mps2-an500", "MinSizeRel", "")]
 # --ram-budget at the least arena aotc reaches (issue 53): the convs' outputs overlapping their inputs (the graph
 # input's too), the DSP paths' tiles below their floor and the depthwise path's shorter runs of sums; Helium's
 # CONV_2D on the M55; the M3's plain loops (a fifth field: the budget)
