@@ -25,7 +25,7 @@ MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is ove
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
     """The runs [i, j] (steps, j > i) containing `step` that may be fused: consecutive layers that
     layer_of takes (not None; its .last_only: the layer may only end a run), each after the first
-    reading the one before it as its input 0, every tensor between two of them read only by the next
+    reading the one before it as its input 0 (.first_only: the layer may only start a run), every tensor between two of them read only by the next
     (not a graph output): it lives only in line buffers."""
     nodes = graph.nodes
     if not 0 <= step < len(nodes) or layer_of(nodes[step], graph) is None:
@@ -38,8 +38,9 @@ def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]
 
     def linked(a: int) -> bool:  # nodes a and a + 1 chain
         t, first = nodes[a].outputs[0], layer_of(nodes[a], graph)
-        return (a + 1 < len(nodes) and first is not None and not first.last_only
-                and layer_of(nodes[a + 1], graph) is not None and nodes[a + 1].inputs[0] == t
+        second = layer_of(nodes[a + 1], graph) if a + 1 < len(nodes) else None
+        return (first is not None and not first.last_only and second is not None and not second.first_only
+                and nodes[a + 1].inputs[0] == t
                 and readers.get(t) == 1 and t not in graph.outputs)
 
     lo = step
