@@ -24,9 +24,9 @@ MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is ove
 
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
     """The runs [i, j] (steps, j > i) containing `step` that may be fused: consecutive layers that
-    layer_of takes (not None; its .last_only: the layer may only end a run), each after the first
-    reading the one before it as its input 0 (.first_only: the layer may only start a run), every tensor between two of them read only by the next
-    (not a graph output): it lives only in line buffers."""
+    layer_of takes (not None; its .last_only: the layer may only end a run, .first_only: only start one),
+    each after the first reading the one before it as its input 0, every tensor between two of them read
+    only by the next (not a graph output): it lives only in line buffers."""
     nodes = graph.nodes
     if not 0 <= step < len(nodes) or layer_of(nodes[step], graph) is None:
         return []
