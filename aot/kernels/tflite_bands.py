@@ -242,8 +242,10 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer) -> tuple[Node, H
     assert all(g is not None for g in geometry), name
     below = max((overlap(geometry, s) for r in range(1, geometry[-1].oh + 1)
                  if (s := schedule(geometry, r)) is not None), default=None)
+    one = schedule(geometry, 1)  # its least line buffers, which the driver compares runs by (bands.py _excess)
     node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
-                {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below},
+                {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below,
+                 "least_lines": sum(one.buffer_bytes(geometry)) if one is not None else None},
                 tuple(s for m in layers for s in m.sources()))
     fits: dict[tuple[int, bool], KernelChoice] = {}  # the planner asks again at the same budgets
 
