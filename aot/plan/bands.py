@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aot.ir import Graph, Node
-from aot.plan.buffers import ALIGNMENT, Plan
+from aot.plan.buffers import Plan
 from aot.plan.placement import _live_per_step
 from aot.plan.planner import BudgetError
 
@@ -59,9 +59,11 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     bands only when the budget cannot be met otherwise: at the peak step of the least arena, every run
     through it (runs_through) is fused in turn (fuse: the graph with steps i..j one band node, whose
     choice sizes its bands to the budget) and planned; of those that meet the budget the one with the
-    fewest kernel calls is kept, else the one with the least arena (then the fewest bytes over the
-    budget over all steps: _excess), and the next peak is tried from there. The refusal, when none meets
-    it, names the least arena with bands and its peak."""
+    fewest kernel calls is kept, else the one with the least arena, then the fewest bytes live at the
+    worst step of the layers the runs span (the peak each run was to take down: a run that leaves one of
+    them as high as before did not), then the fewest bytes over the budget over all steps (_pressure
+    counts both), and the next peak is tried from there. The refusal, when none meets it, names the
+    least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
@@ -72,7 +74,9 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     fused: list[Node] = []
     for _ in range(MAX_FUSED):
         best: tuple[tuple[int, ...], Graph, Plan | BudgetError] | None = None
-        for i, j in runs_through(graph, err.least.peak_step, layer_of):
+        runs = runs_through(graph, err.least.peak_step, layer_of)
+        lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
+        for i, j in runs:
             g = fuse(graph, i, j)
             try:
                 p: Plan | BudgetError = plan(g, ram_budget)
@@ -84,11 +88,13 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             if isinstance(p, Plan):
                 key = (0, _calls(p, fused + [band]), j - i)
             else:
-                key = (1, p.least_bytes, _excess(p.least, ram_budget, g), j - i)
+                live = _pressure(p.least, g)
+                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i)
             if best is None or key < best[0]:
                 best = (key, g, p)
-        if best is None or (isinstance(best[2], BudgetError)
-                            and best[0][1:3] >= (err.least_bytes, _excess(err.least, ram_budget, graph))):
+        was = _pressure(err.least, graph)
+        if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
+                err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):
             break  # no run through the peak, or none that brings the plan closer to the budget
         graph = best[1]
         fused.append(next(n for n in graph.nodes if n.name not in {m.name for m in fused}
@@ -112,21 +118,27 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
 TECHNIQUES_SAID = "(in-place ops and outputs overlapping their inputs where the kernels allow)"
 
 
-def _excess(p: Plan | None, budget: int, graph: Graph) -> int:
-    """The bytes live over the budget, summed over the steps: where the arena is over it, how much a fused
-    run took off the other steps over it too (steps sharing a peak are fused one run at a time). A fused
-    run counts its line buffers at one row a band (_least_lines), not the scratch its fit took: in a plan
-    over the budget a run's bands grow into the room under the arena's peak elsewhere, which says nothing
-    of how far the run can go down (TFLM's MobileNetV2 224: the run from its input's TRANSPOSE looked worse
-    than the one after it, and the driver stopped at 301,056 B instead of 245,088 B)."""
+def _pressure(p: Plan | None, graph: Graph) -> list[int]:
+    """The bytes live at each step of a plan over the budget, counting the tensors and each fused run's line
+    buffers for bands of one row (_least_lines), not the kernels' scratch: in a plan over the budget every
+    node's scratch grows into the room left under the arena's peak elsewhere, which says nothing of how far a
+    run can go down (TFLM's MobileNetV2 224: the run from its input's TRANSPOSE looked worse than the one
+    after it, which the driver then took, and the TRANSPOSE could start no run: --ram-budget 245,088 B was
+    refused though a budget of 1 B found it, and 300,000 B too)."""
     if p is None:
-        return 0
-    live = _live_per_step(p.buffers, max(len(p.steps), 1))
+        return []
+    scratch = {id(b) for b in p.scratch_buffers.values()}
+    live = _live_per_step([b for b in p.buffers if id(b) not in scratch], max(len(p.steps), 1))
     for n in graph.nodes:
         b = p.scratch_buffers.get(n.name) if n.attrs.get("band_run") else None
-        least = _least_lines(n) if b is not None else None
-        if least is not None and b.first < len(live):
-            live[b.first] -= max(-(-b.nbytes // ALIGNMENT) * ALIGNMENT - least, 0)
+        if b is not None and b.first < len(live):
+            live[b.first] += _least_lines(n) or 0
+    return live
+
+
+def _over(live: list[int], budget: int) -> int:
+    """The bytes live over the budget, summed over the steps: where the arena is over it, how much a fused
+    run took off the other steps over it too (steps sharing a peak are fused one run at a time)."""
     return sum(max(n - budget, 0) for n in live)
 
 
