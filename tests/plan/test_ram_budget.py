@@ -248,26 +248,31 @@ def test_cli_refuses_in_one_line_and_reports_what_was_traded(tmp_path):
     assert f"--ram-budget 12000 B: arena {budget['arena_bytes']} B (without the budget 19968 B)" in summary(report)
 
 
-def _nchw_conv_model(path: Path) -> Path:
-    """A PyTorch-style int8 model as TFLite converters keep it: a 1 x 3 x 40 x 40 (NCHW) input, its
-    TRANSPOSE to NHWC, then CONV_2D 3 x 3 stride 2 (3 -> 8, RELU6), DEPTHWISE_CONV_2D 3 x 3 and a 1 x 1
-    CONV_2D (8 -> 4). Its unbudgeted peak is the TRANSPOSE: the input and its NHWC copy, 9,600 B."""
+# (op, window, stride, output channels, fused activation: 3 RELU6) after the TRANSPOSE
+NCHW_LAYERS = (("CONV_2D", 3, 2, 8, 3), ("DEPTHWISE_CONV_2D", 3, 1, 8, 0), ("CONV_2D", 1, 1, 4, 0))
+
+
+def _nchw_conv_model(path: Path, layers: tuple[tuple[str, int, int, int, int], ...] = NCHW_LAYERS,
+                     size: int = 40) -> Path:
+    """A PyTorch-style int8 model as TFLite converters keep it: a 1 x 3 x size x size (NCHW) input, its
+    TRANSPOSE to NHWC, then `layers` (SAME padding). With NCHW_LAYERS (CONV_2D 3 x 3 stride 2, 3 -> 8, RELU6;
+    DEPTHWISE_CONV_2D 3 x 3; a 1 x 1 CONV_2D, 8 -> 4) its unbudgeted peak is the TRANSPOSE: the input and its
+    NHWC copy, 9,600 B."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))
     from tflite_written import Written
 
     rng = np.random.default_rng(7)
     w = Written()
-    x = w.tensor([1, 3, 40, 40], "int8", quant=(0.02, -5))
+    x = w.tensor([1, 3, size, size], "int8", quant=(0.02, -5))
     perm = w.tensor([4], "int32", np.array([0, 2, 3, 1], np.int32))
-    t = w.tensor([1, 40, 40, 3], "int8", quant=(0.02, -5))
+    t = w.tensor([1, size, size, 3], "int8", quant=(0.02, -5))
     w.op("TRANSPOSE", [x, perm], [t], ("TransposeOptions", {}))
-    prev, scale = t, 0.02
-    for op, k, s, oc, act in (("CONV_2D", 3, 2, 8, 3), ("DEPTHWISE_CONV_2D", 3, 1, 8, 0), ("CONV_2D", 1, 1, 4, 0)):
-        ic = 3 if prev == t else 8
+    prev, scale, h, ic = t, 0.02, size, 3
+    for op, k, s, oc, act in layers:
         shape = [1, k, k, oc] if op == "DEPTHWISE_CONV_2D" else [oc, k, k, ic]
         wt = w.tensor(shape, "int8", rng.integers(-127, 128, shape).astype(np.int8), quant=(0.01, 0))
         bias = w.tensor([oc], "int32", rng.integers(-3000, 3000, oc).astype(np.int32), quant=(scale * 0.01, 0))
-        h = 40 // s if prev == t else 20
+        h = -(-h // s)
         y = w.tensor([1, h, h, oc], "int8", quant=(0.05, 3))
         fields = {"padding": 0, "strideW": s, "strideH": s, "fusedActivationFunction": act,
                   "dilationWFactor": 1, "dilationHFactor": 1}
@@ -275,7 +280,7 @@ def _nchw_conv_model(path: Path) -> Path:
             w.op(op, [prev, wt, bias], [y], ("DepthwiseConv2DOptions", {**fields, "depthMultiplier": 1}))
         else:
             w.op(op, [prev, wt, bias], [y], ("Conv2DOptions", fields))
-        prev, scale = y, 0.05
+        prev, scale, ic = y, 0.05, oc
     return w.save(path, [x], [prev])
 
 
