@@ -305,3 +305,25 @@ def test_a_channels_first_inputs_transpose_starts_a_run_in_bands(tmp_path):
     want = list(reference(model, feeds, tmp_path).values())[0]
     got = run_bundle(tmp_path / "banded", feeds)[meta["outputs"][0]["name"]]
     assert got.shape == want.shape and np.array_equal(got, want)
+
+
+@pytest.mark.full
+def test_a_banded_transpose_through_an_expansion_identical_under_sanitizers(tmp_path):
+    """The run from the TRANSPOSE through a 1 x 1 expansion (8 -> 48) and a stride-2 depthwise conv (a
+    64 x 64 input: 24,576 B the least before, the TRANSPOSE's input and output) at 20,000 B on the host
+    under ASan and UBSan: every output element of LiteRT's reference kernels, on three inputs."""
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    layers = (("CONV_2D", 3, 2, 8, 3), ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3),
+              ("CONV_2D", 1, 1, 8, 0))
+    model = _nchw_conv_model(tmp_path / "expand.tflite", layers, 64)
+    meta = build_bundle(model, tmp_path / "banded", "--ram-budget", "20000", sanitize=True)
+    assert meta["memory"]["arena_bytes"] <= 20000
+    assert meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]["layers"][0] == "TRANSPOSE_0"
+    rng = np.random.default_rng(5)
+    for k in range(3):
+        feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "banded", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
