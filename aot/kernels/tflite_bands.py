@@ -52,6 +52,11 @@ class Layer:
     in_row: int
     out_row: int
     last_only: bool = False  # it may only end a run (a conv with its residual ADD fused: it reads another tensor)
+    first_only: bool = False  # it may only start a run (a Transpose of a channels-first input: transpose_layer)
+    # bytes at the input's start that the rows before a row free (the run's output may be written over them:
+    # overlap); None: in_row per row (a row is contiguous: NHWC), else one plane's row (NCHW: only the first
+    # plane's rows are at the start)
+    in_free: int | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,8 @@ def overlap(layers: list[Layer], sched: Schedule) -> int:
     for band in reversed(sched.bands):
         last, first = band.calls[-1], band.calls[0]
         if later != math.inf:
-            below = max(below, (last.y_row + last.oh) * layers[-1].out_row - int(later) * layers[0].in_row)
+            free = layers[0].in_row if layers[0].in_free is None else layers[0].in_free
+            below = max(below, (last.y_row + last.oh) * layers[-1].out_row - int(later) * free)
         if first.oh:
             later = min(later, first.x_row)
     return -(-below // ALIGNMENT) * ALIGNMENT
@@ -150,9 +156,15 @@ BAND_OP = "TflBandRun"
 KEEP_FIELDS, CALL_FIELDS = 2, 5  # a line buffer's (from row, rows kept); a call's (x row, h, pad_top, y row, oh)
 
 
+CONV_OPS = ("TflConv2D", "TflDepthwiseConv2D", "TflConv2DAdd")
+
+
 def layer_of(node: Node, graph: Graph) -> Layer | None:
     """The node as a layer of a fused run: an int8 CONV_2D or DEPTHWISE_CONV_2D of one image with constant
-    weights and bias (the kernels take h, pad_top and oh from their params), else None."""
+    weights and bias (the kernels take h, pad_top and oh from their params), or a channels-first input's
+    Transpose to NHWC before one (transpose_layer), else None."""
+    if node.op == "Transpose":
+        return transpose_layer(node, graph)
     if node.op not in ("TflConv2D", "TflDepthwiseConv2D", "TflConv2DAdd") or not node.inputs or not node.outputs:
         return None
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
@@ -167,6 +179,28 @@ def layer_of(node: Node, graph: Graph) -> Layer | None:
     return Layer(h=x.shape[1], oh=y.shape[1], k=a["kernel"][0], s=a["strides"][0], p=a["pads"][0],
                  d=a["dilations"][0], in_row=x.shape[2] * x.shape[3], out_row=y.shape[2] * y.shape[3],
                  last_only=node.op == "TflConv2DAdd")
+
+
+def transpose_layer(node: Node, graph: Graph) -> Layer | None:
+    """A Transpose of a 1 x C x H x W tensor of bytes to 1 x H x W x C (a PyTorch model's NCHW input, as
+    TFLite converters keep it) read by an int8 conv as its input and written by none: it may start a run,
+    each band's rows of the C planes copied channels-last into the first line buffer (no kernel call), so
+    the run needs no whole NHWC copy of the image beside it. Only the first plane's rows free bytes at the
+    input's start (in_free): where the run's output may start below it (overlap)."""
+    if list(node.attrs.get("perm", ())) != [0, 2, 3, 1] or len(node.inputs) < 1 or not node.outputs:
+        return None
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if len(x.shape) != 4 or x.shape[0] != 1 or x.is_const or x.dtype not in ("int8", "uint8") \
+            or y.dtype != x.dtype or y.size == 0 \
+            or any(t in graph.info.extent_root for t in (node.inputs[0], node.outputs[0])):
+        return None
+    readers = [n for n in graph.nodes if node.outputs[0] in n.inputs]
+    if (len(readers) != 1 or readers[0].op not in CONV_OPS or readers[0].inputs[0] != node.outputs[0]
+            or any(node.inputs[0] in n.outputs for n in graph.nodes if n.op in CONV_OPS)):
+        return None
+    _, c, h, w = x.shape
+    return Layer(h=h, oh=h, k=1, s=1, p=0, d=1, in_row=w * c * x.itemsize, out_row=w * c * x.itemsize,
+                 first_only=True, in_free=w * x.itemsize)
 
 
 @dataclass(frozen=True)
@@ -203,13 +237,15 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer) -> tuple[Node, H
     layers = graph.nodes[i:j + 1]
     name = f"bands_{layers[0].name}_to_{layers[-1].name}"
     residual = layers[-1].inputs[3:4] if layers[-1].op == "TflConv2DAdd" else []
-    ins = [layers[0].inputs[0], *residual, *[t for m in layers for t in m.inputs[1:3]]]
+    ins = [layers[0].inputs[0], *residual, *[t for m in layers if m.op != "Transpose" for t in m.inputs[1:3]]]
     geometry = [layer_of(m, graph) for m in layers]
     assert all(g is not None for g in geometry), name
     below = max((overlap(geometry, s) for r in range(1, geometry[-1].oh + 1)
                  if (s := schedule(geometry, r)) is not None), default=None)
+    one = schedule(geometry, 1)  # its least line buffers, which the driver compares runs by (bands.py _excess)
     node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
-                {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below},
+                {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below,
+                 "least_lines": sum(one.buffer_bytes(geometry)) if one is not None else None},
                 tuple(s for m in layers for s in m.sources()))
     fits: dict[tuple[int, bool], KernelChoice] = {}  # the planner asks again at the same budgets
 
@@ -238,6 +274,9 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
             continue
         inner, scratch = {}, 0
         for k, m in enumerate(layers):
+            if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
+                inner[m.name] = KernelChoice("", 0)
+                continue
             shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
                             key=lambda s: (s[1], s[0]))
             g0 = _band_graph(graph, m, *shapes[-1])
@@ -319,6 +358,8 @@ def _emit_band_run(ctx: NodeContext) -> None:
     ctx.line("{")
     residual = ""
     for k, m in enumerate(layers):
+        if m.op == "Transpose":
+            continue
         inner = NodeContext(view, m, ctx.index)
         p = _conv_params(inner)
         ctx.line(f"    aotc_tfl_conv_params aotc_p{k} = {p.lstrip('&')};")
@@ -342,6 +383,9 @@ def _emit_band_run(ctx: NodeContext) -> None:
         f = base + CALL_FIELDS * k
         x = ctx.ptr(m.inputs[0]) if k == 0 else f"aotc_line{k - 1}"
         y = ctx.ptr(m.outputs[0]) if k == last else f"aotc_line{k}"
+        if m.op == "Transpose":
+            _emit_transpose_rows(ctx, m, f, x, y, geometry[k])
+            continue
         own = ks if d.inner[m.name].scratch else "NULL"
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
         ctx.line(f"            aotc_p{k}.h = aotc_r[{f + 1}], aotc_p{k}.pad_top = aotc_r[{f + 2}], "
@@ -355,6 +399,21 @@ def _emit_band_run(ctx: NodeContext) -> None:
         ctx.line("        }")
     ctx.line("    }")
     ctx.line("}")
+
+
+def _emit_transpose_rows(ctx: NodeContext, m: Node, f: int, x: str, y: str, lay: Layer) -> None:
+    """A Transpose layer's call (transpose_layer): the band's h rows of each of the C planes from row x_row,
+    written channels-last from row y_row of its line buffer."""
+    _, c, h, w = ctx.graph.tensors[m.inputs[0]].shape
+    ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)}: {c} planes to channels-last */")
+    ctx.line(f"            const int8_t *const aotc_s = (const int8_t *){x} + (size_t)aotc_r[{f}] * {w}u;")
+    ctx.line(f"            int8_t *const aotc_d = (int8_t *){y} + (size_t)aotc_r[{f + 3}] * {lay.out_row}u;")
+    ctx.line(f"            for (int32_t aotc_i = 0; aotc_i < aotc_r[{f + 1}] * {w}; ++aotc_i) {{")
+    ctx.line(f"                for (int32_t aotc_c = 0; aotc_c < {c}; ++aotc_c) {{")
+    ctx.line(f"                    aotc_d[aotc_i * {c} + aotc_c] = aotc_s[(size_t)aotc_c * {h * w}u + (size_t)aotc_i];")
+    ctx.line("                }")
+    ctx.line("            }")
+    ctx.line("        }")
 
 
 def _overlap(node: Node, graph: Graph) -> int | None:

@@ -24,9 +24,9 @@ MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is ove
 
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
     """The runs [i, j] (steps, j > i) containing `step` that may be fused: consecutive layers that
-    layer_of takes (not None; its .last_only: the layer may only end a run), each after the first
-    reading the one before it as its input 0, every tensor between two of them read only by the next
-    (not a graph output): it lives only in line buffers."""
+    layer_of takes (not None; its .last_only: the layer may only end a run, .first_only: only start one),
+    each after the first reading the one before it as its input 0, every tensor between two of them read
+    only by the next (not a graph output): it lives only in line buffers."""
     nodes = graph.nodes
     if not 0 <= step < len(nodes) or layer_of(nodes[step], graph) is None:
         return []
@@ -38,8 +38,9 @@ def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]
 
     def linked(a: int) -> bool:  # nodes a and a + 1 chain
         t, first = nodes[a].outputs[0], layer_of(nodes[a], graph)
-        return (a + 1 < len(nodes) and first is not None and not first.last_only
-                and layer_of(nodes[a + 1], graph) is not None and nodes[a + 1].inputs[0] == t
+        second = layer_of(nodes[a + 1], graph) if a + 1 < len(nodes) else None
+        return (first is not None and not first.last_only and second is not None and not second.first_only
+                and nodes[a + 1].inputs[0] == t
                 and readers.get(t) == 1 and t not in graph.outputs)
 
     lo = step
@@ -58,9 +59,11 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     bands only when the budget cannot be met otherwise: at the peak step of the least arena, every run
     through it (runs_through) is fused in turn (fuse: the graph with steps i..j one band node, whose
     choice sizes its bands to the budget) and planned; of those that meet the budget the one with the
-    fewest kernel calls is kept, else the one with the least arena (then the fewest bytes over the
-    budget over all steps: _excess), and the next peak is tried from there. The refusal, when none meets
-    it, names the least arena with bands and its peak."""
+    fewest kernel calls is kept, else the one with the least arena, then the fewest bytes live at the
+    worst step of the layers the runs span (the peak each run was to take down: a run that leaves one of
+    them as high as before did not), then the fewest bytes over the budget over all steps (_pressure
+    counts both), and the next peak is tried from there. The refusal, when none meets it, names the
+    least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
@@ -71,7 +74,9 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     fused: list[Node] = []
     for _ in range(MAX_FUSED):
         best: tuple[tuple[int, ...], Graph, Plan | BudgetError] | None = None
-        for i, j in runs_through(graph, err.least.peak_step, layer_of):
+        runs = runs_through(graph, err.least.peak_step, layer_of)
+        lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
+        for i, j in runs:
             g = fuse(graph, i, j)
             try:
                 p: Plan | BudgetError = plan(g, ram_budget)
@@ -83,11 +88,13 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             if isinstance(p, Plan):
                 key = (0, _calls(p, fused + [band]), j - i)
             else:
-                key = (1, p.least_bytes, _excess(p.least, ram_budget), j - i)
+                live = _pressure(p.least, g)
+                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i)
             if best is None or key < best[0]:
                 best = (key, g, p)
-        if best is None or (isinstance(best[2], BudgetError)
-                            and best[0][1:3] >= (err.least_bytes, _excess(err.least, ram_budget))):
+        was = _pressure(err.least, graph)
+        if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
+                err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):
             break  # no run through the peak, or none that brings the plan closer to the budget
         graph = best[1]
         fused.append(next(n for n in graph.nodes if n.name not in {m.name for m in fused}
@@ -111,12 +118,34 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
 TECHNIQUES_SAID = "(in-place ops and outputs overlapping their inputs where the kernels allow)"
 
 
-def _excess(p: Plan | None, budget: int) -> int:
+def _pressure(p: Plan | None, graph: Graph) -> list[int]:
+    """The bytes live at each step of a plan over the budget, counting the tensors and each fused run's line
+    buffers for bands of one row (_least_lines), not the kernels' scratch: in a plan over the budget every
+    node's scratch grows into the room left under the arena's peak elsewhere, which says nothing of how far a
+    run can go down (TFLM's MobileNetV2 224: the run from its input's TRANSPOSE looked worse than the one
+    after it, which the driver then took, and the TRANSPOSE could start no run: --ram-budget 245,088 B was
+    refused though a budget of 1 B found it, and 300,000 B too)."""
+    if p is None:
+        return []
+    scratch = {id(b) for b in p.scratch_buffers.values()}
+    live = _live_per_step([b for b in p.buffers if id(b) not in scratch], max(len(p.steps), 1))
+    for n in graph.nodes:
+        b = p.scratch_buffers.get(n.name) if n.attrs.get("band_run") else None
+        if b is not None and b.first < len(live):
+            live[b.first] += _least_lines(n) or 0
+    return live
+
+
+def _over(live: list[int], budget: int) -> int:
     """The bytes live over the budget, summed over the steps: where the arena is over it, how much a fused
     run took off the other steps over it too (steps sharing a peak are fused one run at a time)."""
-    if p is None:
-        return 0
-    return sum(max(n - budget, 0) for n in _live_per_step(p.buffers, max(len(p.steps), 1)))
+    return sum(max(n - budget, 0) for n in live)
+
+
+def _least_lines(n: Node) -> int | None:
+    """A fused run's line buffers at bands of one row (its least memory besides the kernels' scratch: the
+    node's "least_lines", aot/kernels/tflite_bands.py band_run); None where it does not say."""
+    return n.attrs.get("least_lines")
 
 
 def _calls(p: Plan, bands: list[Node]) -> int:

@@ -246,3 +246,84 @@ def test_cli_refuses_in_one_line_and_reports_what_was_traded(tmp_path):
               "model": {"flash_bytes": 1, "ram_bytes": 2, "arena_bytes": budget["arena_bytes"], "data": 0, "bss": 0,
                         "stack_bytes": 0, "ram_budget": budget}}
     assert f"--ram-budget 12000 B: arena {budget['arena_bytes']} B (without the budget 19968 B)" in summary(report)
+
+
+# (op, window, stride, output channels, fused activation: 3 RELU6) after the TRANSPOSE
+NCHW_LAYERS = (("CONV_2D", 3, 2, 8, 3), ("DEPTHWISE_CONV_2D", 3, 1, 8, 0), ("CONV_2D", 1, 1, 4, 0))
+
+
+def _nchw_conv_model(path: Path, layers: tuple[tuple[str, int, int, int, int], ...] = NCHW_LAYERS,
+                     size: int = 40) -> Path:
+    """A PyTorch-style int8 model as TFLite converters keep it: a 1 x 3 x size x size (NCHW) input, its
+    TRANSPOSE to NHWC, then `layers` (SAME padding). With NCHW_LAYERS (CONV_2D 3 x 3 stride 2, 3 -> 8, RELU6;
+    DEPTHWISE_CONV_2D 3 x 3; a 1 x 1 CONV_2D, 8 -> 4) its unbudgeted peak is the TRANSPOSE: the input and its
+    NHWC copy, 9,600 B."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))
+    from tflite_written import Written
+
+    rng = np.random.default_rng(7)
+    w = Written()
+    x = w.tensor([1, 3, size, size], "int8", quant=(0.02, -5))
+    perm = w.tensor([4], "int32", np.array([0, 2, 3, 1], np.int32))
+    t = w.tensor([1, size, size, 3], "int8", quant=(0.02, -5))
+    w.op("TRANSPOSE", [x, perm], [t], ("TransposeOptions", {}))
+    prev, scale, h, ic = t, 0.02, size, 3
+    for op, k, s, oc, act in layers:
+        shape = [1, k, k, oc] if op == "DEPTHWISE_CONV_2D" else [oc, k, k, ic]
+        wt = w.tensor(shape, "int8", rng.integers(-127, 128, shape).astype(np.int8), quant=(0.01, 0))
+        bias = w.tensor([oc], "int32", rng.integers(-3000, 3000, oc).astype(np.int32), quant=(scale * 0.01, 0))
+        h = -(-h // s)
+        y = w.tensor([1, h, h, oc], "int8", quant=(0.05, 3))
+        fields = {"padding": 0, "strideW": s, "strideH": s, "fusedActivationFunction": act,
+                  "dilationWFactor": 1, "dilationHFactor": 1}
+        if op == "DEPTHWISE_CONV_2D":
+            w.op(op, [prev, wt, bias], [y], ("DepthwiseConv2DOptions", {**fields, "depthMultiplier": 1}))
+        else:
+            w.op(op, [prev, wt, bias], [y], ("Conv2DOptions", fields))
+        prev, scale, ic = y, 0.05, oc
+    return w.save(path, [x], [prev])
+
+
+def test_a_channels_first_inputs_transpose_starts_a_run_in_bands(tmp_path):
+    """Issue 67: a TFLite model with PyTorch's NCHW input peaks at its TRANSPOSE (the input and its NHWC copy:
+    TFLM's MobileNetV2 224 could not go below 301,056 B). The TRANSPOSE may start a run in row bands, each
+    band's rows of the three planes copied channels-last into the first line buffer, the run's output over
+    the first plane's rows read: a budget under the TRANSPOSE's peak is met (6,048 B the least), and the host
+    bundle (built -Werror) gives every output element of LiteRT's reference kernels."""
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    model = _nchw_conv_model(tmp_path / "nchw.tflite")
+    # the least arena was 9,600 B on the host (the TRANSPOSE's input and output) before it could start a run
+    meta = build_bundle(model, tmp_path / "banded", "--ram-budget", "6400")
+    mem = meta["memory"]
+    assert mem["arena_bytes"] <= 6400, mem["arena_bytes"]
+    runs = mem["ram_budget"]["traded"]["bands"]["runs"]
+    assert runs[0]["layers"][0] == "TRANSPOSE_0" and len(runs[0]["layers"]) >= 2, runs
+    rng = np.random.default_rng(3)
+    feeds = [rng.integers(-128, 128, (1, 3, 40, 40)).astype(np.int8)]
+    want = list(reference(model, feeds, tmp_path).values())[0]
+    got = run_bundle(tmp_path / "banded", feeds)[meta["outputs"][0]["name"]]
+    assert got.shape == want.shape and np.array_equal(got, want)
+
+
+@pytest.mark.full
+def test_a_banded_transpose_through_an_expansion_identical_under_sanitizers(tmp_path):
+    """The run from the TRANSPOSE through a 1 x 1 expansion (8 -> 48) and a stride-2 depthwise conv (a
+    64 x 64 input: 24,576 B the least before, the TRANSPOSE's input and output) at 20,000 B on the host
+    under ASan and UBSan: every output element of LiteRT's reference kernels, on three inputs."""
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    layers = (("CONV_2D", 3, 2, 8, 3), ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3),
+              ("CONV_2D", 1, 1, 8, 0))
+    model = _nchw_conv_model(tmp_path / "expand.tflite", layers, 64)
+    meta = build_bundle(model, tmp_path / "banded", "--ram-budget", "20000", sanitize=True)
+    assert meta["memory"]["arena_bytes"] <= 20000
+    assert meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]["layers"][0] == "TRANSPOSE_0"
+    rng = np.random.default_rng(5)
+    for k in range(3):
+        feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "banded", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
