@@ -146,7 +146,7 @@ def assign_pools(graph: Graph, plan: Plan, specs: tuple[PoolSpec, ...],
         return plan
     check_specs(specs)
     state = {sym: _align(n) for sym, n in (state_bytes or {}).items() if n > 0}
-    if sum(state.values()) >= specs[0].capacity:
+    if state and sum(state.values()) >= specs[0].capacity:
         raise AotcError(f"memory pools: the vendor functions' state ({sum(state.values()):,} B) leaves no room in "
                         f"pool {specs[0].name} ({specs[0].capacity:,} B), which holds it and the model's inputs "
                         "and outputs")
