@@ -5,8 +5,9 @@ The weights are stored as the model gives them (int8 stays int8: the M-profile c
 of weights into scratch at run time, never in flash), so what the compiler controls is the code: its
 optimisation level and which kernel paths a bundle compiles. A number for the flash is not guessed: the
 library is built at compile time with the target's compiler, by the bundle's own CMakeLists.txt at the
-build type it will be configured with, and measured as `aotc footprint` measures it (text + data of
-lib<name>.a, aot/footprint.py library_sizes). So the compiler's figure is the footprint's for that build
+build type it will be configured with, and measured as `aotc footprint` measures it (text + data of what a
+firmware's link of lib<name>.a with --gc-sections keeps from the model's entry points: aot/footprint.py
+kept_sizes, by the target's linker). So the compiler's figure is the footprint's for that build
 type, byte for byte (tests/cli/test_flash_budget.py compares them).
 
 The levels, tried in order while the library is over the budget (each costs instructions, none changes a
@@ -35,7 +36,8 @@ from typing import Any
 
 from aot.emit_c import Bundle
 from aot.errors import AotcError
-from aot.footprint import SHF_ALLOC, SHF_EXECINSTR, archive_members, parse_elf
+from aot.footprint import (SHF_ALLOC, SHF_EXECINSTR, archive_members, cmake_linker, code_by_file, linked,
+                           model_roots, parse_elf)
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ def levels(widened_weights: bool) -> tuple[FlashLevel, ...]:
 
 @dataclass
 class FlashMeasure:
-    """The library's flash as the footprint counts it: text + data of lib<name>.a, per member."""
+    """The library's flash as the footprint counts it: text + data of what a --gc-sections link of lib<name>.a
+    keeps (the whole archive's where it cannot be linked so), its code by source file."""
     total: int
     code: int  # executable sections
     constants: int  # the rest: weights, constant arrays, params
@@ -122,13 +125,24 @@ def measure(bundle: Bundle, target: str, build_type: str) -> FlashMeasure:
         if r.returncode != 0:
             tail = " ".join((r.stdout + r.stderr).strip().splitlines()[-3:])
             raise AotcError(f"--flash-budget: building the library to measure it failed: {tail}")
-        return library_flash(work / f"lib{bundle.name}.a")
+        own = {Path(f).name for f in bundle.files if f.startswith("src/") and Path(f).suffix in (".c", ".S")
+               and Path(f).name != "runner.c"}
+        return library_flash(work / f"lib{bundle.name}.a", cmake_linker(work), own)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def library_flash(lib: Path) -> FlashMeasure:
-    """text + data of the archive's members (binutils size's classes), split into code and constants."""
+def library_flash(lib: Path, linker: str | None = None, own: set[str] | frozenset[str] = frozenset()) -> FlashMeasure:
+    """text + data (binutils size's classes) of what `linker`'s --gc-sections link of the library keeps from the
+    global symbols of the model's own objects (`own`: their source files' names), as aotc footprint counts it;
+    of the archive's members where there is no such link. Split into code and constants."""
+    kept = linked(lib, linker, model_roots(lib, set(own))) if linker else None
+    if kept is not None:
+        sizes = {k: v for k, v in kept.sizes().items() if k != "bss"}
+        ex = sum(s.size for s in kept.sections if s.flags & SHF_ALLOC and s.flags & SHF_EXECINSTR)
+        files = {f.removesuffix(".obj").removesuffix(".o"): b for f, b in code_by_file(kept, lib)[0].items()
+                 if f != "(other)"}
+        return FlashMeasure(sum(sizes.values()), ex, sum(sizes.values()) - ex, files)
     code = constants = 0
     by_file: dict[str, int] = {}
     for member, body in archive_members(lib.read_bytes()):
