@@ -36,8 +36,16 @@ from typing import Any
 
 from aot.emit_c import Bundle
 from aot.errors import AotcError
-from aot.footprint import (SHF_ALLOC, SHF_EXECINSTR, archive_members, cmake_linker, code_by_file, linked,
-                           model_roots, parse_elf)
+from aot.footprint import (
+    SHF_ALLOC,
+    SHF_EXECINSTR,
+    archive_members,
+    cmake_linker,
+    code_by_file,
+    linked,
+    model_roots,
+    parse_elf,
+)
 
 
 @dataclass(frozen=True)
