@@ -192,7 +192,10 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain), graph, artifacts)
+    from aot.kernels.dsp_paths import left_out
+
+    config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain,
+                                        paths=left_out(graph, plan.choices)), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
         opset=graph.info.opset if graph.info.opset is not None else "?",
