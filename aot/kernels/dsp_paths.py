@@ -26,8 +26,9 @@ from aot.kernels.tflite_int8 import DSP_DW_RUN, DSP_KC, _conv_dsp_scratch, _dept
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_DW_S2",
             "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
-CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL",
-              "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD", "AOTC_TFL_CONV_PLAIN")
+CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
+              "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
+              "AOTC_TFL_CONV_PLAIN")
 PATHS = DW_PATHS + CONV_PATHS
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -104,6 +105,8 @@ def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
     dbl = (2 if cost_p < save else 0) if cost_p < cost_w else (1 if cost_w < save else 0)
     if dbl:
         need |= {"AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR" if a["y_zero"] == -128 else "AOTC_TFL_CONV_SIGN"}
+    else:
+        need.add("AOTC_TFL_CONV_SINGLE")
     return need
 
 

@@ -482,8 +482,8 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
  * SAME functions; COLUMNS a layer taller than wide by columns; S2 stride 2 from x itself; PLAIN the paths of groups
  * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
  * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others.
- * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, DBL its doubled
- * sums (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last position there; PLAIN the
+ * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, SINGLE its sums
+ * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last position there; PLAIN the
  * sums requantised apart (the layers FUSED does not take). */
 #ifndef AOTC_TFL_DW_PRE
 #define AOTC_TFL_DW_PRE 1
@@ -517,6 +517,9 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
 #endif
 #ifndef AOTC_TFL_CONV_FUSED
 #define AOTC_TFL_CONV_FUSED 1
+#endif
+#ifndef AOTC_TFL_CONV_SINGLE
+#define AOTC_TFL_CONV_SINGLE 1
 #endif
 #ifndef AOTC_TFL_CONV_DBL
 #define AOTC_TFL_CONV_DBL 1

@@ -799,6 +799,7 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
         }
         return;
     }
+    if (!AOTC_TFL_CONV_SINGLE) return; /* (not reached: tfl_conv_s8_dsp does not call it so) */
     if (n >= 2) aotc_dsp_mac4x2_rq(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
     if (AOTC_TFL_CONV_ODD && (n & 1)) {
         for (j = 0; j < 4; ++j) a[2 * j] = a[2 * j + 1] = acc[j];
@@ -883,6 +884,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int32_t save = 4 * np * groups, cost_p = rows ? 2 * np * kc : save;
     const int32_t cost_w = !pre ? 8 * kc * groups : p->dsp_wx_dbl ? 0 : INT32_MAX;
     const int dbl = !fused || !dbl_ok ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
+    if (!AOTC_TFL_CONV_SINGLE && fused && dbl == 0) return 0; /* the fused sums not doubled left out: the plain loop's */
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
