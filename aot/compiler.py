@@ -341,7 +341,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
-                              portable=level.portable, toolchain=toolchain_digest(options.target))
+                              portable=level.portable, toolchain=toolchain_digest(options.target),
+                              general_paths=level.general)
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle

@@ -12,13 +12,20 @@ type, byte for byte (tests/cli/test_flash_budget.py compares them).
 
 The levels, tried in order while the library is over the budget (each costs instructions, none changes a
 result: every kernel path gives the same integers or floats as the others, and the optimisation level
-does not change the arithmetic, ISO C without contraction):
+does not change the arithmetic, ISO C without contraction). Without a budget the library compiles only the
+M-profile conv and depthwise paths its layers take (aot/kernels/dsp_paths.py); the levels go on from there,
+kernel family by kernel family:
 
 - "unwidened" (only with --widened-weights, which stores the int8 CONV_2D weights the DSP path reads also
   widened, twice their bytes): the weights widened at run time instead, as without the option; this and the
   levels after it drop them;
+- "cold-Os": the kernel files whose layers do under 5 % of the model's work (a KWS DS-CNN's pool,
+  FULLY_CONNECTED and softmax) and the model's own .c at -Os, the others at the build type's level;
 - "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
 - "Os": at -Os;
+- "general": at -Os, and the specialised M-profile paths left out (dsp_paths.SPECIALISED: 1 x 1 convs by rows,
+  the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
+  patches, the depthwise band);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -56,15 +63,25 @@ class FlashLevel:
     what: str  # what it trades, for metadata.json and the footprint's summary
     cost: str  # what it cost where measured (bench/flash_budget.py, docs/firmware.md)
     widened: bool = True  # keeps --widened-weights' constants (where the option was given)
+    cold: bool = False  # only the bundle's cold sources (Bundle.cold_sources) at `opt`, the others as the build type
+    general: bool = False  # the specialised M-profile paths left out (aot/kernels/dsp_paths.py SPECIALISED)
 
 
 LEVELS = (
     FlashLevel("none", None, False, "as without a budget", "none"),
+    FlashLevel("cold-Os", "-Os", False, "the kernel files whose layers do under 5 % of the model's work and the "
+               "model's own .c compiled at -Os (for size), the others at the build type's level",
+               "1.000x the est. cycles on the M4 (KWS DS-CNN int8; bench/flash_budget.py, docs/firmware.md)",
+               cold=True),
     FlashLevel("O2", "-O2", False, "the library compiled at -O2 instead of the build type's level (-O3 for "
                "Release): less unrolling and inlining",
                "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
                "at most 1.016x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+    FlashLevel("general", "-Os", False, "the library at -Os with the specialised M-profile conv and depthwise "
+               "paths left out (1 x 1 by rows, the depthwise ring, columns and stride 2, doubled sums): the layers "
+               "by the general DSP paths",
+               "measured by bench/flash_budget.py (docs/firmware.md)", general=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
@@ -106,7 +123,12 @@ def with_level(bundle: Bundle, level: FlashLevel) -> Bundle:
     if level.opt is None and not level.portable:
         return bundle
     lines = [f"# --flash-budget, level {level.name} (aot/flash.py): {level.what}"]
-    if level.opt:
+    if level.opt and level.cold:
+        if bundle.cold_sources:
+            lines.append(f"if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n"
+                         f"  set_source_files_properties({' '.join(bundle.cold_sources)}\n"
+                         f"    PROPERTIES COMPILE_OPTIONS {level.opt})\nendif()")
+    elif level.opt:
         lines.append(f"if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n"
                      f"  target_compile_options({bundle.name} PRIVATE $<$<COMPILE_LANGUAGE:C>:{level.opt}>)\nendif()")
     if level.portable:
@@ -116,7 +138,7 @@ def with_level(bundle: Bundle, level: FlashLevel) -> Bundle:
     if anchor not in text:
         raise AotcError("--flash-budget: the bundle's CMakeLists.txt has no place for the library's flags")
     files = {**bundle.files, "CMakeLists.txt": text.replace(anchor, "\n".join(lines) + "\n" + anchor, 1)}
-    return Bundle(bundle.name, files, bundle.metadata)
+    return Bundle(bundle.name, files, bundle.metadata, bundle.cold_sources)
 
 
 def measure(bundle: Bundle, target: str, build_type: str) -> FlashMeasure:

@@ -53,6 +53,9 @@ class Bundle:
     name: str
     files: dict[str, str | bytes | bytearray] = field(default_factory=dict)  # relative path -> content
     metadata: dict[str, Any] = field(default_factory=dict)
+    # the sources of the layers with little of the model's work (aot/kernels/dsp_paths.py cold_sources) and the
+    # model's own .c: what a --flash-budget level compiles for size (aot/flash.py); not written
+    cold_sources: list[str] = field(default_factory=list)
 
     def write(self, directory: Path) -> None:
         """Write the bundle to `directory`, replacing it whole; nothing is left half-written."""
@@ -138,7 +141,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
                  widened_weights: bool = False, separate_weights: bool = False, portable: bool = False,
-                 toolchain: str = "") -> Bundle:
+                 toolchain: str = "", general_paths: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -149,7 +152,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     of the model's own code into src/<name>_weights.bin with a header (aot/emit_c/weights_file.py), which the
     library does not link: <name>_load_weights takes it at run time; `portable`, a --flash-budget level's
     portable kernels (built with AOTC_NO_INTRINSICS), and `toolchain`, a digest of the target's compile flags
-    (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names."""
+    (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names, as are the
+    M-profile paths no layer takes (aot/kernels/dsp_paths.py; `general_paths`, a --flash-budget level: the
+    specialised ones too)."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights)
@@ -192,10 +197,10 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    from aot.kernels.dsp_paths import left_out
+    from aot.kernels.dsp_paths import cold_sources, left_out
 
     config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain,
-                                        paths=left_out(graph, plan.choices)), graph, artifacts)
+                                        paths=left_out(graph, plan.choices, general_paths)), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
         opset=graph.info.opset if graph.info.opset is not None else "?",
@@ -229,6 +234,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     shipped = {*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]}
     kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in shipped]
     b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
+    # the sources of the layers with little of the work: a --flash-budget level compiles them for size
+    b.cold_sources = [f"src/{name}.c", *(f"runtime/{f}" for f in cold_sources(
+        graph, plan.choices, [*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]]))]
     if separate is not None:  # the weights file, apart from the library; the runner links it as firmware would
         b.files[f"src/{name}_weights.bin"] = separate["data"]
         b.files[f"src/{name}_runner_weights.S"] = _TEMPLATES.get_template("runner_weights.S.j2").render(ctx)

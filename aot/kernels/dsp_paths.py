@@ -18,6 +18,9 @@ prefix (SymbolConfig.paths): two bundles that compile different paths define dif
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
 
 from aot.ir import Graph, Node
 from aot.kernels.base import KernelChoice
@@ -32,6 +35,13 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
 PATHS = DW_PATHS + CONV_PATHS
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
+
+# the specialised paths, which a --flash-budget level ("general", aot/flash.py) leaves out however the layers are:
+# 1 x 1 by rows and 3 channels by the general patch path, the depthwise ring, columns and stride 2 by the band, the
+# doubled sums by the sums as they are
+SPECIALISED = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
+               "AOTC_TFL_CONV_SIGN", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_DW_S2",
+               "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
 
 
 def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
@@ -119,10 +129,11 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
         yield from ([(m, inner[m.name]) for m in node.attrs["layers"]] if inner else [(node, c)])
 
 
-def left_out(graph: Graph, choices: dict[str, KernelChoice]) -> tuple[str, ...]:
+def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
-    unchanged."""
+    unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
+    ones (the fused sums as they are where they were doubled)."""
     need: set[str] = set()
     dsp = False
     for node, c in layers(graph, choices):
@@ -130,4 +141,34 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice]) -> tuple[str, ...]:
             continue
         dsp = True
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
+    if general:
+        need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
     return tuple(sorted(set(PATHS) - need)) if dsp else ()
+
+
+def _work(node: Node, graph: Graph) -> int:
+    """A layer's work for cold_sources: its multiply-accumulates where it has weights (output elements times the
+    window's or row's inputs a channel), else its output elements."""
+    out = sum(graph.tensors[t].size for t in node.outputs if t in graph.tensors)
+    if node.op in ("TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected") and len(node.inputs) > 1:
+        w = graph.tensors[node.inputs[1]].shape
+        per = (w[1] * w[2] if node.op == "TflDepthwiseConv2D" else int(np.prod(w[1:]))) if len(w) > 1 else 1
+        return out * max(int(per), 1)
+    return out
+
+
+def cold_sources(graph: Graph, choices: dict[str, KernelChoice], sources: Iterable[str],
+                 share: float = 0.05) -> list[str]:
+    """The bundle's kernel sources (runtime/<file>.c) whose layers do under `share` of the model's work (_work), the
+    files a --flash-budget level compiles for size (aot/flash.py "cold-Os"): a KWS DS-CNN's pool, FULLY_CONNECTED and
+    softmax, under 1 % of its multiply-accumulates."""
+    from aot.emit_c.runtime_files import defining_files
+
+    by_file: dict[str, int] = {}
+    total = 0
+    for node, c in layers(graph, choices):
+        w = _work(node, graph)
+        total += w
+        for f in defining_files(c.kernel):
+            by_file[f] = by_file.get(f, 0) + w
+    return sorted(s for s in sources if by_file.get(Path(s).name, 0) < share * max(total, 1))
