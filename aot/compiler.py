@@ -332,6 +332,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
     nodes = list(graph.nodes)  # select_and_plan may fuse runs in bands: each flash level starts from these
     tried: list[tuple[flash.FlashLevel, flash.FlashMeasure]] = []
+    last: tuple[dict[str, Any], tuple[Any, ...]] = ({}, ())
     for level in flash.levels(options.widened_weights) if options.flash_budget is not None else flash.LEVELS[:1]:
         graph.nodes[:] = nodes
         widened = options.widened_weights and level.widened
@@ -346,8 +347,13 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle
+        same = tried and bundle.files == last[0] and (level.opt, level.portable, level.cold) == last[1]
+        last = (bundle.files, (level.opt, level.portable, level.cold))
         bundle = flash.with_level(bundle, level)
-        tried.append((level, flash.measure(bundle, options.target, options.build_type)))
+        if same:  # the level builds what the one before did (a "general" without M-profile paths): its measure
+            tried.append((level, tried[-1][1]))
+        else:
+            tried.append((level, flash.measure(bundle, options.target, options.build_type)))
         if tried[-1][1].total <= options.flash_budget:
             bundle.metadata["flash_budget"] = flash.report(options.flash_budget, options.build_type, level,
                                                            tried[-1][1], tried)

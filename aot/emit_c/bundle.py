@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import (
     SymbolConfig,
     aotc_symbols_header,
+    defining_files,
     family_files,
     runtime_symbols_all,
     sources_by_build,
@@ -31,7 +33,8 @@ from aot.emit_c.weights_file import ERRORS as WEIGHT_ERRORS
 from aot.emit_c.weights_file import FORMAT_VERSION, HEADER_BYTES, LOAD_ALIGN, weights_file
 from aot.errors import VendorError
 from aot.ir import Graph
-from aot.kernels.base import kept_scratch_bytes
+from aot.kernels.base import KernelChoice, kept_scratch_bytes
+from aot.kernels.dsp_paths import layers, work
 from aot.paths import kernel_file, runtime_dir
 from aot.plan import ALIGNMENT, Plan
 from aot.plan.pools import pool_array
@@ -197,7 +200,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    from aot.kernels.dsp_paths import cold_sources, left_out
+    from aot.kernels.dsp_paths import left_out
 
     config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain,
                                         paths=left_out(graph, plan.choices, general_paths)), graph, artifacts)
@@ -318,6 +321,21 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+def cold_sources(graph: Graph, choices: dict[str, KernelChoice], sources: Iterable[str],
+                 share: float = 0.05) -> list[str]:
+    """The bundle's kernel sources (runtime/<file>.c) whose layers do under `share` of the model's work
+    (aot/kernels/dsp_paths.py work), the files a --flash-budget level compiles for size (aot/flash.py "cold-Os"): a
+    KWS DS-CNN's pool, FULLY_CONNECTED and softmax, under 1 % of its multiply-accumulates."""
+    by_file: dict[str, int] = {}
+    total = 0
+    for node, c in layers(graph, choices):
+        w = work(node, graph)
+        total += w
+        for f in defining_files(c.kernel):
+            by_file[f] = by_file.get(f, 0) + w
+    return sorted(s for s in sources if by_file.get(Path(s).name, 0) < share * max(total, 1))
 
 
 def symbol_config(base: SymbolConfig, graph: Graph, artifacts: dict[str, Artifact]) -> SymbolConfig:

@@ -18,7 +18,6 @@ prefix (SymbolConfig.paths): two bundles that compile different paths define dif
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
@@ -146,29 +145,12 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     return tuple(sorted(set(PATHS) - need)) if dsp else ()
 
 
-def _work(node: Node, graph: Graph) -> int:
-    """A layer's work for cold_sources: its multiply-accumulates where it has weights (output elements times the
-    window's or row's inputs a channel), else its output elements."""
+def work(node: Node, graph: Graph) -> int:
+    """A layer's work (aot/emit_c/bundle.py cold_sources): its multiply-accumulates where it has weights (output
+    elements times the window's or row's inputs a channel), else its output elements."""
     out = sum(graph.tensors[t].size for t in node.outputs if t in graph.tensors)
     if node.op in ("TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected") and len(node.inputs) > 1:
         w = graph.tensors[node.inputs[1]].shape
         per = (w[1] * w[2] if node.op == "TflDepthwiseConv2D" else int(np.prod(w[1:]))) if len(w) > 1 else 1
         return out * max(int(per), 1)
     return out
-
-
-def cold_sources(graph: Graph, choices: dict[str, KernelChoice], sources: Iterable[str],
-                 share: float = 0.05) -> list[str]:
-    """The bundle's kernel sources (runtime/<file>.c) whose layers do under `share` of the model's work (_work), the
-    files a --flash-budget level compiles for size (aot/flash.py "cold-Os"): a KWS DS-CNN's pool, FULLY_CONNECTED and
-    softmax, under 1 % of its multiply-accumulates."""
-    from aot.emit_c.runtime_files import defining_files
-
-    by_file: dict[str, int] = {}
-    total = 0
-    for node, c in layers(graph, choices):
-        w = _work(node, graph)
-        total += w
-        for f in defining_files(c.kernel):
-            by_file[f] = by_file.get(f, 0) + w
-    return sorted(s for s in sources if by_file.get(Path(s).name, 0) < share * max(total, 1))
