@@ -30,7 +30,7 @@ DW_PATHS = ("AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL
             "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
-              "AOTC_TFL_CONV_PLAIN")
+              "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL")
 PATHS = DW_PATHS + CONV_PATHS
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -136,6 +136,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     need: set[str] = set()
     dsp = False
     for node, c in layers(graph, choices):
+        if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
+            need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
             continue
         dsp = True

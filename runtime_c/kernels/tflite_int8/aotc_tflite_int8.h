@@ -483,8 +483,9 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
  * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
  * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others.
  * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, SINGLE its sums
- * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last position there; PLAIN the
- * sums requantised apart (the layers FUSED does not take). */
+ * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last
+ * position there; PLAIN the sums requantised apart (the layers FUSED does not take); RESIDUAL the fused residual
+ * ADD (aotc_tfl_conv_add_s8). */
 #ifndef AOTC_TFL_DW_PRE
 #define AOTC_TFL_DW_PRE 1
 #endif
@@ -532,6 +533,9 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
 #endif
 #ifndef AOTC_TFL_CONV_ODD
 #define AOTC_TFL_CONV_ODD 1
+#endif
+#ifndef AOTC_TFL_CONV_RESIDUAL
+#define AOTC_TFL_CONV_RESIDUAL 1
 #endif
 #ifndef AOTC_TFL_CONV_PLAIN
 #define AOTC_TFL_CONV_PLAIN 1

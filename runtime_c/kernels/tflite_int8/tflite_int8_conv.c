@@ -855,6 +855,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     int32_t np, p0;
     const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0; /* (not called so in a bundle without a fused ADD) */
     /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
     /* (dsp_rq is given only where the compiler found tfl_dsp_usual (aot/kernels/tflite_int8.py's _dsp_fused): not
      * checked again a call, a loop over every output channel, 64-bit bounds each: VWW -O3 --widened-weights
@@ -991,7 +992,16 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
 }
 #endif /* AOTC_TFL_MVE */
 
-static void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+/* Without a fused ADD in the bundle (AOTC_TFL_CONV_RESIDUAL 0) inlined in both entry points, so that
+ * aotc_tfl_conv_s8's copy has none of the ADD's code (tfl_residual_run, add_one): it is then only
+ * aotc_tfl_conv_add_s8's, which such a bundle does not call, and its link drops it. */
+#if AOTC_TFL_CONV_RESIDUAL
+#define TFL_CONV_S8_INLINE
+#else
+#define TFL_CONV_S8_INLINE inline __attribute__((always_inline))
+#endif
+static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                           const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
 #if AOTC_TFL_MVE
     if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
