@@ -71,7 +71,8 @@ LEVELS = (
     FlashLevel("none", None, False, "as without a budget", "none"),
     FlashLevel("cold-Os", "-Os", False, "the kernel files whose layers do under 5 % of the model's work and the "
                "model's own .c compiled at -Os (for size), the others at the build type's level",
-               "1.000x the est. cycles on the M4 (KWS DS-CNN int8; bench/flash_budget.py, docs/firmware.md)",
+               "at most 1.003x the est. cycles on the M4 (MLPerf Tiny int8 four, TFLM micro_speech; "
+               "bench/flash_budget.py, docs/firmware.md)",
                cold=True),
     FlashLevel("O2", "-O2", False, "the library compiled at -O2 instead of the build type's level (-O3 for "
                "Release): less unrolling and inlining",
@@ -81,11 +82,13 @@ LEVELS = (
     FlashLevel("general", "-Os", False, "the library at -Os with the specialised M-profile conv and depthwise "
                "paths left out (1 x 1 by rows, the depthwise ring, columns and stride 2, doubled sums): the layers "
                "by the general DSP paths",
-               "measured by bench/flash_budget.py (docs/firmware.md)", general=True),
+               "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
+               "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "10x to 11.5x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
+               "5x to 13x the est. cycles of the general level on the M4 (the plain loops; MLPerf Tiny int8, TFLM "
+               "micro_speech; "
                "docs/firmware.md)"),
 )
 
