@@ -343,12 +343,12 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
                               portable=level.portable, toolchain=toolchain_digest(options.target),
-                              general_paths=level.general)
+                              general_paths=level.general, plain_depthwise=level.plain_dw)
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle
         same = tried and bundle.files == last[0] and (level.opt, level.portable, level.cold) == last[1]
-        last = (bundle.files, (level.opt, level.portable, level.cold))
+        last = (bundle.files, (level.opt, level.portable, level.cold))  # (a level's own flags are in with_level)
         bundle = flash.with_level(bundle, level)
         if same:  # the level builds what the one before did (a "general" without M-profile paths): its measure
             tried.append((level, tried[-1][1]))

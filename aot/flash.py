@@ -26,6 +26,7 @@ kernel family by kernel family:
 - "general": at -Os, and the specialised M-profile paths left out (dsp_paths.SPECIALISED: 1 x 1 convs by rows,
   the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
   patches, the depthwise band);
+- "dw-plain": as "general", and the depthwise layers by the plain loop (no depthwise DSP code);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -65,6 +66,7 @@ class FlashLevel:
     widened: bool = True  # keeps --widened-weights' constants (where the option was given)
     cold: bool = False  # only the bundle's cold sources (Bundle.cold_sources) at `opt`, the others as the build type
     general: bool = False  # the specialised M-profile paths left out (aot/kernels/dsp_paths.py SPECIALISED)
+    plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
 
 
 LEVELS = (
@@ -84,6 +86,9 @@ LEVELS = (
                "by the general DSP paths",
                "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
                "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
+    FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
+               "layers by the plain loop (no depthwise DSP path)",
+               "measured by bench/flash_budget.py (docs/firmware.md)", general=True, plain_dw=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",

@@ -263,7 +263,7 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 
 # ---- bench/flash_budget.py ----
 
-LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "portable")  # aot/flash.py LEVELS
+LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "dw-plain", "portable")  # aot/flash.py LEVELS
 
 def flash_budget(data: dict[str, Any]) -> str:
     """Each --flash-budget level's flash and cost, what each level's family is worth, and the widest step."""
@@ -289,7 +289,7 @@ def flash_budget(data: dict[str, Any]) -> str:
         return [(by[(k, a)]["code"] - by[(k, z)]["code"], by[(k, z)]["cycles"] / by[(k, a)]["cycles"])
                 for k in models if (k, a) in by and (k, z) in by]
     cold, o2, general, isa = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general"), \
-        step("general", "portable")
+        step("dw-plain", "portable")
     text = (f"On the M4 (mps2-an386, Release; each level compiled on its own; {measured(runs_of(pairs))}; the "
             f"compile-time flash {'equal to the footprint' if agree else 'NOT equal to the footprint'}'s in every row;"
             f" every level's outputs {'identical to' if same else 'NOT all identical to'} level none's):\n\n"
@@ -304,8 +304,9 @@ def flash_budget(data: dict[str, Any]) -> str:
                  f"{max(r for _, r in cold):.3f}x the est. cycles at most, -O2 then "
                  f"{span((c for c, _ in o2), kb, ' KB')} at {max(r for _, r in o2):.3f}x, the general DSP paths "
                  f"instead of the specialised ones {span((c for c, _ in general), kb, ' KB')} at "
-                 f"{span((r for _, r in general), lambda v: f'{v:.2f}', 'x')}; the general paths' own code (what the "
-                 f"portable level's lacks against theirs) is {span((c for c, _ in isa), kb, ' KB')} worth "
+                 f"{span((r for _, r in general), lambda v: f'{v:.2f}', 'x')}; the convs' general paths' own code "
+                 f"(what the portable level's lacks against dw-plain's) is {span((c for c, _ in isa), kb, ' KB')} "
+                 f"worth "
                  f"{span((r for _, r in isa), lambda v: f'{v:.1f}', 'x')} the est. cycles, the one step wider than "
                  f"1.5x"
                  + (f" (the widest of the others: {widest[0]:.2f}x, {name(widest[1])} {widest[2]} -> {widest[3]})"

@@ -26,8 +26,8 @@ from aot.kernels.base import KernelChoice
 from aot.kernels.tflite_int8 import DSP_DW_RUN, DSP_KC, _conv_dsp_scratch, _depthwise_band, _dsp_fused, _dw_fused
 
 # every path macro (aotc_tflite_int8.h), all 1 by default
-DW_PATHS = ("AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_DW_S2",
-            "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
+DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
+            "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL")
@@ -51,7 +51,7 @@ def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
     _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
     shortened = choice.detail is not None
     band = _depthwise_band(node, shortened)
-    need: set[str] = set()
+    need: set[str] = {"AOTC_TFL_DW_DSP"}
     if choice.facts.widened_weights:
         need.add("AOTC_TFL_DW_PRE")
     if not (band and _dw_fused(node, graph)):  # a group the fused 3 x 3 paths do not take
@@ -128,11 +128,13 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
         yield from ([(m, inner[m.name]) for m in node.attrs["layers"]] if inner else [(node, c)])
 
 
-def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False) -> tuple[str, ...]:
+def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
+             plain_depthwise: bool = False) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
-    ones (the fused sums as they are where they were doubled)."""
+    ones (the fused sums as they are where they were doubled); `plain_depthwise` (the level after): every depthwise
+    path, the depthwise layers then by the plain loop."""
     need: set[str] = set()
     dsp = False
     for node, c in layers(graph, choices):
@@ -142,6 +144,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             continue
         dsp = True
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
+    if plain_depthwise:
+        need -= set(DW_PATHS)
     if general:
         need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
     return tuple(sorted(set(PATHS) - need)) if dsp else ()

@@ -68,7 +68,7 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
     assert metas["cold"]["flash_budget"]["level"] == "cold-Os"
     portable = metas["portable"]["flash_budget"]
     assert portable["level"] == "portable" and [t["level"] for t in portable["levels_tried"]] == \
-        ["none", "cold-Os", "O2", "Os", "general", "portable"]
+        ["none", "cold-Os", "O2", "Os", "general", "dw-plain", "portable"]
     assert metas["portable"]["memory"]["arena_bytes"] < metas["plain"]["memory"]["arena_bytes"]  # no scratch
     metas["both"] = _compile(tmp_path / "both", "mps2-an386", PORTABLE, ram_budget=7000)
     assert metas["both"]["flash_budget"]["level"] == "portable" and metas["both"]["memory"]["arena_bytes"] <= 7000

@@ -35,12 +35,14 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     conv, no depthwise) none of the depthwise's; the ring and stride 2 are VWW MobileNet's. The paths left out key
     the prefix: another set, another prefix; the host's bundles (no M-profile path) leave none out."""
     kws = compile_file(KWS, Options(name="kws", target="mps2-an386"))
-    assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_FUSED",
-                                                "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_ODD"}
+    assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
+                                                "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
+                                                "AOTC_TFL_CONV_ODD"}
     micro = compile_file(MICRO, Options(name="micro", target="mps2-an386"))
-    assert not {p for p in PATHS if p.startswith("AOTC_TFL_DW_")} - set(_left_out(micro))
-    assert "AOTC_TFL_CONV_FUSED" not in _left_out(micro)
     vww = compile_file(VWW, Options(name="vww", target="mps2-an386"))
+    assert not {p for p in PATHS if p.startswith("AOTC_TFL_DW_")} - set(_left_out(micro))
+    assert "AOTC_TFL_DW_DSP" not in _left_out(vww)
+    assert "AOTC_TFL_CONV_FUSED" not in _left_out(micro)
     assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
     assert kws.metadata["symbol_prefix"] != micro.metadata["symbol_prefix"] != vww.metadata["symbol_prefix"]
     host = compile_file(KWS, Options(name="kws", target="host"))

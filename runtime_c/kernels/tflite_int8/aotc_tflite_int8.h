@@ -478,7 +478,7 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
  * code is not in the library at all. A path left out never costs a result: where a layer would take it after all,
  * the dispatcher goes by one that is compiled (the band for the depthwise ring, columns and stride 2; the plain loop
  * for the plain paths), the same integers with more instructions.
- * DEPTHWISE_CONV_2D: PRE the set-up at compile time (--widened-weights' dsp_dw); RING the ring at stride 1, SAME its
+ * DEPTHWISE_CONV_2D: DSP any DSP path at all (0: the plain loop, a --flash-budget level's); PRE the set-up at compile time (--widened-weights' dsp_dw); RING the ring at stride 1, SAME its
  * SAME functions; COLUMNS a layer taller than wide by columns; S2 stride 2 from x itself; PLAIN the paths of groups
  * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
  * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others.
@@ -486,6 +486,9 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
  * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last
  * position there; PLAIN the sums requantised apart (the layers FUSED does not take); RESIDUAL the fused residual
  * ADD (aotc_tfl_conv_add_s8). */
+#ifndef AOTC_TFL_DW_DSP
+#define AOTC_TFL_DW_DSP 1
+#endif
 #ifndef AOTC_TFL_DW_PRE
 #define AOTC_TFL_DW_PRE 1
 #endif

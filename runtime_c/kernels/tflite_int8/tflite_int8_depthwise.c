@@ -1993,8 +1993,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
 #if AOTC_QUANT_DSP
-    if (p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
-    if (tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
+    if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
+    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
