@@ -88,11 +88,12 @@ LEVELS = (
                "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
                "layers by the plain loop (no depthwise DSP path)",
-               "measured by bench/flash_budget.py (docs/firmware.md)", general=True, plain_dw=True),
+               "3.9x to 4.0x the est. cycles of the general level on the M4 (KWS DS-CNN, VWW MobileNet int8; "
+               "bench/flash_budget.py, docs/firmware.md)", general=True, plain_dw=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "5x to 13x the est. cycles of the general level on the M4 (the plain loops; MLPerf Tiny int8, TFLM "
+               "2.6x to 13x the est. cycles of the dw-plain level on the M4 (the plain loops; MLPerf Tiny int8, TFLM "
                "micro_speech; "
                "docs/firmware.md)"),
 )

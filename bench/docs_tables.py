@@ -290,6 +290,7 @@ def flash_budget(data: dict[str, Any]) -> str:
                 for k in models if (k, a) in by and (k, z) in by]
     cold, o2, general, isa = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general"), \
         step("dw-plain", "portable")
+    dwp = [(c, r) for c, r in step("general", "dw-plain") if c > 0]
     text = (f"On the M4 (mps2-an386, Release; each level compiled on its own; {measured(runs_of(pairs))}; the "
             f"compile-time flash {'equal to the footprint' if agree else 'NOT equal to the footprint'}'s in every row;"
             f" every level's outputs {'identical to' if same else 'NOT all identical to'} level none's):\n\n"
@@ -299,16 +300,16 @@ def flash_budget(data: dict[str, Any]) -> str:
         kb = lambda v: f"{v / 1000:.1f}"  # noqa: E731
         widest = max(((by[(k, z)]["cycles"] / by[(k, a)]["cycles"], k, a, z) for k in models
                       for a, z in zip(LEVEL_ORDER, LEVEL_ORDER[1:], strict=False) if (k, a) in by and (k, z) in by
-                      and (k, z) != (k, "portable")), default=None)
+                      and z not in ("dw-plain", "portable")), default=None)
         text += (f"\nSo the cold files at -Os take {span((c for c, _ in cold), kb, ' KB')} of code off at "
                  f"{max(r for _, r in cold):.3f}x the est. cycles at most, -O2 then "
                  f"{span((c for c, _ in o2), kb, ' KB')} at {max(r for _, r in o2):.3f}x, the general DSP paths "
                  f"instead of the specialised ones {span((c for c, _ in general), kb, ' KB')} at "
-                 f"{span((r for _, r in general), lambda v: f'{v:.2f}', 'x')}; the convs' general paths' own code "
-                 f"(what the portable level's lacks against dw-plain's) is {span((c for c, _ in isa), kb, ' KB')} "
-                 f"worth "
-                 f"{span((r for _, r in isa), lambda v: f'{v:.1f}', 'x')} the est. cycles, the one step wider than "
-                 f"1.5x"
+                 f"{span((r for _, r in general), lambda v: f'{v:.2f}', 'x')}; the depthwise DSP paths' own code "
+                 f"(what dw-plain's lacks against general's) is {span((c for c, _ in dwp), kb, ' KB')} worth "
+                 f"{span((r for _, r in dwp), lambda v: f'{v:.1f}', 'x')} the est. cycles, the convs' general "
+                 f"paths' (what the portable level's lacks against dw-plain's) {span((c for c, _ in isa), kb, ' KB')}"
+                 f" worth {span((r for _, r in isa), lambda v: f'{v:.1f}', 'x')}: the two steps wider than 1.5x"
                  + (f" (the widest of the others: {widest[0]:.2f}x, {name(widest[1])} {widest[2]} -> {widest[3]})"
                     if widest else "")
                  + ": a budget below the general level is better met by a smaller model.\n")
