@@ -5,19 +5,28 @@ The weights are stored as the model gives them (int8 stays int8: the M-profile c
 of weights into scratch at run time, never in flash), so what the compiler controls is the code: its
 optimisation level and which kernel paths a bundle compiles. A number for the flash is not guessed: the
 library is built at compile time with the target's compiler, by the bundle's own CMakeLists.txt at the
-build type it will be configured with, and measured as `aotc footprint` measures it (text + data of
-lib<name>.a, aot/footprint.py library_sizes). So the compiler's figure is the footprint's for that build
+build type it will be configured with, and measured as `aotc footprint` measures it (text + data of what a
+firmware's link of lib<name>.a with --gc-sections keeps from the model's entry points: aot/footprint.py
+kept_sizes, by the target's linker). So the compiler's figure is the footprint's for that build
 type, byte for byte (tests/cli/test_flash_budget.py compares them).
 
 The levels, tried in order while the library is over the budget (each costs instructions, none changes a
 result: every kernel path gives the same integers or floats as the others, and the optimisation level
-does not change the arithmetic, ISO C without contraction):
+does not change the arithmetic, ISO C without contraction). Without a budget the library compiles only the
+M-profile conv and depthwise paths its layers take (aot/kernels/dsp_paths.py); the levels go on from there,
+kernel family by kernel family:
 
 - "unwidened" (only with --widened-weights, which stores the int8 CONV_2D weights the DSP path reads also
   widened, twice their bytes): the weights widened at run time instead, as without the option; this and the
   levels after it drop them;
+- "cold-Os": the kernel files whose layers do under 5 % of the model's work (a KWS DS-CNN's pool,
+  FULLY_CONNECTED and softmax) and the model's own .c at -Os, the others at the build type's level;
 - "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
 - "Os": at -Os;
+- "general": at -Os, and the specialised M-profile paths left out (dsp_paths.SPECIALISED: 1 x 1 convs by rows,
+  the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
+  patches, the depthwise band);
+- "dw-plain": as "general", and the depthwise layers by the plain loop (no depthwise DSP code);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -35,7 +44,16 @@ from typing import Any
 
 from aot.emit_c import Bundle
 from aot.errors import AotcError
-from aot.footprint import SHF_ALLOC, SHF_EXECINSTR, archive_members, parse_elf
+from aot.footprint import (
+    SHF_ALLOC,
+    SHF_EXECINSTR,
+    archive_members,
+    cmake_linker,
+    code_by_file,
+    linked,
+    model_roots,
+    parse_elf,
+)
 
 
 @dataclass(frozen=True)
@@ -46,19 +64,37 @@ class FlashLevel:
     what: str  # what it trades, for metadata.json and the footprint's summary
     cost: str  # what it cost where measured (bench/flash_budget.py, docs/firmware.md)
     widened: bool = True  # keeps --widened-weights' constants (where the option was given)
+    cold: bool = False  # only the bundle's cold sources (Bundle.cold_sources) at `opt`, the others as the build type
+    general: bool = False  # the specialised M-profile paths left out (aot/kernels/dsp_paths.py SPECIALISED)
+    plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
 
 
 LEVELS = (
     FlashLevel("none", None, False, "as without a budget", "none"),
+    FlashLevel("cold-Os", "-Os", False, "the kernel files whose layers do under 5 % of the model's work and the "
+               "model's own .c compiled at -Os (for size), the others at the build type's level",
+               "at most 1.003x the est. cycles on the M4 (MLPerf Tiny int8 four, TFLM micro_speech; "
+               "bench/flash_budget.py, docs/firmware.md)",
+               cold=True),
     FlashLevel("O2", "-O2", False, "the library compiled at -O2 instead of the build type's level (-O3 for "
                "Release): less unrolling and inlining",
                "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
                "at most 1.016x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+    FlashLevel("general", "-Os", False, "the library at -Os with the specialised M-profile conv and depthwise "
+               "paths left out (1 x 1 by rows, the depthwise ring, columns and stride 2, doubled sums): the layers "
+               "by the general DSP paths",
+               "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
+               "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
+    FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
+               "layers by the plain loop (no depthwise DSP path)",
+               "3.9x to 4.0x the est. cycles of the general level on the M4 (KWS DS-CNN, VWW MobileNet int8; "
+               "bench/flash_budget.py, docs/firmware.md)", general=True, plain_dw=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "10x to 11.5x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
+               "2.6x to 13x the est. cycles of the dw-plain level on the M4 (the plain loops; MLPerf Tiny int8, TFLM "
+               "micro_speech; "
                "docs/firmware.md)"),
 )
 
@@ -79,7 +115,8 @@ def levels(widened_weights: bool) -> tuple[FlashLevel, ...]:
 
 @dataclass
 class FlashMeasure:
-    """The library's flash as the footprint counts it: text + data of lib<name>.a, per member."""
+    """The library's flash as the footprint counts it: text + data of what a --gc-sections link of lib<name>.a
+    keeps (the whole archive's where it cannot be linked so), its code by source file."""
     total: int
     code: int  # executable sections
     constants: int  # the rest: weights, constant arrays, params
@@ -95,7 +132,12 @@ def with_level(bundle: Bundle, level: FlashLevel) -> Bundle:
     if level.opt is None and not level.portable:
         return bundle
     lines = [f"# --flash-budget, level {level.name} (aot/flash.py): {level.what}"]
-    if level.opt:
+    if level.opt and level.cold:
+        if bundle.cold_sources:
+            lines.append(f"if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n"
+                         f"  set_source_files_properties({' '.join(bundle.cold_sources)}\n"
+                         f"    PROPERTIES COMPILE_OPTIONS {level.opt})\nendif()")
+    elif level.opt:
         lines.append(f"if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n"
                      f"  target_compile_options({bundle.name} PRIVATE $<$<COMPILE_LANGUAGE:C>:{level.opt}>)\nendif()")
     if level.portable:
@@ -105,7 +147,7 @@ def with_level(bundle: Bundle, level: FlashLevel) -> Bundle:
     if anchor not in text:
         raise AotcError("--flash-budget: the bundle's CMakeLists.txt has no place for the library's flags")
     files = {**bundle.files, "CMakeLists.txt": text.replace(anchor, "\n".join(lines) + "\n" + anchor, 1)}
-    return Bundle(bundle.name, files, bundle.metadata)
+    return Bundle(bundle.name, files, bundle.metadata, bundle.cold_sources)
 
 
 def measure(bundle: Bundle, target: str, build_type: str) -> FlashMeasure:
@@ -122,13 +164,24 @@ def measure(bundle: Bundle, target: str, build_type: str) -> FlashMeasure:
         if r.returncode != 0:
             tail = " ".join((r.stdout + r.stderr).strip().splitlines()[-3:])
             raise AotcError(f"--flash-budget: building the library to measure it failed: {tail}")
-        return library_flash(work / f"lib{bundle.name}.a")
+        own = {Path(f).name for f in bundle.files if f.startswith("src/") and Path(f).suffix in (".c", ".S")
+               and Path(f).name != "runner.c"}
+        return library_flash(work / f"lib{bundle.name}.a", cmake_linker(work), own)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def library_flash(lib: Path) -> FlashMeasure:
-    """text + data of the archive's members (binutils size's classes), split into code and constants."""
+def library_flash(lib: Path, linker: str | None = None, own: set[str] | frozenset[str] = frozenset()) -> FlashMeasure:
+    """text + data (binutils size's classes) of what `linker`'s --gc-sections link of the library keeps from the
+    global symbols of the model's own objects (`own`: their source files' names), as aotc footprint counts it;
+    of the archive's members where there is no such link. Split into code and constants."""
+    kept = linked(lib, linker, model_roots(lib, set(own))) if linker else None
+    if kept is not None:
+        sizes = {k: v for k, v in kept.sizes().items() if k != "bss"}
+        ex = sum(s.size for s in kept.sections if s.flags & SHF_ALLOC and s.flags & SHF_EXECINSTR)
+        files = {f.removesuffix(".obj").removesuffix(".o"): b for f, b in code_by_file(kept, lib)[0].items()
+                 if f != "(other)"}
+        return FlashMeasure(sum(sizes.values()), ex, sum(sizes.values()) - ex, files)
     code = constants = 0
     by_file: dict[str, int] = {}
     for member, body in archive_members(lib.read_bytes()):

@@ -7,9 +7,14 @@ rules of binutils' `size` (Berkeley format), so they agree with `<triple>-size`:
 an allocated section is *text* when it is code or read-only (so text includes rodata and
 the weights), else *data* when it has contents, else *bss*.
 
-- model (the library lib<name>.a, what the model adds to a firmware):
-  flash = text + data (data's initial values are stored in flash too);
-  RAM = arena + data + bss + worst stack depth of <name>_init/<name>_run. The stack depth
+- model (the library lib<name>.a, what the model adds to a firmware): what a firmware's link of the
+  library with --gc-sections keeps, measured by that link (the target's linker, `ld -r --gc-sections`
+  from the global symbols of the model's own objects, src/<name>.c's entry points: the kernels' members
+  they pull in and, of those, the sections they reach; libc, libm and the compiler's helpers stay
+  outside, undefined): flash = text + data of it (data's initial values are stored in flash too);
+  RAM = arena + data + bss + worst stack depth of <name>_init/<name>_run. `archive` keeps the
+  sizes of the whole archive (`size -t lib<name>.a`: every function of every kernel file shipped,
+  called or not), an upper bound; where no linker is found (or it cannot link so), flash is that. The stack depth
   comes from GCC's -fcallgraph-info=su (.ci files: each function's frame from
   -fstack-usage, and the call graph): the deepest path from the entry points, summing
   frames. Functions outside the bundle (libm, compiler helpers) have no frame information
@@ -27,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +78,7 @@ class Elf:
     sections: list[Section]
     segments: list[tuple[int, int, int, int, int]]  # PT_LOAD: offset, vaddr, paddr, filesz, memsz
     functions: list[Symbol]  # the symbol table's functions (none when stripped), by address
+    defined_globals: list[str] = field(default_factory=list)  # global (and weak) symbols it defines, any type
 
     def sizes(self) -> dict[str, int]:
         out = {"text": 0, "data": 0, "bss": 0}
@@ -126,7 +132,7 @@ def parse_elf(data: bytes) -> Elf:
             typ, off, vaddr, paddr, filesz, memsz = struct.unpack_from(endian + "IIIIII", data, at)
         if typ == PT_LOAD:
             segments.append((off, vaddr, paddr, filesz, memsz))
-    functions = []
+    functions, defined_globals = [], []
     for i, sec in enumerate(raw):
         if i == 0 or sec[1] != SHT_SYMTAB:
             continue
@@ -140,13 +146,15 @@ def parse_elf(data: bytes) -> Elf:
             else:
                 st_name, value, size, info, _other, shndx = struct.unpack_from(endian + "IIIBBH", data, at)
             name = data[names_at + st_name:data.index(b"\0", names_at + st_name)].decode(errors="replace")
+            if info >> 4 in (1, 2) and shndx != 0 and name:  # STB_GLOBAL, STB_WEAK, defined here
+                defined_globals.append(name)
             if info & 0xF == STT_FILE:
                 file = name
             elif info & 0xF == STT_FUNC and shndx != 0:  # defined here
                 local = info >> 4 == 0
                 functions.append(Symbol(name, value & ~1, size, file if local else None, local))
     functions.sort(key=lambda f: f.addr)
-    return Elf(sections, segments, functions)
+    return Elf(sections, segments, functions, defined_globals)
 
 
 def archive_members(data: bytes) -> list[tuple[str, bytes]]:
@@ -186,6 +194,58 @@ def library_sizes(path: Path) -> dict[str, int]:
         for k, v in parse_elf(body).sizes().items():
             total[k] += v
     return total
+
+
+def model_roots(lib: Path, own: set[str]) -> list[str]:
+    """The global symbols that the model's own objects (members whose source file is in `own`: src/<name>.c,
+    its weights' .S) define: the entry points a firmware calls (<name>_init, <name>_run, ...), and so the
+    roots of what its link keeps."""
+    roots: list[str] = []
+    for member, body in archive_members(lib.read_bytes()):
+        if body[:4] == b"\x7fELF" and re.sub(r"\.(obj|o)$", "", member) in own:
+            roots += parse_elf(body).defined_globals
+    return sorted(set(roots))
+
+
+def linked(lib: Path, linker: str | None, roots: list[str]) -> Elf | None:
+    """The library as a firmware's link with --gc-sections keeps it from `roots`: `ld -r --gc-sections -u
+    ROOT...` (a relocatable link: the members the roots pull in, of their sections those reachable; what the
+    library does not define, libc's, libm's, the compiler's helpers, stays undefined), parsed; None where
+    there is no linker or it does not link so (not a GNU-compatible ld: the archive's sizes stand)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if not linker or not roots or not shutil.which(linker):
+        return None
+    with tempfile.TemporaryDirectory(prefix="aotc-link-") as tmp:
+        out = Path(tmp) / "kept.o"
+        r = subprocess.run([linker, "-r", "--gc-sections", *(f"-u{s}" for s in roots), str(lib), "-o", str(out)],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or not out.is_file():
+            return None
+        return parse_elf(out.read_bytes())
+
+
+def cmake_linker(build_dir: Path) -> str | None:
+    """The linker a configured CMake build tree found (CMakeCache.txt's CMAKE_LINKER), or None."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    m = re.search(r"^CMAKE_LINKER:FILEPATH=(.+)$", cache.read_text(errors="replace"), re.M)
+    return m.group(1).strip() if m and m.group(1).strip() and not m.group(1).endswith("-NOTFOUND") else None
+
+
+def model_sources(bundle_dir: Path) -> set[str]:
+    """The model's own source files of a bundle (src/, not the runner): their members are the link's roots."""
+    return {p.name for p in (bundle_dir / "src").glob("*") if p.suffix in (".c", ".S") and p.name != "runner.c"}
+
+
+def kept_sizes(lib: Path, build_dir: Path, own: set[str]) -> tuple[dict[str, int], Elf | None]:
+    """text/data/bss of what a --gc-sections link of the library keeps (linked), with the kept object; the
+    whole archive's (library_sizes) and None where it cannot be linked so."""
+    kept = linked(lib, cmake_linker(build_dir), model_roots(lib, own))
+    return (kept.sizes(), kept) if kept is not None else (library_sizes(lib), None)
 
 
 # --- stack depth from GCC's call-graph files ---------------------------------------------------
@@ -262,13 +322,17 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
     lib = out / f"lib{name}.a"
     if not lib.is_file():
         raise AotcError(f"no {lib}: build first with: cmake --build {out}")
-    lib_sizes = library_sizes(lib)
+    archive = library_sizes(lib)
+    lib_sizes, kept = kept_sizes(lib, out, model_sources(out / "bundle"))
     ci = sorted((out / "CMakeFiles" / f"{name}.dir").rglob("*.ci"))
     stack = stack_depth(ci, [f"{name}_init", f"{name}_run"])
     arena = int(meta["memory"]["arena_bytes"])
     model = {
         "library": lib.name,
         **lib_sizes,
+        "counted": "what a --gc-sections link keeps from the model's entry points" if kept is not None
+                   else "the whole archive (no linker to link it with --gc-sections)",
+        "archive": archive,
         "flash_bytes": lib_sizes["text"] + lib_sizes["data"],
         "arena_bytes": arena,
         "stack_bytes": stack.bytes,

@@ -42,9 +42,9 @@ Run = dict[str, Any]
 NAMES = {"kws_dscnn": "KWS DS-CNN", "vww_mobilenet": "VWW MobileNet", "ic_resnet8": "IC ResNet-8",
          "ad_autoencoder": "AD autoencoder", "tflm_mobilenet_v2": "MobileNetV2 224 (TFLM's file, NCHW input)",
          "mobilenet_v2_224": "MobileNetV2 224", "mobilenet_v2_224_torchpad": "MobileNetV2 224 (torch padding)",
-         "pooled": "tests' pooled model (float)"}
-ORDER = ("kws_dscnn", "vww_mobilenet", "ic_resnet8", "ad_autoencoder", "tflm_mobilenet_v2", "mobilenet_v2_224",
-         "mobilenet_v2_224_torchpad")
+         "pooled": "tests' pooled model (float)", "tflm/micro_speech_quantized": "TFLM micro_speech"}
+ORDER = ("kws_dscnn", "vww_mobilenet", "ic_resnet8", "ad_autoencoder", "tflm/micro_speech_quantized",
+         "tflm_mobilenet_v2", "mobilenet_v2_224", "mobilenet_v2_224_torchpad")
 TRADED = {"in_place": "in place", "overlap": "overlap", "scratch": "tiles", "bands": "bands"}
 
 
@@ -127,7 +127,7 @@ def measured(runs: Iterable[Run]) -> str:
     seen: list[str] = []
     for run in runs:
         commit = run.get("aotc_commit") or run["commit"]
-        command = re.sub(r" --keep \S+", "", run["command"])
+        command = re.sub(r" --(keep|json) \S+", "", run["command"])
         s = f"measured {run['date']} at aotc {commit[:7]} by `{command}`"
         if s not in seen:
             seen.append(s)
@@ -266,8 +266,10 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 
 # ---- bench/flash_budget.py ----
 
+LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "dw-plain", "portable")  # aot/flash.py LEVELS
+
 def flash_budget(data: dict[str, Any]) -> str:
-    """Each --flash-budget level's flash and cost, and what -O2 and the ISA paths are worth."""
+    """Each --flash-budget level's flash and cost, what each level's family is worth, and the widest step."""
     pairs = [(run, r) for run, r in rows_of(data) if r["model"].endswith(".tflite")]
     pairs.sort(key=lambda p: order(p[1]["model"]))
     if not pairs:
@@ -286,22 +288,34 @@ def flash_budget(data: dict[str, Any]) -> str:
     same = all(r["same_as_none"] for _, r in pairs)
     by = {(r["model"], r["level"]): r for _, r in pairs}
     models = list(base)
-    o2 = [(by[(k, "none")]["code"] - by[(k, "O2")]["code"], by[(k, "O2")]["cycles"] / by[(k, "none")]["cycles"])
-          for k in models if (k, "O2") in by]
-    isa = [(by[(k, "Os")]["code"] - by[(k, "portable")]["code"],
-            by[(k, "portable")]["cycles"] / by[(k, "Os")]["cycles"]) for k in models if (k, "portable") in by]
+    def step(a: str, z: str) -> list[tuple[int, float]]:  # code taken off from level a to z, and its cycles ratio
+        return [(by[(k, a)]["code"] - by[(k, z)]["code"], by[(k, z)]["cycles"] / by[(k, a)]["cycles"])
+                for k in models if (k, a) in by and (k, z) in by]
+    cold, o2, general, isa = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general"), \
+        step("dw-plain", "portable")
+    dwp = [(c, r) for c, r in step("general", "dw-plain") if c > 0]
     text = (f"On the M4 (mps2-an386, Release; each level compiled on its own; {measured(runs_of(pairs))}; the "
             f"compile-time flash {'equal to the footprint' if agree else 'NOT equal to the footprint'}'s in every row;"
             f" every level's outputs {'identical to' if same else 'NOT all identical to'} level none's):\n\n"
             + table(["model", "level", "library flash", "code", "weights and constants", "arena", "instructions",
                      "est. cycles"], "llrrrrrr", body))
-    if o2 and isa:
+    if cold and o2 and general and isa:
         kb = lambda v: f"{v / 1000:.1f}"  # noqa: E731
-        text += (f"\nSo -O2 takes {span((c for c, _ in o2), kb, ' KB')} of unrolled code off at "
-                 f"{max(r for _, r in o2):.3f}x the est. cycles at most, and the ISA paths (what the portable level's "
-                 f"code lacks against -Os's) are {span((c for c, _ in isa), kb, ' KB')} of code worth "
-                 f"{span((r for _, r in isa), lambda v: f'{v:.1f}', 'x')} the est. cycles: a budget that needs them "
-                 f"gone is better met by a smaller model.\n")
+        widest = max(((by[(k, z)]["cycles"] / by[(k, a)]["cycles"], k, a, z) for k in models
+                      for a, z in zip(LEVEL_ORDER, LEVEL_ORDER[1:], strict=False) if (k, a) in by and (k, z) in by
+                      and z not in ("dw-plain", "portable")), default=None)
+        text += (f"\nSo the cold files at -Os take {span((c for c, _ in cold), kb, ' KB')} of code off at "
+                 f"{max(r for _, r in cold):.3f}x the est. cycles at most, -O2 then "
+                 f"{span((c for c, _ in o2), kb, ' KB')} at {max(r for _, r in o2):.3f}x, the general DSP paths "
+                 f"instead of the specialised ones {span((c for c, _ in general), kb, ' KB')} at "
+                 f"{span((r for _, r in general), lambda v: f'{v:.2f}', 'x')}; the depthwise DSP paths' own code "
+                 f"(what dw-plain's lacks against general's) is {span((c for c, _ in dwp), kb, ' KB')} worth "
+                 f"{span((r for _, r in dwp), lambda v: f'{v:.1f}', 'x')} the est. cycles, the convs' general "
+                 f"paths' (what the portable level's lacks against dw-plain's) {span((c for c, _ in isa), kb, ' KB')}"
+                 f" worth {span((r for _, r in isa), lambda v: f'{v:.1f}', 'x')}: the two steps wider than 1.5x"
+                 + (f" (the widest of the others: {widest[0]:.2f}x, {name(widest[1])} {widest[2]} -> {widest[3]})"
+                    if widest else "")
+                 + ": a budget below the general level is better met by a smaller model.\n")
     onnx = {r["level"]: r for _, r in rows_of(data) if r["model"] == "kws_dscnn_int8.onnx"}
     if "none" in onnx and "portable" in onnx:
         text += (f"\n(The ONNX int8 convs keep their blocks in scratch at the portable level: KWS DS-CNN's QDQ form "

@@ -7,7 +7,8 @@ under qemu (as `aotc bench` counts them), and whether the outputs are the unbudg
                                  [--json FILE] [--record]
 
 Each level is compiled on its own (aot.flash.LEVELS narrowed to it, with a budget it meets), so every level is
-measured even where an earlier one would have met a budget. Models are bench/models/keras/ file names. --record
+measured even where an earlier one would have met a budget. Models are bench/models/keras/ file names, or paths
+under bench/models/ (tflm/micro_speech_quantized.tflite, TFLM's test model). --record
 adds the rows to bench/results/flash_budget.json, which docs/firmware.md's table is rendered from
 (bench/docs_tables.py).
 """
@@ -75,6 +76,8 @@ def main() -> None:
     rows = []
     for name in args.models:
         model = ROOT / "bench" / "models" / "keras" / name
+        if not model.is_file():
+            model = ROOT / "bench" / "models" / name
         levels = [run_level(model, lv, work) for lv in flash.LEVELS]
         base = levels[0]
         for r in levels:

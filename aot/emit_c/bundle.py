@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import (
     SymbolConfig,
     aotc_symbols_header,
+    defining_files,
     family_files,
     runtime_symbols_all,
     sources_by_build,
@@ -31,7 +33,8 @@ from aot.emit_c.weights_file import ERRORS as WEIGHT_ERRORS
 from aot.emit_c.weights_file import FORMAT_VERSION, HEADER_BYTES, LOAD_ALIGN, weights_file
 from aot.errors import VendorError
 from aot.ir import Graph
-from aot.kernels.base import kept_scratch_bytes
+from aot.kernels.base import KernelChoice, kept_scratch_bytes
+from aot.kernels.dsp_paths import layers, work
 from aot.paths import kernel_file, runtime_dir
 from aot.plan import ALIGNMENT, Plan
 from aot.plan.pools import pool_array
@@ -53,6 +56,9 @@ class Bundle:
     name: str
     files: dict[str, str | bytes | bytearray] = field(default_factory=dict)  # relative path -> content
     metadata: dict[str, Any] = field(default_factory=dict)
+    # the sources of the layers with little of the model's work (aot/kernels/dsp_paths.py cold_sources) and the
+    # model's own .c: what a --flash-budget level compiles for size (aot/flash.py); not written
+    cold_sources: list[str] = field(default_factory=list)
 
     def write(self, directory: Path) -> None:
         """Write the bundle to `directory`, replacing it whole; nothing is left half-written."""
@@ -138,7 +144,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
                  widened_weights: bool = False, separate_weights: bool = False, portable: bool = False,
-                 toolchain: str = "") -> Bundle:
+                 toolchain: str = "", general_paths: bool = False, plain_depthwise: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -149,7 +155,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     of the model's own code into src/<name>_weights.bin with a header (aot/emit_c/weights_file.py), which the
     library does not link: <name>_load_weights takes it at run time; `portable`, a --flash-budget level's
     portable kernels (built with AOTC_NO_INTRINSICS), and `toolchain`, a digest of the target's compile flags
-    (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names."""
+    (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names, as are the
+    M-profile paths no layer takes (aot/kernels/dsp_paths.py; `general_paths`, a --flash-budget level: the
+    specialised ones too; `plain_depthwise`: the depthwise ones all)."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights)
@@ -192,7 +200,10 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain), graph, artifacts)
+    from aot.kernels.dsp_paths import left_out
+
+    paths = left_out(graph, plan.choices, general_paths, plain_depthwise)
+    config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain, paths=paths), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
         opset=graph.info.opset if graph.info.opset is not None else "?",
@@ -226,6 +237,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     shipped = {*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]}
     kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in shipped]
     b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
+    # the sources of the layers with little of the work: a --flash-budget level compiles them for size
+    b.cold_sources = [f"src/{name}.c", *(f"runtime/{f}" for f in cold_sources(
+        graph, plan.choices, [*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]]))]
     if separate is not None:  # the weights file, apart from the library; the runner links it as firmware would
         b.files[f"src/{name}_weights.bin"] = separate["data"]
         b.files[f"src/{name}_runner_weights.S"] = _TEMPLATES.get_template("runner_weights.S.j2").render(ctx)
@@ -307,6 +321,21 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+def cold_sources(graph: Graph, choices: dict[str, KernelChoice], sources: Iterable[str],
+                 share: float = 0.05) -> list[str]:
+    """The bundle's kernel sources (runtime/<file>.c) whose layers do under `share` of the model's work
+    (aot/kernels/dsp_paths.py work), the files a --flash-budget level compiles for size (aot/flash.py "cold-Os"): a
+    KWS DS-CNN's pool, FULLY_CONNECTED and softmax, under 1 % of its multiply-accumulates."""
+    by_file: dict[str, int] = {}
+    total = 0
+    for node, c in layers(graph, choices):
+        w = work(node, graph)
+        total += w
+        for f in defining_files(c.kernel):
+            by_file[f] = by_file.get(f, 0) + w
+    return sorted(s for s in sources if by_file.get(Path(s).name, 0) < share * max(total, 1))
 
 
 def symbol_config(base: SymbolConfig, graph: Graph, artifacts: dict[str, Artifact]) -> SymbolConfig:

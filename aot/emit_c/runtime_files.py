@@ -170,10 +170,12 @@ class SymbolConfig:
     the names its objects define (aotc_<hash8>_, hash8 a hash of all of this). Bundles of one configuration
     define the same code under the same names: linked into one program, the linker keeps one copy (the
     same code, whichever); bundles of another configuration (another aotc's kernels, --flash-budget's
-    portable kernels, --threads, another target or --host-isa, another vendor runtime) define names of
-    their own, so no bundle runs another's kernels. What changes only the choice of kernels (which files
-    a bundle ships, their "assumes" checks, --fast-math, --ram-budget) or only their optimisation level
-    (a --flash-budget's -O2 and -Os: the same results) is not part of it."""
+    portable kernels, --threads, another target or --host-isa, another vendor runtime, other M-profile paths
+    left out) define names of their own, so no bundle runs another's kernels. What changes only the choice of
+    kernels (which files a bundle ships, their "assumes" checks, --fast-math, --ram-budget) or only their
+    optimisation level (a --flash-budget's -O2 and -Os: the same results) is not part of it. `paths`: the
+    M-profile conv and depthwise paths none of the model's layers takes (aot/kernels/dsp_paths.py), which the
+    bundle does not compile (their macros 0 in aotc_symbols.h); none left out keys the prefix as before."""
     target: str = "host"
     host_isa: str | None = None  # --host-isa's level (a host bundle's kernels built for it): None on a cross target
     threads: int = 1  # --threads: > 1 builds the kernels with AOTC_THREADS=threads
@@ -183,12 +185,13 @@ class SymbolConfig:
     # its files (vendor_digest), which key the prefix too
     vendor_symbols: tuple[str, ...] = ()
     vendor_digest: str = ""
+    paths: tuple[str, ...] = ()  # the M-profile path macros left out (aot/kernels/dsp_paths.py), sorted
 
     def key(self) -> dict[str, object]:
         return {"runtime_c": runtime_digest(), "target": self.target, "toolchain": self.toolchain,
                 "host_isa": self.host_isa, "threads": self.threads if self.threads > 1 else 1,
                 "portable": self.portable, "vendor_symbols": list(self.vendor_symbols),
-                "vendor_digest": self.vendor_digest}
+                "vendor_digest": self.vendor_digest, **({"paths_left_out": list(self.paths)} if self.paths else {})}
 
     @property
     def hash8(self) -> str:
@@ -203,7 +206,8 @@ class SymbolConfig:
                 + (f", threads {self.threads} (AOTC_THREADS)" if self.threads > 1 else ", one thread")
                 + (", portable kernels (AOTC_NO_INTRINSICS)" if self.portable else ", ISA paths")
                 + (f", vendor runtime {self.vendor_digest[:16]} ({len(self.vendor_symbols)} symbols)"
-                   if self.vendor_symbols else ""))
+                   if self.vendor_symbols else "")
+                + (f", {len(self.paths)} M-profile paths left out" if self.paths else ""))
 
 
 def vendor_digest(files: Iterable[tuple[str, str | bytes]]) -> str:
@@ -240,6 +244,9 @@ def aotc_symbols_header(config: SymbolConfig, symbols: Iterable[str] | None = No
              f"#define AOTC_SYMBOLS_CONFIG_{config.hash8} 1 /* src/<model>.c checks it reads its configuration's */",
              ""]
     lines += [f"#define {s} {prefix}{s}" for s in names]
+    if config.paths:  # the M-profile paths none of the model's layers takes: not compiled (aotc_tflite_int8.h)
+        lines += ["", "/* the M-profile conv and depthwise paths left out (aot/kernels/dsp_paths.py) */",
+                  *(f"#define {m} 0" for m in config.paths)]
     lines += ["", "#endif /* AOTC_SYMBOLS_H */", ""]
     return "\n".join(lines)
 

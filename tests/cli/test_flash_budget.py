@@ -6,7 +6,6 @@ takes the flash."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,9 @@ from aot.footprint import measure, summary
 
 HERE = Path(__file__).resolve().parents[1]
 PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
-PORTABLE = 12_000  # person_int8 on the M4: about 29 KB at -O3, 23.6 KB at -O2, 9.8 KB with the portable kernels
+# person_int8 on the M4 (what a --gc-sections link keeps): 43.5 KB, 42.9 KB with its cold files at -Os, 39.9 KB at
+# -O2, 20.1 KB by the general DSP paths, 5.7 KB with the portable kernels
+PORTABLE = 12_000
 
 
 def _compile(out: Path, target: str, budget: int | None, ram_budget: int | None = None) -> dict:
@@ -49,7 +50,7 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
 
 @pytest.mark.full
 def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
-    """A budget one byte under the unbudgeted library takes -O2; 12,000 B only the portable kernels (no
+    """A budget one byte under the unbudgeted library takes the cold files' -Os; 12,000 B only the portable kernels (no
     scratch: a smaller arena too). Each compile-time figure is what `aotc footprint` measures on the built
     library, and every output is the unbudgeted build's and LiteRT's reference kernels'; so with a RAM budget
     that only row bands meet besides (the fused run calling the portable kernels)."""
@@ -59,15 +60,15 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
     assert roomy["flash_budget"]["level"] == "none" and roomy["flash_budget"]["traded"]["bytes_saved"] == 0
     metas = {"plain": _compile(tmp_path / "plain", "mps2-an386", None)}
     assert "flash_budget" not in metas["plain"]
-    for name, budget in (("o2", full - 1), ("portable", PORTABLE)):
+    for name, budget in (("cold", full - 1), ("portable", PORTABLE)):
         metas[name] = _compile(tmp_path / name, "mps2-an386", budget)
         fb = metas[name]["flash_budget"]
         assert fb["flash_bytes"] <= budget and fb["unbudgeted_flash_bytes"] == full
         assert fb["traded"]["bytes_saved"] == full - fb["flash_bytes"]
-    assert metas["o2"]["flash_budget"]["level"] == "O2"
+    assert metas["cold"]["flash_budget"]["level"] == "cold-Os"
     portable = metas["portable"]["flash_budget"]
     assert portable["level"] == "portable" and [t["level"] for t in portable["levels_tried"]] == \
-        ["none", "O2", "Os", "portable"]
+        ["none", "cold-Os", "O2", "Os", "general", "dw-plain", "portable"]
     assert metas["portable"]["memory"]["arena_bytes"] < metas["plain"]["memory"]["arena_bytes"]  # no scratch
     metas["both"] = _compile(tmp_path / "both", "mps2-an386", PORTABLE, ram_budget=7000)
     assert metas["both"]["flash_budget"]["level"] == "portable" and metas["both"]["memory"]["arena_bytes"] <= 7000
@@ -87,7 +88,7 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
         want, _ = run_bundle(tmp_path / "plain", metas["plain"], feeds)
         if refs is not None:
             assert np.array_equal(want[y], refs[r]), r
-        for name in ("o2", "portable", "both"):
+        for name in ("cold", "portable", "both"):
             got, _ = run_bundle(tmp_path / name, metas[name], feeds)
             assert np.array_equal(got[y], want[y]), (name, r)
 
@@ -117,7 +118,8 @@ def test_smaller_library_identical_on_the_host_under_sanitizers(tmp_path):
 
 def test_a_budget_no_level_meets_is_refused_in_one_line(tmp_path):
     """aotc exits 2 with one line: what takes the flash (weights and constants, code by file) and the least
-    any level reaches; nothing is written."""
+    any level reaches; nothing is written. (A budget the portable level meets: the full tier's
+    test_levels_meet_budgets_on_the_m4_as_the_footprint_measures.)"""
     require_tool("arm-none-eabi-gcc")
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "aot.cli", str(PERSON), "-o", str(out), "--target", "mps2-an386",
@@ -127,10 +129,6 @@ def test_a_budget_no_level_meets_is_refused_in_one_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("aotc: error: --flash-budget 1,000 B: the library needs "), lines
     assert "tflite_int8_conv.c" in lines[0] and "the least aotc reaches is" in lines[0]
     assert "weights and constants" in lines[0] and "at level portable" in lines[0]
-    ok = subprocess.run([sys.executable, "-m", "aot.cli", str(PERSON), "-o", str(out), "--target", "mps2-an386",
-                         "--flash-budget", str(PORTABLE), "--no-configure"], capture_output=True, text=True)
-    assert ok.returncode == 0 and "level portable" in ok.stdout, ok.stderr
-    assert json.loads((out / "bundle" / "metadata.json").read_text())["flash_budget"]["flash_bytes"] <= PORTABLE
 
 
 @pytest.mark.full

@@ -472,6 +472,84 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
     ((p)->kh == 3 && (p)->kw == 3 && (p)->dh == 1 && (p)->dw == 1 && (p)->sw >= 1 && (p)->sw <= 2 &&            \
      (p)->dsp_tile == 0)
 
+/* The M-profile paths of CONV_2D and DEPTHWISE_CONV_2D a bundle compiles: every one (1), unless the bundle's kernel
+ * configuration (runtime/aotc_symbols.h, which aotc_common.h includes first) leaves out those none of its model's
+ * layers takes (aot/kernels/dsp_paths.py: the compiler knows each layer's shapes and requantisation), so that their
+ * code is not in the library at all. A path left out never costs a result: where a layer would take it after all,
+ * the dispatcher goes by one that is compiled (the band for the depthwise ring, columns and stride 2; the plain loop
+ * for the plain paths), the same integers with more instructions.
+ * DEPTHWISE_CONV_2D: DSP any DSP path at all (0: the plain loop, a --flash-budget level's); PRE the set-up at compile time (--widened-weights' dsp_dw); RING the ring at stride 1, SAME its
+ * SAME functions; COLUMNS a layer taller than wide by columns; S2 stride 2 from x itself; PLAIN the paths of groups
+ * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
+ * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others.
+ * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, SINGLE its sums
+ * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last
+ * position there; PLAIN the sums requantised apart (the layers FUSED does not take); RESIDUAL the fused residual
+ * ADD (aotc_tfl_conv_add_s8). */
+#ifndef AOTC_TFL_DW_DSP
+#define AOTC_TFL_DW_DSP 1
+#endif
+#ifndef AOTC_TFL_DW_PRE
+#define AOTC_TFL_DW_PRE 1
+#endif
+#ifndef AOTC_TFL_DW_RING
+#define AOTC_TFL_DW_RING 1
+#endif
+#ifndef AOTC_TFL_DW_SAME
+#define AOTC_TFL_DW_SAME 1
+#endif
+#ifndef AOTC_TFL_DW_COLUMNS
+#define AOTC_TFL_DW_COLUMNS 1
+#endif
+#ifndef AOTC_TFL_DW_S2
+#define AOTC_TFL_DW_S2 1
+#endif
+#ifndef AOTC_TFL_DW_PLAIN
+#define AOTC_TFL_DW_PLAIN 1
+#endif
+#ifndef AOTC_TFL_DW_FLOOR
+#define AOTC_TFL_DW_FLOOR 1
+#endif
+#ifndef AOTC_TFL_DW_SIGN
+#define AOTC_TFL_DW_SIGN 1
+#endif
+#ifndef AOTC_TFL_CONV_ROWS
+#define AOTC_TFL_CONV_ROWS 1
+#endif
+#ifndef AOTC_TFL_CONV_RGB
+#define AOTC_TFL_CONV_RGB 1
+#endif
+#ifndef AOTC_TFL_CONV_FUSED
+#define AOTC_TFL_CONV_FUSED 1
+#endif
+#ifndef AOTC_TFL_CONV_SINGLE
+#define AOTC_TFL_CONV_SINGLE 1
+#endif
+#ifndef AOTC_TFL_CONV_DBL
+#define AOTC_TFL_CONV_DBL 1
+#endif
+#ifndef AOTC_TFL_CONV_FLOOR
+#define AOTC_TFL_CONV_FLOOR 1
+#endif
+#ifndef AOTC_TFL_CONV_SIGN
+#define AOTC_TFL_CONV_SIGN 1
+#endif
+#ifndef AOTC_TFL_CONV_ODD
+#define AOTC_TFL_CONV_ODD 1
+#endif
+#ifndef AOTC_TFL_CONV_RESIDUAL
+#define AOTC_TFL_CONV_RESIDUAL 1
+#endif
+#ifndef AOTC_TFL_CONV_PLAIN
+#define AOTC_TFL_CONV_PLAIN 1
+#endif
+/* whether the depthwise ring's and stride 2's kernels for p's output zero point are compiled, and which of them p
+ * takes (the zero point -128's where only those are) */
+#define TFL_DSP_DW_ROUNDING(p) ((p)->y_zero == -128 ? AOTC_TFL_DW_FLOOR : AOTC_TFL_DW_SIGN)
+#define TFL_DSP_DW_FLOOR(p) (AOTC_TFL_DW_FLOOR && (!AOTC_TFL_DW_SIGN || (p)->y_zero == -128))
+/* ... and the conv's doubled sums' (AOTC_TFL_CONV_DBL) */
+#define TFL_DSP_CONV_FLOOR(p) (AOTC_TFL_CONV_FLOOR && (!AOTC_TFL_CONV_SIGN || (p)->y_zero == -128))
+
 /* Bytes of scratch the plan gives each path, 0 where it does not take p (the plain loop then runs) */
 static inline int64_t aotc_tfl_conv_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
     int32_t np;

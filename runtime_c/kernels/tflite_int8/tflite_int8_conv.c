@@ -785,21 +785,23 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
         acc[5 + 3 * j] = (2 * yz + 1) * (1 << (right - 1)); /* 2^(right-1) + yz 2^right */
         acc[6 + 3 * j] = right;
     }
-    if (dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign term) */
+    if (AOTC_TFL_CONV_DBL && dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign
+                                      * term) */
         void (*const mac)(const uint32_t *, int32_t, const uint32_t *, int32_t, const int32_t *, int8_t *, int32_t) =
-            p->y_zero == -128 ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
+            TFL_DSP_CONV_FLOOR(p) ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
         int8_t last[8];
         if (n >= 2) mac(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
-        if ((n & 1) && p->y_zero == -128) { /* the last position alone, not as a pair repeating it */
+        if (AOTC_TFL_CONV_ODD && (n & 1) && TFL_DSP_CONV_FLOOR(p)) { /* the last position alone, not as a pair repeating it */
             aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, wx, nq, acc, y + (int64_t)(at + n - 1) * p->oc + c0);
-        } else if (n & 1) {
+        } else if (AOTC_TFL_CONV_ODD && (n & 1)) {
             mac(patch + (n / 2) * 4 * nq, 1, wx, nq, acc, last, 4);
             memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
         }
         return;
     }
+    if (!AOTC_TFL_CONV_SINGLE) return; /* (not reached: tfl_conv_s8_dsp does not call it so) */
     if (n >= 2) aotc_dsp_mac4x2_rq(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
-    if (n & 1) {
+    if (AOTC_TFL_CONV_ODD && (n & 1)) {
         for (j = 0; j < 4; ++j) a[2 * j] = a[2 * j + 1] = acc[j];
         aotc_dsp_mac4x2(patch + (n / 2) * 4 * nq, 1, wx, nq, a);
         tfl_dsp_store_usual(p, a, at + n - 1, 1, c0, 4, y);
@@ -815,15 +817,15 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
 static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *patch, int32_t nq, int32_t n,
                                int32_t at, int8_t *y) {
     void (*const mac)(const uint32_t *, int32_t, const uint32_t *, int32_t, const int32_t *, int8_t *, int32_t) =
-        p->y_zero == -128 ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
+        TFL_DSP_CONV_FLOOR(p) ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
     const int32_t kq = nq; /* (one block of quads: the widened weights' all) */
     int32_t c0;
     int8_t last[8];
-    if (p->y_zero == -128 && p->oc < 65536) {
+    if (TFL_DSP_CONV_FLOOR(p) && p->oc < 65536) {
         if (n >= 2)
             aotc_dsp_mac4x2_rq3(patch, n / 2, p->dsp_wx, nq, p->dsp_rq, y + (int64_t)at * p->oc,
                                 p->oc + (p->oc / 4 - 1) * 65536);
-        if (n & 1) /* every group's last position in one call, its groups less 1 in nq's upper half */
+        if (AOTC_TFL_CONV_ODD && (n & 1)) /* every group's last position in one call, its groups less 1 in nq's upper half */
             aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, p->dsp_wx, nq + (p->oc / 4 - 1) * 65536, p->dsp_rq,
                                 y + (int64_t)(at + n - 1) * p->oc);
         return;
@@ -832,9 +834,9 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
         const int32_t *const rq = p->dsp_rq + 4 * c0;
         const uint32_t *const wx = p->dsp_wx + 2 * (int64_t)c0 * kq;
         if (n >= 2) mac(patch, n / 2, wx, nq, rq, y + (int64_t)at * p->oc + c0, p->oc);
-        if ((n & 1) && p->y_zero == -128) {
+        if (AOTC_TFL_CONV_ODD && (n & 1) && TFL_DSP_CONV_FLOOR(p)) {
             aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, wx, nq, rq, y + (int64_t)(at + n - 1) * p->oc + c0);
-        } else if (n & 1) {
+        } else if (AOTC_TFL_CONV_ODD && (n & 1)) {
             mac(patch + (n / 2) * 4 * nq, 1, wx, nq, rq, last, 4);
             memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
         }
@@ -847,26 +849,32 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                            int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
-    const int rows = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+    const int rows = AOTC_TFL_CONV_ROWS && p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                      p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
-    const int rgb = p->c == 3 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && kq == 7 && kc == 7;
+    const int rgb = AOTC_TFL_CONV_RGB && p->c == 3 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && kq == 7 && kc == 7;
     int32_t np, p0;
     const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0; /* (not called so in a bundle without a fused ADD) */
     /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
     /* (dsp_rq is given only where the compiler found tfl_dsp_usual (aot/kernels/tflite_int8.py's _dsp_fused): not
      * checked again a call, a loop over every output channel, 64-bit bounds each: VWW -O3 --widened-weights
      * tfl_conv_s8_dsp 108,415 -> 45,051 est. cycles, 10,800,309 -> 10,736,961) */
     const int usual = p->dsp_rq != NULL || tfl_dsp_usual(p, bias);
-    const int fused = usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6;
+    const int fused = AOTC_TFL_CONV_FUSED && usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6 &&
+                      (AOTC_TFL_CONV_ODD || total % 2 == 0);
+    if (!AOTC_TFL_CONV_PLAIN && !fused) return 0; /* the sums requantised apart left out: the plain loop's */
+    /* the doubled sums' kernels for p's zero point compiled (aotc_tflite_int8.h: AOTC_TFL_CONV_DBL) */
+    const int dbl_ok = AOTC_TFL_CONV_DBL && (p->y_zero == -128 ? AOTC_TFL_CONV_FLOOR : AOTC_TFL_CONV_SIGN);
     /* the weights widened at compile time, read in place (none in the scratch), unless doubled where the sums are
      * not requantised in the MAC kernel (then widened here from w, as without them) */
-    const int pre = p->dsp_wx != NULL && (fused || !p->dsp_wx_dbl);
+    const int pre = p->dsp_wx != NULL && ((fused && dbl_ok) || !p->dsp_wx_dbl);
     const int32_t wxw = pre ? 0 : 8 * kc; /* the scratch's words of widened weights */
     if (fused && e == NULL) { /* no run of sums, only the kernel's 24 words (none with the terms at compile time,
                                * read in place): the scratch's room for them holds more positions (not with a fused
                                * ADD, whose tile of outputs holds np positions) */
-        const int32_t more = ((words - wxw - (p->dsp_rq != NULL ? 0 : 24)) / (2 * kc)) & ~1, most = (total + 1) & ~1;
+        const int32_t more = ((words - wxw - (p->dsp_rq != NULL && dbl_ok ? 0 : 24)) / (2 * kc)) & ~1,
+                      most = (total + 1) & ~1;
         np = more < most ? more : most;
     }
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
@@ -876,7 +884,8 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
      * group of channels); weights widened at compile time cost none where doubled there, else cannot be */
     const int32_t save = 4 * np * groups, cost_p = rows ? 2 * np * kc : save;
     const int32_t cost_w = !pre ? 8 * kc * groups : p->dsp_wx_dbl ? 0 : INT32_MAX;
-    const int dbl = !fused ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
+    const int dbl = !fused || !dbl_ok ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
+    if (!AOTC_TFL_CONV_SINGLE && fused && dbl == 0) return 0; /* the fused sums not doubled left out: the plain loop's */
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
@@ -902,7 +911,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                     if (2 * t + 2 < n) tfl_dsp_step(p, a0);
                 }
             }
-            if (fused && p->dsp_rq != NULL) { /* (given only with the weights doubled at compile time: pre, dbl) */
+            if (fused && dbl_ok && p->dsp_rq != NULL) { /* (given only with the weights doubled at compile time: pre, dbl) */
                 tfl_dsp_groups_rqb(p, patch, nq, n, at, yt);
                 continue;
             }
@@ -912,7 +921,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
-                if (fused) {
+                if (fused || !AOTC_TFL_CONV_PLAIN) {
                     tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt);
                     continue;
                 }
@@ -983,7 +992,16 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
 }
 #endif /* AOTC_TFL_MVE */
 
-static void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+/* Without a fused ADD in the bundle (AOTC_TFL_CONV_RESIDUAL 0) inlined in both entry points, so that
+ * aotc_tfl_conv_s8's copy has none of the ADD's code (tfl_residual_run, add_one): it is then only
+ * aotc_tfl_conv_add_s8's, which such a bundle does not call, and its link drops it. */
+#if AOTC_TFL_CONV_RESIDUAL
+#define TFL_CONV_S8_INLINE
+#else
+#define TFL_CONV_S8_INLINE inline __attribute__((always_inline))
+#endif
+static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                           const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
 #if AOTC_TFL_MVE
     if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;

@@ -1220,7 +1220,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp_rows(const aotc_tfl_conv_param
     }
     /* the row kernels by the zero point, chosen once; the slots of the rows tracked, not taken mod 3 a row */
     typedef void (*tfl_dsp_dwp_fn)(const uint32_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t);
-    const int floor = p->y_zero == -128;
+    const int floor = TFL_DSP_DW_FLOOR(p);
     const tfl_dsp_dwp_fn row6 = floor ? tfl_dsp_dwp6_row_floor : tfl_dsp_dwp6_row_sign;
     /* the rest: 3 by TFL_DWP3_ROW_ASM, else 2 at a time */
     const tfl_dsp_dwp_fn row2 = floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
@@ -1563,7 +1563,7 @@ static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_co
                                                                 uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw,
                                                                 int apart, uint32_t *band) {
     const int32_t oh = p->oh, ow = p->ow, oc = p->oc, c = p->c, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
-    const int floor = p->y_zero == -128;
+    const int floor = TFL_DSP_DW_FLOOR(p);
     const ptrdiff_t row = (ptrdiff_t)p->w * c;
     int32_t oy_lo = (pt + sh - 1) / sh, oy_hi = 0, oy, ox, j;
     while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
@@ -1660,6 +1660,32 @@ static void tfl_dsp_dw_columns(const aotc_tfl_conv_params *p, const int8_t *xb, 
     }
 }
 
+/* Channels [ch, ch + 4) (depth multiplier 1) by the plain loop: a bundle whose layers the fused 3 x 3 paths take
+ * leaves the others out (AOTC_TFL_DW_PLAIN 0: aot/kernels/dsp_paths.py); a group they do not take then comes here,
+ * the same results (each path is LiteRT's reference arithmetic), more instructions. */
+static void tfl_dsp_dw_group_plain(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                   const int32_t *bias, int8_t *y, int32_t ch) {
+    int32_t b, oy, ox, o, i, j;
+    for (b = 0; b < p->n; ++b)
+        for (oy = 0; oy < p->oh; ++oy)
+            for (ox = 0; ox < p->ow; ++ox)
+                for (o = ch; o < ch + 4; ++o) {
+                    int32_t acc = bias ? bias[o] : 0;
+                    for (i = 0; i < p->kh; ++i) {
+                        const int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (j = 0; j < p->kw; ++j) {
+                            const int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            acc += (x[(((ptrdiff_t)b * p->h + iy) * p->w + ix) * p->c + o] - p->x_zero) *
+                                   w[((ptrdiff_t)i * p->kw + j) * p->oc + o];
+                        }
+                    }
+                    const int32_t v = requant_double(acc, p->mult[o], p->shift[o]) + p->y_zero;
+                    y[(((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * p->oc + o] = clamp8(v, p->y_min, p->y_max);
+                }
+}
+
 /* Whether channels [ch, ch + 4) take tfl_dsp_dw_store's SSAT form (tfl_dsp_dw_requant_ssat's conditions),
  * their terms then put at rq: mult, ra, right a channel. The layer's conditions (the clamp, the bound) first, then
  * the channels' without a branch each (right - 1 in [0, 21] unsigned, a shift > 0 or 0 out of it; the terms stored
@@ -1700,18 +1726,20 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
     uint32_t *pad = scratch + 4 * run;
     const ptrdiff_t xstep = (ptrdiff_t)h * wd * c, ystep = (ptrdiff_t)p->oh * p->ow * oc;
     int32_t ch, b, oy;
-    if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || !TFL_DSP_DW_BAND(p)) return 0;
+    if (!AOTC_TFL_DW_PRE || scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || !TFL_DSP_DW_BAND(p)) return 0;
     int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + 2 < wd) ++ox_hi;
     if (ox_lo > ox_hi) ox_lo = ox_hi;
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
     const int apart = ya >= xa + (uintptr_t)p->n * h * wd * c || xa >= ya + (uintptr_t)p->n * p->oh * p->ow * oc;
-    const int columns = p->sh <= 2 && p->ow < p->oh && apart && 3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
+    const int columns = AOTC_TFL_DW_COLUMNS && p->sh <= 2 && p->ow < p->oh && apart &&
+                        3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
 #if TFL_DW_PAIR_ASM
-    const int ring = !columns && tfl_dsp_dwp_fits(p, run, pw), same = ring && tfl_dsp_dwp_same(p);
+    const int ring = AOTC_TFL_DW_RING && TFL_DSP_DW_ROUNDING(p) && !columns && tfl_dsp_dwp_fits(p, run, pw);
+    const int same = AOTC_TFL_DW_SAME && ring && tfl_dsp_dwp_same(p);
     void (*const same_fn)(const tfl_dsp_dwp_same_args *) =
-        p->ow == 3 ? (p->y_zero == -128 ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
-                   : (p->y_zero == -128 ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
+        p->ow == 3 ? (TFL_DSP_DW_FLOOR(p) ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
+                   : (TFL_DSP_DW_FLOOR(p) ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
     tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, NULL, wd * c, p->ow * oc,
                                 TFL_DSP_DWP_PAIRS(p), NULL, -1}; /* every group the ring's: zslot kept throughout */
 #else
@@ -1737,7 +1765,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
             continue;
         }
 #if TFL_DW_PAIR_ASM
-        if (p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
+        if (AOTC_TFL_DW_S2 && TFL_DSP_DW_ROUNDING(p) && p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
             for (b = 0; b < p->n; ++b)
                 tfl_dsp_dws2(p, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, ox_lo, ox_hi, pw, apart, pad);
             continue;
@@ -1776,6 +1804,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     uint32_t *pad = scratch + 4 * run;
     int32_t ch, b, oy, ox, t, j;
     if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
+    if (!AOTC_TFL_DW_PLAIN && !TFL_DSP_DW_BAND(p)) return 0; /* the plain paths left out: the plain loop's */
     /* output columns [ox_lo, ox_hi) have the whole window inside the row */
     int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
@@ -1785,15 +1814,17 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
      * budget's plan may start y below x by what the row order allows: aot/kernels/tflite_int8.py overlap_bytes) */
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
     const int apart = ya >= xa + (uintptr_t)p->n * h * wd * c || xa >= ya + (uintptr_t)p->n * p->oh * p->ow * oc;
-    const int columns = TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
+    const int columns = AOTC_TFL_DW_COLUMNS && TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
 #if TFL_DW_PAIR_ASM
     /* the fused path at stride 1 by the ring (TFL_DSP_DW_BAND, 3 x 3), SAME by one function a group (its arguments
      * here, a group's s, w and y set at its turn), else tfl_dsp_dwp_rows */
-    const int ring = TFL_DSP_DW_BAND(p) && taps == 9 && tfl_dsp_dwp_fits(p, run, pw), same = ring && tfl_dsp_dwp_same(p);
+    const int ring = AOTC_TFL_DW_RING && TFL_DSP_DW_ROUNDING(p) && TFL_DSP_DW_BAND(p) && taps == 9 &&
+                     tfl_dsp_dwp_fits(p, run, pw);
+    const int same = AOTC_TFL_DW_SAME && ring && tfl_dsp_dwp_same(p);
     void (*const same_fn)(const tfl_dsp_dwp_same_args *) =
-        p->ow == 3 ? (p->y_zero == -128 ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
-                   : (p->y_zero == -128 ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
+        p->ow == 3 ? (TFL_DSP_DW_FLOOR(p) ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
+                   : (TFL_DSP_DW_FLOOR(p) ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
     const ptrdiff_t xstep = (ptrdiff_t)h * wd * c, ystep = (ptrdiff_t)p->oh * p->ow * oc;
 #endif
     int32_t base[4];
@@ -1813,6 +1844,10 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
         /* by output rows (TFL_DSP_DW_BAND): fused, the outputs at once, where the requantisation takes SSAT's form
          * (its terms at wq + 18, past the 9 taps' words); its sums doubled (the requantisation's left shift of 1) */
         const int fused = TFL_DSP_DW_BAND(p) && kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
+        if (!AOTC_TFL_DW_PLAIN && !fused) { /* the plain paths left out: the group by the plain loop */
+            tfl_dsp_dw_group_plain(p, x, w, bias, y, ch);
+            continue;
+        }
 #if TFL_DW_PAIR_ASM
         if (fused && ring && !columns) { /* at stride 1 by the ring (a layer taller than wide by columns first, as
                                             * before): the weights' sums for the base, no widened copy */
@@ -1836,7 +1871,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             const int8_t *wt = w + ch;
             const int32_t xzn = -p->x_zero;
             uint32_t se = 0, so = 0;
-            if (fused) {
+            if (fused || !AOTC_TFL_DW_PLAIN) {
                 for (t = 0; t < taps; ++t, wt += oc) {
                     const uint32_t v = aotc_dsp_load32(wt);
                     uint32_t e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
@@ -1858,7 +1893,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             for (j = 0; j < 4; ++j) /* the bias (doubled where fused) less x_zero times the weights' sum */
                 base[j] = (int32_t)(((uint32_t)(bias ? bias[ch + j] : 0) << (fused ? 1 : 0)) + (uint32_t)(xzn * sum[j]));
         }
-        if (TFL_DSP_DW_BAND(p)) {
+        if (!AOTC_TFL_DW_PLAIN || TFL_DSP_DW_BAND(p)) {
             /* by output rows: the row's band, then its positions' sums into the run, which is stored
              * when full (a run may end inside a row); or its outputs at once (fused) */
             if (fused) {
@@ -1870,7 +1905,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 }
             }
 #if TFL_DW_PAIR_ASM
-            if (fused && p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
+            if (AOTC_TFL_DW_S2 && TFL_DSP_DW_ROUNDING(p) && fused && p->sw == 2) { /* at stride 2 from x itself */
                 for (b = 0; b < p->n; ++b)
                     tfl_dsp_dws2(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base, y + (ptrdiff_t)b * p->oh * p->ow * oc + ch,
                                  zb, ox_lo, ox_hi, pw, apart, pad);
@@ -1882,7 +1917,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
                 for (oy = 0, t = 0; oy < p->oh; ++oy) {
                     tfl_dsp_dw_band(p, xb, oy * p->sh - p->pad_top, zb, pw, pad);
-                    if (fused) {
+                    if (fused || !AOTC_TFL_DW_PLAIN) {
                         tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wq, base, yb + (int64_t)oy * p->ow * oc, oc,
                                               p->y_zero == -128);
                         continue;
@@ -1958,8 +1993,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
 #if AOTC_QUANT_DSP
-    if (p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
-    if (tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
+    if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
+    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)

@@ -1,0 +1,162 @@
+"""Which M-profile paths of the TFLite int8 CONV_2D and DEPTHWISE_CONV_2D kernels a bundle compiles (issue 67).
+
+tfl_conv_s8_dsp and tfl_depthwise_s8_dsp choose among their paths at run time (1 x 1 by rows, 3 channels, the sums
+requantised in the MAC kernel or apart, doubled or not; the depthwise ring, columns, stride 2, the plain paths; each
+in a kernel for an output zero point of -128 and one for the others), so the linker keeps every path's code in any
+model with such a layer: the depthwise file's 40 KB on the KWS DS-CNN, which takes about a third of it. The
+compiler knows each layer's shapes and requantisation, so it knows the paths the layers take: the others are left
+out of the bundle's kernel configuration (runtime/aotc_symbols.h defines their AOTC_TFL_* macros 0, aotc_tflite_int8.h
+says what each path is) and their code is not compiled at all.
+
+What is decided here mirrors the C dispatchers' tests on what they read (a path's test here taking in at least the
+layers the C sends there), and a prediction that missed would cost instructions, never a result: a path left out
+falls to one compiled (the band, else the plain loop), the same integers (tests/kernels/test_dsp_paths.py builds
+bundles with each path left out and compares). Being part of the kernel configuration, the paths key the symbols'
+prefix (SymbolConfig.paths): two bundles that compile different paths define different names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from aot.ir import Graph, Node
+from aot.kernels.base import KernelChoice
+from aot.kernels.tflite_int8 import DSP_DW_RUN, DSP_KC, _conv_dsp_scratch, _depthwise_band, _dsp_fused, _dw_fused
+
+# every path macro (aotc_tflite_int8.h), all 1 by default
+DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
+            "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
+CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
+              "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
+              "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL")
+PATHS = DW_PATHS + CONV_PATHS
+
+_CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
+
+# the specialised paths, which a --flash-budget level ("general", aot/flash.py) leaves out however the layers are:
+# 1 x 1 by rows and 3 channels by the general patch path, the depthwise ring, columns and stride 2 by the band, the
+# doubled sums by the sums as they are
+SPECIALISED = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
+               "AOTC_TFL_CONV_SIGN", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_DW_S2",
+               "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
+
+
+def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
+    """The paths tfl_depthwise_s8_pre and tfl_depthwise_s8_dsp may take on the node (its choice: the plan's run of
+    sums in detail where a RAM budget shortened it)."""
+    a = node.attrs
+    _, h, w, _ = graph.tensors[node.inputs[0]].shape
+    _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
+    shortened = choice.detail is not None
+    band = _depthwise_band(node, shortened)
+    need: set[str] = {"AOTC_TFL_DW_DSP"}
+    if choice.facts.widened_weights:
+        need.add("AOTC_TFL_DW_PRE")
+    if not (band and _dw_fused(node, graph)):  # a group the fused 3 x 3 paths do not take
+        need.add("AOTC_TFL_DW_PLAIN")
+    if not band or a["y_min"] != -128 or a["y_max"] != 127:
+        return need
+    sh, sw = a["strides"]
+    run = min(DSP_DW_RUN, oh * ow)
+    ph, pw = (oh - 1) * sh + 3, (ow - 1) * sw + 3
+    rounding = "AOTC_TFL_DW_FLOOR" if a["y_zero"] == -128 else "AOTC_TFL_DW_SIGN"
+    if sh <= 2 and ow < oh and 3 * ph <= 3 * pw + 4 * run:  # tfl_dsp_dw_columns (y apart from x)
+        need.add("AOTC_TFL_DW_COLUMNS")
+        return need
+    if sw == 1 and 12 * ((ow + 1) // 2 + 1) <= 4 * run + 3 * pw:  # tfl_dsp_dwp_fits: the ring
+        need |= {"AOTC_TFL_DW_RING", rounding}
+        pt, pl = a["pads"][0], a["pads"][1]
+        if pl == 1 and ow == w and pt == 1 and sh == 1 and oh == h and (ow % 6 == 0 or ow == 3):  # tfl_dsp_dwp_same
+            need.add("AOTC_TFL_DW_SAME")
+    elif sw == 2:
+        need |= {"AOTC_TFL_DW_S2", rounding}
+    return need
+
+
+def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
+    """The paths tfl_conv_s8_dsp may take on the node at its tile (choice.detail), as it decides them: 1 x 1 by
+    rows, 3 channels 3 x 3, the sums requantised in the MAC kernel (fused) or apart, doubled (and by which zero
+    point's kernels), an odd last position."""
+    a = node.attrs
+    n, h, w, c = graph.tensors[node.inputs[0]].shape
+    _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
+    kh, kw = a["kernel"]
+    k = kh * kw * c
+    kq = -(-k // 4)
+    kc, groups, total = min(kq, DSP_KC), -(-oc // 4), n * oh * ow
+    words, np_ = _conv_dsp_scratch(node, graph, choice.detail or 10**9)
+    words //= 4
+    need: set[str] = set()
+    rows = kh == kw == 1 and tuple(a["strides"]) == (1, 1) and a["pads"][0] == a["pads"][1] == 0 and oh == h \
+        and ow == w and c % 4 == 0
+    if rows:
+        need.add("AOTC_TFL_CONV_ROWS")
+    if c == 3 and kh == kw == 3 and tuple(a["dilations"]) == (1, 1) and kq == kc == 7:
+        need.add("AOTC_TFL_CONV_RGB")
+    if not _dsp_fused(node, graph, choice.detail or 10**9):
+        need.add("AOTC_TFL_CONV_PLAIN")
+        return need
+    need.add("AOTC_TFL_CONV_FUSED")
+    if total % 2:
+        need.add("AOTC_TFL_CONV_ODD")
+    # the doubled sums as the C weighs them (its `dbl`), at the tile it takes: more positions where its scratch
+    # holds no run of sums (no fused ADD)
+    widened = choice.facts.widened_weights  # then widened and doubled at compile time, with the terms (dsp_rq)
+    wxw = 0 if widened else 8 * kc
+    if node.op != "TflConv2DAdd":
+        more = ((words - wxw - (0 if widened else 24)) // (2 * kc)) & ~1
+        np_ = min(more, (total + 1) & ~1)
+    save = 4 * np_ * groups
+    cost_p = 2 * np_ * kc if rows else save
+    cost_w = 0 if widened else 8 * kc * groups
+    dbl = (2 if cost_p < save else 0) if cost_p < cost_w else (1 if cost_w < save else 0)
+    if dbl:
+        need |= {"AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR" if a["y_zero"] == -128 else "AOTC_TFL_CONV_SIGN"}
+    else:
+        need.add("AOTC_TFL_CONV_SINGLE")
+    return need
+
+
+def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Node, KernelChoice]]:
+    """Every node with its kernel choice, a run in row bands' layers each with its own (aot/kernels/tflite_bands.py)."""
+    for node in graph.nodes:
+        if (c := choices.get(node.name)) is None:
+            continue
+        inner = getattr(c.detail, "inner", None)
+        yield from ([(m, inner[m.name]) for m in node.attrs["layers"]] if inner else [(node, c)])
+
+
+def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
+             plain_depthwise: bool = False) -> tuple[str, ...]:
+    """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
+    Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
+    unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
+    ones (the fused sums as they are where they were doubled); `plain_depthwise` (the level after): every depthwise
+    path, the depthwise layers then by the plain loop."""
+    need: set[str] = set()
+    dsp = False
+    for node, c in layers(graph, choices):
+        if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
+            need.add("AOTC_TFL_CONV_RESIDUAL")
+        if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
+            continue
+        dsp = True
+        need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
+    if plain_depthwise:
+        need -= set(DW_PATHS)
+    if general:
+        need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
+    return tuple(sorted(set(PATHS) - need)) if dsp else ()
+
+
+def work(node: Node, graph: Graph) -> int:
+    """A layer's work (aot/emit_c/bundle.py cold_sources): its multiply-accumulates where it has weights (output
+    elements times the window's or row's inputs a channel), else its output elements."""
+    out = sum(graph.tensors[t].size for t in node.outputs if t in graph.tensors)
+    if node.op in ("TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected") and len(node.inputs) > 1:
+        w = graph.tensors[node.inputs[1]].shape
+        per = (w[1] * w[2] if node.op == "TflDepthwiseConv2D" else int(np.prod(w[1:]))) if len(w) > 1 else 1
+        return out * max(int(per), 1)
+    return out

@@ -1,0 +1,89 @@
+"""Only the M-profile conv and depthwise paths a model's layers take are compiled (issue 67, aot/kernels/dsp_paths.py):
+the paths left out are the kernel configuration's (runtime/aotc_symbols.h, the symbols' prefix), the library a
+firmware links keeps none of their code, and a path left out never changes a result: with every path left out
+each layer falls to one compiled (the band, the plain loop), the same integers as with every path compiled and as
+with the paths predicted, on the M4 under qemu."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+
+from aot.build import build, configure, run_bundle
+from aot.compiler import Options, compile_file
+from aot.footprint import measure
+from aot.kernels.dsp_paths import PATHS
+
+ROOT = Path(__file__).resolve().parents[2]
+KWS = ROOT / "bench" / "models" / "keras" / "kws_dscnn_int8.tflite"
+VWW = ROOT / "bench" / "models" / "keras" / "vww_mobilenet_int8.tflite"
+MICRO = ROOT / "bench" / "models" / "tflm" / "micro_speech_quantized.tflite"
+
+
+def _left_out(bundle) -> list[str]:
+    return re.findall(r"^#define (AOTC_TFL_\w+) 0$", bundle.files["runtime/aotc_symbols.h"], re.M)
+
+
+def test_the_paths_a_model_takes_are_predicted_from_its_layers():
+    """KWS DS-CNN on the M4 (25 x 5 depthwise planes by columns, 1 x 1 convs by rows, sums requantised in the MAC
+    kernel, doubled, zero point -128, 125 positions: an odd last one) keeps exactly those paths; micro_speech (one
+    conv, no depthwise) none of the depthwise's; the ring and stride 2 are VWW MobileNet's. The paths left out key
+    the prefix: another set, another prefix; the host's bundles (no M-profile path) leave none out."""
+    kws = compile_file(KWS, Options(name="kws", target="mps2-an386"))
+    assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
+                                                "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
+                                                "AOTC_TFL_CONV_ODD"}
+    micro = compile_file(MICRO, Options(name="micro", target="mps2-an386"))
+    vww = compile_file(VWW, Options(name="vww", target="mps2-an386"))
+    assert not {p for p in PATHS if p.startswith("AOTC_TFL_DW_")} - set(_left_out(micro))
+    assert "AOTC_TFL_DW_DSP" not in _left_out(vww)
+    assert "AOTC_TFL_CONV_FUSED" not in _left_out(micro)
+    assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
+    assert kws.metadata["symbol_prefix"] != micro.metadata["symbol_prefix"] != vww.metadata["symbol_prefix"]
+    host = compile_file(KWS, Options(name="kws", target="host"))
+    assert not _left_out(host)
+
+
+@pytest.mark.full
+def test_paths_left_out_give_the_same_outputs_and_the_link_keeps_none_of_their_code(tmp_path):
+    """KWS and VWW on the M4 three ways: every path compiled (the kernels as before issue 67), the paths predicted,
+    every path left out (the layers by the fused band and the plain loops). Outputs identical on seeded inputs; the
+    predicted library is smaller than the whole one as `aotc footprint` counts it (what a --gc-sections link keeps)
+    and costs no more instructions; everything left out costs more."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot.bench import board_counts, insn_count_plugin
+
+    plugin = insn_count_plugin(tmp_path)
+    for model in (KWS, VWW):
+        b = compile_file(model, Options(name="m", target="mps2-an386"))
+        sym = b.files["runtime/aotc_symbols.h"]
+        without = re.sub(r"^#define AOTC_TFL_\w+ 0\n", "", sym, flags=re.M)
+        every = without.replace("#endif /* AOTC_SYMBOLS_H */", "".join(f"#define {p} 0\n" for p in PATHS)
+                                + "#endif /* AOTC_SYMBOLS_H */")
+        got: dict[str, tuple[list[np.ndarray], int, int]] = {}
+        for way, text in (("all", without), ("predicted", sym), ("none", every)):
+            out = tmp_path / f"{model.stem}_{way}"
+            b.files["runtime/aotc_symbols.h"] = text
+            b.write(out / "bundle")
+            configure(out, "mps2-an386", build_type="Release")
+            build(out)
+            meta = json.loads((out / "bundle" / "metadata.json").read_text())
+            rng = np.random.default_rng(0)
+            feeds = [rng.integers(-128, 128, tuple(i["shape"])).astype(np.int8) for i in meta["inputs"]]
+            outs = []
+            for s in range(2):
+                y, _ = run_bundle(out, meta, [np.roll(f, s) for f in feeds])
+                outs.append(y)
+            count, _ = board_counts(out, meta, feeds, plugin)
+            got[way] = (outs, count, measure(out, meta)["model"]["flash_bytes"])
+        for way in ("predicted", "none"):
+            for a, z in zip(got[way][0], got["all"][0], strict=True):
+                assert all(np.array_equal(a[k], z[k]) for k in a), (model.stem, way)
+        assert got["predicted"][2] < got["all"][2], model.stem
+        assert got["predicted"][1] <= got["all"][1] * 1.001, model.stem
+        assert got["none"][1] > got["predicted"][1], model.stem
