@@ -120,12 +120,18 @@ def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
 
 
 def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Node, KernelChoice]]:
-    """Every node with its kernel choice, a run in row bands' layers each with its own (aot/kernels/tflite_bands.py)."""
+    """Every node with its kernel choice, a run in row bands' layers each with its own (aot/kernels/tflite_bands.py;
+    an ONNX run's, aot/kernels/nchw_bands.py, a choice per band shape: each of them)."""
     for node in graph.nodes:
         if (c := choices.get(node.name)) is None:
             continue
         inner = getattr(c.detail, "inner", None)
-        yield from ([(m, inner[m.name]) for m in node.attrs["layers"]] if inner else [(node, c)])
+        if not inner:
+            yield node, c
+            continue
+        for m in node.attrs["layers"]:
+            picked = inner[m.name]
+            yield from ((m, k) for k in (picked if isinstance(picked, tuple) else (picked,)))
 
 
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,

@@ -250,7 +250,8 @@ def test_the_autoencoder_curves_on_the_m4(tmp_path: Path, capsys: pytest.Capture
     for before, p in zip(ram.points, ram.points[1:], strict=False):
         assert p.nbytes <= p.budget < before.nbytes  # each budget below the arena the last compile reached
     assert all(p.cycles > p.instructions // 2 > 0 and p.same_outputs for p in ram.points[1:])
-    assert [p.traded for p in flash.points][:2] == ["", "level O2"] and flash.least == flash.points[-1].nbytes
+    assert flash.points[0].traded == "" and flash.points[1].traded.startswith("level ")  # (aot/flash.py LEVELS)
+    assert flash.least == flash.points[-1].nbytes
     assert all(a.nbytes > b.nbytes for a, b in zip(flash.points, flash.points[1:], strict=False))
     assert all(p.same_outputs for p in flash.points)
     assert flash.points[-1].cycles > 2 * flash.points[0].cycles  # the portable kernels
