@@ -589,11 +589,17 @@ def _write_inputs_in_place(n: Node, graph: Graph, ops: OpMemory, step: int, out:
         return
     for x, delta in zip(n.inputs, deltas, strict=True):
         b = buffer_of.get(x)
-        if (b is None or b.parent is not None or id(b) in read_only
-                or n.inputs.count(x) != 1 or b.nbytes != graph.tensors[x].nbytes
-                or outputs.intersection(b.tensors) or any(last_use.get(m, step) > step for m in b.tensors)):
-            continue
-        b.parent, b.delta = out, delta
+        if b is not None and _free_to_nest(b, x, n, graph, step, last_use, read_only, outputs):
+            b.parent, b.delta = out, delta
+
+
+def _free_to_nest(b: Buffer, x: str, n: Node, graph: Graph, step: int, last_use: dict[str, int], read_only: set[int],
+                  outputs: set[str]) -> bool:
+    """Whether input x's buffer b may become a slice of a buffer node n writes (a Concat's output, a vendor
+    call's workspace): b is x's bytes alone, read once by n and by nothing after it, no graph input or output."""
+    return (b.parent is None and id(b) not in read_only and n.inputs.count(x) == 1
+            and b.nbytes == graph.tensors[x].nbytes and not outputs.intersection(b.tensors)
+            and all(last_use.get(m, step) <= step for m in b.tensors))
 
 
 def _workspace_block(n: Node, graph: Graph, block: tuple[int, Mapping[str, int]], step: int,
@@ -607,11 +613,9 @@ def _workspace_block(n: Node, graph: Graph, block: tuple[int, Mapping[str, int]]
     w = new_buffer(nbytes, step)
     for x in dict.fromkeys(t for t in n.inputs if t in inside):
         b = buffer_of.get(x)
-        if (b is None or b.parent is not None or id(b) in read_only or id(b) in overlaid or x in deltas
-                or n.inputs.count(x) != 1 or b.nbytes != graph.tensors[x].nbytes or outputs.intersection(b.tensors)
-                or any(last_use.get(m, step) > step for m in b.tensors)):
-            continue
-        b.parent, b.delta = w, inside[x]
+        if (b is not None and id(b) not in overlaid and x not in deltas
+                and _free_to_nest(b, x, n, graph, step, last_use, read_only, outputs)):
+            b.parent, b.delta = w, inside[x]
     for out in n.outputs:
         if not out:
             continue
