@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -354,35 +353,24 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     isa = host_isa(options.host_isa, get_target(options.target))
     artifacts = _codegen_with_blocks(graph, parted, options, isa)
     nodes = list(graph.nodes)  # select_and_plan may fuse runs in bands: each flash level starts from these
-    tried: list[tuple[flash.FlashLevel, flash.FlashMeasure]] = []
-    last: tuple[dict[str, Any], tuple[Any, ...]] = ({}, ())
-    for level in flash.levels(options.widened_weights) if options.flash_budget is not None else flash.LEVELS[:1]:
+
+    def bundle_at(level: flash.FlashLevel) -> Bundle:
         graph.nodes[:] = nodes
-        widened = options.widened_weights and level.widened
         selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
                                           options.fast_math, isa, options.ram_budget, options.memory_pools,
-                                          portable=level.portable, widened_weights=widened)
+                                          portable=level.portable,
+                                          widened_weights=options.widened_weights and level.widened)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
                               portable=level.portable, toolchain=toolchain_digest(options.target),
                               general_paths=level.general, plain_depthwise=level.plain_dw)
-        bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
-        if options.flash_budget is None:
-            return bundle
-        same = tried and bundle.files == last[0] and (level.opt, level.portable, level.cold) == last[1]
-        last = (bundle.files, (level.opt, level.portable, level.cold))  # (a level's own flags are in with_level)
-        bundle = flash.with_level(bundle, level)
-        if same:  # the level builds what the one before did (a "general" without M-profile paths): its measure
-            tried.append((level, tried[-1][1]))
-        else:
-            tried.append((level, flash.measure(bundle, options.target, options.build_type)))
-        if tried[-1][1].total <= options.flash_budget:
-            bundle.metadata["flash_budget"] = flash.report(options.flash_budget, options.build_type, level,
-                                                           tried[-1][1], tried)
-            bundle.files["metadata.json"] = json.dumps(bundle.metadata, indent=2) + "\n"
-            return bundle
-    raise flash.FlashBudgetError(flash.refusal(options.flash_budget, tried), min(m.total for _, m in tried))
+        return fit_bundle(bundle, options.target)  # refuses a model too big for the board
+
+    if options.flash_budget is None:
+        return bundle_at(flash.LEVELS[0])
+    return flash.fit(options.flash_budget, flash.levels(options.widened_weights), bundle_at, options.target,
+                     options.build_type)
 
 
 def _codegen_with_blocks(graph: Graph, parted: Partitioned, options: Options, isa: str | None) -> dict[str, Artifact]:

@@ -10,9 +10,10 @@ firmware's link of lib<name>.a with --gc-sections keeps from the model's entry p
 kept_sizes, by the target's linker). So the compiler's figure is the footprint's for that build
 type, byte for byte (tests/cli/test_flash_budget.py compares them).
 
-The levels, tried in order while the library is over the budget (each costs instructions, none changes a
-result: every kernel path gives the same integers or floats as the others, and the optimisation level
-does not change the arithmetic, ISO C without contraction). Without a budget the library compiles only the
+The levels, tried in order while the library is over the budget, the smallest (the last) measured second so
+that a budget none meets is refused after two builds (`fit`). Each costs instructions, none changes a result:
+every kernel path gives the same integers or floats as the others, and the optimisation level does not change
+the arithmetic, ISO C without contraction. Without a budget the library compiles only the
 M-profile conv and depthwise paths its layers take (aot/kernels/dsp_paths.py); the levels go on from there,
 kernel family by kernel family:
 
@@ -35,9 +36,11 @@ kernel family by kernel family:
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -197,6 +200,46 @@ def library_flash(lib: Path, linker: str | None = None, own: set[str] | frozense
             by_file[name] = by_file.get(name, 0) + ex
     return FlashMeasure(code + constants, code, constants,
                         dict(sorted(by_file.items(), key=lambda kv: -kv[1])))
+
+
+def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLevel], Bundle], target: str,
+        build_type: str) -> Bundle:
+    """The bundle at the first level of `ladder` whose library meets the budget (`bundle_at(level)`: the
+    compiler's bundle for a level, before with_level), metadata.json saying what was traded; else
+    FlashBudgetError. Each level measured is a library build, so the last (smallest) level is measured right
+    after the first: a budget no level meets is refused after two builds, not one a level, for one build more
+    where a level between meets it. A level that builds what another measured did (same files and flags: a
+    "general" on a model without M-profile paths) takes its measure."""
+    measured: list[tuple[tuple[Any, ...], FlashMeasure]] = []
+    tried: list[tuple[FlashLevel, FlashMeasure]] = []
+
+    def at(level: FlashLevel) -> tuple[Bundle, FlashMeasure]:
+        bundle = bundle_at(level)
+        key = (bundle.files, level.opt, level.portable, level.cold)  # a level's own flags go in with_level
+        bundle = with_level(bundle, level)
+        got = next((m for k, m in measured if k == key), None) or measure(bundle, target, build_type)
+        measured.append((key, got))
+        tried.append((level, got))
+        tried.sort(key=lambda t: ladder.index(t[0]))
+        return bundle, got
+
+    def kept(level: FlashLevel, bundle: Bundle, got: FlashMeasure) -> Bundle:
+        bundle.metadata["flash_budget"] = report(budget, build_type, level, got, tried)
+        bundle.files["metadata.json"] = json.dumps(bundle.metadata, indent=2) + "\n"
+        return bundle
+
+    first, *between, last = ladder
+    bundle, got = at(first)
+    if got.total <= budget:
+        return kept(first, bundle, got)
+    smallest, least = at(last)
+    if least.total > budget:
+        raise FlashBudgetError(refusal(budget, tried), min(m.total for _, m in tried))
+    for level in between:
+        bundle, got = at(level)
+        if got.total <= budget:
+            return kept(level, bundle, got)
+    return kept(last, smallest, least)
 
 
 def report(budget: int, build_type: str, level: FlashLevel, got: FlashMeasure,

@@ -11,8 +11,9 @@ says what each path is) and their code is not compiled at all.
 What is decided here mirrors the C dispatchers' tests on what they read (a path's test here taking in at least the
 layers the C sends there), and a prediction that missed would cost instructions, never a result: a path left out
 falls to one compiled (the band, else the plain loop), the same integers (tests/kernels/test_dsp_paths.py builds
-bundles with each path left out and compares). Being part of the kernel configuration, the paths key the symbols'
-prefix (SymbolConfig.paths): two bundles that compile different paths define different names.
+bundles with each path left out and compares). Being part of the kernel configuration, the paths key the prefix
+of the names the conv's and the depthwise's files define (SymbolConfig.prefix_of): two bundles that compile
+different paths define different names there, and the same names, from the same objects, for every other kernel.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL")
 PATHS = DW_PATHS + CONV_PATHS
+# the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
+# names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
+FILE_PATHS = {"tflite_int8_conv.c": CONV_PATHS, "tflite_int8_depthwise.c": DW_PATHS}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
 

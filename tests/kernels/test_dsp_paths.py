@@ -1,8 +1,8 @@
 """Only the M-profile conv and depthwise paths a model's layers take are compiled (issue 67, aot/kernels/dsp_paths.py):
-the paths left out are the kernel configuration's (runtime/aotc_symbols.h, the symbols' prefix), the library a
-firmware links keeps none of their code, and a path left out never changes a result: with every path left out
-each layer falls to one compiled (the band, the plain loop), the same integers as with every path compiled and as
-with the paths predicted, on the M4 under qemu."""
+the paths left out are the kernel configuration's (runtime/aotc_symbols.h, the prefix of the conv's and depthwise's
+names), the library a firmware links keeps none of their code, and a path left out never changes a result: with
+every path left out each layer falls to one compiled (the band, the plain loop), the same integers as with every
+path compiled and as with the paths predicted, on the M4 under qemu."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from conftest import require_tool
 from aot.build import build, configure, run_bundle
 from aot.compiler import Options, compile_file
 from aot.footprint import measure
-from aot.kernels.dsp_paths import PATHS
+from aot.kernels.dsp_paths import FILE_PATHS, PATHS
 
 ROOT = Path(__file__).resolve().parents[2]
 KWS = ROOT / "bench" / "models" / "keras" / "kws_dscnn_int8.tflite"
@@ -33,7 +33,8 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     """KWS DS-CNN on the M4 (25 x 5 depthwise planes by columns, 1 x 1 convs by rows, sums requantised in the MAC
     kernel, doubled, zero point -128, 125 positions: an odd last one) keeps exactly those paths; micro_speech (one
     conv, no depthwise) none of the depthwise's; the ring and stride 2 are VWW MobileNet's. The paths left out key
-    the prefix: another set, another prefix; the host's bundles (no M-profile path) leave none out."""
+    the prefix of the conv's and the depthwise's names: another set, other names; the host's bundles (no M-profile
+    path) leave none out."""
     kws = compile_file(KWS, Options(name="kws", target="mps2-an386"))
     assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
                                                 "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
@@ -44,9 +45,37 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     assert "AOTC_TFL_DW_DSP" not in _left_out(vww)
     assert "AOTC_TFL_CONV_FUSED" not in _left_out(micro)
     assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
-    assert kws.metadata["symbol_prefix"] != micro.metadata["symbol_prefix"] != vww.metadata["symbol_prefix"]
+    # the conv's and the depthwise's names are keyed by the paths left out of them; every other kernel's are the
+    # same in the three bundles (the same objects: a compiler cache compiles them once)
+    names = [_names(b) for b in (kws, micro, vww)]
+    assert kws.metadata["symbol_prefix"] == micro.metadata["symbol_prefix"] == vww.metadata["symbol_prefix"]
+    assert all(v.startswith(kws.metadata["symbol_prefix"]) for n in names for v in n.values())
+    for name in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8"):
+        assert len({n[name] for n in names}) == 3, name
+    assert len({n["aotc_tfl_fc_s8"] for n in names}) == 1
     host = compile_file(KWS, Options(name="kws", target="host"))
     assert not _left_out(host)
+
+
+def _names(bundle) -> dict[str, str]:
+    return dict(re.findall(r"^#define (aotc_\w+) (\w+)$", bundle.files["runtime/aotc_symbols.h"], re.M))
+
+
+def test_only_the_files_keyed_by_the_paths_read_them():
+    """A kernel file whose code reads a path macro must be in dsp_paths.FILE_PATHS (with those macros), or two
+    bundles that differ in that path would define one name with two codes."""
+    kernels = ROOT / "runtime_c" / "kernels"
+    header = kernels / "tflite_int8" / "aotc_tflite_int8.h"  # the macros default to 1 there, beside their helpers
+    helpers = {m.group(1) for m in re.finditer(r"^#define (\w+)\(.*AOTC_TFL_(?:DW|CONV)_", header.read_text(), re.M)}
+    assert helpers  # (the pattern still finds them)
+    readers = {}
+    for f in sorted(kernels.rglob("*.[ch]")):
+        text = f.read_text()
+        if f != header and (used := {p for p in PATHS if p in text} | {h for h in helpers if h in text}):
+            readers[f.name] = used
+    assert set(readers) == set(FILE_PATHS), readers
+    for name, used in readers.items():
+        assert used - helpers <= set(FILE_PATHS[name]), (name, used)
 
 
 @pytest.mark.full

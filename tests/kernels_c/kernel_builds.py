@@ -7,6 +7,7 @@ test_kernels_c.py (the host builds), test_kernels_c_boards.py (the boards, clang
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -87,6 +88,18 @@ def c_sources(family: str) -> list[Path]:
     shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
     ref = kernels_dir() / family / f"{family}_ref.c"
     return [TESTS_C / f"test_{family}_kernels.c", *map(kernel_file, shipped), *([ref] if ref.is_file() else [])]
+
+
+# what in a kernel's C reads the ISA it is built for (an intrinsic path, a block size for it)
+ISA_READS = re.compile(r"__AVX|__SSE|immintrin|__ARM|__aarch64__|__x86_64__|AOTC_NO_INTRINSICS|AOTC_DW3_BLOCK")
+
+
+def reads_the_isa(family: str) -> bool:
+    """Whether the C the family's test links (its test, the shipped files and headers of the families it calls,
+    its reference) has a path that depends on the ISA or AOTC_DW3_BLOCK: else its baseline-ISA build compiles
+    the same code as its native one."""
+    shipped = {kernel_file(f) for fam in CALLS[family] for f in family_files(fam)}
+    return any(ISA_READS.search(p.read_text()) for p in {*c_sources(family), *shipped})
 
 
 def object_store(directory: Path) -> dict:

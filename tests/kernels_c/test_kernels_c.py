@@ -14,9 +14,11 @@ Three builds of each, by tier (tests/README.md):
   write past a tensor fails (the test's buffers are heap allocations of exactly their size). `native` takes
   the kernels' block sizes for -march=native (GEMM tiles of 6 x 16 with AVX); `generic` the baseline ISA with
   AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output by output, as on targets
-  without vector units). The pool test also runs with AOTC_NO_INTRINSICS: the plain-C twins of pool_int8.c's
-  SSE2 paths and of pool_avx512.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32), which the native build
-  must take on hosts with AVX-512F; the tflite_int8 test with -march=haswell: the elementwise kernels' AVX2 lanes.
+  without vector units); only for the families whose C reads the ISA (kernel_builds.reads_the_isa), the others'
+  baseline build compiling the code the native one does (in `--tier all`). The pool test also runs with
+  AOTC_NO_INTRINSICS: the plain-C twins of pool_int8.c's SSE2 paths and of pool_avx512.h's AVX-512 float
+  MaxPool (pool.c's maxpool_rows_f32), which the native build must take on hosts with AVX-512F; the
+  tflite_int8 test with -march=haswell: the elementwise kernels' AVX2 lanes.
 
 The same tests on the Cortex-M boards under qemu, and the kernels under clang: test_kernels_c_boards.py.
 """
@@ -39,6 +41,7 @@ from kernel_builds import (
     host_has_avx2,
     host_has_avx512f,
     object_store,
+    reads_the_isa,
     run_checked,
     sanitizer_env,
 )
@@ -69,7 +72,13 @@ TIER = {"plain": (), "native": pytest.mark.full, "generic": pytest.mark.full,
 PLAIN_IN_ALL = {"conv", "elementwise", "tflite_int8"}
 
 
+
+
 def _tier(family: str, build: str) -> tuple:
+    if build == "generic" and not reads_the_isa(family):
+        # no path of its C depends on the ISA: the sanitized native build runs the same code (under the same
+        # sanitizers, with more shapes); its baseline build is the exhaustive tier's
+        return (pytest.mark.slow,)
     return TIER[build] or ((pytest.mark.slow,) if family in PLAIN_IN_ALL else ())
 
 

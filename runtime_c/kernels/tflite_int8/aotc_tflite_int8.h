@@ -97,14 +97,6 @@ typedef struct {
     float y_scale;                      /* 16x8 SQRT: the output's scale (scale: the input's) */
 } aotc_tfl_quantize_params;
 
-/* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
- * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h), or
- * on the M55 for Helium's CONV_2D where it takes the shape (tflite_int8_mve.h; its sizes from
- * aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
-void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                      int8_t *y, uint32_t *scratch);
-void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y, uint32_t *scratch);
 /* scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, word-aligned, on cores with the Arm DSP extension (x
  * widened to 16-bit pairs and the outputs' sums); NULL elsewhere */
 #define AOTC_TFL_FC_SCRATCH(in, out) (8 * ((in) / 4) + 4 * (out))
@@ -142,8 +134,6 @@ typedef struct {
  * or (Helium's) its scratch for a fused ADD; aot/kernels/tflite_int8.py sizes it. NULL elsewhere: the
  * plain loops then run. */
 #define AOTC_TFL_RESIDUAL_TABLES 512
-void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
-                          const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch);
 /* MUL: the product of the inputs less their zero points, requantised once (double rounding) */
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 /* MAXIMUM / MINIMUM of two inputs of one scale and zero point (TFLite requantises neither) */
@@ -160,12 +150,9 @@ void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, 
                                 const int32_t *bias, int8_t *y);
 /* 16x8 (int16 activations, zero point 0; int8 weights; int64 bias): the same loops with int64 sums.
  * LiteRT's reference requantises conv and depthwise with its int64 MultiplyByQuantizedMultiplier
- * (the multiplier rounded to 16 bits, one rounding: (acc * m16 + 2^(14 - s)) >> (15 - s)) and fully
- * connected with the full 32-bit multiplier, rounded once (measured bit for bit). */
-void aotc_tfl_conv_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
-                       int16_t *y);
-void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
-                            int16_t *y);
+ * (the multiplier rounded to 16 bits, one rounding: (acc * m16 + 2^(14 - s)) >> (15 - s), their
+ * declarations below) and fully connected with the full 32-bit multiplier, rounded once (measured bit
+ * for bit). */
 void aotc_tfl_fc_s16(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
                      int16_t *y);
 void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
@@ -471,6 +458,33 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
 #define TFL_DSP_DW_BAND(p)                                                                                      \
     ((p)->kh == 3 && (p)->kw == 3 && (p)->dh == 1 && (p)->dw == 1 && (p)->sw >= 1 && (p)->sw <= 2 &&            \
      (p)->dsp_tile == 0)
+
+/* CONV_2D's and DEPTHWISE_CONV_2D's entry points (tflite_int8_conv.c, tflite_int8_depthwise.c), apart from the
+ * others: a bundle's names for them depend on the M-profile paths it compiles (runtime/aotc_symbols.h), and the
+ * runtime's other files, which never call them, do not declare them (AOTC_TFL_CONV_DECLS 0, set by
+ * tflite_int8_internal.h), so that those files compile to the same objects in bundles whose paths differ. */
+#ifndef AOTC_TFL_CONV_DECLS
+#define AOTC_TFL_CONV_DECLS 1
+#endif
+#if AOTC_TFL_CONV_DECLS
+/* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
+ * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h), or
+ * on the M55 for Helium's CONV_2D where it takes the shape (tflite_int8_mve.h; its sizes from
+ * aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
+void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                      int8_t *y, uint32_t *scratch);
+void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y, uint32_t *scratch);
+/* the conv requantised, then added to the residual (aotc_tfl_residual_params); scratch as
+ * AOTC_TFL_RESIDUAL_TABLES says */
+void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                          const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch);
+/* 16x8 */
+void aotc_tfl_conv_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                       int16_t *y);
+void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                            int16_t *y);
+#endif
 
 /* The M-profile paths of CONV_2D and DEPTHWISE_CONV_2D a bundle compiles: every one (1), unless the bundle's kernel
  * configuration (runtime/aotc_symbols.h, which aotc_common.h includes first) leaves out those none of its model's

@@ -7,6 +7,7 @@
  * E(t0) = [x(r0), x(r2)], O(t0) = [x(r1), x(r3)], E(t1), O(t1) as 16-bit halves, holding x - x_zero
  * (0 under the padding, as TFLite's kernels skip those taps). A tile of positions is gathered once
  * per block of quads, and each group of 4 output channels' weights widened once per tile. */
+#define AOTC_TFL_CONV_DECLS 1 /* declares this file's entry points (aotc_tflite_int8.h) */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include <stddef.h> /* ptrdiff_t */

@@ -3,6 +3,7 @@
  * widened to [c0, c2] / [c1, c3] halves, and SMLABB / SMLATT per channel (requantised by Helium's
  * vectors on the M55); a 3 x 3 window of dilation 1 and column stride 1 or 2 by bands of input rows
  * (tfl_dsp_dw_band), two positions at a time. */
+#define AOTC_TFL_CONV_DECLS 1 /* declares this file's entry points (aotc_tflite_int8.h) */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include <stddef.h>          /* ptrdiff_t */

@@ -22,6 +22,9 @@
 #ifndef AOTC_TFLITE_INT8_INTERNAL_H
 #define AOTC_TFLITE_INT8_INTERNAL_H
 
+#ifndef AOTC_TFL_CONV_DECLS /* the conv's and the depthwise's declarations: only their own files want them */
+#define AOTC_TFL_CONV_DECLS 0
+#endif
 #include "aotc_tflite_int8.h"
 
 /* On cores with the DSP extension the int8 kernels are the network: at -Os, gcc stops inlining and

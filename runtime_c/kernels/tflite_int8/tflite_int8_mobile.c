@@ -1,6 +1,7 @@
 /* TFLite's int8 comparisons, PRELU, DIV and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
  * kernel's integer arithmetic, written from its definition; the compiler computes every multiplier
  * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
+#define AOTC_TFL_CONV_DECLS 0 /* (the conv's and depthwise's declarations: aotc_tflite_int8.h) */
 #include "aotc_tflite_int8.h"
 
 #include <math.h>
