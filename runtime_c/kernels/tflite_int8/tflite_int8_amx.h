@@ -130,10 +130,13 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
     if (ma > 1 && mb > 1) _tile_stored(3, c + 768, 64);
 }
 
+typedef struct tfl_amx_outk_s tfl_amx_outk;
+
 /* a direct CONV_2D on the tiles: the layer, its A, and its loops */
 typedef struct {
     const aotc_tfl_conv_params *p;
     const tfl_pk_out *o;
+    const tfl_amx_outk *k; /* its output stage's constants */
     const int8_t *x, *wp, *res;
     const int32_t *bias;
     int8_t *y;
@@ -164,18 +167,140 @@ static void tfl_amx_rows(const tfl_amx_job *J, int32_t b, int32_t p0, int64_t *o
     }
 }
 
-/* the sums of one C tile (c: 16 rows x 16 channels; row r position off[r]) plus the bias, through the output stage,
- * to channel block c0 (m: its channels) */
-static void tfl_amx_out(const tfl_amx_job *J, const tfl_x86_rq *q, __m512i bias, const int32_t *c, const int64_t *off,
-                        int32_t c0, __mmask16 m) {
-    const int32_t oc = J->p->oc;
-    const int8_t *res = J->res != NULL ? J->res : J->y;
+/* The output stage of tfl_pk_store_rq, bit for bit, with what a layer's constants allow done in fewer instructions
+ * (it is most of a 1 x 1 conv's time on the tiles: 64 sums an output): no left shift where no channel of the block
+ * has one (tfl_amx_requant: tfl_x86_requant less its first shift); no clamp where the range is int8's own (the
+ * narrowing then saturates); and the fused ADD's two input rescalings in 32-bit lanes (tfl_amx_rescale9), where
+ * TFLite's ADD has them as it makes them: a multiplier m >= 0 without a left shift, a right shift e of 0 to 30. Its
+ * input is d 2^20 with |d| = |x - zero| < 2^9, so SaturatingRoundingDoublingHighMul(d 2^20, m) = floor((d m 2^20 +
+ * 2^30) / 2^31) = floor((d m + 2^10) / 2^11) = d (m >> 11) + floor((d (m & 2047) + 2^10) / 2^11): products under
+ * 2^28 and 2^19; RoundingDivideByPOT(h, e) = floor((h + 2^(e - 1) - [h < 0]) / 2^e) for e > 0, h for e = 0. Where m
+ * is 2^k (k >= 11) and e = 0 (the input of the larger scale: TFLite's multiplier 1/2, m = 2^30) that is d 2^(k - 11),
+ * one shift (tfl_amx_rescale_pow2). */
+struct tfl_amx_outk_s {
+    const tfl_pk_out *o;
+    int sat;   /* the conv's range is int8's (no ADD) or the ADD's is: the saturating narrowing clamps */
+    int add32; /* the ADD's input rescalings in 32-bit lanes */
+    int pow1, pow2; /* ... input 1 / 2's by a shift (m = 2^k, e = 0) */
+    int shl_o; /* the ADD's output rescaling has a left shift */
+    __m512i mh1, ml1, c1, sg1, mh2, ml2, c2, sg2;
+    __m128i e1, e2, k1, k2;
+};
+
+TFL_PK_INLINE __m512i tfl_amx_requant(__m512i acc, const tfl_x86_rq *q, int shl) {
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i a = shl ? _mm512_sllv_epi32(acc, q->left) : acc;
+    const __m512i pe = _mm512_mul_epi32(a, q->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), q->mult_odd);
+    __m512i te = _mm512_add_epi64(pe, q->k_e), to = _mm512_add_epi64(po, q->k_o);
+    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
+    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
+    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
+                                   _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
+}
+
+/* (sg: all ones for e > 0, else 0) */
+TFL_PK_INLINE __m512i tfl_amx_rescale9(__m512i d, __m512i mh, __m512i ml, __m512i c, __m512i sg, __m128i e) {
+    const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_madd_epi16(d, ml), _mm512_set1_epi32(1024)), 11);
+    const __m512i h = _mm512_add_epi32(_mm512_mullo_epi32(d, mh), lo);
+    return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(h, c), _mm512_and_si512(_mm512_srai_epi32(h, 31), sg)), e);
+}
+
+/* one input's rescaling in 32-bit lanes: by a shift (pow) or tfl_amx_rescale9 */
+TFL_PK_INLINE __m512i tfl_amx_rescale(__m512i d, int pow, __m128i k, __m512i mh, __m512i ml, __m512i c, __m512i sg,
+                                      __m128i e) {
+    return pow ? _mm512_sll_epi32(d, k) : tfl_amx_rescale9(d, mh, ml, c, sg, e);
+}
+
+/* whether m, s make a rescaling in 32-bit lanes, and whether a shift (by *k) */
+static int tfl_amx_rescalable(int32_t m, int32_t s, int *pow, int32_t *k) {
+    *pow = 0, *k = 0;
+    if (m < 0 || s > 0 || s < -30) return 0;
+    if (s == 0 && m >= 2048 && (m & (m - 1)) == 0) {
+        while ((1 << (*k + 11)) != m) ++*k;
+        *pow = 1;
+    }
+    return 1;
+}
+
+static void tfl_amx_outk_init(tfl_amx_outk *k, const tfl_pk_out *o, const aotc_tfl_conv_params *p,
+                              const aotc_tfl_residual_params *r) {
+    const aotc_tfl_binary_params *a = r != NULL ? &r->add : NULL;
+    k->o = o;
+    k->sat = a == NULL ? p->y_min <= -128 && p->y_max >= 127 : a->y_min <= -128 && a->y_max >= 127;
+    int32_t k1, k2;
+    k->add32 = a != NULL && tfl_amx_rescalable(a->m1, a->s1, &k->pow1, &k1) &&
+               tfl_amx_rescalable(a->m2, a->s2, &k->pow2, &k2);
+    k->shl_o = a != NULL && a->shift > 0;
+    if (k->add32) {
+        k->mh1 = _mm512_set1_epi32(a->m1 >> 11), k->ml1 = _mm512_set1_epi32(a->m1 & 2047);
+        k->mh2 = _mm512_set1_epi32(a->m2 >> 11), k->ml2 = _mm512_set1_epi32(a->m2 & 2047);
+        k->c1 = _mm512_set1_epi32(a->s1 < 0 ? 1 << (-a->s1 - 1) : 0);
+        k->c2 = _mm512_set1_epi32(a->s2 < 0 ? 1 << (-a->s2 - 1) : 0);
+        k->sg1 = _mm512_set1_epi32(a->s1 < 0 ? -1 : 0), k->sg2 = _mm512_set1_epi32(a->s2 < 0 ? -1 : 0);
+        k->e1 = _mm_cvtsi32_si128(-a->s1), k->e2 = _mm_cvtsi32_si128(-a->s2);
+        k->k1 = _mm_cvtsi32_si128(k1), k->k2 = _mm_cvtsi32_si128(k2);
+    }
+}
+
+/* one row's 16 sums (with the bias) through the output stage to y (a residual at res where the ADD is fused) */
+TFL_PK_INLINE void tfl_amx_store(const tfl_amx_outk *k, const tfl_x86_rq *q, int shl, int add, int add32, int sat,
+                                 int pow1, int pow2, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
+    const tfl_pk_out *o = k->o;
+    __m512i v = _mm512_add_epi32(tfl_amx_requant(acc, q, shl), o->yz);
+    if (add || !sat) v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
+    if (add) {
+        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
+        const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
+        __m512i a, b;
+        if (add32) {
+            a = tfl_amx_rescale(_mm512_sub_epi32(x1, o->z1), pow1, k->k1, k->mh1, k->ml1, k->c1, k->sg1, k->e1);
+            b = tfl_amx_rescale(_mm512_sub_epi32(x2, o->z2), pow2, k->k2, k->mh2, k->ml2, k->c2, k->sg2, k->e2);
+        } else {
+            a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
+            b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
+        }
+        v = _mm512_add_epi32(tfl_amx_requant(_mm512_add_epi32(a, b), &o->ro, k->shl_o), o->ayz);
+        if (!sat) v = _mm512_min_epi32(_mm512_max_epi32(v, o->alo), o->ahi);
+    }
+    _mm_mask_storeu_epi8(y, m, sat ? _mm512_cvtsepi32_epi8(v) : _mm512_cvtepi32_epi8(v));
+}
+
+/* the rows of one C tile (c: 16 rows x 16 channels; row r to position off[r], none where -1), each its own code by
+ * the flags */
+TFL_PK_INLINE void tfl_amx_out_rows(const tfl_amx_outk *k, const tfl_x86_rq *q, __m512i bias, const int32_t *c,
+                                    const int64_t *off, int32_t oc, int8_t *y, const int8_t *res, __mmask16 m,
+                                    int shl, int add, int add32, int sat, int pow1, int pow2) {
     int r;
     for (r = 0; r < 16; ++r)
         if (off[r] >= 0) {
-            const int64_t at = off[r] * oc + c0;
-            tfl_pk_store_rq(J->o, q, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias), J->y + at, res + at, m);
+            const int64_t at = off[r] * oc;
+            tfl_amx_store(k, q, shl, add, add32, sat, pow1, pow2, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias), y + at,
+                          res + at, m);
         }
+}
+
+/* the sums of one C tile (c: 16 rows x 16 channels; row r position off[r]) plus the bias, through the output stage,
+ * to channel block c0 (m: its channels; shl: some channel's left shift) */
+static void tfl_amx_out(const tfl_amx_job *J, const tfl_x86_rq *q, int shl, __m512i bias, const int32_t *c,
+                        const int64_t *off, int32_t c0, __mmask16 m) {
+    const tfl_amx_outk *k = J->k;
+    const int32_t oc = J->p->oc;
+    int8_t *y = J->y + c0;
+    const int8_t *res = (J->res != NULL ? J->res : J->y) + c0;
+    if (shl) { /* (rare: a multiplier past 1) */
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 1, k->o->add, 0, 0, 0, 0);
+    } else if (!k->o->add) {
+        if (k->sat) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 1, 0, 0);
+        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 0, 0, 0);
+    } else if (k->add32 && k->sat) { /* (ResNet's: one input by a shift) */
+        if (k->pow1 && !k->pow2) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 1, 0);
+        else if (k->pow2 && !k->pow1) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 0, 1);
+        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, k->pow1, k->pow2);
+    } else if (k->add32) {
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 0, k->pow1, k->pow2);
+    } else {
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 0, 0, 0, 0);
+    }
 }
 
 /* the patches of positions p0 .. p0 + 31 (those before mv) of batch b into buf (kb bytes each, zeros past kq
@@ -223,6 +348,7 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
         __m512i bv[2];
         tfl_x86_rq rqs[2];
         __mmask16 ms[2];
+        int shl[2];
         if (J->zlast != NULL && 2 * np + 1 >= J->nb - 1) { /* the last block's last tile from the padded copy */
             if (2 * np == J->nb - 1) b0z = J->zlast;
             else b1z = J->zlast;
@@ -233,6 +359,7 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
             bv[j] = _mm512_maskz_loadu_epi32(ms[j], J->bias + cj);
             rqs[j] = tfl_x86_rq_init(_mm512_maskz_loadu_epi32(ms[j], p->mult + cj),
                                      _mm512_maskz_loadu_epi32(ms[j], p->shift + cj));
+            shl[j] = _mm512_test_epi32_mask(rqs[j].left, rqs[j].left) != 0;
         }
         /* each its own code, the tiles' uses fixed */
         if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, c);
@@ -246,8 +373,8 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
                 o0[r] = s0 + r >= p0 ? off[s0 + r - p0] : -1;
                 o1[r] = ma > 1 && s1 + r >= p0 + 16 ? off[s1 + r - p0] : -1;
             }
-            tfl_amx_out(J, &rqs[j], bv[j], c + 256 * j, o0, c0 + 16 * j, ms[j]);
-            if (ma > 1) tfl_amx_out(J, &rqs[j], bv[j], c + 512 + 256 * j, o1, c0 + 16 * j, ms[j]);
+            tfl_amx_out(J, &rqs[j], shl[j], bv[j], c + 256 * j, o0, c0 + 16 * j, ms[j]);
+            if (ma > 1) tfl_amx_out(J, &rqs[j], shl[j], bv[j], c + 512 + 256 * j, o1, c0 + 16 * j, ms[j]);
         }
     }
 }
@@ -291,15 +418,18 @@ static void tfl_amx_compact_rows(void *ctx, int32_t r0, int32_t r1) {
 
 /* the direct CONV_2D p (tfl_amx_takes) on the tiles: its A made in scratch (the span, or COMPACT's image; the
  * span's rows by span_items), then the items over the pool where one is worth it (pool) */
-static void tfl_amx_conv(const aotc_tfl_conv_params *p, const tfl_pk_out *o, const int8_t *x, const int8_t *wp,
+static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const tfl_pk_out *o,
+                         const int8_t *x, const int8_t *wp,
                          const int32_t *bias, const int8_t *res, int8_t *y, uint8_t *scratch, void *span_job,
                          void (*span_items)(void *, int32_t, int32_t), int pool) {
     const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw;
     const int32_t rq = tfl_pk_row_quads(p), kq = p->kh * rq;
     __attribute__((aligned(64))) int8_t zlast[1024];
     tfl_amx_job J;
+    tfl_amx_outk k;
     int64_t at, bt;
-    J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL;
+    tfl_amx_outk_init(&k, o, p, r);
+    J.k = &k, J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL;
     J.mode = tfl_amx_mode(p), J.nb = (p->oc + 15) / 16;
     if (J.mode == TFL_AMX_COMPACT) {
         if (pool) aotc_parallel_for(tfl_amx_compact_rows, &J, p->n * p->oh);

@@ -456,7 +456,7 @@ static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_p
         memset(scratch + tfl_pk_span_bytes(p) - TFL_PK_SLACK, 0, TFL_PK_SLACK);
 #if TFL_PK_AMX
         if (tfl_amx_takes(p)) { /* on the tiles (tflite_int8_amx.h) */
-            tfl_amx_conv(p, out, x, wp, bias, res, y, scratch, &J, tfl_pk_span_items,
+            tfl_amx_conv(p, r, out, x, wp, bias, res, y, scratch, &J, tfl_pk_span_items,
                          (int64_t)total * p->oc * p->kh * p->kw * p->c >= TFL_PK_POOL_MIN_MACS);
             return;
         }
