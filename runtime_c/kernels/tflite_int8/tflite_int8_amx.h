@@ -303,6 +303,22 @@ static void tfl_amx_out(const tfl_amx_job *J, const tfl_x86_rq *q, int shl, __m5
     }
 }
 
+/* n bytes from s to d: 64 at a time, the last ones by a masked load and store (a stem's kernel row is 21 to 24
+ * bytes: a call of memcpy a row cost more than the tiles' work on it) */
+TFL_PK_INLINE void tfl_amx_copy(uint8_t *d, const uint8_t *s, int32_t n) {
+    for (; n >= 64; n -= 64, d += 64, s += 64) _mm512_storeu_si512(d, _mm512_loadu_si512(s));
+    if (n > 0) {
+        const __mmask64 m = _bzhi_u64(~0ull, (unsigned)n);
+        _mm512_mask_storeu_epi8(d, m, _mm512_maskz_loadu_epi8(m, s));
+    }
+}
+
+/* n zero bytes at d */
+TFL_PK_INLINE void tfl_amx_zero(uint8_t *d, int32_t n) {
+    for (; n >= 64; n -= 64, d += 64) _mm512_storeu_si512(d, _mm512_setzero_si512());
+    if (n > 0) _mm512_mask_storeu_epi8(d, _bzhi_u64(~0ull, (unsigned)n), _mm512_setzero_si512());
+}
+
 /* the patches of positions p0 .. p0 + 31 (those before mv) of batch b into buf (kb bytes each, zeros past kq
  * quads), from the span */
 static void tfl_amx_pack(const tfl_amx_job *J, int32_t b, int32_t p0, int32_t kb, uint8_t *buf) {
@@ -315,8 +331,8 @@ static void tfl_amx_pack(const tfl_amx_job *J, int32_t b, int32_t p0, int32_t kb
         const uint8_t *src;
         ox = pos % p->ow, oy = pos / p->ow;
         src = J->a + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
-        for (j = 0; j < p->kh; ++j) memcpy(row + 4 * rq * j, src + j * J->rowstep, (size_t)(4 * rq));
-        memset(row + 4 * kq, 0, (size_t)(kb - 4 * kq));
+        for (j = 0; j < p->kh; ++j) tfl_amx_copy(row + 4 * rq * j, src + j * J->rowstep, 4 * rq);
+        tfl_amx_zero(row + 4 * kq, kb - 4 * kq);
     }
 }
 
