@@ -414,7 +414,8 @@ static int check_conv(int kind, int wide) {
     }
     /* K_AMX (entries of their own, the last): the shapes of each way the AMX tiles read a direct CONV_2D
      * (tflite_int8_amx.h, tfl_amx_mode), ResNet-50's among them: in place in the span (stride 1, kw c a multiple of
-     * 64: 1 x 1 and 3 x 3 on 64 or 128 channels, 2 x 2 on 32, dilated down), a compact image (1 x 1 at stride 2), or
+     * 64: 1 x 1 and 3 x 3 on 64 or 128 channels, 2 x 2 on 32, dilated down; 1 x 1 on any c from 64, its K tail read in
+     * place), a compact image (1 x 1 at stride 2), or
      * packed patches (the 7 x 7 stem at stride 2 on 3 channels, 3 x 3 at stride 2, 5 x 5: a K tail of the last
      * block's weights); images of 16 positions or a few more (one tile pair, the last tile moved back) to 20 x 20
      * (many pairs, M outer or N outer), the last pair of rows short; 1 to 16 channels out, 16n, and 16n + a part
@@ -425,9 +426,10 @@ static int check_conv(int kind, int wide) {
         if (way == 0) {
             const int form = rand_int(0, 3);
             p.kh = p.kw = form == 0 ? 1 : form == 3 ? 2 : 3, p.c = form == 3 ? 32 : 64 * rand_int(1, 2);
+            if (form == 0 && chance(1, 2)) p.c = rand_int(64, 170); /* a K tail read in place */
             if (form == 2) p.dh = 2;
         } else if (way == 1) {
-            p.kh = p.kw = 1, p.c = 64 * rand_int(1, 3), p.sh = 2, p.sw = rand_int(1, 2);
+            p.kh = p.kw = 1, p.c = chance(1, 2) ? 64 * rand_int(1, 3) : rand_int(64, 200), p.sh = 2, p.sw = rand_int(1, 2);
         } else {
             const int form = rand_int(0, 2);
             p.kh = p.kw = form == 0 ? 7 : form == 1 ? 3 : 5, p.c = form == 0 ? 3 : rand_int(5, 24);

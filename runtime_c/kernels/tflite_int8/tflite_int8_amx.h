@@ -14,8 +14,12 @@
  *   p = oy pw + ox is at p c in the span, its kernel row j rowstep further, so 16 consecutive virtual positions are
  *   one tile at stride c. The positions with ox >= ow (the span's last kw - 1 columns, 2 of 9 at 7 x 7) are
  *   computed and not stored. No copy of A at all.
- * - TFL_AMX_COMPACT (1 x 1 at a stride > 1, c a multiple of 64): x's positions the windows read, unsigned, into
- *   the scratch as a compact image of oh x ow rows (instead of the span), then as SPAN over it.
+ * - TFL_AMX_COMPACT (1 x 1 at a stride > 1): x's positions the windows read, unsigned, into the scratch as a
+ *   compact image of oh x ow rows (instead of the span), then as SPAN over it.
+ *   A 1 x 1 conv on c not a multiple of 64 (MobileNetV2's 24, 96, 144, 160) reads its last K tile in place too,
+ *   past each position's c bytes into the next one's, times B tiles whose rows past c are zeros: that tile's weights
+ *   copied a step onto the stack (the old path's trick; no packing of A, whose copy costs more than a few channels'
+ *   work).
  * - TFL_AMX_PACK (other shapes whose patch is at most TFL_AMX_PACK_MAX bytes: the 7 x 7 stem on 3 channels):
  *   the patches of 32 positions packed on the stack from the span, kq quads padded to whole tiles with zeros.
  *   The B tiles then read past kq (the next block's weights, times A's zeros); the last block's last tile, whose
@@ -69,7 +73,7 @@ static int tfl_amx_allowed(void) {
 static int tfl_amx_mode(const aotc_tfl_conv_params *p) {
     const int32_t rq = tfl_pk_row_quads(p), kq = p->kh * rq, pw = (p->ow - 1) * p->sw + p->kw;
     if (!tfl_pk_direct(p) || kq < TFL_AMX_MIN_QUADS) return TFL_AMX_NONE;
-    if (p->kh == 1 && p->kw == 1 && rq % 16 == 0 && p->oh * p->ow >= 16)
+    if (p->kh == 1 && p->kw == 1 && p->oh * p->ow >= 16)
         return p->sh == 1 && p->sw == 1 ? TFL_AMX_SPAN : TFL_AMX_COMPACT;
     if (p->sh == 1 && p->sw == 1 && rq % 16 == 0 && (p->oh - 1) * pw + p->ow >= 16) return TFL_AMX_SPAN;
     if (64 * ((kq + 15) / 16) <= TFL_AMX_PACK_MAX) return TFL_AMX_PACK;
@@ -149,6 +153,8 @@ typedef struct {
     int32_t nb;         /* blocks of 16 channels */
     int32_t mpairs;     /* tile pairs (32 positions) a batch */
     const int8_t *zlast; /* PACK with a K tail: the last block's last K tile, padded with zeros; else NULL */
+    int32_t tail;       /* SPAN, COMPACT of a 1 x 1 conv on c not a multiple of 64: the last K tile's quads (its B
+                         * tiles copied a step, padded with zeros: A's rows past c are the next position's bytes) */
 } tfl_amx_job;
 
 /* the output rows of the tile pair from virtual position p0 of batch b: off[r] the position's index in y (-1: not
@@ -337,7 +343,8 @@ static void tfl_amx_pack(const tfl_amx_job *J, int32_t b, int32_t p0, int32_t kb
 }
 
 /* tile pair mp of batch b (32 positions) x the channel pairs n0 .. n1 - 1 (32 channels each) */
-static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n0, int32_t n1, uint8_t *pack) {
+static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n0, int32_t n1, uint8_t *pack,
+                          int8_t *zb) {
     const aotc_tfl_conv_params *p = J->p;
     const int32_t p0 = 32 * mp, kb = 64 * J->rows * J->kt, tiles = J->rows * J->kt;
     const int64_t wstep = (int64_t)64 * p->kh * tfl_pk_row_quads(p); /* a block's weights: kq quads */
@@ -368,6 +375,11 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
         if (J->zlast != NULL && 2 * np + 1 >= J->nb - 1) { /* the last block's last tile from the padded copy */
             if (2 * np == J->nb - 1) b0z = J->zlast;
             else b1z = J->zlast;
+        }
+        if (J->tail > 0) { /* the K tail's weights, zeros after them (zb: zeros past tail rows) */
+            tfl_amx_copy((uint8_t *)zb, (const uint8_t *)b0z, 64 * J->tail);
+            if (mb > 1) tfl_amx_copy((uint8_t *)zb + 1024, (const uint8_t *)b1z, 64 * J->tail);
+            b0z = zb, b1z = zb + 1024;
         }
         for (j = 0; j < mb; ++j) {
             const int32_t cj = c0 + 16 * j, left = p->oc - cj;
@@ -401,14 +413,16 @@ static void tfl_amx_items(void *ctx, int32_t begin, int32_t end) {
     const tfl_amx_job *J = (const tfl_amx_job *)ctx;
     const int32_t npairs = (J->nb + 1) / 2;
     __attribute__((aligned(64))) uint8_t pack[32 * TFL_AMX_PACK_MAX];
+    __attribute__((aligned(64))) int8_t zb[2048];
     int32_t i, b, mp;
+    memset(zb, 0, sizeof zb);
     tfl_amx_begin(); /* (this thread's tile configuration) */
     for (i = begin; i < end; ++i) {
         if (J->n_outer) {
             for (b = 0; b < J->p->n; ++b)
-                for (mp = 0; mp < J->mpairs; ++mp) tfl_amx_block(J, b, mp, i, i + 1, pack);
+                for (mp = 0; mp < J->mpairs; ++mp) tfl_amx_block(J, b, mp, i, i + 1, pack, zb);
         } else {
-            tfl_amx_block(J, i / J->mpairs, i % J->mpairs, 0, npairs, pack);
+            tfl_amx_block(J, i / J->mpairs, i % J->mpairs, 0, npairs, pack, zb);
         }
     }
     _tile_release();
@@ -445,19 +459,20 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     tfl_amx_outk k;
     int64_t at, bt;
     tfl_amx_outk_init(&k, o, p, r);
-    J.k = &k, J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL;
+    J.k = &k, J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL, J.tail = 0;
     J.mode = tfl_amx_mode(p), J.nb = (p->oc + 15) / 16;
     if (J.mode == TFL_AMX_COMPACT) {
         if (pool) aotc_parallel_for(tfl_amx_compact_rows, &J, p->n * p->oh);
         else tfl_amx_compact_rows(&J, 0, p->n * p->oh);
         J.lda = p->c, J.rowstep = 0, J.bstep = (int64_t)p->oh * p->ow * p->c, J.grid = p->ow;
-        J.mv = p->oh * p->ow, J.rows = 1, J.kt = rq / 16;
+        J.mv = p->oh * p->ow, J.rows = 1, J.kt = (rq + 15) / 16, J.tail = rq % 16;
     } else {
         if (pool) aotc_parallel_for(span_items, span_job, p->n * ph);
         else span_items(span_job, 0, p->n * ph);
         J.rowstep = (int64_t)p->dh * pw * p->c, J.bstep = (int64_t)ph * pw * p->c;
         if (J.mode == TFL_AMX_SPAN) {
-            J.lda = p->c, J.grid = pw, J.mv = (p->oh - 1) * pw + p->ow, J.rows = p->kh, J.kt = rq / 16;
+            J.lda = p->c, J.grid = pw, J.mv = (p->oh - 1) * pw + p->ow, J.rows = p->kh, J.kt = (rq + 15) / 16;
+            J.tail = rq % 16; /* (1 x 1 only: tfl_amx_mode) */
         } else { /* PACK: the patches' kq quads in whole tiles */
             J.lda = 0, J.grid = p->ow, J.mv = p->oh * p->ow, J.rows = 1, J.kt = (kq + 15) / 16;
             if (kq % 16 != 0) { /* the last block's last K tile: its kq % 16 rows, zeros after them */
