@@ -64,6 +64,9 @@ static int tfl_amx_allowed(void) {
 #define TFL_AMX_MIN_QUADS 16    /* the shortest patch (quads) the tiles take: a B tile's rows; shorter ones (a 1 x 1
                                  * conv's on 32 channels or fewer) waste most of each tile: VNNI */
 #define TFL_AMX_PACK_MAX 1024   /* the longest patch (bytes, padded) TFL_AMX_PACK packs: 32 of them on the stack */
+#ifndef TFL_AMX_N_OUTER_BYTES
+#define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) past which N outer may stream less than M outer */
+#endif
 #define TFL_AMX_NONE 0
 #define TFL_AMX_SPAN 1
 #define TFL_AMX_COMPACT 2
@@ -483,9 +486,13 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
         }
     }
     J.mpairs = (J.mv + 31) / 32;
-    /* the order that streams less: each pass over M reads all the weights (bt), each pass over N all of A (at) */
+    /* M outer (a pair's outputs written whole: 32 positions' rows of all channels), unless the weights are past what
+     * the cache keeps between passes over them (TFL_AMX_N_OUTER_BYTES) and N outer streams less: each pass over M
+     * reads all the weights (bt), each pass over N all of A (at). (N outer writes a row of y 32 channels at a time,
+     * in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so.) */
     at = (int64_t)p->n * J.mv * 64 * J.rows * J.kt, bt = (int64_t)J.nb * 16 * 64 * J.rows * J.kt;
-    J.n_outer = J.mode != TFL_AMX_PACK && bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs;
+    J.n_outer = J.mode != TFL_AMX_PACK && bt > TFL_AMX_N_OUTER_BYTES &&
+                bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs;
     {
         const int32_t items = J.n_outer ? (J.nb + 1) / 2 : p->n * J.mpairs;
         if (pool) aotc_parallel_for(tfl_amx_items, &J, items);
