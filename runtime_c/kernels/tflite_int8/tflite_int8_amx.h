@@ -352,10 +352,10 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
     const int32_t p0 = 32 * mp, kb = 64 * J->rows * J->kt, tiles = J->rows * J->kt;
     const int64_t wstep = (int64_t)64 * p->kh * tfl_pk_row_quads(p); /* a block's weights: kq quads */
     __attribute__((aligned(64))) int32_t c[1024];
-    int64_t off[32];
+    int64_t off[32], o0[16], o1[16];
     const uint8_t *a0, *a1;
     int64_t lda;
-    int32_t s0, s1, np, j;
+    int32_t s0, s1, np, j, r;
     const int ma = p0 + 16 < J->mv ? 2 : 1;
     if (J->mode == TFL_AMX_PACK) {
         tfl_amx_pack(J, b, p0, kb, pack);
@@ -367,6 +367,10 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
         a0 = J->a + b * J->bstep + s0 * lda, a1 = J->a + b * J->bstep + s1 * lda;
     }
     tfl_amx_rows(J, b, p0, off);
+    for (r = 0; r < 16; ++r) { /* C row r of each tile: position s + r, stored where it is its pair's own */
+        o0[r] = s0 + r >= p0 ? off[s0 + r - p0] : -1;
+        o1[r] = ma > 1 && s1 + r >= p0 + 16 ? off[s1 + r - p0] : -1;
+    }
     for (np = n0; np < n1; ++np) {
         const int32_t c0 = 32 * np, mb = c0 + 16 < p->oc ? 2 : 1;
         const int8_t *b0 = J->wp + (int64_t)(2 * np) * wstep, *b1 = b0 + wstep;
@@ -398,12 +402,6 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
         else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, c);
         else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, c);
         for (j = 0; j < mb; ++j) {
-            int64_t o0[16], o1[16];
-            int r;
-            for (r = 0; r < 16; ++r) { /* C row r of each tile: position s + r, stored where it is its pair's own */
-                o0[r] = s0 + r >= p0 ? off[s0 + r - p0] : -1;
-                o1[r] = ma > 1 && s1 + r >= p0 + 16 ? off[s1 + r - p0] : -1;
-            }
             tfl_amx_out(J, &rqs[j], shl[j], bv[j], c + 256 * j, o0, c0 + 16 * j, ms[j]);
             if (ma > 1) tfl_amx_out(J, &rqs[j], shl[j], bv[j], c + 512 + 256 * j, o1, c0 + 16 * j, ms[j]);
         }
