@@ -67,6 +67,9 @@ static int tfl_amx_allowed(void) {
 #ifndef TFL_AMX_N_OUTER_BYTES
 #define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) past which N outer may stream less than M outer */
 #endif
+#ifndef TFL_AMX_PF
+#define TFL_AMX_PF 4 /* K steps ahead the weights' tiles are prefetched */
+#endif
 #define TFL_AMX_NONE 0
 #define TFL_AMX_SPAN 1
 #define TFL_AMX_COMPACT 2
@@ -118,6 +121,13 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
         for (k = 0; k < kt; ++k, ++kk) {
             const int64_t at = j * rowstep + 64 * k;
             const int last = kk == tiles - 1;
+            if (kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 */
+                int i;
+                for (i = 0; i < 16; ++i) {
+                    _mm_prefetch((const char *)(b0 + (int64_t)1024 * (kk + TFL_AMX_PF) + 64 * i), _MM_HINT_T0);
+                    if (mb > 1) _mm_prefetch((const char *)(b1 + (int64_t)1024 * (kk + TFL_AMX_PF) + 64 * i), _MM_HINT_T0);
+                }
+            }
             _tile_loadd(4, a0 + at, lda);
             _tile_loadd(6, last ? b0z : b0 + (int64_t)1024 * kk, 64);
             _tile_dpbusd(0, 4, 6);
