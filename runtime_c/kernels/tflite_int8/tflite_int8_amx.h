@@ -202,6 +202,7 @@ struct tfl_amx_outk_s {
     int add32; /* the ADD's input rescalings in 32-bit lanes */
     int pow1, pow2; /* ... input 1 / 2's by a shift (m = 2^k, e = 0) */
     int shl_o; /* the ADD's output rescaling has a left shift */
+    const uint8_t *lut; /* the ADD's outputs by (conv's output + 128) 256 + residual + 128, where made (tfl_amx_lut) */
     __m512i mh1, ml1, c1, sg1, mh2, ml2, c2, sg2;
     __m128i e1, e2, k1, k2;
 };
@@ -263,10 +264,16 @@ static void tfl_amx_outk_init(tfl_amx_outk *k, const tfl_pk_out *o, const aotc_t
 
 /* one row's 16 sums (with the bias) through the output stage to y (a residual at res where the ADD is fused) */
 TFL_PK_INLINE void tfl_amx_store(const tfl_amx_outk *k, const tfl_x86_rq *q, int shl, int add, int add32, int sat,
-                                 int pow1, int pow2, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
+                                 int pow1, int pow2, int lut, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
     const tfl_pk_out *o = k->o;
     __m512i v = _mm512_add_epi32(tfl_amx_requant(acc, q, shl), o->yz);
     if (add || !sat) v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
+    if (add && lut) { /* the ADD's output from its table: a byte at each lane's index, read as a dword */
+        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
+        const __m512i i = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(v, 8), rv), _mm512_set1_epi32(32896));
+        _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(_mm512_i32gather_epi32(i, (const void *)k->lut, 1)));
+        return;
+    }
     if (add) {
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
         const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
@@ -284,16 +291,38 @@ TFL_PK_INLINE void tfl_amx_store(const tfl_amx_outk *k, const tfl_x86_rq *q, int
     _mm_mask_storeu_epi8(y, m, sat ? _mm512_cvtsepi32_epi8(v) : _mm512_cvtepi32_epi8(v));
 }
 
+/* The fused ADD's outputs, all 65,536 of them, by the conv's output and the residual (int8 both; table[(v + 128) 256
+ * + r + 128]), as tfl_pk_store_rq makes them, into table (65,536 bytes and 4 past them: read as dwords): a layer of
+ * many outputs (TFL_AMX_LUT_MIN) then reads each from the table (a gather) instead of three rescalings a lane */
+#ifndef TFL_AMX_LUT_MIN
+#define TFL_AMX_LUT_MIN (1 << 18) /* outputs of a fused ADD past which its table pays (1 << 17: no better) */
+#endif
+static void tfl_amx_lut(const tfl_pk_out *o, uint8_t *table) {
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    int32_t v, r0;
+    for (v = -128; v < 128; ++v)
+        for (r0 = -128; r0 < 128; r0 += 16) {
+            const __m512i cv = _mm512_set1_epi32(v), rv = _mm512_add_epi32(iota, _mm512_set1_epi32(r0));
+            const __m512i x1 = o->conv_x1 ? cv : rv, x2 = o->conv_x1 ? rv : cv;
+            const __m512i a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
+            const __m512i b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
+            __m512i s = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
+            s = _mm512_min_epi32(_mm512_max_epi32(s, o->alo), o->ahi);
+            _mm_storeu_si128((__m128i *)(table + (v + 128) * 256 + r0 + 128), _mm512_cvtepi32_epi8(s));
+        }
+    memset(table + 65536, 0, 4);
+}
+
 /* the rows of one C tile (c: 16 rows x 16 channels; row r to position off[r], none where -1), each its own code by
  * the flags */
 TFL_PK_INLINE void tfl_amx_out_rows(const tfl_amx_outk *k, const tfl_x86_rq *q, __m512i bias, const int32_t *c,
                                     const int64_t *off, int32_t oc, int8_t *y, const int8_t *res, __mmask16 m,
-                                    int shl, int add, int add32, int sat, int pow1, int pow2) {
+                                    int shl, int add, int add32, int sat, int pow1, int pow2, int lut) {
     int r;
     for (r = 0; r < 16; ++r)
         if (off[r] >= 0) {
             const int64_t at = off[r] * oc;
-            tfl_amx_store(k, q, shl, add, add32, sat, pow1, pow2, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias), y + at,
+            tfl_amx_store(k, q, shl, add, add32, sat, pow1, pow2, lut, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias), y + at,
                           res + at, m);
         }
 }
@@ -307,18 +336,20 @@ static void tfl_amx_out(const tfl_amx_job *J, const tfl_x86_rq *q, int shl, __m5
     int8_t *y = J->y + c0;
     const int8_t *res = (J->res != NULL ? J->res : J->y) + c0;
     if (shl) { /* (rare: a multiplier past 1) */
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 1, k->o->add, 0, 0, 0, 0);
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 1, k->o->add, 0, 0, 0, 0, 0);
+    } else if (k->o->add && k->lut != NULL) {
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 0, 0, 0, 0, 1);
     } else if (!k->o->add) {
-        if (k->sat) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 1, 0, 0);
-        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 0, 0, 0);
+        if (k->sat) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 1, 0, 0, 0);
+        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 0, 0, 0, 0);
     } else if (k->add32 && k->sat) { /* (ResNet's: one input by a shift) */
-        if (k->pow1 && !k->pow2) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 1, 0);
-        else if (k->pow2 && !k->pow1) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 0, 1);
-        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, k->pow1, k->pow2);
+        if (k->pow1 && !k->pow2) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 1, 0, 0);
+        else if (k->pow2 && !k->pow1) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 0, 1, 0);
+        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, k->pow1, k->pow2, 0);
     } else if (k->add32) {
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 0, k->pow1, k->pow2);
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 0, k->pow1, k->pow2, 0);
     } else {
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 0, 0, 0, 0);
+        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 0, 0, 0, 0, 0);
     }
 }
 
@@ -466,10 +497,16 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw;
     const int32_t rq = tfl_pk_row_quads(p), kq = p->kh * rq;
     __attribute__((aligned(64))) int8_t zlast[1024];
+    __attribute__((aligned(64))) uint8_t lut[65536 + 64];
     tfl_amx_job J;
     tfl_amx_outk k;
     int64_t at, bt;
     tfl_amx_outk_init(&k, o, p, r);
+    k.lut = NULL;
+    if (o->add && (int64_t)p->n * p->oh * p->ow * p->oc >= TFL_AMX_LUT_MIN) {
+        tfl_amx_lut(o, lut);
+        k.lut = lut;
+    }
     J.k = &k, J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL, J.tail = 0;
     J.mode = tfl_amx_mode(p), J.nb = (p->oc + 15) / 16;
     if (J.mode == TFL_AMX_COMPACT) {
