@@ -292,24 +292,30 @@ TFL_PK_INLINE void tfl_amx_store(const tfl_amx_outk *k, const tfl_x86_rq *q, int
 }
 
 /* The fused ADD's outputs, all 65,536 of them, by the conv's output and the residual (int8 both; table[(v + 128) 256
- * + r + 128]), as tfl_pk_store_rq makes them, into table (65,536 bytes and 4 past them: read as dwords): a layer of
- * many outputs (TFL_AMX_LUT_MIN) then reads each from the table (a gather) instead of three rescalings a lane */
+ * + r + 128]), as tfl_pk_store_rq makes them (each input's 256 rescalings first, then the output's 65,536), into
+ * table (65,536 bytes and 4 past them: read as dwords): a layer of many outputs (TFL_AMX_LUT_MIN) then reads each
+ * from the table (a gather) instead of three rescalings a lane */
 #ifndef TFL_AMX_LUT_MIN
-#define TFL_AMX_LUT_MIN (1 << 18) /* outputs of a fused ADD past which its table pays (1 << 17: no better) */
+#define TFL_AMX_LUT_MIN (1 << 17) /* outputs of a fused ADD past which its table pays */
 #endif
 static void tfl_amx_lut(const tfl_pk_out *o, uint8_t *table) {
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    __attribute__((aligned(64))) int32_t ta[256], tb[256]; /* each input's rescaling, by its value + 128 */
     int32_t v, r0;
-    for (v = -128; v < 128; ++v)
-        for (r0 = -128; r0 < 128; r0 += 16) {
-            const __m512i cv = _mm512_set1_epi32(v), rv = _mm512_add_epi32(iota, _mm512_set1_epi32(r0));
-            const __m512i x1 = o->conv_x1 ? cv : rv, x2 = o->conv_x1 ? rv : cv;
-            const __m512i a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
-            const __m512i b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
-            __m512i s = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
-            s = _mm512_min_epi32(_mm512_max_epi32(s, o->alo), o->ahi);
-            _mm_storeu_si128((__m128i *)(table + (v + 128) * 256 + r0 + 128), _mm512_cvtepi32_epi8(s));
+    for (r0 = 0; r0 < 256; r0 += 16) {
+        const __m512i x = _mm512_add_epi32(iota, _mm512_set1_epi32(r0 - 128));
+        _mm512_store_si512(ta + r0, tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x, o->z1), 20), &o->r1));
+        _mm512_store_si512(tb + r0, tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x, o->z2), 20), &o->r2));
+    }
+    for (v = 0; v < 256; ++v) { /* the conv's value v - 128, the residual's r0 + 16 lanes - 128 */
+        const __m512i cv = _mm512_set1_epi32(o->conv_x1 ? ta[v] : tb[v]);
+        const int32_t *rt = o->conv_x1 ? tb : ta;
+        for (r0 = 0; r0 < 256; r0 += 16) {
+            __m512i t = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(cv, _mm512_load_si512(rt + r0)), &o->ro), o->ayz);
+            t = _mm512_min_epi32(_mm512_max_epi32(t, o->alo), o->ahi);
+            _mm_storeu_si128((__m128i *)(table + v * 256 + r0), _mm512_cvtepi32_epi8(t));
         }
+    }
     memset(table + 65536, 0, 4);
 }
 
