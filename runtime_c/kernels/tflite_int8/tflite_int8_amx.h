@@ -32,6 +32,9 @@
  * weights go by. The last tile of a batch's positions starts 16 before their end (overlapping the one before it,
  * whose rows it does not store again), so that no tile reads past the span.
  *
+ * The stack: a call takes up to about 90 KB of it (the ADD's table of 64 KB, PACK's 16 KB of patches, the C tiles
+ * and copies of B), static frames that `aotc footprint` counts; the VNNI path takes a few KB.
+ *
  * Linux gives a process the AMX state only once asked (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): asked
  * on the first call, the answer kept in a static (the one global of these kernels); refused, the VNNI path runs.
  * Each thread running items loads the tile configuration itself (tfl_amx_begin) and releases the tiles after them. */
@@ -63,7 +66,7 @@ static int tfl_amx_allowed(void) {
 
 #define TFL_AMX_MIN_QUADS 16    /* the shortest patch (quads) the tiles take: a B tile's rows; shorter ones (a 1 x 1
                                  * conv's on 32 channels or fewer) waste most of each tile: VNNI */
-#define TFL_AMX_PACK_MAX 1024   /* the longest patch (bytes, padded) TFL_AMX_PACK packs: 32 of them on the stack */
+#define TFL_AMX_PACK_MAX 512    /* the longest patch (bytes, padded) TFL_AMX_PACK packs: 32 of them on the stack */
 #ifndef TFL_AMX_N_OUTER_BYTES
 #define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) past which N outer may stream less than M outer */
 #endif
