@@ -95,7 +95,8 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
-enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64, K_TILES = 128 };
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64, K_TILES = 128,
+       K_AMX = 256 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -386,7 +387,8 @@ static int check_conv(int kind, int wide) {
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
     const int ring = kind & (K_RING | K_RING6 | K_PW), pw = (kind & K_PW) != 0, tiles = (kind & K_TILES) != 0;
-    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES);
+    const int amx = (kind & K_AMX) != 0;
+    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
@@ -409,6 +411,37 @@ static int check_conv(int kind, int wide) {
             p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
         } while (p.oh <= 0 || p.ow <= 0);
         p.oc = chance(1, 2) ? rand_int(1, 40) : rand_int(33, 136);
+    }
+    /* K_AMX (entries of their own, the last): the shapes of each way the AMX tiles read a direct CONV_2D
+     * (tflite_int8_amx.h, tfl_amx_mode), ResNet-50's among them: in place in the span (stride 1, kw c a multiple of
+     * 64: 1 x 1 and 3 x 3 on 64 or 128 channels, 2 x 2 on 32, dilated down; 1 x 1 on any c from 64, its K tail read in
+     * place), a compact image (1 x 1 at stride 2), or
+     * packed patches (the 7 x 7 stem at stride 2 on 3 channels, 3 x 3 at stride 2, 5 x 5: a K tail of the last
+     * block's weights); images of 16 positions or a few more (one tile pair, the last tile moved back) to 20 x 20
+     * (many pairs, M outer or N outer), the last pair of rows short; 1 to 16 channels out, 16n, and 16n + a part
+     * past 2, 4 or 8 blocks (a pair's single last block) */
+    if (amx) {
+        const int way = rand_int(0, 2);
+        p.n = rand_int(1, 2), p.dh = p.dw = 1, p.sh = p.sw = 1;
+        if (way == 0) {
+            const int form = rand_int(0, 3);
+            p.kh = p.kw = form == 0 ? 1 : form == 3 ? 2 : 3, p.c = form == 3 ? 32 : 64 * rand_int(1, 2);
+            if (form == 0 && chance(1, 2)) p.c = rand_int(64, 170); /* a K tail read in place */
+            if (form == 2) p.dh = 2;
+        } else if (way == 1) {
+            p.kh = p.kw = 1, p.c = chance(1, 2) ? 64 * rand_int(1, 3) : rand_int(64, 200), p.sh = 2, p.sw = rand_int(1, 2);
+        } else {
+            const int form = rand_int(0, 2);
+            p.kh = p.kw = form == 0 ? 7 : form == 1 ? 3 : 5, p.c = form == 0 ? 3 : rand_int(5, 24);
+            p.sh = p.sw = form == 2 ? 1 : 2;
+        }
+        do {
+            p.h = chance(1, 3) ? rand_int(2, 8) : rand_int(8, 20), p.w = chance(1, 3) ? rand_int(2, 8) : rand_int(8, 20);
+            p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+        } while (p.oh <= 0 || p.ow <= 0);
+        p.oc = chance(1, 4) ? rand_int(1, 16) : chance(1, 3) ? 16 * rand_int(1, 9) : 16 * rand_int(2, 8) + rand_int(1, 15);
+        p.oc = p.oc > 136 ? 136 : p.oc;
+        if (chance(1, 3)) p.y_min = -128, p.y_max = 127; /* the narrowing's saturation as the clamp */
     }
     k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
@@ -433,6 +466,8 @@ static int check_conv(int kind, int wide) {
      * fused path's right shifts (the others' path takes the scratch: the ring's row of x_zero not kept for the third,
      * tfl_dsp_dwp6_same_floor) */
     if ((ring & K_RING6) && p.oc >= 12 && chance(1, 3)) shift[4] = -25;
+    /* K_AMX: a fifth of the layers with a channel's multiplier past 1 (a left shift: the output stage's own code) */
+    if (amx && chance(1, 5)) shift[p.oc - 1] = rand_int(1, 2);
     p.mult = mult, p.shift = shift;
     y = bytes(yn * xs), ref = bytes(yn * xs);
     if (packed) scratch_bytes = kind == K_DEPTHWISE ? aotc_tfl_depthwise_s8_packed_scratch_bytes(&p)
@@ -1286,9 +1321,12 @@ static const entry ENTRIES[] = {
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
     {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
     {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},
+    {"aotc_tfl_conv_s8_packed (AMX blockings)", c_conv8, K_CONV | K_PACKED | K_AMX},
+    {"aotc_tfl_conv_add_s8_packed (AMX blockings)", c_conv8, K_CONV_ADD | K_PACKED | K_AMX},
 #endif
 };
 
+/* test [SEED [SHAPES [NAME]]]: NAME, the entries whose names contain it only */
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
     int failed = check_reference();
@@ -1296,6 +1334,7 @@ int main(int argc, char **argv) {
     int32_t i;
     for (e = 0; e < sizeof ENTRIES / sizeof ENTRIES[0]; ++e) {
         int bad = 0;
+        if (argc > 3 && strstr(ENTRIES[e].name, argv[3]) == NULL) continue;
         for (i = 0; i < shapes && !bad; ++i) bad = ENTRIES[e].check(ENTRIES[e].arg);
         printf("%-34s %s (%d shapes)\n", ENTRIES[e].name, bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;

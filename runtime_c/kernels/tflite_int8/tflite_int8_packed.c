@@ -393,7 +393,6 @@ typedef struct {
     int8_t *y;
     uint8_t *span;
     int32_t chunks;
-    int amx; /* the items on AMX's tiles (tflite_int8_amx.h) */
 } tfl_pk_job;
 
 static void tfl_pk_span_items(void *ctx, int32_t begin, int32_t end) {
@@ -413,9 +412,6 @@ static void tfl_pk_direct_items(void *ctx, int32_t begin, int32_t end) {
 #else
     const aotc_tfl_residual_params *out = J->out;
 #endif
-#if TFL_PK_AMX
-    if (J->amx) tfl_amx_begin(); /* (this thread's tile configuration) */
-#endif
     for (i = begin; i < end; ++i) {
         const int32_t c0 = i % J->chunks * TFL_PK_CHUNK, c1 = c0 + TFL_PK_CHUNK < p->oc ? c0 + TFL_PK_CHUNK : p->oc;
         const int64_t at = (int64_t)(i / J->chunks) * TFL_PK_RUN * p->oc;
@@ -431,19 +427,9 @@ static void tfl_pk_direct_items(void *ctx, int32_t begin, int32_t end) {
                 }
             }
         }
-#if TFL_PK_AMX
-        if (J->amx) {
-            tfl_amx_conv_run(p, a, n, (int64_t)p->dh * pw * p->c, tfl_pk_row_quads(p), J->wp, J->bias, c0, c1, out,
-                             J->y + at, J->res != NULL ? J->res + at : J->y + at);
-            continue;
-        }
-#endif
         tfl_pk_conv_run(p, a, n, p->kh, (int64_t)p->dh * pw * p->c, tfl_pk_row_quads(p), J->wp, J->bias, c0, c1, out,
                         J->y + at, J->res != NULL ? J->res + at : J->y + at);
     }
-#if TFL_PK_AMX
-    if (J->amx) _tile_release();
-#endif
 }
 
 /* CONV_2D on packed weights: at dilation 1 across, the windows read in place from the span, runs of TFL_PK_RUN
@@ -467,12 +453,14 @@ static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_p
         tfl_pk_job J;
         J.p = p, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.out = out, J.y = y, J.span = scratch;
         J.chunks = (p->oc + TFL_PK_CHUNK - 1) / TFL_PK_CHUNK;
-#if TFL_PK_AMX
-        J.amx = tfl_amx_takes(p);
-#else
-        J.amx = 0;
-#endif
         memset(scratch + tfl_pk_span_bytes(p) - TFL_PK_SLACK, 0, TFL_PK_SLACK);
+#if TFL_PK_AMX
+        if (tfl_amx_takes(p)) { /* on the tiles (tflite_int8_amx.h) */
+            tfl_amx_conv(p, r, out, x, wp, bias, res, y, scratch, &J, tfl_pk_span_items,
+                         (int64_t)total * p->oc * p->kh * p->kw * p->c >= TFL_PK_POOL_MIN_MACS);
+            return;
+        }
+#endif
         if ((int64_t)total * p->oc * p->kh * p->kw * p->c < TFL_PK_POOL_MIN_MACS) {
             tfl_pk_span_items(&J, 0, p->n * ph);
             tfl_pk_direct_items(&J, 0, runs * J.chunks);
