@@ -472,6 +472,27 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
     ((p)->kh == 3 && (p)->kw == 3 && (p)->dh == 1 && (p)->dw == 1 && (p)->sw >= 1 && (p)->sw <= 2 &&            \
      (p)->dsp_tile == 0)
 
+/* DEPTHWISE_CONV_2D's DSP path at a depth multiplier m above 1 (tfl_depthwise_s8_mult; column dilation 1, any window,
+ * strides, row dilation, channels): an input channel's taps as 16-bit column pairs, a band of an output row's kh
+ * window rows (TFL_DSP_DWM_ROW halfwords each: the columns its windows' pairs read and one pair more, an even
+ * count), each pair read once for 4 of its m output channels, SMLAD on the 4 channels' weights of the pair. Its
+ * positions a run of sums (an output row's at most, fewer where the plan says: tfl_dsp_dw_run) ... */
+#define TFL_DSP_DWM_KQ(p) (((p)->kw + 1) / 2) /* the window's column pairs (an odd width's last with a 0 weight) */
+#define TFL_DSP_DWM_ROW(p) ((((p)->ow - 1) * (p)->sw + 2 * TFL_DSP_DWM_KQ(p) + 3) & ~1)
+static inline int32_t tfl_dsp_dwm_run(const aotc_tfl_conv_params *p) {
+    const int32_t run = tfl_dsp_dw_run(p);
+    return run < p->ow ? run : p->ow;
+}
+
+/* ... and its scratch in words: the run's sums (4 channels a position, 2 positions more), the input channel's weights
+ * in blocks of 4 output channels (each its 4 sums' start, then kh x kq pairs x 4 channels; the last block's channels
+ * past m 0), the band */
+static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
+    const int64_t blocks = (p->depth_multiplier + 3) / 4;
+    return 4 * ((int64_t)tfl_dsp_dwm_run(p) + 2) + blocks * (4 + 4 * (int64_t)p->kh * TFL_DSP_DWM_KQ(p)) +
+           ((int64_t)p->kh * TFL_DSP_DWM_ROW(p) + 1) / 2;
+}
+
 /* The M-profile paths of CONV_2D and DEPTHWISE_CONV_2D a bundle compiles: every one (1), unless the bundle's kernel
  * configuration (runtime/aotc_symbols.h, which aotc_common.h includes first) leaves out those none of its model's
  * layers takes (aot/kernels/dsp_paths.py: the compiler knows each layer's shapes and requantisation), so that their
@@ -481,7 +502,8 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
  * DEPTHWISE_CONV_2D: DSP any DSP path at all (0: the plain loop, a --flash-budget level's); PRE the set-up at compile time (--widened-weights' dsp_dw); RING the ring at stride 1, SAME its
  * SAME functions; COLUMNS a layer taller than wide by columns; S2 stride 2 from x itself; PLAIN the paths of groups
  * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
- * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others.
+ * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others; MULT
+ * a depth multiplier above 1 (tfl_depthwise_s8_mult; else the plain loop).
  * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, SINGLE its sums
  * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last
  * position there; PLAIN the sums requantised apart (the layers FUSED does not take); RESIDUAL the fused residual
@@ -512,6 +534,9 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
 #endif
 #ifndef AOTC_TFL_DW_SIGN
 #define AOTC_TFL_DW_SIGN 1
+#endif
+#ifndef AOTC_TFL_DW_MULT
+#define AOTC_TFL_DW_MULT 1
 #endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
@@ -576,10 +601,12 @@ static inline int64_t aotc_tfl_conv_add_s8_mve_scratch_bytes(const aotc_tfl_conv
 }
 
 /* the sums of a run of positions' 4 channels, then the band or the padded span (depth multiplier 1,
- * channels a multiple of 4, windows up to TFL_DSP_TAPS; else 0) */
+ * channels a multiple of 4, windows up to TFL_DSP_TAPS); at a depth multiplier above 1 and column dilation 1,
+ * tfl_dsp_dwm_words; else 0 */
 static inline int64_t aotc_tfl_depthwise_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
     const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, p->kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, p->kw, p->dw);
     const int32_t run = tfl_dsp_dw_run(p);
+    if (p->depth_multiplier > 1) return p->dw == 1 ? 4 * tfl_dsp_dwm_words(p) : 0;
     if (p->depth_multiplier != 1 || p->c % 4 != 0 || p->kh * p->kw > TFL_DSP_TAPS) return 0;
     const int32_t pad = TFL_DSP_DW_BAND(p)                                                 ? 3 * pw
                         : p->kh == 3 && p->kw == 3 && TFL_DSP_DW_PADDED(ph, pw, p->ow, run) ? ph * pw

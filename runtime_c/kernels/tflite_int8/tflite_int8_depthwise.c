@@ -1988,6 +1988,234 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     }
     return 1;
 }
+
+/* ---- Depth multiplier m > 1 (AOTC_TFL_DW_MULT: aotc_tflite_int8.h's TFL_DSP_DWM_*) ------------------------------
+ * Output channel ci m + j reads input channel ci alone, so an input channel's windows serve its m outputs: the
+ * channel's kh window rows of an output row are copied once into a band of 16-bit values (the padding x_zero's),
+ * each window row's columns in pairs (a word: SMLAD's two halves), and each pair, loaded once, is multiplied by 4
+ * output channels' pairs of weights, two positions at a time (their 8 sums in registers). The weights are widened
+ * once an input channel, in blocks of 4 of its outputs, each block's sums started at the bias less x_zero times the
+ * weights' sum (a tap in the padding then adds 0, as in the other paths). TFLM's micro_speech (1 channel, 10 x 8
+ * windows at stride 2, m 8) took the conv's path after DepthwiseAsConv: its patches (im2col) cost more than the
+ * multiply-accumulates. */
+
+/* The pairs of positions A, B of a run: B two columns (one word) after A in the band, so that one code serves both
+ * strides: at stride 2 B is A's next position, at stride 1 the one after (the run's positions then in two passes,
+ * those 0 and 1 mod 4 as A). Each pair's A in the band is sstep bytes after the last's, its sums astep bytes, B's
+ * boff bytes after A's; a B past the run (an odd count) is computed and not read: the band has a word more a row
+ * and the sums 2 positions more (TFL_DSP_DWM_ROW, tfl_dsp_dwm_words). */
+typedef struct {
+    const uint32_t *wb;         /* the block: its 4 sums' start, then kh x kq pairs of 4 channels' weight pairs */
+    int32_t kq, rstep, rows;    /* pairs a window row; bytes from a row's last pair to the next row's first; the
+                                 * window's rows in bytes (kh band rows) */
+    int32_t sstep, astep, boff; /* (above) */
+} tfl_dsp_dwm_args;
+
+#if AOTC_DSP_ASM
+#define TFL_DWM_KQMAX 5 /* the assembly's unrolled pairs of a window row: windows up to 10 wide */
+/* one pair of a window row: A's word at r0 (then past it), B's after it, 4 channels' weight pairs at r1 (then past
+ * them) into A's sums r4 .. r7 and B's r8 .. r11; 48 bytes (every instruction 32-bit: the row's entry is computed),
+ * 17 cycles for 16 multiply-accumulates */
+#define TFL_DWM_PAIR                                                                                              \
+    "ldr.w lr, [r0, #4]\n\t"                                                                                      \
+    "ldr.w r12, [r0], #4\n\t"                                                                                     \
+    "ldrd r2, r3, [r1], #8\n\t"                                                                                   \
+    "smlad r4, r12, r2, r4\n\t"                                                                                   \
+    "smlad r8, lr, r2, r8\n\t"                                                                                    \
+    "smlad r5, r12, r3, r5\n\t"                                                                                   \
+    "smlad r9, lr, r3, r9\n\t"                                                                                    \
+    "ldrd r2, r3, [r1], #8\n\t"                                                                                   \
+    "smlad r6, r12, r2, r6\n\t"                                                                                   \
+    "smlad r10, lr, r2, r10\n\t"                                                                                  \
+    "smlad r7, r12, r3, r7\n\t"                                                                                   \
+    "smlad r11, lr, r3, r11\n\t"
+/* pairs pairs of positions from s (r0) into acc (r2), the args at r3. Frame: [sp] s, [#4] pairs left, [#8] acc,
+ * [#12] args, [#16] the window's end (A's pointer after its last row), [#20] the row's entry, [#24] rstep. A row
+ * enters the unrolled pairs at TFL_DWM_KQMAX - kq and loops by loading the PC (no branch back); 11 cycles a row. */
+#define TFL_DWM_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline)) static void tfl_dsp_dwm_pairs(TFL_DWM_ARG const int16_t *s, TFL_DWM_ARG int32_t pairs,
+                                                             TFL_DWM_ARG int32_t *acc,
+                                                             TFL_DWM_ARG const tfl_dsp_dwm_args *a) {
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #28\n\t"
+        "stmia sp, {r0, r1, r2, r3}\n\t"
+        "ldr r5, [r3, #4]\n\t" /* kq */
+        "ldr r6, [r3, #8]\n\t" /* rstep */
+        "rsb r5, r5, #5\n\t" /* TFL_DWM_KQMAX */
+        "movs r7, #48\n\t"
+        "adr.w r4, 2f\n\t"
+        "mla r4, r5, r7, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #20]\n\t"
+        "str r6, [sp, #24]\n\t"
+        "1:\n\t" /* a pair: its sums from the block's start, its window's end, into the first row */
+        "ldr r3, [sp, #12]\n\t"
+        "ldr r0, [sp, #0]\n\t"
+        "ldr r1, [r3, #0]\n\t"
+        "ldr r2, [r3, #12]\n\t"
+        "ldmia r1!, {r4-r7}\n\t"
+        "add r2, r2, r0\n\t"
+        "str r2, [sp, #16]\n\t"
+        "mov r8, r4\n\t"
+        "mov r9, r5\n\t"
+        "mov r10, r6\n\t"
+        "mov r11, r7\n\t"
+        "ldr pc, [sp, #20]\n\t"
+        ".p2align 2\n"
+        "2:\n\t" TFL_DWM_PAIR TFL_DWM_PAIR TFL_DWM_PAIR TFL_DWM_PAIR TFL_DWM_PAIR
+        "ldr r2, [sp, #24]\n\t" /* the next row */
+        "ldr r3, [sp, #16]\n\t"
+        "add r0, r0, r2\n\t"
+        "cmp r0, r3\n\t"
+        "it ne\n\t"
+        "ldrne pc, [sp, #20]\n\t"
+        "ldr r3, [sp, #12]\n\t" /* the pair's sums, then the next pair */
+        "ldr r2, [sp, #8]\n\t"
+        "ldr r12, [r3, #24]\n\t"
+        "ldr lr, [r3, #20]\n\t"
+        "stmia r2, {r4-r7}\n\t"
+        "add r12, r12, r2\n\t"
+        "stmia r12, {r8-r11}\n\t"
+        "ldr r12, [r3, #16]\n\t"
+        "add r2, r2, lr\n\t"
+        "ldr r0, [sp, #0]\n\t"
+        "ldr r1, [sp, #4]\n\t"
+        "add r0, r0, r12\n\t"
+        "str r2, [sp, #8]\n\t"
+        "subs r1, r1, #1\n\t"
+        "str r0, [sp, #0]\n\t"
+        "str r1, [sp, #4]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #28\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#endif
+
+/* tfl_dsp_dwm_pairs in C (no assembly, or windows wider than its rows) */
+static void tfl_dsp_dwm_pairs_c(const int16_t *s, int32_t pairs, int32_t *acc, const tfl_dsp_dwm_args *a) {
+    const int32_t rs = (a->rstep + 4 * a->kq) / 2; /* halfwords a band row */
+    int32_t ky, q;
+    for (; pairs > 0; --pairs, s += a->sstep / 2, acc += a->astep / 4) {
+        int32_t a0 = (int32_t)a->wb[0], a1 = (int32_t)a->wb[1], a2 = (int32_t)a->wb[2], a3 = (int32_t)a->wb[3];
+        int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3, *bs = acc + a->boff / 4;
+        const uint32_t *wp = a->wb + 4;
+        const int16_t *r = s;
+        for (ky = 0; ky < a->rows / (2 * rs); ++ky, r += rs)
+            for (q = 0; q < a->kq; ++q, wp += 4) {
+                const int32_t xa = (int32_t)aotc_dsp_load32(r + 2 * q), xb = (int32_t)aotc_dsp_load32(r + 2 * q + 2);
+                a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
+                a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
+                a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
+                a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+            }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, bs[0] = b0, bs[1] = b1, bs[2] = b2, bs[3] = b3;
+    }
+}
+
+/* Output row oy's kh window rows of input channel xb[0] (channels c bytes apart) into the band: pr columns from
+ * -pad_left, x_zero where a row or column is outside the image. */
+static void tfl_dsp_dwm_band(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t oy, int32_t pr, int16_t *band) {
+    const int32_t c = p->c, wd = p->w, xz = p->x_zero;
+    const int32_t lo = p->pad_left < pr ? p->pad_left : pr, end = p->pad_left + wd < pr ? p->pad_left + wd : pr;
+    int32_t ky, j;
+    for (ky = 0; ky < p->kh; ++ky, band += pr) {
+        const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
+        if (iy < 0 || iy >= p->h) {
+            for (j = 0; j < pr; ++j) band[j] = (int16_t)xz;
+            continue;
+        }
+        const int8_t *s = xb + ((ptrdiff_t)iy * wd + lo - p->pad_left) * c;
+        for (j = 0; j < lo; ++j) band[j] = (int16_t)xz;
+        for (; j < end; ++j, s += c) band[j] = *s;
+        for (; j < pr; ++j) band[j] = (int16_t)xz;
+    }
+}
+
+/* DEPTHWISE_CONV_2D at a depth multiplier above 1, column dilation 1 (aotc_tflite_int8.h: TFL_DSP_DWM_*): input
+ * channel by input channel, its weights widened, then output row by output row its band and each block of 4 outputs'
+ * runs of sums (column strides above 2 and windows past TFL_DWM_KQMAX pairs by tfl_dsp_dwm_pairs_c), requantised as
+ * the other paths do (tfl_dsp_dw_store; a last block of fewer than 4 channels by TFLite's requant_double). Returns 0
+ * where it does not take p (the plain loop then runs). */
+static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                 int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
+    const int32_t m = p->depth_multiplier, kh = p->kh, kw = p->kw, oc = p->oc, kq = TFL_DSP_DWM_KQ(p), sw = p->sw;
+    const int32_t pr = TFL_DSP_DWM_ROW(p), run = tfl_dsp_dwm_run(p), blocks = (m + 3) / 4, bw = 4 + 4 * kh * kq;
+    int32_t *const acc = (int32_t *)scratch;
+    uint32_t *const wq = scratch + 4 * (run + 2);
+    int16_t *const band = (int16_t *)(wq + blocks * bw);
+    /* stride 1: the run's positions 0 and 1 mod 4 as A (B two after); stride 2: each even one (B the next) */
+    tfl_dsp_dwm_args da = {wq, kq, 2 * pr - 4 * kq, 2 * pr * kh, 8, sw == 1 ? 64 : 32, sw == 1 ? 32 : 16};
+#if AOTC_DSP_ASM
+    void (*const pairs_fn)(const int16_t *, int32_t, int32_t *, const tfl_dsp_dwm_args *) =
+        kq <= TFL_DWM_KQMAX ? tfl_dsp_dwm_pairs : tfl_dsp_dwm_pairs_c;
+#else
+    void (*const pairs_fn)(const int16_t *, int32_t, int32_t *, const tfl_dsp_dwm_args *) = tfl_dsp_dwm_pairs_c;
+#endif
+    int32_t ci, b, oy, ox, blk, j, ky, kx;
+    if (!AOTC_TFL_DW_MULT || scratch == NULL || m < 2 || p->dw != 1) return 0;
+    for (ci = 0; ci < p->c; ++ci) {
+        /* the weights of outputs ci m .. ci m + m - 1, the bound of their sums (tfl_dsp_requant_run's) */
+        uint32_t b_max = 0;
+        for (blk = 0; blk < blocks; ++blk)
+            for (j = 0; j < 4; ++j) {
+                const int32_t o = ci * m + 4 * blk + j, here = 4 * blk + j < m;
+                uint32_t *d = wq + blk * bw + 4 + j, sum = 0;
+                for (ky = 0; ky < kh; ++ky)
+                    for (kx = 0; kx < 2 * kq; kx += 2, d += 4) {
+                        const int8_t *t = w + (ptrdiff_t)(ky * kw + kx) * oc + o;
+                        const int32_t w0 = here ? t[0] : 0, w1 = here && kx + 1 < kw ? t[oc] : 0;
+                        *d = (uint32_t)(uint16_t)w0 | (uint32_t)w1 << 16;
+                        sum += (uint32_t)(w0 + w1);
+                    }
+                const uint32_t bo = here && bias ? (uint32_t)bias[o] : 0u;
+                const uint32_t mag = (int32_t)bo < 0 ? 0u - bo : bo;
+                b_max = here && mag > b_max ? mag : b_max;
+                wq[blk * bw + j] = bo - (uint32_t)p->x_zero * sum;
+            }
+        const int64_t bound = (int64_t)kh * kw * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (ptrdiff_t)b * p->h * p->w * p->c + ci;
+            for (oy = 0; oy < p->oh; ++oy) {
+                int8_t *yr = y + ((ptrdiff_t)b * p->oh + oy) * p->ow * oc + (ptrdiff_t)ci * m;
+                tfl_dsp_dwm_band(p, xb, oy, pr, band);
+                for (blk = 0; blk < blocks; ++blk) {
+                    const int32_t nch = m - 4 * blk < 4 ? m - 4 * blk : 4;
+                    da.wb = wq + blk * bw;
+                    for (ox = 0; ox < p->ow; ox += run) {
+                        const int32_t n = p->ow - ox < run ? p->ow - ox : run;
+                        const int16_t *s = band + ox * sw;
+                        int8_t *yo = yr + (ptrdiff_t)ox * oc + 4 * blk;
+                        if (sw == 1) { /* A at positions 0, 4, 8, ... (B 2, 6, ...), then 1, 5, ... (B 3, 7, ...) */
+                            pairs_fn(s, ((n + 1) / 2 + 1) / 2, acc, &da);
+                            if (n > 1) pairs_fn(s + 1, (n / 2 + 1) / 2, acc + 4, &da);
+                        } else if (sw == 2) {
+                            pairs_fn(s, (n + 1) / 2, acc, &da);
+                        } else { /* B one position after A, not one word: in C, a position at a time (B's sums in
+                                  * the next one's place, which it then takes) */
+                            tfl_dsp_dwm_args d1 = da;
+                            int32_t i;
+                            d1.boff = 16;
+                            for (i = 0; i < n; ++i) tfl_dsp_dwm_pairs_c(s + i * sw, 1, acc + 4 * i, &d1);
+                        }
+                        if (nch == 4) {
+                            tfl_dsp_dw_store(p, acc, n, ci * m + 4 * blk, yo, bound);
+                            continue;
+                        }
+                        for (j = 0; j < nch; ++j) {
+                            const int32_t o = ci * m + 4 * blk + j;
+                            int32_t i;
+                            for (i = 0; i < n; ++i)
+                                yo[(ptrdiff_t)i * oc + j] = clamp8(requant_double(acc[4 * i + j], p->mult[o], p->shift[o]) +
+                                                                       p->y_zero, p->y_min, p->y_max);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
 #endif /* AOTC_QUANT_DSP */
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -1995,6 +2223,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 #if AOTC_QUANT_DSP
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
+    if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
