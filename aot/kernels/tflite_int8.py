@@ -382,7 +382,7 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN, shor
     that the 3 x 3 paths copy (words, as the C kernel lays them out); `shortened`: whether the plan
     writes the run (p->dsp_tile), by default where it is below the kernel's own. At a depth multiplier
     above 1, tfl_depthwise_s8_mult's (aotc_tflite_int8.h's tfl_dsp_dwm_words): the run's sums (within an output
-    row), the weights of an input channel in blocks of 4 outputs, the band of kh rows of 16-bit column pairs."""
+    row), the weights of an input channel in blocks of 4 outputs with their terms, the ring of 16-bit input rows."""
     a = node.attrs
     _, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
@@ -392,7 +392,8 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN, shor
             return 0
         kq, run = -(-kw // 2), min(DSP_DW_RUN, oh * ow, run, ow)
         row = ((ow - 1) * a["strides"][1] + 2 * kq + 3) & ~1  # TFL_DSP_DWM_ROW: halfwords, whole words
-        return 4 * (4 * (run + 2) + -(-m // 4) * (4 + 4 * kh * kq) + -(-kh * row // 2))
+        span = (kh - 1) * a["dilations"][0] + 1  # the ring's input rows, each twice
+        return 4 * (4 * (run + 2) + -(-m // 4) * (16 + 4 * kh * kq) + span * row)
     if graph.tensors[node.inputs[0]].dtype != "int8" or oc != c or c % 4 or kh * kw > DSP_TAPS:
         return 0
     most, run = min(DSP_DW_RUN, oh * ow), min(DSP_DW_RUN, oh * ow, run)

@@ -485,12 +485,12 @@ static inline int32_t tfl_dsp_dwm_run(const aotc_tfl_conv_params *p) {
 }
 
 /* ... and its scratch in words: the run's sums (4 channels a position, 2 positions more), the input channel's weights
- * in blocks of 4 output channels (each its 4 sums' start, then kh x kq pairs x 4 channels; the last block's channels
- * past m 0), the band */
+ * in blocks of 4 output channels (each the 4 channels' requantisation terms (12 words), their sums' start, then kh x
+ * kq pairs x 4 channels; the last block's channels past m 0), the ring: the input rows a window spans, each twice */
 static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
-    const int64_t blocks = (p->depth_multiplier + 3) / 4;
-    return 4 * ((int64_t)tfl_dsp_dwm_run(p) + 2) + blocks * (4 + 4 * (int64_t)p->kh * TFL_DSP_DWM_KQ(p)) +
-           ((int64_t)p->kh * TFL_DSP_DWM_ROW(p) + 1) / 2;
+    const int64_t blocks = (p->depth_multiplier + 3) / 4, span = (int64_t)(p->kh - 1) * p->dh + 1;
+    return 4 * ((int64_t)tfl_dsp_dwm_run(p) + 2) + blocks * (16 + 4 * (int64_t)p->kh * TFL_DSP_DWM_KQ(p)) +
+           span * TFL_DSP_DWM_ROW(p);
 }
 
 /* The M-profile paths of CONV_2D and DEPTHWISE_CONV_2D a bundle compiles: every one (1), unless the bundle's kernel
