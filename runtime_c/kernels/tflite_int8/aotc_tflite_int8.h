@@ -503,7 +503,8 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
  * SAME functions; COLUMNS a layer taller than wide by columns; S2 stride 2 from x itself; PLAIN the paths of groups
  * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
  * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others; MULT
- * a depth multiplier above 1 (tfl_depthwise_s8_mult; else the plain loop).
+ * a depth multiplier above 1 (tfl_depthwise_s8_mult; else the plain loop), MULT_WIDE its windows wider than 10
+ * columns (the assembly's rows: in C).
  * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, SINGLE its sums
  * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last
  * position there; PLAIN the sums requantised apart (the layers FUSED does not take); RESIDUAL the fused residual
@@ -537,6 +538,9 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #endif
 #ifndef AOTC_TFL_DW_MULT
 #define AOTC_TFL_DW_MULT 1
+#endif
+#ifndef AOTC_TFL_DW_MULT_WIDE
+#define AOTC_TFL_DW_MULT_WIDE 1
 #endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1

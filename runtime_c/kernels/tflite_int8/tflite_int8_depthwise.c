@@ -1691,7 +1691,7 @@ static void tfl_dsp_dw_group_plain(const aotc_tfl_conv_params *p, const int8_t *
  * the channels' without a branch each (right - 1 in [0, 21] unsigned, a shift > 0 or 0 out of it; the terms stored
  * anyway, ra's shift masked: rq is not read where it fails): gcc's loop of 5 tests a channel, bound's 64-bit compare
  * reloaded each time, took 133 est. cycles a group on VWW -O3 (38 K of the dispatcher's 179 K). */
-__attribute__((noinline)) static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
+static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
     if (p->y_min != -128 || p->y_max != 127 || bound >= ((int64_t)1 << 30)) return 0;
     const int32_t *mp = p->mult + ch, *sp = p->shift + ch, yz = p->y_zero;
     uint32_t bad = 0;
@@ -2126,7 +2126,8 @@ __attribute__((naked, noinline)) static void tfl_dsp_dwm_pairs(TFL_DWM_ARG const
 }
 #endif
 
-/* tfl_dsp_dwm_pairs in C, the sums only (no assembly, or windows wider than its rows) */
+#if !AOTC_DSP_ASM || AOTC_TFL_DW_MULT_WIDE
+/* tfl_dsp_dwm_pairs in C, the sums only (no assembly, or windows wider than its rows: AOTC_TFL_DW_MULT_WIDE) */
 static void tfl_dsp_dwm_pairs_c(const int16_t *s, int32_t pairs, void *out, const tfl_dsp_dwm_args *a) {
     const int32_t rs = (a->rstep + 4 * a->kq) / 2; /* halfwords from a window row to the next */
     int32_t ky, q, *acc = (int32_t *)out;
@@ -2146,6 +2147,16 @@ static void tfl_dsp_dwm_pairs_c(const int16_t *s, int32_t pairs, void *out, cons
         acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, bs[0] = b0, bs[1] = b1, bs[2] = b2, bs[3] = b3;
     }
 }
+#endif
+
+/* A tap's weights of 4 output channels from w (1 byte each), those past the n left 0 */
+static inline uint32_t tfl_dsp_dwm_w4(const int8_t *w, int32_t n) {
+    uint32_t v = 0;
+    int32_t j;
+    if (n >= 4) return aotc_dsp_load32(w);
+    for (j = 0; j < n; ++j) v |= (uint32_t)(uint8_t)w[j] << (8 * j);
+    return v;
+}
 
 /* Input row iy of input channel xb[0] (channels c bytes apart) widened into the ring row d: pr columns from -pad_left,
  * x_zero where the row or a column is outside the image; a 1-channel row 4 bytes a word (SXTB16 twice) */
@@ -2153,7 +2164,8 @@ __attribute__((noinline)) static void tfl_dsp_dwm_row(const aotc_tfl_conv_params
     const int32_t c = p->c;
     int32_t j = p->pad_left < pr ? p->pad_left : pr, end = p->pad_left + p->w < pr ? p->pad_left + p->w : pr, i;
     const int8_t *s = xb + ((ptrdiff_t)iy * p->w + j - p->pad_left) * c;
-    for (i = 0; i < pr; ++i) d[i] = (int16_t)p->x_zero;
+    const uint32_t z = (uint16_t)p->x_zero * 0x10001u; /* (pr is even, d word-aligned) */
+    for (i = 0; i < pr; i += 2) *(uint32_t *)(void *)(d + i) = z;
     if (iy < 0 || iy >= p->h) return;
     if (c == 1)
         for (; j + 4 <= end; j += 4, s += 4) {
@@ -2169,8 +2181,8 @@ __attribute__((noinline)) static void tfl_dsp_dwm_row(const aotc_tfl_conv_params
  * widened into the ring (each once: a ring of the span's rows, each written twice, so that any span is contiguous)
  * and each block of 4 outputs' runs. A's positions are every sa-th of a pass: at stride 1 two passes (0, 4, ... and
  * 1, 5, ...), B two after A; at stride 2 one, B the next; above, one of every position, B's sums in the next A's place
- * (then taken by it). Windows past TFL_DWM_KQMAX pairs (and every window without the assembly) by
- * tfl_dsp_dwm_pairs_c. Sums not stored by the assembly (a run's last positions, blocks whose requantisation is not the
+ * (then taken by it). Windows past TFL_DWM_KQMAX pairs (AOTC_TFL_DW_MULT_WIDE; and every window without the
+ * assembly) by tfl_dsp_dwm_pairs_c. Sums not stored by the assembly (a run's last positions, blocks whose requantisation is not the
  * usual one, strides above 2) are requantised by tfl_dsp_dw_store where the depth multiplier 1 paths are compiled
  * (AOTC_TFL_DW_DSP), else, and in a last block of fewer than 4 channels, by TFLite's requant_double: less code where a
  * model's depthwise layers are all of multipliers above 1 (micro_speech's sums all go by the assembly). Returns 0
@@ -2187,47 +2199,40 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
     tfl_dsp_dwm_args da = {wq, kq, 2 * pr * p->dh - 4 * kq, 2 * pr * p->dh * kh, 2 * sw * sa, 16 * sa, 16 * bpos,
                            NULL};
     tfl_dsp_dwm_args dy = {wq, kq, da.rstep, da.rows, da.sstep, sa * oc, bpos * oc, NULL};
-#if AOTC_DSP_ASM
+#if AOTC_DSP_ASM && AOTC_TFL_DW_MULT_WIDE
     const int asm_rows = kq <= TFL_DWM_KQMAX;
     void (*const pairs_fn)(const int16_t *, int32_t, void *, const tfl_dsp_dwm_args *) =
         asm_rows ? tfl_dsp_dwm_pairs : tfl_dsp_dwm_pairs_c;
+#elif AOTC_DSP_ASM /* (windows wider than the assembly's rows left out: the plain loop's) */
+    const int asm_rows = kq <= TFL_DWM_KQMAX;
+    void (*const pairs_fn)(const int16_t *, int32_t, void *, const tfl_dsp_dwm_args *) = tfl_dsp_dwm_pairs;
 #else
     const int asm_rows = 0;
     void (*const pairs_fn)(const int16_t *, int32_t, void *, const tfl_dsp_dwm_args *) = tfl_dsp_dwm_pairs_c;
 #endif
     int32_t ci, b, oy, ox, blk, j, t, i;
-    if (!AOTC_TFL_DW_MULT || scratch == NULL || m < 2 || p->dw != 1) return 0;
+    if (!AOTC_TFL_DW_MULT || scratch == NULL || m < 2 || p->dw != 1 || (AOTC_DSP_ASM && !AOTC_TFL_DW_MULT_WIDE && !asm_rows))
+        return 0;
     for (ci = 0; ci < p->c; ++ci) {
         /* the weights of outputs ci m .. ci m + m - 1 (each block: the terms, the sums' start, the pairs), the bound
          * of their sums (tfl_dsp_requant_run's) */
         uint32_t b_max = 0;
         for (blk = 0; blk < blocks; ++blk) {
             uint32_t *const d = wq + blk * bw + 16, *const base = wq + blk * bw + 12;
-            const int32_t ch = ci * m + 4 * blk;
-            int32_t sum[4] = {0, 0, 0, 0};
-            if (m - 4 * blk >= 4) { /* a tap's 4 weights a word, two taps' into 4 pairs (SXTB16, halves packed) */
-                uint32_t se = 0, so = 0; /* the weights' sums as halfwords: channels 0, 2 and 1, 3 */
-                for (t = 0; t < kh * kq; ++t) {
-                    const int32_t kx = 2 * (t % kq);
-                    const int8_t *w0 = w + (ptrdiff_t)(t / kq * kw + kx) * oc + ch;
-                    const uint32_t v0 = aotc_dsp_load32(w0), v1 = kx + 1 < kw ? aotc_dsp_load32(w0 + oc) : 0u;
-                    const uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
-                    const uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
-                    d[4 * t] = (e0 & 0xFFFFu) | e1 << 16, d[4 * t + 1] = (o0 & 0xFFFFu) | o1 << 16;
-                    d[4 * t + 2] = (e1 & 0xFFFF0000u) | e0 >> 16, d[4 * t + 3] = (o1 & 0xFFFF0000u) | o0 >> 16;
-                    se = (uint32_t)__sadd16(__sadd16((int32_t)se, (int32_t)e0), (int32_t)e1);
-                    so = (uint32_t)__sadd16(__sadd16((int32_t)so, (int32_t)o0), (int32_t)o1);
-                }
-                sum[0] = (int16_t)se, sum[1] = (int16_t)so, sum[2] = (int32_t)se >> 16, sum[3] = (int32_t)so >> 16;
-            } else { /* a last block of fewer channels: weight by weight, the others' 0 */
-                int16_t *h = (int16_t *)d;
-                for (t = 0; t < 2 * kh * kq; ++t)
-                    for (j = 0; j < 4; ++j) {
-                        const int32_t kx = t % (2 * kq);
-                        const int32_t v = 4 * blk + j < m && kx < kw ? w[(ptrdiff_t)(t / (2 * kq) * kw + kx) * oc + ch + j] : 0;
-                        h[(t >> 1) * 8 + 2 * j + (t & 1)] = (int16_t)v, sum[j] += v;
-                    }
+            const int32_t ch = ci * m + 4 * blk, nch = m - 4 * blk;
+            uint32_t se = 0, so = 0; /* the weights' sums as halfwords: channels 0, 2 and 1, 3 */
+            for (t = 0; t < kh * kq; ++t) { /* a tap's 4 weights a word, two taps' into 4 pairs (SXTB16, packed) */
+                const int32_t kx = 2 * (t % kq);
+                const int8_t *w0 = w + (ptrdiff_t)(t / kq * kw + kx) * oc + ch;
+                const uint32_t v0 = tfl_dsp_dwm_w4(w0, nch), v1 = kx + 1 < kw ? tfl_dsp_dwm_w4(w0 + oc, nch) : 0u;
+                const uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
+                const uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
+                d[4 * t] = (e0 & 0xFFFFu) | e1 << 16, d[4 * t + 1] = (o0 & 0xFFFFu) | o1 << 16;
+                d[4 * t + 2] = (e1 & 0xFFFF0000u) | e0 >> 16, d[4 * t + 3] = (o1 & 0xFFFF0000u) | o0 >> 16;
+                se = (uint32_t)__sadd16(__sadd16((int32_t)se, (int32_t)e0), (int32_t)e1);
+                so = (uint32_t)__sadd16(__sadd16((int32_t)so, (int32_t)o0), (int32_t)o1);
             }
+            const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16};
             for (j = 0; j < 4; ++j) { /* the sums' start: the bias less x_zero times the weights' sum */
                 const uint32_t bo = 4 * blk + j < m && bias ? (uint32_t)bias[ch + j] : 0u;
                 const uint32_t mag = (int32_t)bo < 0 ? 0u - bo : bo;
