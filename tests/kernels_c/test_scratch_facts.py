@@ -229,7 +229,7 @@ def tfl_convs(draw) -> tuple[Node, Graph]:
     dh, dw = draw(st.sampled_from([(1, 1), (1, 1), (2, 2)]))
     c = draw(st.sampled_from([1, 3, 4, 8, 16, 32, 64, 100, 256, 300]))
     if op == "TflDepthwiseConv2D":
-        oc = c * draw(st.sampled_from([1, 1, 1, 2]))
+        oc = c * draw(st.sampled_from([1, 1, 1, 2, 3, 8]))  # (multipliers above 1: tfl_depthwise_s8_mult)
     else:
         oc = draw(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 12, 13, 16, 64, 65, 66, 130, 255, 256, 510, 512, 513, 1000]))
     same = draw(st.booleans())

@@ -13,7 +13,7 @@
  * 3 x 3 spans over TFL_DSP_DW_PAD, ADDs from AOTC_TFL_ADD_MIN elements, the residual written over its
  * input.
  *
- *     test_tflite_int8_kernels [seed] [shapes per entry point] */
+ *     test_tflite_int8_kernels [seed] [shapes per entry point] [a word of the entries' names to run] */
 #include "aotc_tflite_int8.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
@@ -1311,11 +1311,13 @@ static const entry ENTRIES[] = {
 
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
+    const char *only = argc > 3 ? argv[3] : NULL; /* the entries whose name holds it (all: none given) */
     int failed = check_reference();
     size_t e;
     int32_t i;
     for (e = 0; e < sizeof ENTRIES / sizeof ENTRIES[0]; ++e) {
         int bad = 0;
+        if (only != NULL && strstr(ENTRIES[e].name, only) == NULL) continue;
         for (i = 0; i < shapes && !bad; ++i) bad = ENTRIES[e].check(ENTRIES[e].arg);
         printf("%-34s %s (%d shapes)\n", ENTRIES[e].name, bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;
