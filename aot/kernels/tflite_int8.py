@@ -343,10 +343,12 @@ def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
     if full <= budget:
         return KernelChoice(_conv_kernel(node, graph), full)
     _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
-    if _multiplier(node, graph) > 1:  # tfl_depthwise_s8_mult: runs of a row's positions, down to one
-        most = run = min(DSP_DW_RUN, oh * ow, ow)
-        while run > 1 and _depthwise_dsp_scratch(node, graph, run) > budget:
+    if _multiplier(node, graph) > 1:  # tfl_depthwise_s8_mult: runs of a row's positions, down to one; below that
+        most = run = min(DSP_DW_RUN, oh * ow, ow)  # the plain loop, which takes none (its weights and ring do not
+        while run > 1 and _depthwise_dsp_scratch(node, graph, run) > budget:  # shrink: micro_speech's 3,328 B)
             run -= 1
+        if _depthwise_dsp_scratch(node, graph, run) > budget:
+            return KernelChoice(_conv_kernel(node, graph), 0)
         return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph, run),
                             detail=run if run < most else None)
     most = min(DSP_DW_RUN, oh * ow)

@@ -408,12 +408,12 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
  * the kernels place their blocks by these functions, aot/kernels/tflite_int8.py reads the #define lines
  * below (aot/kernels/c_defines.py) and sizes the plan by the same formulas, which
  * tests/kernels_c/test_scratch_facts.py holds equal to the *_scratch_bytes functions here. */
+/* (TFL_DSP_ACC_WORDS: up to 32 KiB where the plan's step spares it, p->dsp_tile, so that a wide layer's weights are
+ * widened for fewer tiles: IC02's 3 x 3 x 160 took 6 positions a tile at 4 KiB) */
 #define TFL_DSP_KC 64            /* CONV_2D: quads of patch rows a block (1 KiB of widened weights) */
 #define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
-#define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: up to 32
-                                  * KiB (where the plan's step spares it: p->dsp_tile), so that a wide layer's weights
-                                  * are widened for fewer tiles (IC02's 3 x 3 x 160: 6 positions a tile at 4 KiB) */
+#define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: 32 KiB */
 #define TFL_DSP_TAPS 25          /* DEPTHWISE_CONV_2D: the largest window (5 x 5) */
 #define TFL_DSP_DW_RUN 256       /* DEPTHWISE_CONV_2D: output positions a run of the 3 x 3 path (4 KiB of sums) */
 #define TFL_DSP_DW_PAD 1024      /* DEPTHWISE_CONV_2D: words of the padded span of 4 channels (4 KiB) */
