@@ -2163,10 +2163,10 @@ static inline uint32_t tfl_dsp_dwm_w4(const int8_t *w, int32_t n) {
 __attribute__((noinline)) static void tfl_dsp_dwm_row(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy, int32_t pr, int16_t *d) {
     const int32_t c = p->c;
     int32_t j = p->pad_left < pr ? p->pad_left : pr, end = p->pad_left + p->w < pr ? p->pad_left + p->w : pr, i;
-    const int8_t *s = xb + ((ptrdiff_t)iy * p->w + j - p->pad_left) * c;
-    const uint32_t z = (uint16_t)p->x_zero * 0x10001u; /* (pr is even, d word-aligned) */
-    for (i = 0; i < pr; i += 2) *(uint32_t *)(void *)(d + i) = z;
+    const uint32_t z = (uint16_t)p->x_zero * 0x10001u; /* (pr is even) */
+    for (i = 0; i < pr; i += 2) memcpy(d + i, &z, 4);
     if (iy < 0 || iy >= p->h) return;
+    const int8_t *s = xb + ((ptrdiff_t)iy * p->w + j - p->pad_left) * c;
     if (c == 1)
         for (; j + 4 <= end; j += 4, s += 4) {
             const uint32_t v = aotc_dsp_load32(s), e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
