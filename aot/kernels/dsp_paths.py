@@ -28,7 +28,8 @@ from aot.kernels.tflite_int8 import DSP_DW_RUN, DSP_KC, _conv_dsp_scratch, _dept
 
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
-            "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
+            "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN", "AOTC_TFL_DW_MULT",
+            "AOTC_TFL_DW_MULT_WIDE")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL")
@@ -51,8 +52,11 @@ def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
     """The paths tfl_depthwise_s8_pre and tfl_depthwise_s8_dsp may take on the node (its choice: the plan's run of
     sums in detail where a RAM budget shortened it)."""
     a = node.attrs
-    _, h, w, _ = graph.tensors[node.inputs[0]].shape
-    _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
+    _, h, w, c = graph.tensors[node.inputs[0]].shape
+    _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
+    if oc != c:  # a depth multiplier above 1: tfl_depthwise_s8_mult where it has scratch (in C past 5 column pairs)
+        wide = {"AOTC_TFL_DW_MULT_WIDE"} if a["kernel"][1] > 10 else set()
+        return {"AOTC_TFL_DW_MULT", *wide} if choice.scratch > 0 else set()
     shortened = choice.detail is not None
     band = _depthwise_band(node, shortened)
     need: set[str] = {"AOTC_TFL_DW_DSP"}

@@ -343,6 +343,14 @@ def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
     if full <= budget:
         return KernelChoice(_conv_kernel(node, graph), full)
     _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
+    if _multiplier(node, graph) > 1:  # tfl_depthwise_s8_mult: runs of a row's positions, down to one; below that
+        most = run = min(DSP_DW_RUN, oh * ow, ow)  # the plain loop, which takes none (its weights and ring do not
+        while run > 1 and _depthwise_dsp_scratch(node, graph, run) > budget:  # shrink: micro_speech's 3,328 B)
+            run -= 1
+        if _depthwise_dsp_scratch(node, graph, run) > budget:
+            return KernelChoice(_conv_kernel(node, graph), 0)
+        return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph, run),
+                            detail=run if run < most else None)
     most = min(DSP_DW_RUN, oh * ow)
     padded = _depthwise_dsp_scratch(node, graph, most, shortened=True) > 4 * 4 * most
     floor = min(ow if padded else DSP_DW_RUN_MIN, most)
@@ -365,15 +373,29 @@ def _depthwise_band(node: Node, shortened: bool) -> bool:
         and a["strides"][1] in (1, 2)
 
 
+def _multiplier(node: Node, graph: Graph) -> int:
+    """A DEPTHWISE_CONV_2D's depth multiplier: its output channels over its input's."""
+    return graph.tensors[node.outputs[0]].shape[3] // max(graph.tensors[node.inputs[0]].shape[3], 1)
+
+
 def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN, shortened: bool | None = None) -> int:
     """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels (up to `run`: the
     plan's p->dsp_tile), then the band (3 rows of the span's width) or the padded span of 4 channels
     that the 3 x 3 paths copy (words, as the C kernel lays them out); `shortened`: whether the plan
-    writes the run (p->dsp_tile), by default where it is below the kernel's own."""
+    writes the run (p->dsp_tile), by default where it is below the kernel's own. At a depth multiplier
+    above 1, tfl_depthwise_s8_mult's (aotc_tflite_int8.h's tfl_dsp_dwm_words): the run's sums (within an output
+    row), the weights of an input channel in blocks of 4 outputs with their terms, the ring of 16-bit input rows."""
     a = node.attrs
     _, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = a["kernel"]
+    if (m := _multiplier(node, graph)) > 1:
+        if graph.tensors[node.inputs[0]].dtype != "int8" or a["dilations"][1] != 1:
+            return 0
+        kq, run = -(-kw // 2), min(DSP_DW_RUN, oh * ow, run, ow)
+        row = ((ow - 1) * a["strides"][1] + 2 * kq + 3) & ~1  # TFL_DSP_DWM_ROW: halfwords, whole words
+        span = (kh - 1) * a["dilations"][0] + 1  # the ring's input rows, each twice
+        return 4 * (4 * (run + 2) + -(-m // 4) * (16 + 4 * kh * kq) + span * row)
     if graph.tensors[node.inputs[0]].dtype != "int8" or oc != c or c % 4 or kh * kw > DSP_TAPS:
         return 0
     most, run = min(DSP_DW_RUN, oh * ow), min(DSP_DW_RUN, oh * ow, run)
@@ -404,10 +426,15 @@ def overlap_bytes(node: Node, graph: Graph) -> int | None:
     DEPTHWISE_CONV_2D's DSP path goes 4 channels at a time over every position instead, re-reading the
     whole input for each 4: there D is also a multiple of the channels (and oc = c), so that an output
     byte of channel k lands on an input byte of channel k, which no later 4 channels read, at a
-    position D / c before it, the same bound channel by channel."""
+    position D / c before it, the same bound channel by channel. At a depth multiplier above 1 its path goes
+    input channel by input channel, each writing outputs of every position before the next reads its input:
+    no overlap there unless the input has one channel (then it goes row by row, each output row after the band of
+    its windows' input rows is copied: within the bound above)."""
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
     if node.op not in ("TflConv2D", "TflDepthwiseConv2D") or x.dtype != "int8" or y.dtype != "int8" \
             or len(x.shape) != 4 or x.shape[0] != 1 or y.size == 0:
+        return None
+    if node.op == "TflDepthwiseConv2D" and x.shape[3] > 1 and y.shape[3] != x.shape[3]:
         return None
     _, _, w, c = x.shape
     _, oh, ow, oc = y.shape

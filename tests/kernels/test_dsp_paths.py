@@ -17,12 +17,27 @@ from conftest import require_tool
 from aot.build import build, configure, run_bundle
 from aot.compiler import Options, compile_file
 from aot.footprint import measure
-from aot.kernels.dsp_paths import FILE_PATHS, PATHS
+from aot.ir import Graph, Node, Tensor
+from aot.kernels.base import KernelChoice
+from aot.kernels.dsp_paths import FILE_PATHS, PATHS, depthwise_paths
+from aot.kernels.tflite_int8 import M_PROFILE, _depthwise_dsp_scratch
 
 ROOT = Path(__file__).resolve().parents[2]
 KWS = ROOT / "bench" / "models" / "keras" / "kws_dscnn_int8.tflite"
 VWW = ROOT / "bench" / "models" / "keras" / "vww_mobilenet_int8.tflite"
 MICRO = ROOT / "bench" / "models" / "tflm" / "micro_speech_quantized.tflite"
+
+
+def _depthwise_graph(m: int, kernel: tuple[int, int]) -> Graph:
+    """One int8 DEPTHWISE_CONV_2D of 2 input channels and depth multiplier m, kernel (kw across), SAME at stride 1."""
+    kh, kw = kernel
+    w = (1, kh, kw, 2 * m)
+    t = {"x": Tensor("x", (1, 9, 14, 2), "int8"), "w": Tensor("w", w, "int8", np.zeros(w, np.int8)),
+         "y": Tensor("y", (1, 9, 14, 2 * m), "int8")}
+    node = Node("TflDepthwiseConv2D", "dw", ["x", "w"], ["y"],
+                {"kernel": [kh, kw], "strides": [1, 1], "dilations": [1, 1], "pads": [(kh - 1) // 2, (kw - 1) // 2],
+                 "y_min": -128, "y_max": 127, "y_zero": -128})
+    return Graph("g", [node], t, ["x"], ["y"])
 
 
 def _left_out(bundle) -> list[str]:
@@ -32,18 +47,18 @@ def _left_out(bundle) -> list[str]:
 def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     """KWS DS-CNN on the M4 (25 x 5 depthwise planes by columns, 1 x 1 convs by rows, sums requantised in the MAC
     kernel, doubled, zero point -128, 125 positions: an odd last one) keeps exactly those paths; micro_speech (one
-    conv, no depthwise) none of the depthwise's; the ring and stride 2 are VWW MobileNet's. The paths left out key
-    the prefix of the conv's and the depthwise's names: another set, other names; the host's bundles (no M-profile
-    path) leave none out."""
+    depthwise layer of depth multiplier 8, 10 x 8 windows) the multiplier path alone, and a 3 x 12 window of
+    multiplier 2 its wide variant too; the ring and stride 2 are VWW MobileNet's. The paths left out key the prefix
+    of the conv's and the depthwise's names: another set, other names; the host's bundles (no M-profile path) leave
+    none out."""
     kws = compile_file(KWS, Options(name="kws", target="mps2-an386"))
     assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
                                                 "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
                                                 "AOTC_TFL_CONV_ODD"}
     micro = compile_file(MICRO, Options(name="micro", target="mps2-an386"))
     vww = compile_file(VWW, Options(name="vww", target="mps2-an386"))
-    assert not {p for p in PATHS if p.startswith("AOTC_TFL_DW_")} - set(_left_out(micro))
-    assert "AOTC_TFL_DW_DSP" not in _left_out(vww)
-    assert "AOTC_TFL_CONV_FUSED" not in _left_out(micro)
+    assert set(PATHS) - set(_left_out(micro)) == {"AOTC_TFL_DW_MULT"}
+    assert "AOTC_TFL_DW_DSP" not in _left_out(vww) and "AOTC_TFL_DW_MULT" in _left_out(vww)
     assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
     # the conv's and the depthwise's names are keyed by the paths left out of them; every other kernel's are the
     # same in the three bundles (the same objects: a compiler cache compiles them once)
@@ -55,6 +70,12 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     assert len({n["aotc_tfl_fc_s8"] for n in names}) == 1
     host = compile_file(KWS, Options(name="kws", target="host"))
     assert not _left_out(host)
+    wide = _depthwise_graph(2, (3, 12))
+    (node,) = wide.nodes
+    c = KernelChoice("aotc_tfl_depthwise_s8", _depthwise_dsp_scratch(node, wide), facts=M_PROFILE)
+    assert depthwise_paths(node, wide, c) == {"AOTC_TFL_DW_MULT", "AOTC_TFL_DW_MULT_WIDE"}
+    narrow = _depthwise_graph(3, (10, 8))
+    assert depthwise_paths(narrow.nodes[0], narrow, c) == {"AOTC_TFL_DW_MULT"}
 
 
 def _names(bundle) -> dict[str, str]:
@@ -80,15 +101,16 @@ def test_only_the_files_keyed_by_the_paths_read_them():
 
 @pytest.mark.full
 def test_paths_left_out_give_the_same_outputs_and_the_link_keeps_none_of_their_code(tmp_path):
-    """KWS and VWW on the M4 three ways: every path compiled (the kernels as before issue 67), the paths predicted,
-    every path left out (the layers by the fused band and the plain loops). Outputs identical on seeded inputs; the
+    """KWS, VWW and micro_speech (its depthwise layer of multiplier 8) on the M4 three ways: every path compiled (the
+    kernels as before issue 67), the paths predicted, every path left out (the layers by the fused band and the plain
+    loops). Outputs identical on seeded inputs; the
     predicted library is smaller than the whole one as `aotc footprint` counts it (what a --gc-sections link keeps)
     and costs no more instructions; everything left out costs more."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot.bench import board_counts, insn_count_plugin
 
     plugin = insn_count_plugin(tmp_path)
-    for model in (KWS, VWW):
+    for model in (KWS, VWW, MICRO):
         b = compile_file(model, Options(name="m", target="mps2-an386"))
         sym = b.files["runtime/aotc_symbols.h"]
         without = re.sub(r"^#define AOTC_TFL_\w+ 0\n", "", sym, flags=re.M)

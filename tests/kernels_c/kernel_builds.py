@@ -137,8 +137,10 @@ def run_checked(cmd: list[str], timeout: int, env: dict[str, str] | None = None)
     return r.stdout
 
 
-def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: list[str], shapes: int) -> str:
-    """The family's C test built for a Cortex-M board and run under qemu (semihosting)."""
+def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: list[str], shapes: int,
+                 only: str = "") -> str:
+    """The family's C test built for a Cortex-M board and run under qemu (semihosting); `only`: a word of the names
+    of the entries to run, where the test takes one (test_tflite_int8_kernels.c)."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     support = cmake_dir() / "cortex-m"
     exe = tmp_path / f"test_{family}_kernels.elf"
@@ -147,7 +149,7 @@ def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: li
     link = [f"-T{support / f'{board}.ld'}", f"-L{support}", "--specs=nano.specs", "--specs=rdimon.specs",
             "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
     compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), support / "startup.c"], flags, exe, link)
-    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes))
+    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes, *([only] if only else [])))
     return run_checked(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
                         "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
 

@@ -95,6 +95,18 @@ def test_quant_on_cortex_m(tmp_path, objects, core):
     assert "MISMATCH" not in out and " ok " in out, out
 
 
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-O2", "-Os"])
+def test_depthwise_multiplier_path_on_the_m4(tmp_path, objects, level):
+    """DEPTHWISE_CONV_2D at depth multipliers above 1 by the DSP path (tfl_depthwise_s8_mult: its assembly's pairs of
+    positions, the outputs requantised there or from the sums, C past 10 columns): test_tflite_int8_kernels.c's
+    "(multiplier)" entry on the M4 at each level a bundle builds at: multipliers 2, 3 and 8 (and 5, 16), 1 to 4 input
+    channels, odd and even window widths, SAME and VALID padding, strides 1 and 2, row dilation, per-channel
+    multipliers and shifts, micro_speech's layer; LiteRT's reference arithmetic (tflite_int8_ref.c) bit for bit."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, level], 400, only="multiplier")
+    assert "MISMATCH" not in out and "(multiplier) ok (400 shapes)" in out, out
+
+
 def test_kernels_compile_cleanly_with_clang(tmp_path):
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")

@@ -229,7 +229,7 @@ def tfl_convs(draw) -> tuple[Node, Graph]:
     dh, dw = draw(st.sampled_from([(1, 1), (1, 1), (2, 2)]))
     c = draw(st.sampled_from([1, 3, 4, 8, 16, 32, 64, 100, 256, 300]))
     if op == "TflDepthwiseConv2D":
-        oc = c * draw(st.sampled_from([1, 1, 1, 2]))
+        oc = c * draw(st.sampled_from([1, 1, 1, 2, 3, 8]))  # (multipliers above 1: tfl_depthwise_s8_mult)
     else:
         oc = draw(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 12, 13, 16, 64, 65, 66, 130, 255, 256, 510, 512, 513, 1000]))
     same = draw(st.booleans())
@@ -266,7 +266,9 @@ def test_tflite_scratch_is_the_kernels(facts, conv_, budget):
         cand = next(k for k in tflite_int8.OPS[node.op].kernels if k.applies_on(node, graph, target))
         # and a RAM budget's "tiles": CONV_2D's tiles below the usual floor, the depthwise path's shorter runs
         least = [cand.fit_least(node, graph, budget)] if cand.fit_least else []
-        for choice in (cand.fit(node, graph, budget), *least):
+        for choice, is_least in ((cand.fit(node, graph, budget), False), *((c, True) for c in least)):
+            if is_least and choice.scratch == 0 and node.op == "TflDepthwiseConv2D":
+                continue  # below the multiplier path's least scratch: none, the kernel gets NULL (its plain loop)
             dsp = cand.facts.isa == "m-profile"  # the DSP path's tile; Helium's path ("mve") has none
             np_ = ctypes.c_int32()
             if node.op == "TflDepthwiseConv2D":

@@ -13,7 +13,7 @@
  * 3 x 3 spans over TFL_DSP_DW_PAD, ADDs from AOTC_TFL_ADD_MIN elements, the residual written over its
  * input.
  *
- *     test_tflite_int8_kernels [seed] [shapes per entry point] */
+ *     test_tflite_int8_kernels [seed] [shapes per entry point] [a word of the entries' names to run] */
 #include "aotc_tflite_int8.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
@@ -96,7 +96,7 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
 enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64, K_TILES = 128,
-       K_AMX = 256 };
+       K_AMX = 256, K_MULT = 512 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -149,12 +149,12 @@ static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *
 
 static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     const int ring = (kind & (K_RING | K_RING6)) != 0; /* only MobileNet's depthwise at column stride 1: the ring */
-    const int ring6 = (kind & K_RING6) != 0, pw = (kind & K_PW) != 0;
-    kind &= ~(K_RING | K_RING6 | K_PW);
+    const int ring6 = (kind & K_RING6) != 0, pw = (kind & K_PW) != 0, mult = (kind & K_MULT) != 0;
+    kind &= ~(K_RING | K_RING6 | K_PW | K_MULT);
     const int dw = kind == K_DEPTHWISE;
     /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
      * bands requantised as they are made) */
-    const int mobile = dw && (ring || chance(1, 4));
+    const int mobile = dw && !mult && (ring || chance(1, 4));
     int late = 0, same2 = 0;
     for (;;) {
         memset(p, 0, sizeof *p), late = 0, same2 = 0;
@@ -190,6 +190,20 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                  * tfl_dsp_dwp3_same_floor); its own entry, the last, so the others draw the shapes they did */
                 if (ring6) p->w = chance(1, 4) ? 3 : 6 * rand_int(1, 5), p->sh = 1;
                 if (ring6 && p->w == 3) p->h = rand_int(1, 3); /* not taller than wide: by rows, not by columns */
+            }
+            /* K_MULT (its own entry, the last): depth multipliers above 1 by the DSP path's bands of column pairs
+             * (tfl_depthwise_s8_mult): 2, 3 and 8 most (blocks of 4 outputs and a part), others to 16; 1 input channel
+             * or a few; windows to 10 x 9, odd and even widths (a last pair with a 0 weight), strides 1 and 2 (odd
+             * positions' pairs unaligned), row dilation, SAME and VALID; a quarter micro_speech's layer (49 x 40 x 1,
+             * 10 x 8 at stride 2, m 8), and runs of sums shorter than a row where the plan says (dsp_tile) */
+            if (mult) {
+                static const int32_t ms[8] = {2, 3, 8, 2, 3, 8, 5, 16};
+                p->depth_multiplier = ms[rand_int(0, 7)], p->c = chance(1, 2) ? 1 : rand_int(2, 4);
+                p->kh = rand_int(1, 10), p->kw = rand_int(1, 9), p->dw = 1, p->h = rand_int(1, 24), p->w = rand_int(1, 24);
+                if (chance(1, 4))
+                    p->depth_multiplier = 8, p->c = 1, p->n = 1, p->h = 49, p->w = 40, p->kh = 10, p->kw = 8,
+                    p->sh = p->sw = 2, p->dh = 1;
+                p->oc = p->c * p->depth_multiplier;
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
@@ -386,9 +400,9 @@ static int check_conv(int kind, int wide) {
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
-    const int ring = kind & (K_RING | K_RING6 | K_PW), pw = (kind & K_PW) != 0, tiles = (kind & K_TILES) != 0;
+    const int ring = kind & (K_RING | K_RING6 | K_PW | K_MULT), pw = (kind & K_PW) != 0, tiles = (kind & K_TILES) != 0;
     const int amx = (kind & K_AMX) != 0;
-    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX);
+    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX | K_MULT);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
@@ -500,6 +514,11 @@ static int check_conv(int kind, int wide) {
             scratch_bytes = MVE && aotc_tfl_conv_add_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_add_s8_mve_scratch_bytes(&p)
                                                                                   : aotc_tfl_conv_add_s8_dsp_scratch_bytes(&p);
         }
+    }
+    if ((ring & K_MULT) && DSP && scratch_bytes <= 0) { /* (the path takes every K_MULT shape: dilation 1 across) */
+        printf("aotc_tfl_depthwise_s8 (multiplier): no scratch for the DSP path, depth multiplier %d\n",
+               (int)p.depth_multiplier);
+        return 1;
     }
     if (scratch_bytes > 0) scratch = (uint32_t *)bytes((size_t)scratch_bytes);
     if ((kind == K_CONV || kind == K_CONV_ADD) && !wide && DSP && !packed && (pw || (xn + wn) % 3 != 0)) {
@@ -1318,6 +1337,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_abs_s16", c_abs16, 0},
     {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
     {"aotc_tfl_conv_s8 (pointwise, late)", c_conv8, K_CONV | K_PW},
+    {"aotc_tfl_depthwise_s8 (multiplier)", c_conv8, K_DEPTHWISE | K_MULT},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
     {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
     {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},
@@ -1326,15 +1346,15 @@ static const entry ENTRIES[] = {
 #endif
 };
 
-/* test [SEED [SHAPES [NAME]]]: NAME, the entries whose names contain it only */
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
+    const char *only = argc > 3 ? argv[3] : NULL; /* the entries whose name holds it (all: none given) */
     int failed = check_reference();
     size_t e;
     int32_t i;
     for (e = 0; e < sizeof ENTRIES / sizeof ENTRIES[0]; ++e) {
         int bad = 0;
-        if (argc > 3 && strstr(ENTRIES[e].name, argv[3]) == NULL) continue;
+        if (only != NULL && strstr(ENTRIES[e].name, only) == NULL) continue;
         for (i = 0; i < shapes && !bad; ++i) bad = ENTRIES[e].check(ENTRIES[e].arg);
         printf("%-34s %s (%d shapes)\n", ENTRIES[e].name, bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;

@@ -1,12 +1,15 @@
 """DepthwiseAsConv: a 1-channel int8 DEPTHWISE_CONV_2D (depth multiplier m) becomes the CONV_2D it is, its
-weights [1, kh, kw, m] as [m, kh, kw, 1]; other depthwise layers stay. Bit-exactness with LiteRT on the host
-and the M4: tests/frontend/test_tflite.py and tests/targets/test_tflite_cortex_m.py (dwmult_int8)."""
+weights [1, kh, kw, m] as [m, kh, kw, 1]; other depthwise layers stay; on the DSP cores (M4, M33, M7)
+and the M55 the pass is left out, the depthwise kernels' multiplier path being the faster there (aot/compiler.py
+default_pipeline). Bit-exactness with LiteRT on the host and the M4: tests/frontend/test_tflite.py and
+tests/targets/test_tflite_cortex_m.py (dwmult_int8)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from aot.compiler import Options, partition_model
 from aot.frontend import load_model
@@ -22,6 +25,16 @@ def test_one_channel_depthwise_is_a_conv_with_its_weights_transposed():
     w = g.tensors[conv.inputs[1]]
     assert w.shape == (8, 10, 8, 1) and w.data is not None
     assert g.tensors[conv.outputs[0]].shape[-1] == 8 and len(np.asarray(conv.attrs["mult"])) == 8
+
+
+@pytest.mark.parametrize(("target", "op"), [
+    ("mps2-an386", tfl.DEPTHWISE_CONV_2D), ("mps2-an505", tfl.DEPTHWISE_CONV_2D), ("mps2-an500", tfl.DEPTHWISE_CONV_2D),
+    ("mps3-an547", tfl.DEPTHWISE_CONV_2D), ("host", tfl.CONV_2D)])
+def test_dsp_cores_keep_the_depthwise_layer(target, op):
+    """The M4, M33, M7 and M55 take micro_speech's layer by tfl_depthwise_s8_mult (no pass); the host by the packed
+    conv."""
+    g = partition_model(load_model(str(MODELS / "dwmult_int8.tflite")), Options(target=target)).graph
+    assert [n.op for n in g.nodes if n.op in (tfl.CONV_2D, tfl.DEPTHWISE_CONV_2D)] == [op]
 
 
 def test_depthwise_of_several_channels_stays():

@@ -52,8 +52,8 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         # PADs folded into the convs and the max pool (issue 53): the DSP depthwise paths with pads wider than
         # SAME's and asymmetric, windows wholly in the padding
         ("padded_int8", "mps2-an386", "Release", ""),
-        # a 1-channel DEPTHWISE_CONV_2D of multiplier 8 (TFLM's micro_speech layer) written as a CONV_2D
-        # (aot/passes/depthwise_as_conv.py): the DSP conv path with a 1-channel patch
+        # a 1-channel DEPTHWISE_CONV_2D of multiplier 8 (TFLM's micro_speech layer): the depthwise multiplier path
+        # (tfl_depthwise_s8_mult; padded_int8 above has one of 8 channels, multiplier 2, pads wider than SAME's)
         ("dwmult_int8", "mps2-an386", "Release", ""),
         # the M33 (mps2-an505) and the M7 (mps2-an500) take the M4's DSP-extension paths (issue 68)
         ("kws_dscnn_int8", "mps2-an505", "Release", ""), ("ic_resnet8_int8", "mps2-an500", "MinSizeRel", "")]

@@ -395,10 +395,12 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
  * the kernels place their blocks by these functions, aot/kernels/tflite_int8.py reads the #define lines
  * below (aot/kernels/c_defines.py) and sizes the plan by the same formulas, which
  * tests/kernels_c/test_scratch_facts.py holds equal to the *_scratch_bytes functions here. */
+/* (TFL_DSP_ACC_WORDS: up to 32 KiB where the plan's step spares it, p->dsp_tile, so that a wide layer's weights are
+ * widened for fewer tiles: IC02's 3 x 3 x 160 took 6 positions a tile at 4 KiB) */
 #define TFL_DSP_KC 64            /* CONV_2D: quads of patch rows a block (1 KiB of widened weights) */
 #define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
-#define TFL_DSP_ACC_WORDS 1024   /* CONV_2D: the sums of every channel when the rows take several blocks: 4 KiB */
+#define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: 32 KiB */
 #define TFL_DSP_TAPS 25          /* DEPTHWISE_CONV_2D: the largest window (5 x 5) */
 #define TFL_DSP_DW_RUN 256       /* DEPTHWISE_CONV_2D: output positions a run of the 3 x 3 path (4 KiB of sums) */
 #define TFL_DSP_DW_PAD 1024      /* DEPTHWISE_CONV_2D: words of the padded span of 4 channels (4 KiB) */
@@ -486,6 +488,27 @@ void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, con
                             int16_t *y);
 #endif
 
+/* DEPTHWISE_CONV_2D's DSP path at a depth multiplier m above 1 (tfl_depthwise_s8_mult; column dilation 1, any window,
+ * strides, row dilation, channels): an input channel's taps as 16-bit column pairs, a band of an output row's kh
+ * window rows (TFL_DSP_DWM_ROW halfwords each: the columns its windows' pairs read and one pair more, an even
+ * count), each pair read once for 4 of its m output channels, SMLAD on the 4 channels' weights of the pair. Its
+ * positions a run of sums (an output row's at most, fewer where the plan says: tfl_dsp_dw_run) ... */
+#define TFL_DSP_DWM_KQ(p) (((p)->kw + 1) / 2) /* the window's column pairs (an odd width's last with a 0 weight) */
+#define TFL_DSP_DWM_ROW(p) ((((p)->ow - 1) * (p)->sw + 2 * TFL_DSP_DWM_KQ(p) + 3) & ~1)
+static inline int32_t tfl_dsp_dwm_run(const aotc_tfl_conv_params *p) {
+    const int32_t run = tfl_dsp_dw_run(p);
+    return run < p->ow ? run : p->ow;
+}
+
+/* ... and its scratch in words: the run's sums (4 channels a position, 2 positions more), the input channel's weights
+ * in blocks of 4 output channels (each the 4 channels' requantisation terms (12 words), their sums' start, then kh x
+ * kq pairs x 4 channels; the last block's channels past m 0), the ring: the input rows a window spans, each twice */
+static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
+    const int64_t blocks = (p->depth_multiplier + 3) / 4, span = (int64_t)(p->kh - 1) * p->dh + 1;
+    return 4 * ((int64_t)tfl_dsp_dwm_run(p) + 2) + blocks * (16 + 4 * (int64_t)p->kh * TFL_DSP_DWM_KQ(p)) +
+           span * TFL_DSP_DWM_ROW(p);
+}
+
 /* The M-profile paths of CONV_2D and DEPTHWISE_CONV_2D a bundle compiles: every one (1), unless the bundle's kernel
  * configuration (runtime/aotc_symbols.h, which aotc_common.h includes first) leaves out those none of its model's
  * layers takes (aot/kernels/dsp_paths.py: the compiler knows each layer's shapes and requantisation), so that their
@@ -495,7 +518,9 @@ void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, con
  * DEPTHWISE_CONV_2D: DSP any DSP path at all (0: the plain loop, a --flash-budget level's); PRE the set-up at compile time (--widened-weights' dsp_dw); RING the ring at stride 1, SAME its
  * SAME functions; COLUMNS a layer taller than wide by columns; S2 stride 2 from x itself; PLAIN the paths of groups
  * the fused 3 x 3 paths do not take (other windows, requantisations out of SSAT's form, a RAM budget's shortened
- * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others.
+ * run); FLOOR and SIGN the ring's and stride 2's kernels for an output zero point of -128 and for the others; MULT
+ * a depth multiplier above 1 (tfl_depthwise_s8_mult; else the plain loop), MULT_WIDE its windows wider than 10
+ * columns (the assembly's rows: in C).
  * CONV_2D: ROWS 1 x 1 by rows, RGB 3 channels 3 x 3; FUSED the sums requantised in the MAC kernel, SINGLE its sums
  * as they are, DBL doubled (FLOOR and SIGN: zero point -128's kernels, the others'), ODD a tile's odd last
  * position there; PLAIN the sums requantised apart (the layers FUSED does not take); RESIDUAL the fused residual
@@ -526,6 +551,12 @@ void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, con
 #endif
 #ifndef AOTC_TFL_DW_SIGN
 #define AOTC_TFL_DW_SIGN 1
+#endif
+#ifndef AOTC_TFL_DW_MULT
+#define AOTC_TFL_DW_MULT 1
+#endif
+#ifndef AOTC_TFL_DW_MULT_WIDE
+#define AOTC_TFL_DW_MULT_WIDE 1
 #endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
@@ -590,10 +621,12 @@ static inline int64_t aotc_tfl_conv_add_s8_mve_scratch_bytes(const aotc_tfl_conv
 }
 
 /* the sums of a run of positions' 4 channels, then the band or the padded span (depth multiplier 1,
- * channels a multiple of 4, windows up to TFL_DSP_TAPS; else 0) */
+ * channels a multiple of 4, windows up to TFL_DSP_TAPS); at a depth multiplier above 1 and column dilation 1,
+ * tfl_dsp_dwm_words; else 0 */
 static inline int64_t aotc_tfl_depthwise_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
     const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, p->kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, p->kw, p->dw);
     const int32_t run = tfl_dsp_dw_run(p);
+    if (p->depth_multiplier > 1) return p->dw == 1 ? 4 * tfl_dsp_dwm_words(p) : 0;
     if (p->depth_multiplier != 1 || p->c % 4 != 0 || p->kh * p->kw > TFL_DSP_TAPS) return 0;
     const int32_t pad = TFL_DSP_DW_BAND(p)                                                 ? 3 * pw
                         : p->kh == 3 && p->kw == 3 && TFL_DSP_DW_PADDED(ph, pw, p->ow, run) ? ph * pw

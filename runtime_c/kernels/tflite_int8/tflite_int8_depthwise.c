@@ -1989,6 +1989,304 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     }
     return 1;
 }
+
+/* ---- Depth multiplier m > 1 (AOTC_TFL_DW_MULT: aotc_tflite_int8.h's TFL_DSP_DWM_*) ------------------------------
+ * Output channel ci m + j reads input channel ci alone, so an input channel's windows serve its m outputs: its input
+ * rows are widened once into a ring of 16-bit values (the padding x_zero's), each window row's columns read in pairs
+ * (a word: SMLAD's two halves), and each pair, loaded once, is multiplied by 4 output channels' pairs of weights, two
+ * positions at a time (their 8 sums in registers). The weights are widened once an input channel, in blocks of 4 of
+ * its outputs, each block's sums started at the bias less x_zero times the weights' sum (a tap in the padding then
+ * adds 0, as in the other paths); where its requantisation is the usual one (tfl_dsp_dw_usual) the pairs' sums are
+ * requantised and stored in the assembly. TFLM's micro_speech (1 channel, 10 x 8 windows at stride 2, m 8) took the
+ * conv's path after DepthwiseAsConv: its patches (im2col) cost more than the multiply-accumulates. */
+
+/* The pairs of positions A, B of a run: B two columns (one word) after A in the ring, so that one code serves both
+ * strides: at stride 2 B is A's next position, at stride 1 the one after (the run's positions then in two passes,
+ * those 0 and 1 mod 4 as A). Each pair's A in the ring is sstep bytes after the last's, its sums (or outputs) astep
+ * bytes, B's boff bytes after A's; a B past the run (an odd count) is computed and not read: the ring has a word more
+ * a row and the sums 2 positions more (TFL_DSP_DWM_ROW, tfl_dsp_dwm_words). */
+typedef struct {
+    const uint32_t *wb;         /* the block: its 4 sums' start, then kh x kq pairs of 4 channels' weight pairs */
+    int32_t kq, rstep, rows;    /* pairs a window row; bytes from a row's last pair to the next window row's first; a
+                                 * window's rows in bytes (the ring rows they span) */
+    int32_t sstep, astep, boff; /* (above) */
+    const uint32_t *rq;         /* the 4 channels' mult, ra, right (tfl_dsp_dw_usual): the sums requantised and stored
+                                 * as int8 outputs (astep and boff then bytes of y); NULL: stored as sums */
+} tfl_dsp_dwm_args;
+
+#if AOTC_DSP_ASM
+#define TFL_DWM_KQMAX 5 /* the assembly's unrolled pairs of a window row: windows up to 10 wide */
+/* one pair of a window row: A's word at r0 (then past it), B's after it, 4 channels' weight pairs at r1 (then past
+ * them) into A's sums r4 .. r7 and B's r8 .. r11; 48 bytes (every instruction 32-bit: the row's entry is computed),
+ * 17 cycles for 16 multiply-accumulates */
+#define TFL_DWM_PAIR                                                                                              \
+    "ldr.w lr, [r0, #4]\n\t"                                                                                      \
+    "ldr.w r12, [r0], #4\n\t"                                                                                     \
+    "ldrd r2, r3, [r1], #8\n\t"                                                                                   \
+    "smlad r4, r12, r2, r4\n\t"                                                                                   \
+    "smlad r8, lr, r2, r8\n\t"                                                                                    \
+    "smlad r5, r12, r3, r5\n\t"                                                                                   \
+    "smlad r9, lr, r3, r9\n\t"                                                                                    \
+    "ldrd r2, r3, [r1], #8\n\t"                                                                                   \
+    "smlad r6, r12, r2, r6\n\t"                                                                                   \
+    "smlad r10, lr, r2, r10\n\t"                                                                                  \
+    "smlad r7, r12, r3, r7\n\t"                                                                                   \
+    "smlad r11, lr, r3, r11\n\t"
+/* one channel's sums a, b requantised in place (tfl_dsp_dw_requant_ssat's arithmetic: doubled, SMMLAR by mult r1 with
+ * ra r2, the sign term, shifted right by r3, SSAT; lr a temporary), its 3 terms first loaded from r0 on */
+#define TFL_DWM_RQ2(a, b)                                                                                         \
+    "ldmia r0!, {r1, r2, r3}\n\t"                                                                                 \
+    "lsl lr, " a ", #1\n\t"                                                                                      \
+    "smmlar " a ", lr, r1, r2\n\t"                                                                               \
+    "add " a ", " a ", lr, asr #31\n\t"                                                                          \
+    "asr " a ", " a ", r3\n\t"                                                                                   \
+    "ssat " a ", #8, " a "\n\t"                                                                                  \
+    "lsl lr, " b ", #1\n\t"                                                                                      \
+    "smmlar " b ", lr, r1, r2\n\t"                                                                               \
+    "add " b ", " b ", lr, asr #31\n\t"                                                                          \
+    "asr " b ", " b ", r3\n\t"                                                                                   \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DWM_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+/* pairs pairs of positions from s (r0) into out (r2: sums, or with a->rq outputs), the args a at r3. Frame: [sp] s,
+ * [#4] pairs left, [#8] out, [#12] a, [#16] the window's end (A's pointer after its last row), [#20] the row's entry,
+ * [#24] rstep. A row enters the unrolled pairs at TFL_DWM_KQMAX - kq and loops by loading the PC (no branch back):
+ * 10 cycles a row; the outputs' requantisation TFL_DWM_RQ2's. */
+__attribute__((naked, noinline)) static void tfl_dsp_dwm_pairs(TFL_DWM_ARG const int16_t *s, TFL_DWM_ARG int32_t pairs,
+                                                             TFL_DWM_ARG void *out,
+                                                             TFL_DWM_ARG const tfl_dsp_dwm_args *a) {
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #28\n\t"
+        "stmia sp, {r0, r1, r2, r3}\n\t"
+        "ldr r5, [r3, #4]\n\t" /* kq */
+        "ldr r6, [r3, #8]\n\t" /* rstep */
+        "rsb r5, r5, #5\n\t"   /* TFL_DWM_KQMAX */
+        "movs r7, #48\n\t"
+        "adr.w r4, 2f\n\t"
+        "mla r4, r5, r7, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #20]\n\t"
+        "str r6, [sp, #24]\n\t"
+        "1:\n\t" /* a pair: its sums from the block's start, its window's end, into the first row */
+        "ldr r3, [sp, #12]\n\t"
+        "ldr r0, [sp, #0]\n\t"
+        "ldr r1, [r3, #0]\n\t"
+        "ldr r2, [r3, #12]\n\t"
+        "ldmia r1!, {r4-r7}\n\t"
+        "add r2, r2, r0\n\t"
+        "str r2, [sp, #16]\n\t"
+        "mov r8, r4\n\t"
+        "mov r9, r5\n\t"
+        "mov r10, r6\n\t"
+        "mov r11, r7\n\t"
+        "ldr pc, [sp, #20]\n\t"
+        ".p2align 2\n"
+        "2:\n\t" TFL_DWM_PAIR TFL_DWM_PAIR TFL_DWM_PAIR TFL_DWM_PAIR TFL_DWM_PAIR
+        "ldr r2, [sp, #24]\n\t" /* the next row */
+        "ldr r3, [sp, #16]\n\t"
+        "add r0, r0, r2\n\t"
+        "cmp r0, r3\n\t"
+        "it ne\n\t"
+        "ldrne pc, [sp, #20]\n\t"
+        "ldr r3, [sp, #12]\n\t" /* the pair's sums, or its outputs */
+        "ldr r0, [r3, #28]\n\t"
+        "cbnz r0, 3f\n\t"
+        "ldr r2, [sp, #8]\n\t"
+        "ldr r12, [r3, #24]\n\t"
+        "stmia r2, {r4-r7}\n\t"
+        "add r12, r12, r2\n\t"
+        "stmia r12, {r8-r11}\n\t"
+        "b 4f\n"
+        "3:\n\t" TFL_DWM_RQ2("r4", "r8") TFL_DWM_RQ2("r5", "r9") TFL_DWM_RQ2("r6", "r10") TFL_DWM_RQ2("r7", "r11")
+        "ldr r3, [sp, #12]\n\t"
+        "ldr r2, [sp, #8]\n\t"
+        "ldr r12, [r3, #24]\n\t"
+        "strb r4, [r2]\n\t"
+        "strb r5, [r2, #1]\n\t"
+        "strb r6, [r2, #2]\n\t"
+        "strb r7, [r2, #3]\n\t"
+        "add r12, r12, r2\n\t"
+        "strb r8, [r12]\n\t"
+        "strb r9, [r12, #1]\n\t"
+        "strb r10, [r12, #2]\n\t"
+        "strb r11, [r12, #3]\n"
+        "4:\n\t" /* the next pair */
+        "ldr lr, [r3, #20]\n\t"
+        "ldr r12, [r3, #16]\n\t"
+        "add r2, r2, lr\n\t"
+        "ldr r0, [sp, #0]\n\t"
+        "ldr r1, [sp, #4]\n\t"
+        "add r0, r0, r12\n\t"
+        "str r2, [sp, #8]\n\t"
+        "subs r1, r1, #1\n\t"
+        "str r0, [sp, #0]\n\t"
+        "str r1, [sp, #4]\n\t"
+        "bne 1b\n\t"
+        "add sp, sp, #28\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#endif
+
+#if !AOTC_DSP_ASM || AOTC_TFL_DW_MULT_WIDE
+/* tfl_dsp_dwm_pairs in C, the sums only (no assembly, or windows wider than its rows: AOTC_TFL_DW_MULT_WIDE) */
+static void tfl_dsp_dwm_pairs_c(const int16_t *s, int32_t pairs, void *out, const tfl_dsp_dwm_args *a) {
+    const int32_t rs = (a->rstep + 4 * a->kq) / 2; /* halfwords from a window row to the next */
+    int32_t ky, q, *acc = (int32_t *)out;
+    for (; pairs > 0; --pairs, s += a->sstep / 2, acc += a->astep / 4) {
+        int32_t a0 = (int32_t)a->wb[0], a1 = (int32_t)a->wb[1], a2 = (int32_t)a->wb[2], a3 = (int32_t)a->wb[3];
+        int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3, *bs = acc + a->boff / 4;
+        const uint32_t *wp = a->wb + 4;
+        const int16_t *r = s;
+        for (ky = 0; ky < a->rows / (2 * rs); ++ky, r += rs)
+            for (q = 0; q < a->kq; ++q, wp += 4) {
+                const int32_t xa = (int32_t)aotc_dsp_load32(r + 2 * q), xb = (int32_t)aotc_dsp_load32(r + 2 * q + 2);
+                a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
+                a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
+                a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
+                a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+            }
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, bs[0] = b0, bs[1] = b1, bs[2] = b2, bs[3] = b3;
+    }
+}
+#endif
+
+/* A tap's weights of 4 output channels from w (1 byte each), those past the n left 0 */
+static inline uint32_t tfl_dsp_dwm_w4(const int8_t *w, int32_t n) {
+    uint32_t v = 0;
+    int32_t j;
+    if (n >= 4) return aotc_dsp_load32(w);
+    for (j = 0; j < n; ++j) v |= (uint32_t)(uint8_t)w[j] << (8 * j);
+    return v;
+}
+
+/* Input row iy of input channel xb[0] (channels c bytes apart) widened into the ring row d: pr columns from -pad_left,
+ * x_zero where the row or a column is outside the image; a 1-channel row 4 bytes a word (SXTB16 twice) */
+__attribute__((noinline)) static void tfl_dsp_dwm_row(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy, int32_t pr, int16_t *d) {
+    const int32_t c = p->c;
+    int32_t j = p->pad_left < pr ? p->pad_left : pr, end = p->pad_left + p->w < pr ? p->pad_left + p->w : pr, i;
+    const uint32_t z = (uint16_t)p->x_zero * 0x10001u; /* (pr is even) */
+    for (i = 0; i < pr; i += 2) memcpy(d + i, &z, 4);
+    if (iy < 0 || iy >= p->h) return;
+    const int8_t *s = xb + ((ptrdiff_t)iy * p->w + j - p->pad_left) * c;
+    if (c == 1)
+        for (; j + 4 <= end; j += 4, s += 4) {
+            const uint32_t v = aotc_dsp_load32(s), e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
+            const uint32_t w01 = (e & 0xFFFFu) | o << 16, w23 = (o & 0xFFFF0000u) | e >> 16;
+            memcpy(d + j, &w01, 4), memcpy(d + j + 2, &w23, 4);
+        }
+    for (; j < end; ++j, s += c) d[j] = *s;
+}
+
+/* DEPTHWISE_CONV_2D at a depth multiplier above 1, column dilation 1 (aotc_tflite_int8.h: TFL_DSP_DWM_*): input
+ * channel by input channel, its weights widened, then output row by output row the input rows its windows span
+ * widened into the ring (each once: a ring of the span's rows, each written twice, so that any span is contiguous)
+ * and each block of 4 outputs' runs. A's positions are every sa-th of a pass: at stride 1 two passes (0, 4, ... and
+ * 1, 5, ...), B two after A; at stride 2 one, B the next; above, one of every position, B's sums in the next A's place
+ * (then taken by it). Windows past TFL_DWM_KQMAX pairs (AOTC_TFL_DW_MULT_WIDE; and every window without the
+ * assembly) by tfl_dsp_dwm_pairs_c. Sums not stored by the assembly (a run's last positions, blocks whose requantisation is not the
+ * usual one, strides above 2) are requantised by tfl_dsp_dw_store where the depth multiplier 1 paths are compiled
+ * (AOTC_TFL_DW_DSP), else, and in a last block of fewer than 4 channels, by TFLite's requant_double: less code where a
+ * model's depthwise layers are all of multipliers above 1 (micro_speech's sums all go by the assembly). Returns 0
+ * where it does not take p (the plain loop then runs). */
+static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                 int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
+    const int32_t m = p->depth_multiplier, kh = p->kh, kw = p->kw, oc = p->oc, kq = TFL_DSP_DWM_KQ(p), sw = p->sw;
+    const int32_t pr = TFL_DSP_DWM_ROW(p), run = tfl_dsp_dwm_run(p), blocks = (m + 3) / 4, bw = 16 + 4 * kh * kq;
+    const int32_t span = (kh - 1) * p->dh + 1; /* the ring's rows (each twice) */
+    const int32_t sa = sw == 1 ? 4 : sw == 2 ? 2 : 1, passes = sw == 1 ? 2 : 1, bpos = sw == 1 ? 2 : 1;
+    int32_t *const acc = (int32_t *)scratch;
+    uint32_t *const wq = scratch + 4 * (run + 2);
+    int16_t *const ring = (int16_t *)(wq + blocks * bw);
+    tfl_dsp_dwm_args da = {wq, kq, 2 * pr * p->dh - 4 * kq, 2 * pr * p->dh * kh, 2 * sw * sa, 16 * sa, 16 * bpos,
+                           NULL};
+    tfl_dsp_dwm_args dy = {wq, kq, da.rstep, da.rows, da.sstep, sa * oc, bpos * oc, NULL};
+#if AOTC_DSP_ASM && AOTC_TFL_DW_MULT_WIDE
+    const int asm_rows = kq <= TFL_DWM_KQMAX;
+    void (*const pairs_fn)(const int16_t *, int32_t, void *, const tfl_dsp_dwm_args *) =
+        asm_rows ? tfl_dsp_dwm_pairs : tfl_dsp_dwm_pairs_c;
+#elif AOTC_DSP_ASM /* (windows wider than the assembly's rows left out: the plain loop's) */
+    const int asm_rows = kq <= TFL_DWM_KQMAX;
+    void (*const pairs_fn)(const int16_t *, int32_t, void *, const tfl_dsp_dwm_args *) = tfl_dsp_dwm_pairs;
+#else
+    const int asm_rows = 0;
+    void (*const pairs_fn)(const int16_t *, int32_t, void *, const tfl_dsp_dwm_args *) = tfl_dsp_dwm_pairs_c;
+#endif
+    int32_t ci, b, oy, ox, blk, j, t, i;
+    if (!AOTC_TFL_DW_MULT || scratch == NULL || m < 2 || p->dw != 1 || (AOTC_DSP_ASM && !AOTC_TFL_DW_MULT_WIDE && !asm_rows))
+        return 0;
+    for (ci = 0; ci < p->c; ++ci) {
+        /* the weights of outputs ci m .. ci m + m - 1 (each block: the terms, the sums' start, the pairs), the bound
+         * of their sums (tfl_dsp_requant_run's) */
+        uint32_t b_max = 0;
+        for (blk = 0; blk < blocks; ++blk) {
+            uint32_t *const d = wq + blk * bw + 16, *const base = wq + blk * bw + 12;
+            const int32_t ch = ci * m + 4 * blk, nch = m - 4 * blk;
+            uint32_t se = 0, so = 0; /* the weights' sums as halfwords: channels 0, 2 and 1, 3 */
+            for (t = 0; t < kh * kq; ++t) { /* a tap's 4 weights a word, two taps' into 4 pairs (SXTB16, packed) */
+                const int32_t kx = 2 * (t % kq);
+                const int8_t *w0 = w + (ptrdiff_t)(t / kq * kw + kx) * oc + ch;
+                const uint32_t v0 = tfl_dsp_dwm_w4(w0, nch), v1 = kx + 1 < kw ? tfl_dsp_dwm_w4(w0 + oc, nch) : 0u;
+                const uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
+                const uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
+                d[4 * t] = (e0 & 0xFFFFu) | e1 << 16, d[4 * t + 1] = (o0 & 0xFFFFu) | o1 << 16;
+                d[4 * t + 2] = (e1 & 0xFFFF0000u) | e0 >> 16, d[4 * t + 3] = (o1 & 0xFFFF0000u) | o0 >> 16;
+                se = (uint32_t)__sadd16(__sadd16((int32_t)se, (int32_t)e0), (int32_t)e1);
+                so = (uint32_t)__sadd16(__sadd16((int32_t)so, (int32_t)o0), (int32_t)o1);
+            }
+            const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16};
+            for (j = 0; j < 4; ++j) { /* the sums' start: the bias less x_zero times the weights' sum */
+                const uint32_t bo = 4 * blk + j < m && bias ? (uint32_t)bias[ch + j] : 0u;
+                const uint32_t mag = (int32_t)bo < 0 ? 0u - bo : bo;
+                b_max = mag > b_max ? mag : b_max;
+                base[j] = bo - (uint32_t)p->x_zero * (uint32_t)sum[j];
+            }
+        }
+        const int64_t bound = (int64_t)kh * kw * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (ptrdiff_t)b * p->h * p->w * p->c + ci;
+            int32_t next = 0; /* the next input row into the ring, counted from -pad_top */
+            for (oy = 0; oy < p->oh; ++oy) {
+                int8_t *yr = y + ((ptrdiff_t)b * p->oh + oy) * p->ow * oc + (ptrdiff_t)ci * m;
+                const int32_t first = oy * p->sh;
+                for (next = next > first ? next : first; next < first + span; ++next) {
+                    int16_t *d = ring + (ptrdiff_t)(next % span) * pr;
+                    tfl_dsp_dwm_row(p, xb, next - p->pad_top, pr, d);
+                    memcpy(d + (ptrdiff_t)span * pr, d, 2 * (size_t)pr);
+                }
+                const int16_t *s0 = ring + (ptrdiff_t)(first % span) * pr;
+                for (blk = 0; blk < blocks; ++blk) {
+                    const int32_t nch = m - 4 * blk < 4 ? m - 4 * blk : 4, ch = ci * m + 4 * blk;
+                    uint32_t *const rq = wq + blk * bw;
+                    /* the outputs by the assembly: whole groups of 4 positions (stride 1) or pairs (stride 2) */
+                    const int fused = asm_rows && sw <= 2 && nch == 4 && tfl_dsp_dw_usual(p, ch, bound, rq);
+                    da.wb = dy.wb = rq + 12;
+                    dy.rq = rq;
+                    for (ox = 0; ox < p->ow; ox += run) {
+                        int32_t n = p->ow - ox < run ? p->ow - ox : run, q;
+                        const int16_t *s = s0 + ox * sw;
+                        int8_t *yo = yr + (ptrdiff_t)ox * oc + 4 * blk;
+                        if (fused) {
+                            const int32_t full = n / sa * sa;
+                            for (q = 0; q < passes && full > 0; ++q) pairs_fn(s + q * sw, full / sa, yo + q * oc, &dy);
+                            s += full * sw, yo += (ptrdiff_t)full * oc, n -= full;
+                        }
+                        for (q = 0; q < passes && q < n; ++q) pairs_fn(s + q * sw, (n - q + sa - 1) / sa, acc + 4 * q, &da);
+                        if (n > 0 && AOTC_TFL_DW_DSP && nch == 4) { /* (compiled for the other paths anyway) */
+                            tfl_dsp_dw_store(p, acc, n, ch, yo, bound);
+                            continue;
+                        }
+                        for (j = 0; j < nch; ++j)
+                            for (i = 0; i < n; ++i)
+                                yo[(ptrdiff_t)i * oc + j] = clamp8(requant_double(acc[4 * i + j], p->mult[ch + j],
+                                                                                  p->shift[ch + j]) + p->y_zero,
+                                                                   p->y_min, p->y_max);
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
 #endif /* AOTC_QUANT_DSP */
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -1996,6 +2294,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 #if AOTC_QUANT_DSP
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
+    if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
