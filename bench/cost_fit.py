@@ -1,0 +1,103 @@
+"""Issue 67, "monotone budgets": fit aot/kernels/tflite_cost.py's constants (COST) to measured est. cycles.
+
+Input: the curve.json files `aotc curve MODEL --target mps2-an386 --curve ram --points 16 -o DIR` wrote (each
+point a --ram-budget and the est. cycles of one inference under qemu, Release). Each point is compiled again here
+(the plan is deterministic) and its choices' features (tflite_cost.features) summed over the schedule; the
+constants are the non-negative least squares fit of every point's cycles less its model's unbudgeted cycles to
+its features less the unbudgeted build's (the MACs and everything else the budgets leave alone cancel).
+
+    PYTHONPATH=$PWD python3 bench/cost_fit.py DIR/curve.json ... [--write]
+
+Prints the constants, and per point the measured and estimated difference; --write puts the constants in
+aot/kernels/tflite_cost.py (COST).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+import aot.compiler as compiler  # noqa: E402
+from aot.kernels import tflite_cost  # noqa: E402
+
+MODELS = {"kws_dscnn_int8.tflite": "bench/models/keras/kws_dscnn_int8.tflite",
+          "vww_mobilenet_int8.tflite": "bench/models/keras/vww_mobilenet_int8.tflite",
+          "ic_resnet8_int8.tflite": "bench/models/keras/ic_resnet8_int8.tflite",
+          "ad_autoencoder_int8.tflite": "bench/models/keras/ad_autoencoder_int8.tflite",
+          "micro_speech_quantized.tflite": "bench/models/tflm/micro_speech_quantized.tflite"}
+
+
+def schedule_features(model: Path, budget: int | None) -> dict[str, float]:
+    """The summed features of the schedule aotc compiles for the model at the budget (mps2-an386)."""
+    seen: list[tuple] = []
+    real = compiler.select_and_plan
+
+    def spy(graph, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        sel, plan = real(graph, *a, **k)
+        seen.append((graph, plan))
+        return sel, plan
+
+    compiler.select_and_plan = spy
+    try:
+        compiler.compile_file(model, replace(compiler.Options(name="m", target="mps2-an386", build_type="Release"),
+                                             ram_budget=budget))
+    finally:
+        compiler.select_and_plan = real
+    graph, plan = seen[-1]
+    total: dict[str, float] = {}
+    over = set(plan.techniques.get("overlap", ()))
+    for n in graph.nodes:
+        if n.name in plan.choices:
+            for k, v in tflite_cost.features(n, graph, plan.choices[n.name], n.name in over).items():
+                total[k] = total.get(k, 0.0) + v
+    return total
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("curves", nargs="+")
+    p.add_argument("--write", action="store_true")
+    args = p.parse_args()
+    keys = list(tflite_cost.COST)
+    rows, ys, names = [], [], []
+    for path in args.curves:
+        c = json.loads(Path(path).read_text())
+        c = next(x for x in c if x["kind"] == "ram") if isinstance(c, list) else c.get("ram", c)
+        model = ROOT / MODELS[c["model"]]
+        base = next(q for q in c["points"] if q["budget"] is None)
+        f0 = schedule_features(model, None)
+        for q in c["points"]:
+            f = schedule_features(model, q["budget"])
+            rows.append([f.get(k, 0.0) - f0.get(k, 0.0) for k in keys])
+            ys.append(q["cycles"] - base["cycles"])
+            names.append((c["model"], q["budget"]))
+    from scipy.optimize import nnls
+    a, y = np.array(rows), np.array(ys, dtype=float)
+    scale = np.maximum(np.abs(a).max(axis=0), 1.0)
+    coef, _ = nnls(a / scale, y)
+    coef = coef / scale
+    for k, v in zip(keys, coef, strict=True):
+        print(f"{k:>16} {v:10.4f}")
+    est = a @ coef
+    for (m, b), got, e in zip(names, y, est, strict=True):
+        print(f"{m:32} {str(b):>8} measured {got:+11,.0f} estimated {e:+11,.0f}")
+    print(f"rms residual {np.sqrt(np.mean((est - y) ** 2)):,.0f} est. cycles over {len(y)} points")
+    if args.write:
+        src = ROOT / "aot" / "kernels" / "tflite_cost.py"
+        text = src.read_text()
+        for k, v in zip(keys, coef, strict=True):
+            text = re.sub(rf'("{k}": )[0-9.e+-]+,', rf"\g<1>{float(f'{v:.4g}')!r},", text)
+        src.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
