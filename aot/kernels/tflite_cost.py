@@ -9,16 +9,19 @@ work itself: every schedule computes the same MACs, so only the parts that depen
 each a count the choice fixes (features) times a constant in M4 est. cycles (COST), per kernel path:
 
   CONV_2D (tfl_conv_s8_dsp, a call over P positions, K = kh kw c in kq quads, oc in groups of 4, tile np):
-      calls * COST["call"] + ceil(P / np) * (COST["conv_tile"] + COST["conv_tile_quad"] * kq * groups)
+      calls * (COST["call"] + groups * COST["conv_call_group"])
+      + ceil(P / np) * (COST["conv_tile"] + COST["conv_tile_quad"] * kq * groups)
       (a tile gathers its patches, then reads every group's widened weights once: smaller tiles read them
       more often)
   DEPTHWISE_CONV_2D (tfl_depthwise_s8_dsp, c / 4 groups, P positions, runs of r sums):
       calls * COST["call"] + (c / 4) ceil(P / r) * COST["dw_run"]
       + [a 3 x 3 layer whose run was shortened: the band path is left] P * c * COST["dw_unbanded_mac"] (per
       output element, so per MAC / 9)
+      + (c / 4) * COST["dw_call_group"] a call (each group's set-up: its weights' sums, its terms)
       + [its output overlapping its input: the planner's "overlap", which the kernel finds at run time] a call
-      per output row and group, (c / 4) oh * COST["dw_overlap_row"], and where ow < oh no path by columns,
-      P * c * COST["dw_overlap_column"]
+      per output row and group, (c / 4) oh * COST["dw_overlap_row"]
+      + [a layer taller than wide (ow < oh) called on y over x or on a band of no more rows than columns: its
+      path by columns lost] P * c * COST["dw_no_column"]
   FULLY_CONNECTED in blocks ("blocks", kq, ob over nq quads of input, out outputs; the whole rows' paths
       on interleaved weights count 0):
       out * 4 nq * COST["fc_mac"] (weights not interleaved) + ceil(out / ob) ceil(nq / kq) * COST["fc_block"]
@@ -44,12 +47,14 @@ from aot.kernels.tflite_int8 import DSP_DW_RUN
 # est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py (see its docstring for the run)
 COST: dict[str, float] = {
     "call": 400.0,
+    "conv_call_group": 50.0,
     "conv_tile": 60.0,
     "conv_tile_quad": 2.0,
     "dw_run": 60.0,
     "dw_unbanded_mac": 1.0,
+    "dw_call_group": 100.0,
     "dw_overlap_row": 100.0,
-    "dw_overlap_column": 1.0,
+    "dw_no_column": 1.0,
     "fc_mac": 0.1,
     "fc_block": 40.0,
     "fc_partial": 4.0,
@@ -85,6 +90,13 @@ def plan_estimate(graph: Graph, plan: Any, cost: dict[str, float] | None = None)
                if n.name in plan.choices)
 
 
+def overlap_costs(node: Node, graph: Graph) -> bool:
+    """Whether the node's kernel runs more slowly with its output overlapping its input (the planner's
+    "overlap"): DEPTHWISE_CONV_2D's DSP path, which checks at run time that y is apart from x before it
+    takes its paths by rows and columns (tflite_int8_depthwise.c). CONV_2D's paths run the same."""
+    return node.op == "TflDepthwiseConv2D" and graph.tensors[node.inputs[0]].dtype == "int8"
+
+
 def _add(out: dict[str, float], key: str, v: float) -> None:
     out[key] = out.get(key, 0.0) + v
 
@@ -109,24 +121,25 @@ def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[st
         tile = choice.detail if isinstance(choice.detail, int) and choice.detail > 0 else positions
         tiles = -(-positions // max(tile, 1))
         _add(out, "call", 1)
+        _add(out, "conv_call_group", groups)
         _add(out, "conv_tile", tiles)
         _add(out, "conv_tile_quad", tiles * kq * groups)
     elif node.op == "TflDepthwiseConv2D" and y is not None and len(y.shape) == 4:
-        n, oh, ow, oc = y.shape
-        if rows is not None:
-            oh = rows[1]
+        n, full_oh, ow, oc = y.shape
+        oh = full_oh if rows is None else rows[1]
         positions = n * oh * ow
         run = choice.detail if isinstance(choice.detail, int) and choice.detail > 0 else min(positions, DSP_DW_RUN)
         _add(out, "call", 1)
+        _add(out, "dw_call_group", oc / 4)
         _add(out, "dw_run", (oc / 4) * -(-positions // run))
         a = node.attrs
         if isinstance(choice.detail, int) and tuple(a["kernel"]) == (3, 3) and tuple(a["dilations"]) == (1, 1) \
                 and a["strides"][1] in (1, 2):
             _add(out, "dw_unbanded_mac", positions * oc)
-        if overlapped:  # y not apart from x: a call a row, and no path by columns (tflite_int8_depthwise.c)
+        if overlapped:  # y not apart from x: a call a row (tflite_int8_depthwise.c)
             _add(out, "dw_overlap_row", (oc / 4) * oh)
-            if ow < oh:
-                _add(out, "dw_overlap_column", positions * oc)
+        if ow < full_oh and (overlapped or ow >= oh):  # the layer's path by columns lost (y over x, a band's rows)
+            _add(out, "dw_no_column", positions * oc)
     elif node.op == "TflFullyConnected" and x.dtype == "int8" and len(node.inputs) > 1:
         outs, inner = graph.tensors[node.inputs[1]].shape
         if isinstance(choice.detail, tuple) and choice.detail[:1] == ("blocks",):

@@ -301,7 +301,8 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 output_buffers=output_buffers)
 
 
-def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None) -> Plan:
+def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None,
+                trade_to: int | None = None) -> Plan:
     """The plan (_plan). With ram_budget (bytes: --ram-budget), an arena within it or AotcError: the
     plan as without a budget where that fits; else, each only while the arena is still over it:
     in-place ops over more of their inputs ("inplace"); outputs overlapping their inputs
@@ -313,9 +314,15 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     each step where that still fits. The first two cost no work (the same kernels, writing
     elsewhere); the kernels given less scratch than without a budget (smaller blocks, more
     instructions) are named. Plan.budget says what was traded; the refusal names the peak step of
-    the least arena aotc reaches, what is alive there and that arena."""
+    the least arena aotc reaches, what is alive there and that arena.
+
+    trade_to (with ram_budget): the techniques are taken while the arena is over it instead of the budget (0:
+    every one that makes the plan smaller), the scratch then sized for the budget: the schedule that takes
+    every trade of room for no work and gives the room saved to the kernels' blocks (one of the schedules
+    aot/compiler.py compares by their cycle estimates: aot/plan/choice.py)."""
     base = _plan(graph, ops, scratch_floor)
-    if ram_budget is None or base.arena_bytes <= ram_budget:
+    goal = ram_budget if trade_to is None or ram_budget is None else min(trade_to, ram_budget)
+    if goal is None or base.arena_bytes <= goal:
         if ram_budget is not None:
             base.budget = _budget_report(base, base, {}, ram_budget)
         return base
@@ -342,7 +349,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
         nsteps = max(len(best.steps), 1)
         allowed = {n.name for n in graph.nodes if ops.overlap(n, graph) is not None}
         tried: set[str] = set()
-        while best.arena_bytes > ram_budget:
+        while best.arena_bytes > goal:
             live = _live_per_step(best.buffers, nsteps)
             order = sorted(range(len(best.steps)), key=lambda k: -live[k])
             name = next((best.steps[k] for k in order if best.steps[k] in allowed
@@ -357,7 +364,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     if keep(trial(frozenset({"inplace"})), "inplace"):
         tech = frozenset({"inplace"})
     overlaps()
-    if best.arena_bytes > ram_budget and ops.choose_least is not None and keep(trial(frozenset({"tiles"})), "tiles"):
+    if best.arena_bytes > goal and ops.choose_least is not None and keep(trial(frozenset({"tiles"})), "tiles"):
         tech |= {"tiles"}
         overlaps()
     nodes = frozenset(best.techniques.get("overlap", ()))
