@@ -291,7 +291,8 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     seconds)."""
     def banded(o: OpMemory) -> tuple[Graph, Plan]:
         return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
-                               lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
+                               lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget,
+                               tflite_cost.plan_estimate if traits.dsp else None)
 
     greedy: list[tuple[Graph, Plan] | BudgetError] = []
 
@@ -359,8 +360,9 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     else:
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node
-        fused, plan = cheapest(_budget_options(graph, selection, replace(op_memory(selection), workspaces=blocks),
-                                               scratch_floor, ram_budget, traits),
+        ops = replace(op_memory(selection), workspaces=blocks,
+                      cost=tflite_cost.estimate if traits.dsp else None)
+        fused, plan = cheapest(_budget_options(graph, selection, ops, scratch_floor, ram_budget, traits),
                                lambda g, p: tflite_cost.plan_estimate(g, p))
         graph.nodes[:] = fused.nodes
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
