@@ -317,8 +317,8 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
         return banded(replace(ops, choose_least=None))
 
     options: list[Option] = [("greedy", first)]
-    if not traits.dsp:
-        return options
+    if not traits.dsp or not any(n.op in tflite_cost.ESTIMATED for n in graph.nodes):
+        return options  # no choice the estimate tells apart: all would tie, and the greedy plan is kept
     free = replace(ops, overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g) else ops.overlap(n, g))
     return [*options, ("bands before smaller blocks", bands_first),
             ("greedy, no slower overlaps", lambda: (graph, plan_memory(graph, free, scratch_floor, ram_budget))),

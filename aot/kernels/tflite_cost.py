@@ -68,6 +68,10 @@ COST: dict[str, float] = {
 }
 
 
+# the ops whose choices the estimate counts (a band run counts through its layers)
+ESTIMATED = frozenset({"TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected"})
+
+
 def features(node: Node, graph: Graph, choice: Any, overlapped: bool = False) -> dict[str, float]:
     """The counts of the choice's added work (the module's docstring), by COST's keys; overlapped: the plan
     starts the node's output below its input, overlapping it (the planner's "overlap")."""
