@@ -15,7 +15,11 @@ features and est. cycles (with the unbudgeted build's) to FILE.json, which --poi
 the choices the planner rejects are measured too, so the fit sees every kind of trade.
 
 Prints the constants, and per point the measured and estimated difference; --write puts the constants in
-aot/kernels/tflite_cost.py (COST).
+aot/kernels/tflite_cost.py (COST). The measurements COST was fitted to are kept in bench/results/cost_fit/ (the
+five curves of the greedy planner before the options, and DS-CNN's options forced one by one):
+
+    PYTHONPATH=$PWD python3 bench/cost_fit.py bench/results/cost_fit/curve_*.json \
+        --points bench/results/cost_fit/forced_kws_dscnn.json [--write]
 """
 
 from __future__ import annotations

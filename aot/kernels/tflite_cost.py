@@ -48,7 +48,8 @@ from aot.kernels.tflite_int8 import DSP_DW_RUN
 # est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 90 measured schedules: the 73 points
 # of `aotc curve --curve ram --points 16` on KWS, VWW, IC, AD and micro_speech (the greedy planner before these
 # options) and 17 of DS-CNN's options forced one by one at 7 budgets (cost_fit.py --measure), rms residual 99,617
-# est. cycles (DS-CNN runs 4.4 M, VWW 11.3 M). The terms fitted to 0 were not told apart from the others there.
+# est. cycles (DS-CNN runs 4.4 M, VWW 11.3 M); the measurements: bench/results/cost_fit/. The terms fitted to 0
+# were not told apart from the others there.
 COST: dict[str, float] = {
     "call": 0.0,
     "conv_call_group": 0.0,
