@@ -43,7 +43,9 @@ from typing import Any
 
 from aot.ir import Graph, Node
 from aot.kernels.base import KernelChoice
-from aot.kernels.tflite_int8 import DSP_DW_RUN
+from aot.kernels.c_defines import define
+
+DSP_DW_RUN = define("aotc_tflite_int8.h", "TFL_DSP_DW_RUN")  # (tflite_int8.py's; imported from there: a circle)
 
 # est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 90 measured schedules: the 73 points
 # of `aotc curve --curve ram --points 16` on KWS, VWW, IC, AD and micro_speech (the greedy planner before these
