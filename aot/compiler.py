@@ -18,7 +18,7 @@ from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph, Node
 from aot.ir.held import held_copy, holding
 from aot.ir.vendor_ops import known_vendor_ops
-from aot.kernels import nchw_bands
+from aot.kernels import nchw_bands, tflite_cost
 from aot.kernels.base import KernelChoice, TargetTraits
 from aot.kernels.dsp_paths import layers as dsp_layers
 from aot.kernels.tflite_bands import layer_of
@@ -29,9 +29,10 @@ from aot.partition.serialize import from_onnx, function_from_proto, stored_name,
 from aot.passes import DEFAULT_PIPELINE, HOST_PIPELINE, DepthwiseAsConv, Pass, simplify, verify_graph
 from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
-from aot.plan import ALIGNMENT, BudgetError, Plan, plan_memory
+from aot.plan import ALIGNMENT, BudgetError, OpMemory, Plan, plan_memory
 from aot.plan.bands import plan_with_bands
 from aot.plan.buffers import reserve_state
+from aot.plan.choice import Option, cheapest
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
 from aot.targets import Target, board_pools, check_pools, fit_bundle, get_target, host_isa, toolchain_digest
@@ -289,6 +290,53 @@ def _band_layer(node: Node, graph: Graph) -> Any:
     return layer_of(node, graph) or nchw_bands.layer_of(node, graph)
 
 
+def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, ram_budget: int,
+                    traits: TargetTraits) -> list[Option]:
+    """The schedules a --ram-budget is met by, compared by their estimated cycles (aot/plan/choice.py): the
+    planner's greedy trades (in-place ops, overlapping outputs, smaller kernel blocks, then row bands where
+    those do not reach the budget) first, as before; on the M-profile DSP kernels, whose choices
+    aot/kernels/tflite_cost.py estimates, also: row bands before smaller blocks (where the greedy plan took
+    smaller blocks: else it is the same plan); the greedy trades without the overlaps that slow a kernel down
+    (tflite_cost.overlap_costs); and every trade that adds no work taken whatever the budget, the room saved
+    given to the kernels' blocks. The last two without row bands (the first two search those: a search takes
+    seconds)."""
+    def banded(o: OpMemory) -> tuple[Graph, Plan]:
+        return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
+                               lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget,
+                               tflite_cost.plan_estimate if traits.dsp else None)
+
+    greedy: list[tuple[Graph, Plan] | BudgetError] = []
+
+    def first() -> tuple[Graph, Plan]:
+        if not greedy:
+            try:
+                greedy.append(banded(ops))
+            except BudgetError as e:
+                greedy.append(e)
+        if isinstance(greedy[0], BudgetError):
+            raise greedy[0]
+        return greedy[0]
+
+    def bands_first() -> tuple[Graph, Plan]:
+        try:
+            g, p = first()
+        except BudgetError:
+            return banded(replace(ops, choose_least=None))
+        traded = (p.budget or {}).get("traded", {})
+        if "tiles_bytes_saved" not in traded.get("scratch", {}) and "bands" not in traded:
+            return g, p  # no smaller blocks taken: without them the planner makes this plan again
+        return banded(replace(ops, choose_least=None))
+
+    options: list[Option] = [("greedy", first)]
+    if not traits.dsp or not any(n.op in tflite_cost.ESTIMATED for n in graph.nodes):
+        return options  # no choice the estimate tells apart: all would tie, and the greedy plan is kept
+    free = replace(ops, overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g) else ops.overlap(n, g))
+    return [*options, ("bands before smaller blocks", bands_first),
+            ("greedy, no slower overlaps", lambda: (graph, plan_memory(graph, free, scratch_floor, ram_budget))),
+            ("every free trade", lambda: (graph, plan_memory(graph, replace(free, choose_least=None), scratch_floor,
+                                                             ram_budget, trade_to=0)))]
+
+
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
@@ -323,10 +371,10 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     else:
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node
-        fused, plan = plan_with_bands(
-            graph, lambda g, budget: plan_memory(g, replace(op_memory(selection), workspaces=blocks), scratch_floor,
-                                                 budget), _band_layer,
-            lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
+        ops = replace(op_memory(selection), workspaces=blocks,
+                      cost=tflite_cost.estimate if traits.dsp else None)
+        fused, plan = cheapest(_budget_options(graph, selection, ops, scratch_floor, ram_budget, traits),
+                               lambda g, p: tflite_cost.plan_estimate(g, p))
         graph.nodes[:] = fused.nodes
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)

@@ -54,7 +54,8 @@ def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]
 
 def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                     layer_of: Callable[[Node, Graph], Any], fuse: Callable[[Graph, int, int], Graph],
-                    ram_budget: int | None) -> tuple[Graph, Plan]:
+                    ram_budget: int | None,
+                    estimate: Callable[[Graph, Plan], float] | None = None) -> tuple[Graph, Plan]:
     """The plan (plan: plan_memory under ram_budget), with runs of layers around the peak fused in row
     bands only when the budget cannot be met otherwise: at the peak step of the least arena, every run
     through it (runs_through) is fused in turn (fuse: the graph with steps i..j one band node, whose
@@ -62,8 +63,9 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     fewest kernel calls is kept, else the one with the least arena, then the fewest bytes live at the
     worst step of the layers the runs span (the peak each run was to take down: a run that leaves one of
     them as high as before did not), then the fewest bytes over the budget over all steps (_pressure
-    counts both), and the next peak is tried from there. The refusal, when none meets it, names the
-    least arena with bands and its peak."""
+    counts both), and the next peak is tried from there; with `estimate` (a schedule's estimated cycles,
+    aot/plan/choice.py) the run meeting the budget with the least estimate instead of the fewest calls. The
+    refusal, when none meets it, names the least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
@@ -85,8 +87,8 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                     raise
                 p = e
             band = g.nodes[i]
-            if isinstance(p, Plan):
-                key = (0, _calls(p, fused + [band]), j - i)
+            if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
+                key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i)
             else:
                 live = _pressure(p.least, g)
                 key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i)

@@ -97,6 +97,10 @@ class OpMemory:
     # (the workspace's bytes, tensor -> its offset in it). The workspace is a block of the plan (its pointer the
     # node's scratch), those tensors slices of it: an input live in it until the call, an output from the call.
     workspaces: Mapping[str, tuple[int, Mapping[str, int]]] = field(default_factory=dict)
+    # under a RAM budget, the cycles a node's kernel choice is estimated to add (aot/kernels/tflite_cost.py): the
+    # scratch the budget leaves is then shared out among the steps the way with the least estimate, not the
+    # largest share; None: by the share (and the kernels' blocks sized to it)
+    cost: Callable[[Node, Graph, Any], float] | None = None
 
 
 
@@ -268,7 +272,16 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
             if tried[0] <= top:
                 best = tried
                 break
-        if best is not None and share < SCRATCH_SHARES[0]:
+        if best is not None and ops.cost is not None:  # or a smaller share with a lower estimate, then more a step
+            def price(t: tuple) -> float:
+                return sum(ops.cost(n, graph, t[5][n.name]) for n in graph.nodes)  # type: ignore[misc]
+            fit = [(price(best), -share, best, share)]
+            for smaller in (s for s in SCRATCH_SHARES if s < share):
+                if (t := attempt(top, smaller))[0] <= top:
+                    fit.append((price(t), -smaller, t, smaller))
+            _, _, best, share = min(fit, key=lambda f: f[:2])
+            best = _more_per_step(best, share, lambda shares: attempt(top, share, shares), top, price)
+        elif best is not None and share < SCRATCH_SHARES[0]:
             best = _more_per_step(best, share, lambda shares: attempt(top, share, shares), top)
     for share in SCRATCH_SHARES if best is None else ():  # all the slack first (bigger blocks are faster),
         tried = attempt(peak_live, share)  # less if that fragments
@@ -301,7 +314,8 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 output_buffers=output_buffers)
 
 
-def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None) -> Plan:
+def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None,
+                trade_to: int | None = None) -> Plan:
     """The plan (_plan). With ram_budget (bytes: --ram-budget), an arena within it or AotcError: the
     plan as without a budget where that fits; else, each only while the arena is still over it:
     in-place ops over more of their inputs ("inplace"); outputs overlapping their inputs
@@ -313,9 +327,15 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     each step where that still fits. The first two cost no work (the same kernels, writing
     elsewhere); the kernels given less scratch than without a budget (smaller blocks, more
     instructions) are named. Plan.budget says what was traded; the refusal names the peak step of
-    the least arena aotc reaches, what is alive there and that arena."""
+    the least arena aotc reaches, what is alive there and that arena.
+
+    trade_to (with ram_budget): the techniques are taken while the arena is over it instead of the budget (0:
+    every one that makes the plan smaller), the scratch then sized for the budget: the schedule that takes
+    every trade of room for no work and gives the room saved to the kernels' blocks (one of the schedules
+    aot/compiler.py compares by their cycle estimates: aot/plan/choice.py)."""
     base = _plan(graph, ops, scratch_floor)
-    if ram_budget is None or base.arena_bytes <= ram_budget:
+    goal = ram_budget if trade_to is None or ram_budget is None else min(trade_to, ram_budget)
+    if goal is None or base.arena_bytes <= goal:
         if ram_budget is not None:
             base.budget = _budget_report(base, base, {}, ram_budget)
         return base
@@ -342,7 +362,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
         nsteps = max(len(best.steps), 1)
         allowed = {n.name for n in graph.nodes if ops.overlap(n, graph) is not None}
         tried: set[str] = set()
-        while best.arena_bytes > ram_budget:
+        while best.arena_bytes > goal:
             live = _live_per_step(best.buffers, nsteps)
             order = sorted(range(len(best.steps)), key=lambda k: -live[k])
             name = next((best.steps[k] for k in order if best.steps[k] in allowed
@@ -357,7 +377,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     if keep(trial(frozenset({"inplace"})), "inplace"):
         tech = frozenset({"inplace"})
     overlaps()
-    if best.arena_bytes > ram_budget and ops.choose_least is not None and keep(trial(frozenset({"tiles"})), "tiles"):
+    if best.arena_bytes > goal and ops.choose_least is not None and keep(trial(frozenset({"tiles"})), "tiles"):
         tech |= {"tiles"}
         overlaps()
     nodes = frozenset(best.techniques.get("overlap", ()))
@@ -366,20 +386,33 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
         raise BudgetError(_refusal(graph, least, ram_budget), least.arena_bytes, least)
     fitted = _plan(graph, ops, scratch_floor, tech, top=ram_budget, overlap_nodes=nodes)  # the scratch the budget
     chosen_plan = fitted if fitted.arena_bytes <= ram_budget and fitted.techniques == least.techniques else least
+    if ops.cost is not None:  # the scratch sized under lower tops too (a top's placement may not fit where a
+        # lower one's does): the plan with the least estimate
+        def price(p: Plan) -> float:
+            return sum(ops.cost(n, graph, p.choices[n.name]) for n in graph.nodes)  # type: ignore[misc]
+        for k in (1, 2, 3):
+            lower = ram_budget - k * (ram_budget - least.arena_bytes) // 4
+            if lower <= least.arena_bytes:
+                break
+            p = _plan(graph, ops, scratch_floor, tech, top=lower, overlap_nodes=nodes)
+            if p.arena_bytes <= ram_budget and p.techniques == least.techniques and price(p) < price(chosen_plan):
+                chosen_plan = p
     chosen_plan.budget = _budget_report(base, chosen_plan, saved, ram_budget)
     return chosen_plan
 
 
-def _more_per_step(best: tuple, share: float, attempt: Callable[[dict[str, float]], tuple], top: int) -> tuple:
+def _more_per_step(best: tuple, share: float, attempt: Callable[[dict[str, float]], tuple], top: int,
+                   price: Callable[[tuple], float] | None = None) -> tuple:
     """A budget's plan whose scratch took `share` of every step's slack: each node whose kernel took scratch
     offered a larger share of its own step's slack in turn, the largest the arena still fits `top` with, so
     that the steps with room above the drift of overlapped outputs get larger blocks (fewer instructions)
-    though others cannot."""
+    though others cannot. price (OpMemory.cost summed): a larger share kept only where the estimate falls."""
     shares: dict[str, float] = {}
     for name in [k for k, c in best[5].items() if c.scratch]:
         for more in (s for s in SCRATCH_SHARES if s > share):
             tried = attempt({**shares, name: more})
-            if tried[0] <= top and tried[5][name].scratch > best[5][name].scratch:
+            better = tried[5][name].scratch > best[5][name].scratch if price is None else price(tried) < price(best)
+            if tried[0] <= top and better:
                 shares[name], best = more, tried
                 break
     return best

@@ -1,0 +1,188 @@
+"""A cycle estimate per kernel choice of the M-profile int8 kernels that a --ram-budget trades (issue 67,
+"monotone budgets"): CONV_2D's DSP tile of positions, DEPTHWISE_CONV_2D's run of sums (a shortened run leaves
+the 3 x 3 band path), FULLY_CONNECTED's blocks, and runs of layers fused in row bands (their calls, the rows
+moved between bands). The planner compares the schedules that meet a budget by it (aot/compiler.py
+select_and_plan) and keeps the cheapest.
+
+The estimate is of the work a choice adds over the layer's work at its largest blocks, not of the layer's
+work itself: every schedule computes the same MACs, so only the parts that depend on the choice are counted,
+each a count the choice fixes (features) times a constant in M4 est. cycles (COST), per kernel path:
+
+  CONV_2D (tfl_conv_s8_dsp, a call over P positions, K = kh kw c in kq quads, oc in groups of 4, tile np):
+      calls * (COST["call"] + groups * COST["conv_call_group"])
+      + ceil(P / np) * (COST["conv_tile"] + COST["conv_tile_quad"] * kq * groups)
+      (a tile gathers its patches, then reads every group's widened weights once: smaller tiles read them
+      more often)
+  DEPTHWISE_CONV_2D (tfl_depthwise_s8_dsp, c / 4 groups, P positions, runs of r sums):
+      calls * COST["call"] + (c / 4) ceil(P / r) * COST["dw_run"]
+      + [a 3 x 3 layer whose run was shortened: the band path is left] P * c * COST["dw_unbanded_mac"] (per
+      output element, so per MAC / 9)
+      + (c / 4) * COST["dw_call_group"] a call (each group's set-up: its weights' sums, its terms)
+      + [its output overlapping its input: the planner's "overlap", which the kernel finds at run time] a call
+      per output row and group, (c / 4) oh * COST["dw_overlap_row"]
+      + [a layer taller than wide (ow < oh) called on y over x or on a band of no more rows than columns: its
+      path by columns lost] P * c * COST["dw_no_column"]
+  FULLY_CONNECTED in blocks ("blocks", kq, ob over nq quads of input, out outputs; the whole rows' paths
+      on interleaved weights count 0):
+      out * 4 nq * COST["fc_mac"] (weights not interleaved) + ceil(out / ob) ceil(nq / kq) * COST["fc_block"]
+      + out (ceil(nq / kq) - 1) * COST["fc_partial"] (the sums stored and loaded again a chunk)
+      + [kq < nq: x widened again for each block of outputs] (ceil(out / ob) - 1) nq * COST["fc_rewiden"]
+  FULLY_CONNECTED on the plain loop (no scratch at all for the DSP path): out * in * COST["fc_plain_mac"]
+  A run in row bands: each band's layer calls as above on the band's rows, plus the rows kept from the band
+      before moved to each line buffer's top: bytes * COST["band_move_byte"].
+
+Other nodes (and other targets' kernels: Helium, the host) count 0: their choices are not traded by a budget
+on the M4 path this models. The constants were fitted (least squares, non-negative) to the est. cycles that
+`aotc curve --target mps2-an386 --curve ram --points 16` measured at every point of the MLPerf Tiny four and
+TFLM's micro_speech, and to DS-CNN's schedules forced one by one (aotc's qemu plugin, Release; the fit and its
+residuals: bench/cost_fit.py; the runs: COST's comment)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aot.ir import Graph, Node
+from aot.kernels.base import KernelChoice
+from aot.kernels.c_defines import define
+
+DSP_DW_RUN = define("aotc_tflite_int8.h", "TFL_DSP_DW_RUN")  # (tflite_int8.py's; imported from there: a circle)
+
+# est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 90 measured schedules: the 73 points
+# of `aotc curve --curve ram --points 16` on KWS, VWW, IC, AD and micro_speech (the greedy planner before these
+# options) and 17 of DS-CNN's options forced one by one at 7 budgets (cost_fit.py --measure), rms residual 99,617
+# est. cycles (DS-CNN runs 4.4 M, VWW 11.3 M); the measurements: bench/results/cost_fit/. The terms fitted to 0
+# were not told apart from the others there.
+COST: dict[str, float] = {
+    "call": 0.0,
+    "conv_call_group": 0.0,
+    "conv_tile": 477.0,
+    "conv_tile_quad": 40.62,
+    "dw_run": 1497.0,
+    "dw_unbanded_mac": 26.04,
+    "dw_call_group": 0.0,
+    "dw_overlap_row": 179.0,
+    "dw_no_column": 0.0,
+    "fc_mac": 0.3149,
+    "fc_block": 65.05,
+    "fc_partial": 14.73,
+    "fc_plain_mac": 7.618,
+    "fc_rewiden": 13.33,
+    "band_move_byte": 1.469,
+}
+
+
+# the ops whose choices the estimate counts (a band run counts through its layers)
+ESTIMATED = frozenset({"TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected"})
+
+
+def features(node: Node, graph: Graph, choice: Any, overlapped: bool = False) -> dict[str, float]:
+    """The counts of the choice's added work (the module's docstring), by COST's keys; overlapped: the plan
+    starts the node's output below its input, overlapping it (the planner's "overlap")."""
+    out: dict[str, float] = {}
+    if node.attrs.get("band_run"):
+        _band_features(node, graph, choice, out)
+    elif isinstance(choice, KernelChoice):
+        _layer_features(node, graph, choice, out, rows=None, overlapped=overlapped)
+    return out
+
+
+def estimate(node: Node, graph: Graph, choice: Any, overlapped: bool = False,
+             cost: dict[str, float] | None = None) -> float:
+    """The est. cycles the choice adds over the node's work at its largest blocks."""
+    cost = COST if cost is None else cost
+    return sum(cost[k] * v for k, v in features(node, graph, choice, overlapped).items())
+
+
+def plan_estimate(graph: Graph, plan: Any, cost: dict[str, float] | None = None) -> float:
+    """A schedule's estimate (plan: aot/plan Plan, its choices and techniques): the sum over its nodes (graph:
+    the schedule's graph, fused runs as one node)."""
+    over = set(plan.techniques.get("overlap", ()))
+    return sum(estimate(n, graph, plan.choices[n.name], n.name in over, cost) for n in graph.nodes
+               if n.name in plan.choices)
+
+
+def overlap_costs(node: Node, graph: Graph) -> bool:
+    """Whether the node's kernel runs more slowly with its output overlapping its input (the planner's
+    "overlap"): DEPTHWISE_CONV_2D's DSP path, which checks at run time that y is apart from x before it
+    takes its paths by rows and columns (tflite_int8_depthwise.c). CONV_2D's paths run the same."""
+    return node.op == "TflDepthwiseConv2D" and graph.tensors[node.inputs[0]].dtype == "int8"
+
+
+def _add(out: dict[str, float], key: str, v: float) -> None:
+    out[key] = out.get(key, 0.0) + v
+
+
+def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[str, float],
+                    rows: tuple[int, int] | None, overlapped: bool = False) -> None:
+    """One call of a layer; rows: (input rows, output rows) of a band's call, None for the whole tensors."""
+    x = graph.tensors[node.inputs[0]]
+    if node.op == "TflFullyConnected" and not choice.scratch and x.dtype == "int8" and len(node.inputs) > 1 \
+            and not getattr(choice.facts, "isa", ""):  # the plain loop: no scratch left for a DSP path
+        w = graph.tensors[node.inputs[1]].shape
+        _add(out, "fc_plain_mac", w[0] * w[1])
+    if getattr(choice.facts, "isa", None) != "m-profile":
+        return
+    y = graph.tensors[node.outputs[0]] if node.outputs else None
+    if node.op in ("TflConv2D", "TflConv2DAdd") and y is not None and len(y.shape) == 4:
+        n, oh, ow, oc = y.shape
+        if rows is not None:
+            oh = rows[1]
+        kh, kw = node.attrs["kernel"]
+        kq, groups, positions = -(-kh * kw * x.shape[3] // 4), -(-oc // 4), n * oh * ow
+        tile = choice.detail if isinstance(choice.detail, int) and choice.detail > 0 else positions
+        tiles = -(-positions // max(tile, 1))
+        _add(out, "call", 1)
+        _add(out, "conv_call_group", groups)
+        _add(out, "conv_tile", tiles)
+        _add(out, "conv_tile_quad", tiles * kq * groups)
+    elif node.op == "TflDepthwiseConv2D" and y is not None and len(y.shape) == 4:
+        n, full_oh, ow, oc = y.shape
+        oh = full_oh if rows is None else rows[1]
+        positions = n * oh * ow
+        run = choice.detail if isinstance(choice.detail, int) and choice.detail > 0 else min(positions, DSP_DW_RUN)
+        _add(out, "call", 1)
+        _add(out, "dw_call_group", oc / 4)
+        _add(out, "dw_run", (oc / 4) * -(-positions // run))
+        a = node.attrs
+        if isinstance(choice.detail, int) and tuple(a["kernel"]) == (3, 3) and tuple(a["dilations"]) == (1, 1) \
+                and a["strides"][1] in (1, 2):
+            _add(out, "dw_unbanded_mac", positions * oc)
+        if overlapped:  # y not apart from x: a call a row (tflite_int8_depthwise.c)
+            _add(out, "dw_overlap_row", (oc / 4) * oh)
+        if ow < full_oh and (overlapped or ow >= oh):  # the layer's path by columns lost (y over x, a band's rows)
+            _add(out, "dw_no_column", positions * oc)
+    elif node.op == "TflFullyConnected" and x.dtype == "int8" and len(node.inputs) > 1:
+        outs, inner = graph.tensors[node.inputs[1]].shape
+        if isinstance(choice.detail, tuple) and choice.detail[:1] == ("blocks",):
+            for k, v in _fc_block_features(outs, inner, *choice.detail[1:]).items():
+                _add(out, k, v)
+
+
+def _fc_block_features(outs: int, inner: int, kq: int, ob: int) -> dict[str, float]:
+    """FULLY_CONNECTED's DSP path in blocks of ob outputs over kq quads of x at a time (the docstring's terms)."""
+    nq = inner // 4
+    nob, chunks = -(-outs // ob), -(-nq // kq)
+    return {"fc_mac": outs * inner, "fc_block": nob * chunks, "fc_partial": outs * (chunks - 1),
+            "fc_rewiden": (nob - 1) * nq if kq < nq else 0}
+
+
+def fc_blocks_estimate(outs: int, inner: int, kq: int, ob: int) -> float:
+    """The est. cycles FULLY_CONNECTED's blocking adds (aot/kernels/tflite_int8.py _fc_blocked picks the least)."""
+    return sum(COST[k] * v for k, v in _fc_block_features(outs, inner, kq, ob).items())
+
+
+def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float]) -> None:
+    """A fused run (aot/kernels/tflite_bands.py BandChoice): every layer's calls on its band rows, the rows
+    moved to the line buffers' tops between bands."""
+    d = getattr(choice, "detail", None)
+    if d is None or not hasattr(d, "schedule"):
+        return
+    layers, geometry = node.attrs["layers"], node.attrs["geometry"]
+    for band in d.schedule.bands:
+        for k, m in enumerate(layers):
+            c = band.calls[k]
+            if c.oh and m.name in d.inner and m.op != "Transpose":
+                _layer_features(m, graph, d.inner[m.name], out, rows=(c.h, c.oh))
+        for k, (_, kept) in enumerate(band.keep):
+            if kept:
+                _add(out, "band_move_byte", kept * geometry[k].out_row)

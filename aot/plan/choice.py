@@ -1,0 +1,55 @@
+"""A --ram-budget's schedule chosen by estimated cycles (issue 67, "monotone budgets").
+
+Several ways of meeting a budget trade different work: smaller kernel blocks, row bands (aot/plan/bands.py), a
+depthwise output written over its input (which its kernel then runs more slowly), or all the trades that cost
+nothing with the room they save given to the kernels' blocks. Which is cheapest depends on the layers, so the
+planner builds each (an option: a schedule, or BudgetError where it cannot meet the budget) and keeps the one
+with the least estimate (aot/kernels/tflite_cost.py on the M-profile int8 kernels; the first option on ties,
+so where the estimate cannot tell them apart the planner does what it did before).
+
+Why a looser budget then costs no more: every option whose schedule does not depend on the budget beyond the
+scratch it is given (the unbudgeted plan; "every free trade", which takes all of them whatever the budget) meets
+every looser budget too, with at least the same scratch, so its estimate there is no higher; the minimum over
+options cannot rise as the budget does except through the options that trade only while over the budget
+(today's greedy), which a looser budget may leave at a different trade. tests/plan/test_choice.py checks the
+estimate over a sweep of budgets on the MLPerf Tiny models, and `aotc curve` the measured cycles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aot.ir import Graph
+from aot.plan.buffers import Plan
+from aot.plan.planner import BudgetError
+
+Option = tuple[str, Callable[[], tuple[Graph, Plan]]]
+
+
+def cheapest(options: Sequence[Option], estimate: Callable[[Graph, Plan], float]) -> tuple[Graph, Plan]:
+    """The option's schedule with the least estimate (the first one on ties), its Plan.budget recording every
+    option's arena and estimate ("schedules") and the chosen one's name ("schedule"). None meets the budget:
+    the first option's BudgetError (the refusal as the planner words it)."""
+    first: BudgetError | None = None
+    tried: list[dict[str, Any]] = []
+    best: tuple[float, int, Graph, Plan] | None = None
+    for k, (name, build) in enumerate(options):
+        try:
+            graph, plan = build()
+        except BudgetError as e:
+            first = first or e
+            tried.append({"name": name, "meets_budget": False, "least_arena_bytes": e.least_bytes})
+            continue
+        cost = float(estimate(graph, plan))
+        tried.append({"name": name, "meets_budget": True, "arena_bytes": plan.arena_bytes,
+                      "estimated_extra_cycles": round(cost)})
+        if best is None or cost < best[0]:
+            best = (cost, k, graph, plan)
+    if best is None:
+        assert first is not None, "no options"
+        raise first
+    _, k, graph, plan = best
+    if plan.budget is not None:
+        plan.budget["schedule"] = options[k][0]
+        plan.budget["schedules"] = tried
+    return graph, plan

@@ -1,0 +1,179 @@
+"""Issue 67, "monotone budgets": fit aot/kernels/tflite_cost.py's constants (COST) to measured est. cycles.
+
+Input: the curve.json files `aotc curve MODEL --target mps2-an386 --curve ram --points 16 -o DIR` wrote (each
+point a --ram-budget and the est. cycles of one inference under qemu, Release). Each point is compiled again here
+(the plan is deterministic) and its choices' features (tflite_cost.features) summed over the schedule; the
+constants are the non-negative least squares fit of every point's cycles less its model's unbudgeted cycles to
+its features less the unbudgeted build's (the MACs and everything else the budgets leave alone cancel).
+
+    PYTHONPATH=$PWD python3 bench/cost_fit.py DIR/curve.json ... [--points FILE.json ...] [--write]
+    PYTHONPATH=$PWD python3 bench/cost_fit.py --measure MODEL B1 B2 ... -o FILE.json
+
+--measure compiles the model at each budget once per schedule the planner compares there (aot/plan/choice.py's
+options, each forced in turn), builds and counts each under qemu (aot/curve.py Measurer) and writes their
+features and est. cycles (with the unbudgeted build's) to FILE.json, which --points then fits with the curves:
+the choices the planner rejects are measured too, so the fit sees every kind of trade.
+
+Prints the constants, and per point the measured and estimated difference; --write puts the constants in
+aot/kernels/tflite_cost.py (COST). The measurements COST was fitted to are kept in bench/results/cost_fit/ (the
+five curves of the greedy planner before the options, and DS-CNN's options forced one by one):
+
+    PYTHONPATH=$PWD python3 bench/cost_fit.py bench/results/cost_fit/curve_*.json \
+        --points bench/results/cost_fit/forced_kws_dscnn.json [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+import aot.compiler as compiler  # noqa: E402
+from aot.kernels import tflite_cost  # noqa: E402
+
+MODELS = {"kws_dscnn_int8.tflite": "bench/models/keras/kws_dscnn_int8.tflite",
+          "vww_mobilenet_int8.tflite": "bench/models/keras/vww_mobilenet_int8.tflite",
+          "ic_resnet8_int8.tflite": "bench/models/keras/ic_resnet8_int8.tflite",
+          "ad_autoencoder_int8.tflite": "bench/models/keras/ad_autoencoder_int8.tflite",
+          "micro_speech_quantized.tflite": "bench/models/tflm/micro_speech_quantized.tflite"}
+
+
+def schedule_features(model: Path, budget: int | None, force: str | None = None) -> dict[str, float]:
+    """The summed features of the schedule aotc compiles for the model at the budget (mps2-an386); force: the
+    name of the option (aot/plan/choice.py) to take, else the planner's choice."""
+    return _compile(model, budget, force)[1]
+
+
+def _compile(model: Path, budget: int | None, force: str | None = None) -> tuple:
+    """(the bundle, its schedule's summed features) at the budget, the option named `force` taken."""
+    seen: list[tuple] = []
+    real, real_cheapest = compiler.select_and_plan, compiler.cheapest
+
+    def forced(options, estimate):  # noqa: ANN001, ANN202
+        return real_cheapest([o for o in options if o[0] == force], estimate)
+
+    if force is not None:
+        compiler.cheapest = forced
+
+    def spy(graph, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        sel, plan = real(graph, *a, **k)
+        seen.append((graph, plan))
+        return sel, plan
+
+    compiler.select_and_plan = spy
+    try:
+        bundle = compiler.compile_file(model, replace(compiler.Options(name="m", target="mps2-an386",
+                                                                       build_type="Release"), ram_budget=budget))
+    finally:
+        compiler.select_and_plan, compiler.cheapest = real, real_cheapest
+    graph, plan = seen[-1]
+    total: dict[str, float] = {}
+    over = set(plan.techniques.get("overlap", ()))
+    for n in graph.nodes:
+        if n.name in plan.choices:
+            for k, v in tflite_cost.features(n, graph, plan.choices[n.name], n.name in over).items():
+                total[k] = total.get(k, 0.0) + v
+    return bundle, total
+
+
+def measure(model: Path, budgets: list[int], out: Path) -> None:
+    """Every option at every budget, built and counted (--measure)."""
+    import tempfile
+
+    from aot.curve import Measurer
+
+    names: list[str] = []
+    real = compiler.cheapest
+
+    def spy(options, estimate):  # noqa: ANN001, ANN202
+        names[:] = [o[0] for o in options]
+        return real(options, estimate)
+
+    work = Path(tempfile.mkdtemp(prefix="aotc-costfit-"))
+    m = Measurer("mps2-an386", "Release", work)
+    bundle, f0 = _compile(model, None)
+    cycles, _, _ = m.measure("ram", bundle)
+    rows = [{"budget": None, "option": None, "cycles": cycles, "features": f0}]
+    print(f"none: {cycles:,}", flush=True)
+    for b in budgets:
+        compiler.cheapest = spy
+        try:
+            compiler.compile_file(model, compiler.Options(name="m", target="mps2-an386", ram_budget=b))
+        finally:
+            compiler.cheapest = real
+        for name in list(names):
+            try:
+                bundle, f = _compile(model, b, name)
+            except compiler.AotcError as e:
+                print(f"{b} {name}: {e.one_line()[:100]}", flush=True)
+                continue
+            cycles, _, same = m.measure("ram", bundle)
+            assert same, (b, name)
+            rows.append({"budget": b, "option": name, "arena": bundle.metadata.get("memory", {}).get("arena_bytes"),
+                         "cycles": cycles, "features": f})
+            print(f"{b} {name}: {cycles:,}", flush=True)
+    out.write_text(json.dumps({"model": str(model), "rows": rows}, indent=1) + "\n")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("curves", nargs="*")
+    p.add_argument("--points", nargs="*", default=[], help="files --measure wrote")
+    p.add_argument("--measure", nargs="+", metavar="MODEL_OR_BUDGET")
+    p.add_argument("-o", "--output")
+    p.add_argument("--write", action="store_true")
+    args = p.parse_args()
+    if args.measure:
+        measure(Path(args.measure[0]), [int(b) for b in args.measure[1:]], Path(args.output))
+        return
+    keys = list(tflite_cost.COST)
+    rows, ys, names = [], [], []
+    for path in args.points:
+        d = json.loads(Path(path).read_text())
+        base = next(r for r in d["rows"] if r["budget"] is None)
+        f0 = schedule_features(Path(d["model"]), None)
+        for r in d["rows"]:  # the features again, by this checkout's tflite_cost
+            f = schedule_features(Path(d["model"]), r["budget"], r["option"]) if r["budget"] is not None else f0
+            rows.append([f.get(k, 0.0) - f0.get(k, 0.0) for k in keys])
+            ys.append(r["cycles"] - base["cycles"])
+            names.append((Path(d["model"]).name, f'{r["budget"]} {r["option"]}'))
+    for path in args.curves:
+        c = json.loads(Path(path).read_text())
+        c = next(x for x in c if x["kind"] == "ram") if isinstance(c, list) else c.get("ram", c)
+        model = ROOT / MODELS[c["model"]]
+        base = next(q for q in c["points"] if q["budget"] is None)
+        f0 = schedule_features(model, None)
+        for q in c["points"]:  # the curve's planner: "greedy" (before the options, aot/plan/choice.py)
+            f = schedule_features(model, q["budget"], force="greedy" if q["budget"] is not None else None)
+            rows.append([f.get(k, 0.0) - f0.get(k, 0.0) for k in keys])
+            ys.append(q["cycles"] - base["cycles"])
+            names.append((c["model"], q["budget"]))
+    from scipy.optimize import nnls
+    a, y = np.array(rows), np.array(ys, dtype=float)
+    scale = np.maximum(np.abs(a).max(axis=0), 1.0)
+    coef, _ = nnls(a / scale, y)
+    coef = coef / scale
+    for k, v in zip(keys, coef, strict=True):
+        print(f"{k:>16} {v:10.4f}")
+    est = a @ coef
+    for (m, b), got, e in zip(names, y, est, strict=True):
+        print(f"{m:32} {str(b):>8} measured {got:+11,.0f} estimated {e:+11,.0f}")
+    print(f"rms residual {np.sqrt(np.mean((est - y) ** 2)):,.0f} est. cycles over {len(y)} points")
+    if args.write:
+        src = ROOT / "aot" / "kernels" / "tflite_cost.py"
+        text = src.read_text()
+        for k, v in zip(keys, coef, strict=True):
+            text = re.sub(rf'("{k}": )[0-9.e+-]+,', rf"\g<1>{float(f'{v:.4g}')!r},", text)
+        src.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
