@@ -134,7 +134,10 @@ def main() -> None:
     if args.measure:
         measure(Path(args.measure[0]), [int(b) for b in args.measure[1:]], Path(args.output))
         return
-    keys = list(tflite_cost.COST)
+    keys = [k for k in tflite_cost.COST if k not in tflite_cost.MEASURED]  # the measured ones are kept
+
+    def fitted_part(f: dict[str, float], f0: dict[str, float], cycles: float) -> float:
+        return cycles - sum(tflite_cost.COST[k] * (f.get(k, 0.0) - f0.get(k, 0.0)) for k in tflite_cost.MEASURED)
     rows, ys, names = [], [], []
     for path in args.points:
         d = json.loads(Path(path).read_text())
@@ -143,7 +146,7 @@ def main() -> None:
         for r in d["rows"]:  # the features again, by this checkout's tflite_cost
             f = schedule_features(Path(d["model"]), r["budget"], r["option"]) if r["budget"] is not None else f0
             rows.append([f.get(k, 0.0) - f0.get(k, 0.0) for k in keys])
-            ys.append(r["cycles"] - base["cycles"])
+            ys.append(fitted_part(f, f0, r["cycles"] - base["cycles"]))
             names.append((Path(d["model"]).name, f'{r["budget"]} {r["option"]}'))
     for path in args.curves:
         c = json.loads(Path(path).read_text())
@@ -154,7 +157,7 @@ def main() -> None:
         for q in c["points"]:  # the curve's planner: "greedy" (before the options, aot/plan/choice.py)
             f = schedule_features(model, q["budget"], force="greedy" if q["budget"] is not None else None)
             rows.append([f.get(k, 0.0) - f0.get(k, 0.0) for k in keys])
-            ys.append(q["cycles"] - base["cycles"])
+            ys.append(fitted_part(f, f0, q["cycles"] - base["cycles"]))
             names.append((c["model"], q["budget"]))
     from scipy.optimize import nnls
     a, y = np.array(rows), np.array(ys, dtype=float)
