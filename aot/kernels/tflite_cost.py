@@ -124,6 +124,8 @@ def _add(out: dict[str, float], key: str, v: float) -> None:
 def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[str, float],
                     rows: tuple[int, int] | None, overlapped: bool = False) -> None:
     """One call of a layer; rows: (input rows, output rows) of a band's call, None for the whole tensors."""
+    if not isinstance(choice, KernelChoice):  # an ONNX run's layer, a choice per band shape: no M-profile path
+        return
     x = graph.tensors[node.inputs[0]]
     if node.op == "TflFullyConnected" and not choice.scratch and x.dtype == "int8" and len(node.inputs) > 1 \
             and not getattr(choice.facts, "isa", ""):  # the plain loop: no scratch left for a DSP path

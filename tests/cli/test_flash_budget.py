@@ -95,13 +95,15 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
 
 @pytest.mark.full
 def test_smaller_library_identical_on_the_host_under_sanitizers(tmp_path):
-    """The host bundle at half the unbudgeted library's flash (-Os: on x86 the portable kernels are no
-    smaller), built with ASan and UBSan, which stop the runner on any finding, gives every output element
-    of the unbudgeted bundle."""
+    """The host bundle at half the unbudgeted library's flash (the first level that meets it, whichever: portable
+    at this stop's run, Os before), built with ASan and UBSan, which stop the runner on any finding, gives every
+    output element of the unbudgeted bundle."""
     plain = _compile(tmp_path / "plain", "host", None)
     full = compile_file(PERSON, Options(name="person", flash_budget=10**9)).metadata["flash_budget"]["flash_bytes"]
     small = _compile(tmp_path / "small", "host", full // 2)
-    assert small["flash_budget"]["level"] == "Os", small["flash_budget"]["levels_tried"]
+    tried = small["flash_budget"]["levels_tried"]  # in the ladder's order: the level kept is the first that meets it
+    assert small["flash_budget"]["level"] == next(t["level"] for t in tried if t["flash_bytes"] <= full // 2), tried
+    assert small["flash_budget"]["level"] != "none"
     sanitize = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
                 "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
     for name in ("plain", "small"):
