@@ -224,6 +224,20 @@ def test_contrib_float_op(results, case_id):
     results.check(case_id)
 
 
+@pytest.fixture(scope="module")
+def results_native(tmp_path_factory):
+    return shared_build(QLSTM, tmp_path_factory.mktemp("contrib_float_native"), extra_flags=("-march=native",))
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("case_id", [c.id for c in QLSTM])
+def test_dynamic_quantize_lstm_native(results_native, case_id):
+    """The quantized LSTM built as a host bundle is (-march=native): on a CPU with AVX-512 VNNI its products by
+    VPDPBUSD (recurrent.c's panel_sums), pairs of quads and the tails of inputs and hidden sizes not a multiple
+    of 4 or of a panel; the build above runs the plain C."""
+    results_native.check(case_id)
+
+
 def test_quantize_dynamic_writes_dynamic_quantize_lstm():
     """The committed models are what quantize_dynamic writes: the LSTM as DynamicQuantizeLSTM, int8 W and R."""
     for name in ("kws_lstm_qdyn", "kws_lstm_stream_qdyn"):

@@ -92,7 +92,9 @@ void aotc_rnn_f32(const aotc_rnn_params *p, const float *x, const float *w, cons
  * then + h R, then + bias; then LSTM's gates. One direction's weights: */
 typedef struct {
     const int8_t *w;       /* W: input x gates*hidden int8 (uint8 weights stored less 128), in panels of
-                            * AOTC_LSTM_Q8_PANEL columns: each panel's input rows in turn, the last zero-padded */
+                            * AOTC_LSTM_Q8_PANEL columns: each panel's input rows in quads (the rows past the
+                            * input zero), each quad column by column, its 4 rows together (VPDPBUSD's order);
+                            * the last panel's missing columns zero */
     const int32_t *w_sums; /* per column of w: its sum of (w - w_zero) */
     const float *w_scale;  /* per gate unit */
     const int8_t *r;       /* R: hidden x gates*hidden int8, in panels as w */

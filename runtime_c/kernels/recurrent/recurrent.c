@@ -6,6 +6,14 @@
 #include <math.h>
 #include <string.h>
 
+/* the quantized LSTM's products by AVX-512 VNNI where the build has it */
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && !defined(AOTC_NO_INTRINSICS)
+#define AOTC_LSTM_Q8_VNNI 1
+#include <immintrin.h>
+#else
+#define AOTC_LSTM_Q8_VNNI 0
+#endif
+
 static inline float sigmoid_poly(float v) { return 1.0f / (1.0f + aotc_exp_poly(-v)); }
 
 /* tanh from e^-2|v|; near 0, where 1 - e^-2|v| cancels, its series to v^5. */
@@ -300,25 +308,77 @@ static int32_t quantize_u8(int32_t n, const float *x, uint8_t *q, float *scale) 
     return zero;
 }
 
+/* A row's 4 values from a[4 g] on, those at or past k zero (the weights' padded rows are zero too). */
+static uint32_t quad_u8(const uint8_t *a, int32_t g, int32_t k) {
+    uint32_t q = 0;
+    if (4 * g + 4 <= k) {
+        memcpy(&q, a + 4 * g, 4);
+    } else {
+        int32_t i;
+        for (i = 4 * g; i < k; ++i) q |= (uint32_t)a[i] << (8 * (i - 4 * g));
+    }
+    return q;
+}
+
+#if AOTC_LSTM_Q8_VNNI
+/* One panel's 64 sums of a row by AVX-512 VNNI: each VPDPBUSD takes a quad of uint8 (the row's, broadcast)
+ * times 16 columns' quads of int8, exactly (no saturation); two sets of accumulators, even and odd quads, so
+ * that the sums' dependency chains are half as long. */
+static void panel_sums(const uint8_t *a, int32_t k, const int8_t *panel, int32_t *sums) {
+    __m512i s[8];
+    const int32_t quads = (k + 3) / 4;
+    int32_t g, v;
+    for (v = 0; v < 8; ++v) s[v] = _mm512_setzero_si512();
+    for (g = 0; 4 * g + 8 <= k; g += 2) {
+        uint32_t q[2];
+        const int8_t *b = panel + (ptrdiff_t)g * 4 * AOTC_LSTM_Q8_PANEL;
+        __m512i a0, a1;
+        memcpy(q, a + 4 * g, 8);
+        a0 = _mm512_set1_epi32((int)q[0]);
+        a1 = _mm512_set1_epi32((int)q[1]);
+        for (v = 0; v < 4; ++v) {
+            s[v] = _mm512_dpbusd_epi32(s[v], a0, _mm512_loadu_si512((const void *)(b + 64 * v)));
+            s[4 + v] = _mm512_dpbusd_epi32(s[4 + v], a1, _mm512_loadu_si512((const void *)(b + 256 + 64 * v)));
+        }
+    }
+    for (; g < quads; ++g) {
+        const __m512i a0 = _mm512_set1_epi32((int)quad_u8(a, g, k));
+        const int8_t *b = panel + (ptrdiff_t)g * 4 * AOTC_LSTM_Q8_PANEL;
+        for (v = 0; v < 4; ++v) s[v] = _mm512_dpbusd_epi32(s[v], a0, _mm512_loadu_si512((const void *)(b + 64 * v)));
+    }
+    for (v = 0; v < 4; ++v) _mm512_storeu_si512((void *)(sums + 16 * v), _mm512_add_epi32(s[v], s[4 + v]));
+}
+#else
+static void panel_sums(const uint8_t *a, int32_t k, const int8_t *panel, int32_t *sums) {
+    const int32_t quads = (k + 3) / 4;
+    int32_t g, j;
+    for (j = 0; j < AOTC_LSTM_Q8_PANEL; ++j) sums[j] = 0;
+    for (g = 0; g < quads; ++g) {
+        const uint32_t q = quad_u8(a, g, k);
+        const int32_t a0 = (int32_t)(q & 255u), a1 = (int32_t)((q >> 8) & 255u);
+        const int32_t a2 = (int32_t)((q >> 16) & 255u), a3 = (int32_t)(q >> 24);
+        const int8_t *b = panel + (ptrdiff_t)g * 4 * AOTC_LSTM_Q8_PANEL;
+        for (j = 0; j < AOTC_LSTM_Q8_PANEL; ++j) {
+            sums[j] += a0 * b[4 * j] + a1 * b[4 * j + 1] + a2 * b[4 * j + 2] + a3 * b[4 * j + 3];
+        }
+    }
+}
+#endif
+
 /* acc[m][n] = sum over k of (a - a_zero)(b - b_zero): a m x k uint8; b k x n int8 in panels of
- * AOTC_LSTM_Q8_PANEL columns (each k rows of the panel's columns, the last panel zero-padded); b_sums
- * the columns' sums of (b - b_zero). A panel's sums stay in registers over the whole of k. */
+ * AOTC_LSTM_Q8_PANEL columns (aotc_lstm_q8_weights' layout); b_sums the columns' sums of (b - b_zero). */
 static void matmul_u8s8(int32_t m, int32_t n, int32_t k, const uint8_t *a, int32_t a_zero, const int8_t *b,
                         int32_t b_zero, const int32_t *b_sums, int32_t *acc) {
+    const int32_t quads = (k + 3) / 4;
     int32_t i, j, q, r;
     for (i = 0; i < m; ++i) {
         const uint8_t *ar = a + (ptrdiff_t)i * k;
         int32_t *row = acc + (ptrdiff_t)i * n, a_sum = 0;
         for (r = 0; r < k; ++r) a_sum += ar[r];
         for (q = 0; q < n; q += AOTC_LSTM_Q8_PANEL) {
-            const int8_t *panel = b + (ptrdiff_t)q * k;
             const int32_t width = n - q < AOTC_LSTM_Q8_PANEL ? n - q : AOTC_LSTM_Q8_PANEL;
-            int32_t sums[AOTC_LSTM_Q8_PANEL] = {0};
-            for (r = 0; r < k; ++r) {
-                const int32_t av = ar[r];
-                const int8_t *br = panel + (ptrdiff_t)r * AOTC_LSTM_Q8_PANEL;
-                for (j = 0; j < AOTC_LSTM_Q8_PANEL; ++j) sums[j] += av * br[j];
-            }
+            int32_t sums[AOTC_LSTM_Q8_PANEL];
+            panel_sums(ar, k, b + (ptrdiff_t)q * 4 * quads, sums);
             for (j = 0; j < width; ++j) row[q + j] = sums[j] - b_zero * a_sum - a_zero * b_sums[q + j];
         }
     }
