@@ -228,11 +228,11 @@ def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLev
         bundle.files["metadata.json"] = json.dumps(bundle.metadata, indent=2) + "\n"
         return bundle
 
-    first, *between, last = ladder
+    first, *between, last = [*ladder, ladder[-1]] if len(ladder) == 1 else ladder
     bundle, got = at(first)
     if got.total <= budget:
         return kept(first, bundle, got)
-    smallest, least = at(last)
+    smallest, least = (bundle, got) if last is first else at(last)
     if least.total > budget:
         raise FlashBudgetError(refusal(budget, tried), min(m.total for _, m in tried))
     for level in between:

@@ -158,3 +158,37 @@ def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
     got, _ = run_bundle(tmp_path / "portable", metas["portable"], x)
     want, _ = run_bundle(tmp_path / "plain", metas["plain"], x)
     assert np.array_equal(got[y], want[y])
+
+
+@pytest.mark.parametrize(("sizes", "budget", "kept", "builds"), [
+    ((900,), 1000, 0, 1),          # one level (bench/flash_budget.py measures each level alone)
+    ((1200,), 1000, None, 1),      # ... that misses: refused after its one build
+    ((1200, 800), 1000, 1, 2),
+    ((1200, 1100, 900, 700), 1000, 2, 4),  # the last measured second, then the first between that meets it
+    ((1200, 1100, 900, 1050), 1000, None, 2),  # the smallest level misses: refused after two builds
+])
+def test_fit_walks_the_ladder(monkeypatch, sizes, budget, kept, builds):
+    """flash.fit on a fake ladder: which level it keeps and how many library builds it takes to get there."""
+    from aot import flash
+    from aot.emit_c import Bundle
+
+    ladder = [flash.FlashLevel(f"l{i}", None, False, "", "") for i in range(len(sizes))]
+    calls: list[str] = []
+
+    def measure(bundle: Bundle, target: str, build_type: str) -> flash.FlashMeasure:
+        calls.append(bundle.name)
+        size = sizes[int(bundle.name[1:])]
+        return flash.FlashMeasure(size, size // 2, size - size // 2)
+
+    def bundle_at(level: flash.FlashLevel) -> Bundle:  # files of their own: fit reuses a measure of the same files
+        return Bundle(name=level.name, files={"model.c": level.name}, metadata={})
+
+    monkeypatch.setattr(flash, "measure", measure)
+
+    if kept is None:
+        with pytest.raises(flash.FlashBudgetError):
+            flash.fit(budget, ladder, bundle_at, "mps2-an386", "Release")
+    else:
+        got = flash.fit(budget, ladder, bundle_at, "mps2-an386", "Release")
+        assert got.metadata["flash_budget"]["level"] == f"l{kept}"
+    assert len(calls) == builds, calls
