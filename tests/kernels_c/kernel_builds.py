@@ -48,15 +48,23 @@ CALLS |= {f: calls for f, (calls, _, _) in REF_FAMILIES.items()}
 SHAPES |= {f: shapes for f, (_, shapes, _) in REF_FAMILIES.items()}
 BOARD_SHAPES = {f: board for f, (_, _, board) in REF_FAMILIES.items()}
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
-# -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
-# half the compile time of the unrolled conv kernels under the sanitizers (conv_depthwise_kxk.c 25 -> 14 s).
-# The sanitized builds compile at -O1, as AddressSanitizer's documentation advises: gcc instruments the AVX-512 conv
-# kernels' unrolled loops several times faster than at -O2 (the conv family's compile: 33 s against 117 s). The
-# files of AT_O2_SANITIZED are the exception, measured: gcc takes longer on quant_impl.h's kernels at -O1 than at
-# -O2 (70 s against 43 s for both types), and they run twice as long.
-SANITIZE = ["-O1", "-g", "-fno-var-tracking", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+# The sanitized builds compile at -O0: gcc instruments unoptimised code in about half the time, and most families'
+# shapes run in about as long (measured per family, native build, compile + run, machine at load ~5, 2026-11-27:
+# elementwise 34 -> 19 s, quant 45 -> 14 s (its files were at -O2: gcc is slow on quant_impl.h's kernels at -O1),
+# fused 17 -> 11 s, the small families about half). The tests of SANITIZED_AT_O1's families run long enough
+# unoptimised to lose what the compile saves (tflite_int8 34 -> 66 s, conv 39 -> 36 s): they build at -O1, as
+# AddressSanitizer's documentation advises for speed, with -fno-var-tracking (line numbers in the reports without
+# gcc tracking variable locations, which took half the unrolled conv kernels' compile time at -O1).
+SANITIZE = ["-O0", "-g", "-fno-var-tracking", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer"]
-AT_O2_SANITIZED = {"quant_int8.c", "quant_uint8.c"}
+SANITIZED_AT_O1 = {"tflite_int8", "conv"}
+
+
+def sanitize_for(family: str) -> list[str]:
+    """The sanitized build's flags for the C test of `family`."""
+    return [("-O1" if f == "-O0" else f) for f in SANITIZE] if family in SANITIZED_AT_O1 else SANITIZE
+
+
 # AOTC_TEST_X86_PATHS: the AVX-512 paths' entries, which the conv and pool tests give every case, return on a
 # case their path does not take instead of aborting (runtime_c/kernels/common/paths_avx512.h)
 HOST_BUILDS = {"native": ["-march=native", "-DAOTC_TEST_X86_PATHS"], "generic": ["-DAOTC_DW3_BLOCK=1"]}
@@ -117,9 +125,7 @@ def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[st
         key = (cc, tuple(flags), src)
         if key not in objects:
             obj = objects["dir"] / f"{len(objects)}-{src.stem}.o"
-            own = [("-O2" if f == "-O1" and src.name in AT_O2_SANITIZED and "-fsanitize=address,undefined" in flags
-                    else f) for f in flags]
-            r = subprocess.run([*compiler_launcher(), cc, *own, *incs, "-c", str(src), "-o", str(obj)],
+            r = subprocess.run([*compiler_launcher(), cc, *flags, *incs, "-c", str(src), "-o", str(obj)],
                                capture_output=True, text=True)
             assert r.returncode == 0, f"{cc} {src.name}:\n{r.stderr[-4000:]}"
             objects[key] = obj
