@@ -123,7 +123,28 @@ _ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
 )
 
 
+# _place_best's results by the buffers' shapes in the order given (a RAM budget's search plans the same buffers
+# again and again: KWS at 12,000 B placed 879 distinct sets in 1,707 calls); bounded, cleared when full
+_PLACED: dict[tuple, tuple[int, list[int]]] = {}
+_PLACED_MAX = 4096
+
+
 def _place_best(buffers: list[Buffer], lower_bound: int, quick: bool = False) -> tuple[int, dict[int, int]]:
+    """_place_best_uncached, remembered. The placement reads of a buffer only its bytes over time and its place
+    in the list (ties in the orders keep it; the ids only name the buffers), so the same shapes in the same order
+    place the same, whatever the ids."""
+    key = (tuple((b.nbytes, b.first, b.last, tuple(b.segs)) for b in buffers), lower_bound, quick)
+    hit = _PLACED.get(key)
+    if hit is None:
+        size, offsets = _place_best_uncached(buffers, lower_bound, quick)
+        if len(_PLACED) >= _PLACED_MAX:
+            _PLACED.clear()
+        hit = _PLACED[key] = (size, [offsets[b.id] for b in buffers])
+    return hit[0], {b.id: at for b, at in zip(buffers, hit[1], strict=True)}
+
+
+def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = False
+                         ) -> tuple[int, dict[int, int]]:
     """Greedy placement in several orders, first-fit and best-fit; if none reaches the lower bound,
     the squeaky-wheel search (_repair) reorders from the best of them, then seeded random orders
     run if it misses too. The smallest arena wins."""
