@@ -952,7 +952,11 @@ static int check_quantize(int kind) {
 
 /* ---- SOFTMAX: int8 (to int8, to int16) and 16x8 ----------------------------------------------------------------- */
 
-static int check_softmax8(int out16) {
+/* out16 | SM_ROWS: many short rows (an attention's: 1024 elements or more, the tabulated exps; issue 64) */
+#define SM_ROWS 2
+
+static int check_softmax8(int arg) {
+    const int out16 = arg & 1;
     aotc_tfl_softmax_params p;
     const double beta = chance(1, 2) ? 1.0 : around(1.0), scale = around(chance(1, 2) ? 1.0 / 16.0 : 1.0 / 256.0);
     double real = beta * scale * 67108864.0;
@@ -961,6 +965,7 @@ static int check_softmax8(int out16) {
     if (real < 1.0) real = 1.0;
     p.rows = rand_int(1, 4), p.depth = chance(1, 4) ? rand_int(500, 2000) : rand_int(1, 60); /* 1000 classes:
                                                                             an output exponent over 31 */
+    if (arg & SM_ROWS) p.rows = rand_int(8, 80), p.depth = rand_int(1, 150);
     multiplier(real > 2147483647.0 ? 2147483647.0 : real, &p.mult, &p.shift);
     p.diff_min = -(int32_t)floor(31.0 * 67108864.0 / ldexp(1.0, p.shift)); /* CalculateInputRadius(5, shift) */
     x = ints((size_t)p.rows * p.depth, 1, -128, 127);
@@ -1338,6 +1343,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
     {"aotc_tfl_conv_s8 (pointwise, late)", c_conv8, K_CONV | K_PW},
     {"aotc_tfl_depthwise_s8 (multiplier)", c_conv8, K_DEPTHWISE | K_MULT},
+    {"aotc_tfl_softmax_s8 (rows)", check_softmax8, SM_ROWS},
+    {"aotc_tfl_softmax_s8_s16 (rows)", check_softmax8, 1 | SM_ROWS},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
     {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
     {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},
