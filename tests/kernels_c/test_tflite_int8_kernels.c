@@ -1101,8 +1101,12 @@ static int check_svdf(void) {
 /* ---- issue 50: BATCH_MATMUL, RESIZE_BILINEAR, SQUARED_DIFFERENCE, the 16x8 interpolated table ---------------- */
 
 enum { MM_S8, MM_S16, MM_S16_S8 };
+/* kind | MM_TALL: over 256 rows (the VNNI path's blocks of row sums); | MM_DEEP: k past its stack panel (1024) */
+#define MM_TALL 4
+#define MM_DEEP 8
 
-static int check_matmul(int kind) {
+static int check_matmul(int arg) {
+    const int kind = arg & 3;
     static const char *const names[3] = {"aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                          "aotc_tfl_batch_matmul_s16_s8"};
     aotc_tfl_matmul_params p;
@@ -1112,6 +1116,8 @@ static int check_matmul(int kind) {
     int bad;
     memset(&p, 0, sizeof p);
     p.m = rand_int(1, 9), p.k = rand_int(1, chance(1, 4) ? 300 : 20), p.n = rand_int(1, chance(1, 3) ? 70 : 9);
+    if (arg & MM_TALL) p.m = rand_int(250, 300), p.k = rand_int(1, 40), p.n = rand_int(1, 80);
+    if (arg & MM_DEEP) p.m = rand_int(1, 6), p.k = rand_int(1000, 1100), p.n = rand_int(1, 20);
     if (chance(1, 2)) p.a_row = p.k, p.a_col = 1; /* x1 m x k, or k x m (adj_x) */
     else p.a_row = 1, p.a_col = p.m;
     if (chance(1, 2)) p.b_row = p.n, p.b_col = 1; /* x2 k x n, or n x k (adj_y) */
@@ -1345,6 +1351,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_depthwise_s8 (multiplier)", c_conv8, K_DEPTHWISE | K_MULT},
     {"aotc_tfl_softmax_s8 (rows)", check_softmax8, SM_ROWS},
     {"aotc_tfl_softmax_s8_s16 (rows)", check_softmax8, 1 | SM_ROWS},
+    {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
+    {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
     {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
     {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},
