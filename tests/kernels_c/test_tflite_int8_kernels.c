@@ -594,7 +594,8 @@ static int check_conv(int kind, int wide) {
 /* ---- FULLY_CONNECTED ------------------------------------------------------------------------------------ */
 
 static int check_fc(int form) {
-    const int packed = form == 2, wide = form == 1; /* form 2: aotc_tfl_fc_s8_packed */
+    /* form 2: aotc_tfl_fc_s8_packed; 3: the same over 5 to 40 rows (its tiles of 6 rows, issue 64) */
+    const int packed = form >= 2, wide = form == 1;
     aotc_tfl_fc_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t *mult, *shift, o, k;
@@ -606,6 +607,7 @@ static int check_fc(int form) {
     p.rows = rand_int(1, 4), p.in = chance(1, 3) ? 4 * rand_int(1, 40) : rand_int(1, 100);
     p.out = chance(1, 3) ? 4 * rand_int(1, 8) : rand_int(1, 20);
     if (packed && chance(1, 3)) p.out = rand_int(21, 150); /* blocks of 4 x 16 outputs and a part */
+    if (form == 3) p.rows = rand_int(5, 40);
     p.x_zero = wide ? 0 : rand_int(-128, 127), p.y_zero = wide ? 0 : rand_int(-128, 127);
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, p.y_zero, &p.y_min, &p.y_max);
     x = ints((size_t)p.rows * p.in, xs, wide ? -32768 : -128, wide ? 32767 : 127);
@@ -1351,6 +1353,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_depthwise_s8 (multiplier)", c_conv8, K_DEPTHWISE | K_MULT},
     {"aotc_tfl_softmax_s8 (rows)", check_softmax8, SM_ROWS},
     {"aotc_tfl_softmax_s8_s16 (rows)", check_softmax8, 1 | SM_ROWS},
+    {"aotc_tfl_fc_s8_packed (rows)", check_fc, 3},
     {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
     {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
