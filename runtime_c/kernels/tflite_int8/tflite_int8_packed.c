@@ -776,23 +776,41 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
  * TFLite's single rounding -------------------------------------------------------------------------------- */
 
 #if TFL_PK_VNNI
-/* 16 sums of outputs c .. c + 15 (of which the first `left`) requantised with TFLite's single rounding,
- * (acc m + 2^(30 - s)) >> (31 - s) in 64-bit lanes, to y + c */
-TFL_PK_INLINE void tfl_pk_fc_store(const aotc_tfl_fc_params *p, __m512i acc, int32_t c, int8_t *y) {
+/* the single rounding's constants of outputs c .. c + 15 (of which the first `left`): each lane's multiplier, even
+ * and odd lanes' total shift 31 - s and rounding term 2^(30 - s) in 64-bit lanes */
+typedef struct {
+    __m512i mult, mult_odd, te, to, ke, ko;
+    __mmask16 m;
+} tfl_pk_fc_rq;
+
+TFL_PK_INLINE tfl_pk_fc_rq tfl_pk_fc_rq_init(const aotc_tfl_fc_params *p, int32_t c) {
     const __m512i one = _mm512_set1_epi64(1);
-    const __m512i yz = _mm512_set1_epi32(p->y_zero), lo = _mm512_set1_epi32(p->y_min), hi = _mm512_set1_epi32(p->y_max);
     const int32_t left = p->out - c;
-    const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
-    const __m512i mult = _mm512_maskz_loadu_epi32(m, p->mult + c), shift = _mm512_maskz_loadu_epi32(m, p->shift + c);
-    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
-    const __m512i te = _mm512_and_si512(total, _mm512_set1_epi64(0xFFFFFFFF)), to = _mm512_srli_epi64(total, 32);
-    const __m512i pe = _mm512_mul_epi32(acc, mult);
-    const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(mult, 32));
-    const __m512i re = _mm512_srav_epi64(_mm512_add_epi64(pe, _mm512_sllv_epi64(one, _mm512_sub_epi64(te, one))), te);
-    const __m512i ro = _mm512_srav_epi64(_mm512_add_epi64(po, _mm512_sllv_epi64(one, _mm512_sub_epi64(to, one))), to);
+    tfl_pk_fc_rq q;
+    q.m = (__mmask16)(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+    q.mult = _mm512_maskz_loadu_epi32(q.m, p->mult + c), q.mult_odd = _mm512_srli_epi64(q.mult, 32);
+    const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), _mm512_maskz_loadu_epi32(q.m, p->shift + c));
+    q.te = _mm512_and_si512(total, _mm512_set1_epi64(0xFFFFFFFF)), q.to = _mm512_srli_epi64(total, 32);
+    q.ke = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.te, one)), q.ko = _mm512_sllv_epi64(one, _mm512_sub_epi64(q.to, one));
+    return q;
+}
+
+/* 16 sums requantised with TFLite's single rounding, (acc m + 2^(30 - s)) >> (31 - s) in 64-bit lanes, plus the
+ * zero point, clamped, to the first lanes (q.m) at y */
+TFL_PK_INLINE void tfl_pk_fc_store_rq(const aotc_tfl_fc_params *p, const tfl_pk_fc_rq *q, __m512i acc, int8_t *y) {
+    const __m512i pe = _mm512_mul_epi32(acc, q->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), q->mult_odd);
+    const __m512i re = _mm512_srav_epi64(_mm512_add_epi64(pe, q->ke), q->te);
+    const __m512i ro = _mm512_srav_epi64(_mm512_add_epi64(po, q->ko), q->to);
     __m512i v = _mm512_mask_blend_epi32(0xAAAA, re, _mm512_slli_epi64(ro, 32));
-    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, yz), lo), hi);
-    _mm_mask_storeu_epi8(y + c, m, _mm512_cvtepi32_epi8(v));
+    v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, _mm512_set1_epi32(p->y_zero)), _mm512_set1_epi32(p->y_min)),
+                         _mm512_set1_epi32(p->y_max));
+    _mm_mask_storeu_epi8(y, q->m, _mm512_cvtepi32_epi8(v));
+}
+
+/* the same of outputs c .. c + 15 to y + c, the constants made here */
+TFL_PK_INLINE void tfl_pk_fc_store(const aotc_tfl_fc_params *p, __m512i acc, int32_t c, int8_t *y) {
+    const tfl_pk_fc_rq q = tfl_pk_fc_rq_init(p, c);
+    tfl_pk_fc_store_rq(p, &q, acc, y + c);
 }
 
 /* nb blocks of 16 outputs (from c0) of one row: its unsigned bytes a (kq quads), the packed weights wp */
@@ -814,11 +832,14 @@ TFL_PK_INLINE void tfl_pk_fc_blocks(const aotc_tfl_fc_params *p, const uint8_t *
 
 #define TFL_PK_FC_MR 6 /* rows of x a register tile of FULLY_CONNECTED (x 4 blocks of 16 outputs) */
 
-/* a tile's sums (row r's at sums[4 r ..], nb blocks from c0) requantised to y */
+/* a tile's sums (row r's at sums[4 r ..], nb blocks from c0) requantised to y: a block's constants once for the
+ * tile's rows */
 static __attribute__((noinline)) void tfl_pk_fc_tile_store(const aotc_tfl_fc_params *p, const __m512i *sums, int mr,
                                                            int nb, int32_t c0, int8_t *y) {
-    for (int r = 0; r < mr; ++r)
-        for (int j = 0; j < nb; ++j) tfl_pk_fc_store(p, sums[4 * r + j], c0 + 16 * j, y + (int64_t)r * p->out);
+    for (int j = 0; j < nb; ++j) {
+        const tfl_pk_fc_rq q = tfl_pk_fc_rq_init(p, c0 + 16 * j);
+        for (int r = 0; r < mr; ++r) tfl_pk_fc_store_rq(p, &q, sums[4 * r + j], y + (int64_t)r * p->out + c0 + 16 * j);
+    }
 }
 
 /* x's last quad (tail bytes of it) made unsigned, the bytes past `in` 0 (the packed weights are 0 there) */
