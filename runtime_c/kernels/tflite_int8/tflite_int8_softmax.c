@@ -114,6 +114,8 @@ static void tfl_softmax8_table(const aotc_tfl_softmax_params *p, int32_t *t, int
 }
 
 #if TFL_X86_AVX512
+#define TFL_SOFTMAX_KEEP 1024 /* the longest row whose exps are kept on the stack */
+
 /* one row by the tables, 16 elements a vector: max by bytes, the sum's terms and the exps gathered; the output
  * divide_by_pot_wide(high_mul(scale, e), sh) of e >= 0 and scale > 0 (reciprocal's) is floor((scale e + 2^30 +
  * 2^(30 + sh)) / 2^(31 + sh)) in 64-bit lanes (floor(floor(A / B) + n) / C) = floor((A + n B) / (B C))), 0 where
@@ -121,6 +123,8 @@ static void tfl_softmax8_table(const aotc_tfl_softmax_params *p, int32_t *t, int
 static void tfl_softmax8_row_x86(const int8_t *x, void *y, int32_t n, int wide, const int32_t *t, const int32_t *t12,
                                  int32_t lo, int32_t hi) {
     __m512i vmax = _mm512_set1_epi8(-128), vsum = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi32(1);
+    int32_t kept[TFL_SOFTMAX_KEEP + 16];
     int32_t k, top, sum, bits_over, sh;
     for (k = 0; k < n; k += 64) {
         const __mmask64 m = n - k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (n - k)) - 1);
@@ -130,10 +134,18 @@ static void tfl_softmax8_row_x86(const int8_t *x, void *y, int32_t n, int wide, 
         _mm_max_epi8(_mm512_castsi512_si128(vmax), _mm512_extracti32x4_epi32(vmax, 1)),
         _mm_max_epi8(_mm512_extracti32x4_epi32(vmax, 2), _mm512_extracti32x4_epi32(vmax, 3)))));
     const __m512i vtop = _mm512_set1_epi32(top);
+    const int keep = n <= TFL_SOFTMAX_KEEP; /* the exps kept for the output pass: one gather an element, not two */
     for (k = 0; k < n; k += 16) {
         const __mmask16 m = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1u);
         const __m512i d = _mm512_sub_epi32(vtop, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + k)));
-        vsum = _mm512_add_epi32(vsum, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, d, t12, 4));
+        if (keep) { /* divide_by_pot(e, 12) of e >= 0 in lanes: (e >> 12) + bit 11 of e */
+            const __m512i e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, d, t, 4);
+            _mm512_storeu_si512(kept + k, e);
+            vsum = _mm512_add_epi32(vsum, _mm512_add_epi32(_mm512_srli_epi32(e, 12),
+                                                           _mm512_and_si512(_mm512_srli_epi32(e, 11), one)));
+        } else {
+            vsum = _mm512_add_epi32(vsum, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, d, t12, 4));
+        }
     }
     sum = _mm512_reduce_add_epi32(vsum); /* (wrapping, as wrap_add) */
     const int32_t scale = reciprocal(sum, 12, &bits_over);
@@ -144,7 +156,7 @@ static void tfl_softmax8_row_x86(const int8_t *x, void *y, int32_t n, int wide, 
     for (k = 0; k < n; k += 16) {
         const __mmask16 m = n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1u);
         const __m512i d = _mm512_sub_epi32(vtop, _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + k)));
-        const __m512i e = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, d, t, 4);
+        const __m512i e = keep ? _mm512_loadu_si512(kept + k) : _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), m, d, t, 4);
         __m512i v = _mm512_setzero_si512();
         if (sh <= 31) {
             const __m512i pe = _mm512_add_epi64(_mm512_mul_epu32(e, vscale), k0);
