@@ -1108,7 +1108,8 @@ enum { MM_S8, MM_S16, MM_S16_S8 };
 #define MM_DEEP 8
 
 static int check_matmul(int arg) {
-    const int kind = arg & 3;
+    const int kind = arg & 3, one = (arg & (MM_TALL | MM_DEEP)) != 0; /* one matrix where tall or deep (the boards'
+                                                                         heap) */
     static const char *const names[3] = {"aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                          "aotc_tfl_batch_matmul_s16_s8"};
     aotc_tfl_matmul_params p;
@@ -1125,7 +1126,7 @@ static int check_matmul(int arg) {
     if (chance(1, 2)) p.b_row = p.n, p.b_col = 1; /* x2 k x n, or n x k (adj_y) */
     else p.b_row = 1, p.b_col = p.k;
     for (d = 2; d >= 0; --d) { /* each batch dim broadcast in one input or neither */
-        const int32_t dim = rand_int(1, 3), which = rand_int(0, 2);
+        const int32_t dim = one ? 1 : rand_int(1, 3), which = rand_int(0, 2);
         p.batch[d] = dim;
         p.st1[d] = which == 1 ? 0 : n1 * p.m * p.k, p.st2[d] = which == 2 ? 0 : n2 * p.k * p.n;
         n1 *= which == 1 ? 1 : dim, n2 *= which == 2 ? 1 : dim;
