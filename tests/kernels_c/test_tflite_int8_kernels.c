@@ -793,7 +793,11 @@ static int32_t extreme_multiplier(void) {
  * vectors, most of no multiple of their width); a third of the time the multipliers and shifts at their extremes
  * (MUL's product and ADD's output shifted left up to 30 places, wrapping as TFLite's int32, or right up to 31;
  * ADD's inputs scaled by up to 1, as TFLite's twice-the-larger-scale never exceeds) and the outputs saturating. */
+/* op | RUNS_ONE: one input a single element, the other y's shape, 1024 outputs or more (x86's table, issue 64) */
+#define RUNS_ONE 16
+
 static int check_binary_runs(int op, int wide) {
+    const int one = (op & RUNS_ONE) != 0;
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     const int32_t lo = wide ? -32768 : -128, hi = wide ? 32767 : 127;
@@ -805,10 +809,13 @@ static int check_binary_runs(int op, int wide) {
     memset(&p, 0, sizeof p);
     p.dims[0] = p.dims[1] = 1, p.dims[2] = rand_int(1, 2), p.dims[3] = rand_int(1, 4), p.dims[4] = rand_int(1, 4);
     p.dims[5] = chance(1, 4) ? rand_int(1, 3) : rand_int(4, 70);
+    op &= ~RUNS_ONE;
+    if (one) p.dims[3] = rand_int(4, 8), p.dims[4] = rand_int(4, 8), p.dims[5] = rand_int(32, 70);
     p.count = (int64_t)p.dims[2] * p.dims[3] * p.dims[4] * p.dims[5];
     for (j = 0; j < 2; ++j) { /* pattern: 0 y's shape, 1 [c], 2 [n, 1, 1, c], 3 [1], 4 [n, h, w, 1] */
         int64_t stride = 1;
         pattern[j] = chance(1, 3) ? 0 : rand_int(1, 4);
+        if (one) pattern[j] = j == 0 ? 3 * rand_int(0, 1) : 3 - pattern[0];
         for (d = 0; d < 6; ++d) { /* (d: 2 n, 3 h, 4 w, 5 c) */
             const int keep = pattern[j] == 0 || (d == 5 && pattern[j] <= 2) ||
                              (d == 2 && (pattern[j] == 2 || pattern[j] == 4)) ||
@@ -1273,6 +1280,7 @@ static int c_bin8(int op) { return check_binary(op, 0); }
 static int c_bin16(int op) { return check_binary(op, 1); }
 static int c_runs8(int op) { return check_binary_runs(op, 0); }
 static int c_runs16(int op) { return check_binary_runs(op, 1); }
+static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
@@ -1355,6 +1363,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_softmax_s8 (rows)", check_softmax8, SM_ROWS},
     {"aotc_tfl_softmax_s8_s16 (rows)", check_softmax8, 1 | SM_ROWS},
     {"aotc_tfl_fc_s8_packed (rows)", check_fc, 3},
+    {"aotc_tfl_add_s8 (one element)", c_runs8_one, B_ADD},
+    {"aotc_tfl_mul_s8 (one element)", c_runs8_one, B_MUL},
     {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
     {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */

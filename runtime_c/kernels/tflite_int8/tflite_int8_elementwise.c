@@ -278,6 +278,52 @@ TFL_X86_INLINE int tfl_vec_runs(const tfl_bin *k, int op, const void *a, int64_t
 }
 #endif
 
+#if TFL_X86_VBMI
+#define TFL_TABLE_MIN 1024 /* the fewest outputs a call's table pays for */
+
+/* 1 where x1 is one element for the whole call and x2 has y's own shape (its steps y's), 2 the other way round, else
+ * 0: the call's outputs are then a function of the other input's byte */
+static int tfl_one_operand(const aotc_tfl_binary_params *p) {
+    int64_t full = 1;
+    int one1 = 1, one2 = 1, full1 = 1, full2 = 1;
+    if (!p->broadcast || p->count < TFL_TABLE_MIN) return 0;
+    for (int32_t d = 5; d >= 0; --d) {
+        if (p->dims[d] == 1) continue;
+        one1 &= p->st1[d] == 0, one2 &= p->st2[d] == 0, full1 &= p->st1[d] == full, full2 &= p->st2[d] == full;
+        full *= p->dims[d];
+    }
+    return one1 && full2 ? 1 : one2 && full1 ? 2 : 0;
+}
+
+/* int8 MUL or ADD / SUB of a call whose input `one` (tfl_one_operand) is one element (issue 64: the attention's
+ * scores times a constant, 65,536 a call): the lanes' own run over every byte value tabulates the outputs once,
+ * then 64 lookups a vector by two-register byte permutes, as aotc_tfl_lut_s8 */
+static void tfl_x86_by_table(const tfl_bin *k, int op, int one, const int8_t *x1, const int8_t *x2, int8_t *y,
+                             int64_t count) {
+    int8_t all[256], table[256];
+    for (int32_t i = 0; i < 256; ++i) all[i] = (int8_t)(uint8_t)i; /* table[i]: the output of the byte i */
+    if (one == 2) tfl_vec_run(k, op, all, 0, x2, 1, table, 256, 0);
+    else tfl_vec_run(k, op, x1, 1, all, 0, table, 256, 0);
+    const int8_t *x = one == 2 ? x1 : x2;
+    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+    for (int64_t i = 0; i < count; i += 64) {
+        const __mmask64 m = count - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (count - i)) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
+        const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+        _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+    }
+}
+
+/* whether the table took the int8 call */
+static int tfl_x86_table_call(const tfl_bin *k, int op, const aotc_tfl_binary_params *p, const int8_t *x1,
+                              const int8_t *x2, int8_t *y) {
+    const int one = k->loop == TFL_LOOP_X86 ? tfl_one_operand(p) : 0;
+    if (one) tfl_x86_by_table(k, op, one, x1, x2, y, p->count);
+    return one != 0;
+}
+#endif /* TFL_X86_VBMI */
+
 /* ---- MUL and ADD / SUB: the DSP extension's loops of a run (int8) ------------------------------------------------ */
 
 #if AOTC_QUANT_DSP
@@ -463,12 +509,18 @@ void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const in
 #endif
     (void)scratch;
     tfl_bin_init(&k, p, TFL_ADD, 0);
+#if TFL_X86_VBMI
+    if (tfl_x86_table_call(&k, TFL_ADD, p, x1, x2, y)) return;
+#endif
     add_s8(p, &k, x1, x2, y);
 }
 
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
     tfl_bin k;
     tfl_bin_init(&k, p, TFL_MUL, 0);
+#if TFL_X86_VBMI
+    if (tfl_x86_table_call(&k, TFL_MUL, p, x1, x2, y)) return;
+#endif
     mul_s8(p, &k, x1, x2, y);
 }
 
