@@ -52,7 +52,11 @@ static int32_t exp_negative(int32_t a) {
 /* 1 / x for a positive x with `integer_bits` integer bits: Q0.31 and the bits it is over one */
 static int32_t reciprocal(int32_t x, int32_t integer_bits, int32_t *bits_over) {
     int32_t headroom = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    headroom = x == 0 ? 32 : __builtin_clz((uint32_t)x); /* (one instruction where the core counts zeros) */
+#else
     while (headroom < 32 && !((uint32_t)x & (0x80000000u >> headroom))) ++headroom;
+#endif
     *bits_over = integer_bits - headroom;
     int32_t a = (int32_t)(((uint32_t)x << headroom) - 0x80000000u);
     int64_t sum = (int64_t)a + INT32_MAX;
