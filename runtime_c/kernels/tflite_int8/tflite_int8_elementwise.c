@@ -250,20 +250,26 @@ TFL_X86_INLINE void tfl_vec_run(const tfl_bin *k, int op, const void *a, int fa,
                                              : requant_double((a0 - k->z1) * (1 << k->up), k->m1, k->s1));
     const tfl_v cb = tfl_vset1(op == TFL_MUL ? b0 - k->z2
                                              : requant_double((b0 - k->z2) * (1 << k->up), k->m2, k->s2));
-    for (int64_t i = 0; i < n; i += TFL_VL) {
-        tfl_v va = ca, vb = cb, v;
-        if (!fa) va = tfl_vsub(tfl_vload((const char *)a + i * es, wide, n - i), k->vz1);
-        if (!fb) vb = tfl_vsub(tfl_vload((const char *)b + i * es, wide, n - i), k->vz2);
-        if (op == TFL_MUL) {
-            v = tfl_vmul(va, vb); /* |v| <= 255^2, or 2^30 (int16) */
-        } else {
-            if (!fa) va = tfl_vrequant(tfl_vsll(va, k->up), &k->r1);
-            if (!fb) vb = tfl_vrequant(tfl_vsll(vb, k->up), &k->r2);
-            v = k->subtract ? tfl_vsub(va, vb) : tfl_vadd(va, vb); /* wrapping, as the plain loop's */
-        }
-        v = tfl_vadd(tfl_vmin(tfl_vmax(tfl_vrequant(v, &k->ro), k->vlo), k->vhi), k->vyz);
-        tfl_vstore((char *)y + i * es, wide, n - i, v);
+    int64_t i = 0;
+    /* whole vectors (the count a constant: no masks), then the last few */
+#define TFL_VEC_STEP(CNT)                                                                                         \
+    {                                                                                                             \
+        tfl_v va = ca, vb = cb, v;                                                                                \
+        if (!fa) va = tfl_vsub(tfl_vload((const char *)a + i * es, wide, CNT), k->vz1);                           \
+        if (!fb) vb = tfl_vsub(tfl_vload((const char *)b + i * es, wide, CNT), k->vz2);                           \
+        if (op == TFL_MUL) {                                                                                      \
+            v = tfl_vmul(va, vb); /* |v| <= 255^2, or 2^30 (int16) */                                             \
+        } else {                                                                                                  \
+            if (!fa) va = tfl_vrequant(tfl_vsll(va, k->up), &k->r1);                                              \
+            if (!fb) vb = tfl_vrequant(tfl_vsll(vb, k->up), &k->r2);                                              \
+            v = k->subtract ? tfl_vsub(va, vb) : tfl_vadd(va, vb); /* wrapping, as the plain loop's */            \
+        }                                                                                                         \
+        v = tfl_vadd(tfl_vmin(tfl_vmax(tfl_vrequant(v, &k->ro), k->vlo), k->vhi), k->vyz);                        \
+        tfl_vstore((char *)y + i * es, wide, CNT, v);                                                             \
     }
+    for (; i + TFL_VL <= n; i += TFL_VL) TFL_VEC_STEP(TFL_VL)
+    if (i < n) TFL_VEC_STEP(n - i)
+#undef TFL_VEC_STEP
 }
 
 /* whether the x86 lanes take the run (each input stepping or staying, not both staying), which they then ran */
