@@ -863,6 +863,31 @@ static int check_binary_runs(int op, int wide) {
     return bad;
 }
 
+/* int8 ADD whose output is its first input's rescaling itself, requant_double((x1 - z1) 2^20, m1, s1) (x2 its zero
+ * point: the second 0; the output multiplier 1): every bit of the rescaling that x86's 32-bit lanes compute
+ * (tfl_vrescale8, issue 64) shows in y where it is within int8's range, which the shifts keep it mostly: m1 any
+ * multiplier >= 0, s1 down to -31, and small ones (m1 < 2^12) at shift 0 to -3 */
+static int check_add_rescale(void) {
+    aotc_tfl_binary_params p;
+    int8_t *x1, *x2, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(1, 300);
+    p.x1_zero = rand_int(-128, 127), p.x2_zero = rand_int(-128, 127), p.y_zero = 0, p.y_min = -128, p.y_max = 127;
+    if (chance(1, 3)) p.m1 = rand_int(0, 4095), p.s1 = rand_int(-3, 0);
+    else p.m1 = chance(1, 8) ? INT32_MAX : rand_int(0, INT32_MAX - 1), p.s1 = rand_int(-31, -18);
+    p.m2 = rand_int(1 << 30, INT32_MAX), p.s2 = rand_int(-5, 0), p.mult = 1 << 30, p.shift = 1; /* (x 1) */
+    p.subtract = chance(1, 2);
+    x1 = (int8_t *)ints((size_t)p.count, 1, -128, 127), x2 = (int8_t *)bytes((size_t)p.count);
+    memset(x2, (uint8_t)p.x2_zero, (size_t)p.count);
+    y = (int8_t *)bytes((size_t)p.count), ref = (int8_t *)bytes((size_t)p.count);
+    aotc_tfl_add_s8(&p, x1, x2, y, NULL), aotc_tfl_add_s8_ref(&p, x1, x2, ref);
+    bad = differ("aotc_tfl_add_s8", y, ref, (size_t)p.count, 1);
+    if (bad) printf("  m1 %ld s1 %d, x1_zero %d\n", (long)p.m1, (int)p.s1, (int)p.x1_zero);
+    free(x1), free(x2), free(y), free(ref);
+    return bad;
+}
+
 static int check_leaky_relu(void) {
     aotc_tfl_binary_params p;
     void *x, *y, *ref;
@@ -1281,6 +1306,7 @@ static int c_bin16(int op) { return check_binary(op, 1); }
 static int c_runs8(int op) { return check_binary_runs(op, 0); }
 static int c_runs16(int op) { return check_binary_runs(op, 1); }
 static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
+static int c_add_rescale(int unused) { return (void)unused, check_add_rescale(); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
@@ -1365,6 +1391,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_fc_s8_packed (rows)", check_fc, 3},
     {"aotc_tfl_add_s8 (one element)", c_runs8_one, B_ADD},
     {"aotc_tfl_mul_s8 (one element)", c_runs8_one, B_MUL},
+    {"aotc_tfl_add_s8 (rescale)", c_add_rescale, 0},
     {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
     {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
