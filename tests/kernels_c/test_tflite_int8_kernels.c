@@ -594,7 +594,8 @@ static int check_conv(int kind, int wide) {
 /* ---- FULLY_CONNECTED ------------------------------------------------------------------------------------ */
 
 static int check_fc(int form) {
-    const int packed = form == 2, wide = form == 1; /* form 2: aotc_tfl_fc_s8_packed */
+    /* form 2: aotc_tfl_fc_s8_packed; 3: the same over 5 to 40 rows (its tiles of 6 rows, issue 64) */
+    const int packed = form >= 2, wide = form == 1;
     aotc_tfl_fc_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t *mult, *shift, o, k;
@@ -606,6 +607,7 @@ static int check_fc(int form) {
     p.rows = rand_int(1, 4), p.in = chance(1, 3) ? 4 * rand_int(1, 40) : rand_int(1, 100);
     p.out = chance(1, 3) ? 4 * rand_int(1, 8) : rand_int(1, 20);
     if (packed && chance(1, 3)) p.out = rand_int(21, 150); /* blocks of 4 x 16 outputs and a part */
+    if (form == 3) p.rows = rand_int(5, 40);
     p.x_zero = wide ? 0 : rand_int(-128, 127), p.y_zero = wide ? 0 : rand_int(-128, 127);
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, p.y_zero, &p.y_min, &p.y_max);
     x = ints((size_t)p.rows * p.in, xs, wide ? -32768 : -128, wide ? 32767 : 127);
@@ -791,7 +793,11 @@ static int32_t extreme_multiplier(void) {
  * vectors, most of no multiple of their width); a third of the time the multipliers and shifts at their extremes
  * (MUL's product and ADD's output shifted left up to 30 places, wrapping as TFLite's int32, or right up to 31;
  * ADD's inputs scaled by up to 1, as TFLite's twice-the-larger-scale never exceeds) and the outputs saturating. */
+/* op | RUNS_ONE: one input a single element, the other y's shape, 1024 outputs or more (x86's table, issue 64) */
+#define RUNS_ONE 16
+
 static int check_binary_runs(int op, int wide) {
+    const int one = (op & RUNS_ONE) != 0;
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     const int32_t lo = wide ? -32768 : -128, hi = wide ? 32767 : 127;
@@ -803,10 +809,13 @@ static int check_binary_runs(int op, int wide) {
     memset(&p, 0, sizeof p);
     p.dims[0] = p.dims[1] = 1, p.dims[2] = rand_int(1, 2), p.dims[3] = rand_int(1, 4), p.dims[4] = rand_int(1, 4);
     p.dims[5] = chance(1, 4) ? rand_int(1, 3) : rand_int(4, 70);
+    op &= ~RUNS_ONE;
+    if (one) p.dims[3] = rand_int(4, 8), p.dims[4] = rand_int(4, 8), p.dims[5] = rand_int(32, 70);
     p.count = (int64_t)p.dims[2] * p.dims[3] * p.dims[4] * p.dims[5];
     for (j = 0; j < 2; ++j) { /* pattern: 0 y's shape, 1 [c], 2 [n, 1, 1, c], 3 [1], 4 [n, h, w, 1] */
         int64_t stride = 1;
         pattern[j] = chance(1, 3) ? 0 : rand_int(1, 4);
+        if (one) pattern[j] = j == 0 ? 3 * rand_int(0, 1) : 3 - pattern[0];
         for (d = 0; d < 6; ++d) { /* (d: 2 n, 3 h, 4 w, 5 c) */
             const int keep = pattern[j] == 0 || (d == 5 && pattern[j] <= 2) ||
                              (d == 2 && (pattern[j] == 2 || pattern[j] == 4)) ||
@@ -851,6 +860,31 @@ static int check_binary_runs(int op, int wide) {
                (int)p.dims[2], (int)p.dims[3], (int)p.dims[4], (int)p.dims[5], (int)pattern[0], (int)pattern[1],
                (long)p.mult, (int)p.shift, (long)p.m1, (int)p.s1, (long)p.m2, (int)p.s2);
     free(x[0]), free(x[1]), free(y), free(ref), free(scratch);
+    return bad;
+}
+
+/* int8 ADD whose output is its first input's rescaling itself, requant_double((x1 - z1) 2^20, m1, s1) (x2 its zero
+ * point: the second 0; the output multiplier 1): every bit of the rescaling that x86's 32-bit lanes compute
+ * (tfl_vrescale8, issue 64) shows in y where it is within int8's range, which the shifts keep it mostly: m1 any
+ * multiplier >= 0, s1 down to -31, and small ones (m1 < 2^12) at shift 0 to -3 */
+static int check_add_rescale(void) {
+    aotc_tfl_binary_params p;
+    int8_t *x1, *x2, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(1, 300);
+    p.x1_zero = rand_int(-128, 127), p.x2_zero = rand_int(-128, 127), p.y_zero = 0, p.y_min = -128, p.y_max = 127;
+    if (chance(1, 3)) p.m1 = rand_int(0, 4095), p.s1 = rand_int(-3, 0);
+    else p.m1 = chance(1, 8) ? INT32_MAX : rand_int(0, INT32_MAX - 1), p.s1 = rand_int(-31, -18);
+    p.m2 = rand_int(1 << 30, INT32_MAX), p.s2 = rand_int(-5, 0), p.mult = 1 << 30, p.shift = 1; /* (x 1) */
+    p.subtract = chance(1, 2);
+    x1 = (int8_t *)ints((size_t)p.count, 1, -128, 127), x2 = (int8_t *)bytes((size_t)p.count);
+    memset(x2, (uint8_t)p.x2_zero, (size_t)p.count);
+    y = (int8_t *)bytes((size_t)p.count), ref = (int8_t *)bytes((size_t)p.count);
+    aotc_tfl_add_s8(&p, x1, x2, y, NULL), aotc_tfl_add_s8_ref(&p, x1, x2, ref);
+    bad = differ("aotc_tfl_add_s8", y, ref, (size_t)p.count, 1);
+    if (bad) printf("  m1 %ld s1 %d, x1_zero %d\n", (long)p.m1, (int)p.s1, (int)p.x1_zero);
+    free(x1), free(x2), free(y), free(ref);
     return bad;
 }
 
@@ -952,7 +986,11 @@ static int check_quantize(int kind) {
 
 /* ---- SOFTMAX: int8 (to int8, to int16) and 16x8 ----------------------------------------------------------------- */
 
-static int check_softmax8(int out16) {
+/* out16 | SM_ROWS: many short rows (an attention's: 1024 elements or more, the tabulated exps; issue 64) */
+#define SM_ROWS 2
+
+static int check_softmax8(int arg) {
+    const int out16 = arg & 1;
     aotc_tfl_softmax_params p;
     const double beta = chance(1, 2) ? 1.0 : around(1.0), scale = around(chance(1, 2) ? 1.0 / 16.0 : 1.0 / 256.0);
     double real = beta * scale * 67108864.0;
@@ -961,6 +999,7 @@ static int check_softmax8(int out16) {
     if (real < 1.0) real = 1.0;
     p.rows = rand_int(1, 4), p.depth = chance(1, 4) ? rand_int(500, 2000) : rand_int(1, 60); /* 1000 classes:
                                                                             an output exponent over 31 */
+    if (arg & SM_ROWS) p.rows = rand_int(8, 80), p.depth = rand_int(1, 150);
     multiplier(real > 2147483647.0 ? 2147483647.0 : real, &p.mult, &p.shift);
     p.diff_min = -(int32_t)floor(31.0 * 67108864.0 / ldexp(1.0, p.shift)); /* CalculateInputRadius(5, shift) */
     x = ints((size_t)p.rows * p.depth, 1, -128, 127);
@@ -1096,8 +1135,13 @@ static int check_svdf(void) {
 /* ---- issue 50: BATCH_MATMUL, RESIZE_BILINEAR, SQUARED_DIFFERENCE, the 16x8 interpolated table ---------------- */
 
 enum { MM_S8, MM_S16, MM_S16_S8 };
+/* kind | MM_TALL: over 256 rows (the VNNI path's blocks of row sums); | MM_DEEP: k past its stack panel (1024) */
+#define MM_TALL 4
+#define MM_DEEP 8
 
-static int check_matmul(int kind) {
+static int check_matmul(int arg) {
+    const int kind = arg & 3, one = (arg & (MM_TALL | MM_DEEP)) != 0; /* one matrix where tall or deep (the boards'
+                                                                         heap) */
     static const char *const names[3] = {"aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                          "aotc_tfl_batch_matmul_s16_s8"};
     aotc_tfl_matmul_params p;
@@ -1107,12 +1151,14 @@ static int check_matmul(int kind) {
     int bad;
     memset(&p, 0, sizeof p);
     p.m = rand_int(1, 9), p.k = rand_int(1, chance(1, 4) ? 300 : 20), p.n = rand_int(1, chance(1, 3) ? 70 : 9);
+    if (arg & MM_TALL) p.m = rand_int(250, 300), p.k = rand_int(1, 40), p.n = rand_int(1, 80);
+    if (arg & MM_DEEP) p.m = rand_int(1, 6), p.k = rand_int(1000, 1100), p.n = rand_int(1, 20);
     if (chance(1, 2)) p.a_row = p.k, p.a_col = 1; /* x1 m x k, or k x m (adj_x) */
     else p.a_row = 1, p.a_col = p.m;
     if (chance(1, 2)) p.b_row = p.n, p.b_col = 1; /* x2 k x n, or n x k (adj_y) */
     else p.b_row = 1, p.b_col = p.k;
     for (d = 2; d >= 0; --d) { /* each batch dim broadcast in one input or neither */
-        const int32_t dim = rand_int(1, 3), which = rand_int(0, 2);
+        const int32_t dim = one ? 1 : rand_int(1, 3), which = rand_int(0, 2);
         p.batch[d] = dim;
         p.st1[d] = which == 1 ? 0 : n1 * p.m * p.k, p.st2[d] = which == 2 ? 0 : n2 * p.k * p.n;
         n1 *= which == 1 ? 1 : dim, n2 *= which == 2 ? 1 : dim;
@@ -1259,6 +1305,8 @@ static int c_bin8(int op) { return check_binary(op, 0); }
 static int c_bin16(int op) { return check_binary(op, 1); }
 static int c_runs8(int op) { return check_binary_runs(op, 0); }
 static int c_runs16(int op) { return check_binary_runs(op, 1); }
+static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
+static int c_add_rescale(int unused) { return (void)unused, check_add_rescale(); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
@@ -1338,6 +1386,14 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
     {"aotc_tfl_conv_s8 (pointwise, late)", c_conv8, K_CONV | K_PW},
     {"aotc_tfl_depthwise_s8 (multiplier)", c_conv8, K_DEPTHWISE | K_MULT},
+    {"aotc_tfl_softmax_s8 (rows)", check_softmax8, SM_ROWS},
+    {"aotc_tfl_softmax_s8_s16 (rows)", check_softmax8, 1 | SM_ROWS},
+    {"aotc_tfl_fc_s8_packed (rows)", check_fc, 3},
+    {"aotc_tfl_add_s8 (one element)", c_runs8_one, B_ADD},
+    {"aotc_tfl_mul_s8 (one element)", c_runs8_one, B_MUL},
+    {"aotc_tfl_add_s8 (rescale)", c_add_rescale, 0},
+    {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
+    {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */
     {"aotc_tfl_conv_s8_packed (tiles)", c_conv8, K_CONV | K_PACKED | K_TILES},
     {"aotc_tfl_conv_add_s8_packed (tiles)", c_conv8, K_CONV_ADD | K_PACKED | K_TILES},

@@ -191,6 +191,10 @@ typedef struct {
 #if TFL_X86_AVX512 || TFL_X86_AVX2
     tfl_vrq r1, r2, ro; /* ADD / SUB: each input's rescaling and the output's; MUL: ro */
     tfl_v vz1, vz2, vyz, vlo, vhi; /* vlo, vhi: rlo, rhi */
+    int narrow;                    /* int8 ADD / SUB whose inputs' rescalings tfl_vrescale8 computes */
+    tfl_v h1, l1, k1, g1, h2, l2, k2, g2; /* their multipliers' bits 11 up and 0 to 10, rounding terms 2^(e - 1),
+                                           * -1 where e > 0 (the sign term's mask) */
+    __m128i e1, e2;                /* their right shifts */
 #endif
 #if AOTC_QUANT_DSP
     tfl_drq d1, d2, dout; /* the same by SMMLAR (d1, d2 of x - zero: their s includes up) */
@@ -215,6 +219,12 @@ static void tfl_bin_init(tfl_bin *k, const aotc_tfl_binary_params *p, int op, in
         k->ro = tfl_vrq_set1(p->mult, p->shift);
         k->vz1 = tfl_vset1(p->x1_zero), k->vz2 = tfl_vset1(p->x2_zero), k->vyz = tfl_vset1(p->y_zero);
         k->vlo = tfl_vset1(k->rlo), k->vhi = tfl_vset1(k->rhi);
+        /* int8 ADD / SUB's usual inputs: no left shift, a multiplier >= 0 (TFLite's are under 2^31 / 2) */
+        k->narrow = op == TFL_ADD && !wide && p->s1 <= 0 && p->s2 <= 0 && p->m1 >= 0 && p->m2 >= 0;
+        k->h1 = tfl_vset1(p->m1 >> 11), k->l1 = tfl_vset1(p->m1 & 0x7FF), k->e1 = _mm_cvtsi32_si128(-p->s1);
+        k->h2 = tfl_vset1(p->m2 >> 11), k->l2 = tfl_vset1(p->m2 & 0x7FF), k->e2 = _mm_cvtsi32_si128(-p->s2);
+        k->k1 = tfl_vset1(p->s1 < 0 ? 1 << (-p->s1 - 1) : 0), k->k2 = tfl_vset1(p->s2 < 0 ? 1 << (-p->s2 - 1) : 0);
+        k->g1 = tfl_vset1(p->s1 < 0 ? -1 : 0), k->g2 = tfl_vset1(p->s2 < 0 ? -1 : 0);
     }
 #endif
 #if AOTC_QUANT_DSP
@@ -238,10 +248,30 @@ static void tfl_bin_init(tfl_bin *k, const aotc_tfl_binary_params *p, int op, in
 /* ---- MUL and ADD / SUB: the x86 lanes' loop of a run ------------------------------------------------------------- */
 
 #if TFL_X86_AVX512 || TFL_X86_AVX2
+/* requant_double(v 2^20, m, -e) of int8's v = x - zero (|v| <= 255), m >= 0, in 32-bit lanes (tfl_bin's narrow): the
+ * high product floor((v 2^20 m + 2^30) / 2^31) is floor((v m + 2^10) / 2^11), and with m = h 2^11 + l that is
+ * H = v h + floor((v l + 2^10) / 2^11) (|v h| < 2^28, |v l| < 2^19: no lane overflows); then RoundingDivideByPOT,
+ * floor((H + 2^(e - 1) - [H < 0]) / 2^e) for e > 0, H itself for e = 0 (k and the sign term's mask g 0) */
+#if TFL_X86_AVX512
+#define tfl_vmul_lo16(v, l) _mm512_madd_epi16((v), (l)) /* (l < 2^11, its high half 0: the low halves' product) */
+#define tfl_vsrai(v, n) _mm512_srai_epi32((v), (n))
+#define tfl_vsra(v, c) _mm512_sra_epi32((v), (c))
+#define tfl_vand _mm512_and_si512
+#else
+#define tfl_vmul_lo16(v, l) _mm256_madd_epi16((v), (l))
+#define tfl_vsrai(v, n) _mm256_srai_epi32((v), (n))
+#define tfl_vsra(v, c) _mm256_sra_epi32((v), (c))
+#define tfl_vand _mm256_and_si256
+#endif
+TFL_X86_INLINE tfl_v tfl_vrescale8(tfl_v v, tfl_v h, tfl_v l, tfl_v k, tfl_v g, __m128i e) {
+    const tfl_v hm = tfl_vadd(tfl_vmul(v, h), tfl_vsrai(tfl_vadd(tfl_vmul_lo16(v, l), tfl_vset1(1 << 10)), 11));
+    return tfl_vsra(tfl_vadd(tfl_vadd(hm, k), tfl_vand(tfl_vsrai(hm, 31), g)), e);
+}
+
 /* n outputs of MUL or ADD / SUB, x1 stepping (fa 0) or staying (fa 1) on one element, x2 likewise (fb), int8 or
  * (wide) int16: constants after inlining, so each case is a loop of its own */
 TFL_X86_INLINE void tfl_vec_run(const tfl_bin *k, int op, const void *a, int fa, const void *b, int fb, void *y,
-                                int64_t n, int wide) {
+                                int64_t n, int wide, int narrow) {
     const int32_t es = wide ? 2 : 1;
     const int32_t a0 = wide ? *(const int16_t *)a : *(const int8_t *)a;
     const int32_t b0 = wide ? *(const int16_t *)b : *(const int8_t *)b;
@@ -250,33 +280,94 @@ TFL_X86_INLINE void tfl_vec_run(const tfl_bin *k, int op, const void *a, int fa,
                                              : requant_double((a0 - k->z1) * (1 << k->up), k->m1, k->s1));
     const tfl_v cb = tfl_vset1(op == TFL_MUL ? b0 - k->z2
                                              : requant_double((b0 - k->z2) * (1 << k->up), k->m2, k->s2));
-    for (int64_t i = 0; i < n; i += TFL_VL) {
-        tfl_v va = ca, vb = cb, v;
-        if (!fa) va = tfl_vsub(tfl_vload((const char *)a + i * es, wide, n - i), k->vz1);
-        if (!fb) vb = tfl_vsub(tfl_vload((const char *)b + i * es, wide, n - i), k->vz2);
-        if (op == TFL_MUL) {
-            v = tfl_vmul(va, vb); /* |v| <= 255^2, or 2^30 (int16) */
-        } else {
-            if (!fa) va = tfl_vrequant(tfl_vsll(va, k->up), &k->r1);
-            if (!fb) vb = tfl_vrequant(tfl_vsll(vb, k->up), &k->r2);
-            v = k->subtract ? tfl_vsub(va, vb) : tfl_vadd(va, vb); /* wrapping, as the plain loop's */
-        }
-        v = tfl_vadd(tfl_vmin(tfl_vmax(tfl_vrequant(v, &k->ro), k->vlo), k->vhi), k->vyz);
-        tfl_vstore((char *)y + i * es, wide, n - i, v);
+    int64_t i = 0;
+    /* whole vectors (the count a constant: no masks), then the last few */
+#define TFL_VEC_STEP(CNT)                                                                                         \
+    {                                                                                                             \
+        tfl_v va = ca, vb = cb, v;                                                                                \
+        if (!fa) va = tfl_vsub(tfl_vload((const char *)a + i * es, wide, CNT), k->vz1);                           \
+        if (!fb) vb = tfl_vsub(tfl_vload((const char *)b + i * es, wide, CNT), k->vz2);                           \
+        if (op == TFL_MUL) {                                                                                      \
+            v = tfl_vmul(va, vb); /* |v| <= 255^2, or 2^30 (int16) */                                             \
+        } else {                                                                                                  \
+            if (!fa) va = narrow ? tfl_vrescale8(va, k->h1, k->l1, k->k1, k->g1, k->e1)                                  \
+                                 : tfl_vrequant(tfl_vsll(va, k->up), &k->r1);                                     \
+            if (!fb) vb = narrow ? tfl_vrescale8(vb, k->h2, k->l2, k->k2, k->g2, k->e2)                                  \
+                                 : tfl_vrequant(tfl_vsll(vb, k->up), &k->r2);                                     \
+            v = k->subtract ? tfl_vsub(va, vb) : tfl_vadd(va, vb); /* wrapping, as the plain loop's */            \
+        }                                                                                                         \
+        v = tfl_vadd(tfl_vmin(tfl_vmax(tfl_vrequant(v, &k->ro), k->vlo), k->vhi), k->vyz);                        \
+        tfl_vstore((char *)y + i * es, wide, CNT, v);                                                             \
     }
+    for (; i + TFL_VL <= n; i += TFL_VL) TFL_VEC_STEP(TFL_VL)
+    if (i < n) TFL_VEC_STEP(n - i)
+#undef TFL_VEC_STEP
 }
 
 /* whether the x86 lanes take the run (each input stepping or staying, not both staying), which they then ran */
 TFL_X86_INLINE int tfl_vec_runs(const tfl_bin *k, int op, const void *a, int64_t sa, const void *b, int64_t sb,
                                 void *y, int64_t n, int wide) {
     if (k->loop != TFL_LOOP_X86) return 0;
-    if (sa == 1 && sb == 1) tfl_vec_run(k, op, a, 0, b, 0, y, n, wide);
-    else if (sa == 1 && sb == 0) tfl_vec_run(k, op, a, 0, b, 1, y, n, wide);
-    else if (sa == 0 && sb == 1) tfl_vec_run(k, op, a, 1, b, 0, y, n, wide);
+    if (op == TFL_ADD && !wide && k->narrow) { /* (its own loops: narrow a constant in each) */
+        if (sa == 1 && sb == 1) tfl_vec_run(k, op, a, 0, b, 0, y, n, 0, 1);
+        else if (sa == 1 && sb == 0) tfl_vec_run(k, op, a, 0, b, 1, y, n, 0, 1);
+        else if (sa == 0 && sb == 1) tfl_vec_run(k, op, a, 1, b, 0, y, n, 0, 1);
+        else return 0;
+        return 1;
+    }
+    if (sa == 1 && sb == 1) tfl_vec_run(k, op, a, 0, b, 0, y, n, wide, 0);
+    else if (sa == 1 && sb == 0) tfl_vec_run(k, op, a, 0, b, 1, y, n, wide, 0);
+    else if (sa == 0 && sb == 1) tfl_vec_run(k, op, a, 1, b, 0, y, n, wide, 0);
     else return 0;
     return 1;
 }
 #endif
+
+#if TFL_X86_VBMI
+#define TFL_TABLE_MIN 1024 /* the fewest outputs a call's table pays for */
+
+/* 1 where x1 is one element for the whole call and x2 has y's own shape (its steps y's), 2 the other way round, else
+ * 0: the call's outputs are then a function of the other input's byte */
+static int tfl_one_operand(const aotc_tfl_binary_params *p) {
+    int64_t full = 1;
+    int one1 = 1, one2 = 1, full1 = 1, full2 = 1;
+    if (!p->broadcast || p->count < TFL_TABLE_MIN) return 0;
+    for (int32_t d = 5; d >= 0; --d) {
+        if (p->dims[d] == 1) continue;
+        one1 &= p->st1[d] == 0, one2 &= p->st2[d] == 0, full1 &= p->st1[d] == full, full2 &= p->st2[d] == full;
+        full *= p->dims[d];
+    }
+    return one1 && full2 ? 1 : one2 && full1 ? 2 : 0;
+}
+
+/* int8 MUL or ADD / SUB of a call whose input `one` (tfl_one_operand) is one element (issue 64: the attention's
+ * scores times a constant, 65,536 a call): the lanes' own run over every byte value tabulates the outputs once,
+ * then 64 lookups a vector by two-register byte permutes, as aotc_tfl_lut_s8 */
+static void tfl_x86_by_table(const tfl_bin *k, int op, int one, const int8_t *x1, const int8_t *x2, int8_t *y,
+                             int64_t count) {
+    int8_t all[256], table[256];
+    for (int32_t i = 0; i < 256; ++i) all[i] = (int8_t)(uint8_t)i; /* table[i]: the output of the byte i */
+    if (one == 2) tfl_vec_run(k, op, all, 0, x2, 1, table, 256, 0, 0);
+    else tfl_vec_run(k, op, x1, 1, all, 0, table, 256, 0, 0);
+    const int8_t *x = one == 2 ? x1 : x2;
+    const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+    const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+    for (int64_t i = 0; i < count; i += 64) {
+        const __mmask64 m = count - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (count - i)) - 1;
+        const __m512i v = _mm512_maskz_loadu_epi8(m, x + i);
+        const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+        _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+    }
+}
+
+/* whether the table took the int8 call */
+static int tfl_x86_table_call(const tfl_bin *k, int op, const aotc_tfl_binary_params *p, const int8_t *x1,
+                              const int8_t *x2, int8_t *y) {
+    const int one = k->loop == TFL_LOOP_X86 ? tfl_one_operand(p) : 0;
+    if (one) tfl_x86_by_table(k, op, one, x1, x2, y, p->count);
+    return one != 0;
+}
+#endif /* TFL_X86_VBMI */
 
 /* ---- MUL and ADD / SUB: the DSP extension's loops of a run (int8) ------------------------------------------------ */
 
@@ -463,12 +554,18 @@ void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const in
 #endif
     (void)scratch;
     tfl_bin_init(&k, p, TFL_ADD, 0);
+#if TFL_X86_VBMI
+    if (tfl_x86_table_call(&k, TFL_ADD, p, x1, x2, y)) return;
+#endif
     add_s8(p, &k, x1, x2, y);
 }
 
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
     tfl_bin k;
     tfl_bin_init(&k, p, TFL_MUL, 0);
+#if TFL_X86_VBMI
+    if (tfl_x86_table_call(&k, TFL_MUL, p, x1, x2, y)) return;
+#endif
     mul_s8(p, &k, x1, x2, y);
 }
 

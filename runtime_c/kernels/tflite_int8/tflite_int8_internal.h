@@ -11,9 +11,10 @@
  *   tflite_int8_elementwise.c      ADD / SUB (the DSP path's tables), MUL, MAXIMUM, MINIMUM (broadcast in runs;
  *                                  x86's vector lanes), the lookup table, 16x8 LOGISTIC, TANH and LEAKY_RELU
  *   tflite_int8_quantize.c         QUANTIZE, DEQUANTIZE and the requantisations between integer types
- *   tflite_int8_softmax.c          SOFTMAX: gemmlowp's fixed point (int8), LiteRT's tables (16x8)
+ *   tflite_int8_softmax.c          SOFTMAX: gemmlowp's fixed point (int8; its exps tabulated a call, the rows in
+ *                                  AVX-512 lanes), LiteRT's tables (16x8)
  *   tflite_int8_recurrent.c        the integer UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF
- *   tflite_int8_matmul.c           BATCH_MATMUL (int8, 16x8)
+ *   tflite_int8_matmul.c           BATCH_MATMUL (int8, 16x8; int8 by AVX-512 VNNI tiles)
  *   tflite_int8_resize.c           RESIZE_BILINEAR (int8, int16), LiteRT's integer interpolation
  *   tflite_int8_mobile.c           the comparisons, PRELU and SQUARED_DIFFERENCE
  * each for int8 and, where TFLite has it, 16x8 (int16 activations). The M-profile paths: tflite_int8_dsp.h

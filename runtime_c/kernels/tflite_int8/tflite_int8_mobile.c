@@ -7,6 +7,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "tflite_int8_x86.h" /* the requantisation in AVX-512 lanes (SQUARED_DIFFERENCE's runs) */
+
 /* SaturatingRoundingDoublingHighMul: floor((a * b + 2^30) / 2^31); INT32_MIN * INT32_MIN saturates */
 static int32_t mob_high_mul(int32_t a, int32_t b) {
     if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
@@ -144,14 +146,82 @@ static int32_t mob_sign_bits(int32_t x) {
 TFL_DIV(aotc_tfl_div_s8, int8_t)
 TFL_DIV(aotc_tfl_div_s16, int16_t)
 
+/* SQUARED_DIFFERENCE's output of one pair of inputs */
+static int8_t mob_sqdiff_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    const int32_t a = mob_requant((x1 - p->x1_zero) * (1 << 7), p->m1, p->s1);
+    const int32_t b = mob_requant((x2 - p->x2_zero) * (1 << 7), p->m2, p->s2);
+    const int32_t out = mob_requant((a - b) * (a - b), p->mult, p->shift) + p->y_zero;
+    return (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
+}
+
+#if TFL_X86_AVX512
+/* whether the lanes take the call's multipliers (tflite_int8_x86.h: no INT32_MIN, shifts within 31) */
+static int mob_x86_takes(const aotc_tfl_binary_params *p) {
+    return p->m1 != INT32_MIN && p->m2 != INT32_MIN && p->mult != INT32_MIN && p->s1 >= -31 && p->s1 <= 31 &&
+           p->s2 >= -31 && p->s2 <= 31 && p->shift >= -31 && p->shift <= 31;
+}
+
+/* n outputs, x1 stepping by 1 (fa 0) or staying (fa 1), x2 likewise (fb), 16 a vector (issue 64: the layer norm's
+ * (x - mean)^2, 6 ns an element through the odometer): mob_sqdiff_one's arithmetic in lanes, bit for bit */
+TFL_X86_INLINE void mob_sqdiff_run_x86(const aotc_tfl_binary_params *p, const tfl_x86_rq *r1, const tfl_x86_rq *r2,
+                                       const tfl_x86_rq *ro, const int8_t *a, int fa, const int8_t *b, int fb,
+                                       int8_t *y, int64_t n) {
+    const __m512i z1 = _mm512_set1_epi32(p->x1_zero), z2 = _mm512_set1_epi32(p->x2_zero);
+    const __m512i yz = _mm512_set1_epi32(p->y_zero), lo = _mm512_set1_epi32(p->y_min - p->y_zero),
+                  hi = _mm512_set1_epi32(p->y_max - p->y_zero);
+    const __m512i ca = _mm512_set1_epi32(mob_requant((*a - p->x1_zero) * (1 << 7), p->m1, p->s1));
+    const __m512i cb = _mm512_set1_epi32(mob_requant((*b - p->x2_zero) * (1 << 7), p->m2, p->s2));
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 m = n - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - i)) - 1u);
+        __m512i va = ca, vb = cb, d;
+        if (!fa)
+            va = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, a + i)), z1), 7), r1);
+        if (!fb)
+            vb = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, b + i)), z2), 7), r2);
+        d = _mm512_sub_epi32(va, vb);
+        d = tfl_x86_requant(_mm512_mullo_epi32(d, d), ro);
+        /* clamped before the zero point is added (no overflow), then the same value as the plain clamp's */
+        d = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(d, lo), hi), yz);
+        _mm_mask_storeu_epi8(y + i, m, _mm512_cvtepi32_epi8(d));
+    }
+}
+
+/* the call as runs along y's last axis (x1 and x2 each stepping by 1 or staying there; else element by element),
+ * an odometer over the other five */
+static void mob_sqdiff_x86(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    const tfl_x86_rq r1 = tfl_x86_rq_set1(p->m1, p->s1), r2 = tfl_x86_rq_set1(p->m2, p->s2);
+    const tfl_x86_rq ro = tfl_x86_rq_set1(p->mult, p->shift);
+    const int64_t n = p->broadcast ? p->dims[5] : p->count, s1 = p->broadcast ? p->st1[5] : 1,
+                  s2 = p->broadcast ? p->st2[5] : 1;
+    int32_t i[5] = {0, 0, 0, 0, 0}, d;
+    int64_t o1 = 0, o2 = 0, k = 0, j;
+    if (n <= 0) return;
+    for (; k < p->count; k += n) {
+        if (s1 == 1 && s2 == 1) mob_sqdiff_run_x86(p, &r1, &r2, &ro, x1 + o1, 0, x2 + o2, 0, y + k, n);
+        else if (s1 == 1 && s2 == 0) mob_sqdiff_run_x86(p, &r1, &r2, &ro, x1 + o1, 0, x2 + o2, 1, y + k, n);
+        else if (s1 == 0 && s2 == 1) mob_sqdiff_run_x86(p, &r1, &r2, &ro, x1 + o1, 1, x2 + o2, 0, y + k, n);
+        else
+            for (j = 0; j < n; ++j) y[k + j] = mob_sqdiff_one(p, x1[o1 + j * s1], x2[o2 + j * s2]);
+        for (d = 4; d >= 0; --d) { /* the next run's first elements */
+            o1 += p->st1[d], o2 += p->st2[d];
+            if (++i[d] < p->dims[d]) break;
+            o1 -= (int64_t)p->st1[d] * p->dims[d], o2 -= (int64_t)p->st2[d] * p->dims[d], i[d] = 0;
+        }
+    }
+}
+#endif /* TFL_X86_AVX512 */
+
 void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
     mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
+#if TFL_X86_AVX512
+    if (mob_x86_takes(p)) {
+        mob_sqdiff_x86(p, x1, x2, y);
+        return;
+    }
+#endif
     for (int64_t k = 0; k < p->count; ++k) {
         const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;
-        const int32_t a = mob_requant((x1[o1] - p->x1_zero) * (1 << 7), p->m1, p->s1);
-        const int32_t b = mob_requant((x2[o2] - p->x2_zero) * (1 << 7), p->m2, p->s2);
-        const int32_t out = mob_requant((a - b) * (a - b), p->mult, p->shift) + p->y_zero;
-        y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
+        y[k] = mob_sqdiff_one(p, x1[o1], x2[o2]);
         if (p->broadcast) mob_next(p, &it);
     }
 }

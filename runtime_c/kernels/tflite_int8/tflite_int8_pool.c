@@ -249,13 +249,19 @@ TFL_POOL(pool16, int16_t, -32768, clamp16)
 void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 1); }
 void aotc_tfl_maxpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 0); }
 
-/* MEAN over the spatial positions, int8's algorithm for both widths (int16 saturates at its own range) */
+/* MEAN over the spatial positions, int8's algorithm for both widths (int16 saturates at its own range); one
+ * channel (a layer norm's mean over the last axis, issue 64) by a contiguous loop, which the compiler vectorises */
 #define TFL_MEAN(SFX, T, CLAMP, LO, HI)                                                                   \
     void aotc_tfl_mean_##SFX(const aotc_tfl_mean_params *p, const T *x, T *y) {                          \
         for (int32_t b = 0; b < p->n; ++b)                                                              \
             for (int32_t c = 0; c < p->c; ++c) {                                                        \
                 int32_t acc = -p->x_zero * p->hw;                                                       \
-                for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c];     \
+                if (p->c == 1) {                                                                        \
+                    const T *xb = x + (int64_t)b * p->hw;                                               \
+                    for (int32_t k = 0; k < p->hw; ++k) acc += xb[k];                                   \
+                } else {                                                                                \
+                    for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c]; \
+                }                                                                                       \
                 y[(int64_t)b * p->c + c] = CLAMP(requant_double(acc, p->mult, p->shift) + p->y_zero, LO, HI); \
             }                                                                                           \
     }

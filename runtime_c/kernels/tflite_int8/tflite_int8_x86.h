@@ -1,8 +1,9 @@
 /* TFLite's double-rounding requantisation (tflite_int8_internal.h's requant_double) in x86 vector lanes: 16 int32
  * lanes with AVX-512 (TFL_X86_AVX512: F, BW and VL, for the byte and word masked loads and stores of its users),
  * 8 with AVX2 (TFL_X86_AVX2, where AVX-512 is not there); neither with AOTC_NO_INTRINSICS or on other targets.
- * Used by the packed kernels' output stage (tflite_int8_packed.c) and the elementwise MUL / ADD / SUB's runs
- * (tflite_int8_elementwise.c). Bit for bit requant_double: its two roundings are one exact 64-bit shift,
+ * Used by the packed kernels' output stage (tflite_int8_packed.c), the elementwise MUL / ADD / SUB's runs
+ * (tflite_int8_elementwise.c), SQUARED_DIFFERENCE's (tflite_int8_mobile.c) and the VNNI BATCH_MATMUL's output
+ * (tflite_int8_matmul.c); SOFTMAX's rows read TFL_X86_AVX512 alone (tflite_int8_softmax.c). Bit for bit requant_double: its two roundings are one exact 64-bit shift,
  *
  *   RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(a, m), e), a = acc << left (wrapping in int32):
  *   floor((a m + 2^30 + n 2^31) / 2^(31 + e)) with n = 2^(e - 1) - [a m < -2^30] (0 for e = 0),
