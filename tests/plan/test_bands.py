@@ -16,7 +16,7 @@ import pytest
 from conftest import require_tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from modelcheck import SANITIZE
+from modelcheck import sanitize_args
 
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
@@ -175,13 +175,12 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
 def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
     """The host bundle with bands (ASan and UBSan stop the runner on any finding) gives every output
     element of the unbudgeted bundle and of LiteRT's reference kernels."""
-    sanitize = SANITIZE
     metas = {}
     for name, b in (("banded", budget), ("plain", None)):
         out = tmp_path / name
         metas[name] = _compile(out, "host", b)
         subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                        *(sanitize if name == "banded" else ())], check=True, capture_output=True)
+                        *(sanitize_args(out / "bundle") if name == "banded" else ())], check=True, capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
     assert "bands" in metas["banded"]["memory"]["ram_budget"]["traded"]
     runs = _inputs(metas["banded"], range(6))

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from modelcheck import SANITIZE
+from modelcheck import sanitize_args
 from nchw_chain import float_chain, qdq_chain
 
 from aot.build import cmake_exe, configure, run_bundle
@@ -56,7 +56,8 @@ def _same_on_host(tmp_path: Path, model: Path, opts: Options, budget: int) -> di
         bundle.write(tmp_path / name / "bundle")
         metas[name] = bundle.metadata
         subprocess.run([cmake_exe(), "-S", str(tmp_path / name / "bundle"), "-B", str(tmp_path / name),
-                        "-DAOTC_WARNINGS_AS_ERRORS=ON", *(SANITIZE if b else ())], check=True, capture_output=True)
+                        "-DAOTC_WARNINGS_AS_ERRORS=ON", *(sanitize_args(tmp_path / name / "bundle") if b else ())],
+                       check=True, capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(tmp_path / name), "-j", "2"], check=True, capture_output=True)
     assert metas["banded"]["memory"]["arena_bytes"] <= budget
     for seed in range(3):

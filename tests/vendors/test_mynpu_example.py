@@ -21,7 +21,7 @@ import onnx
 import pytest
 import zoo
 from conftest import first_fast, require_tool
-from modelcheck import SANITIZE, global_symbols, outside_prefix, reference, sanitizing
+from modelcheck import global_symbols, outside_prefix, reference, sanitize_args, sanitizing
 
 from aot.build import build, cmake_exe
 from aot.compiler import Options, compile_model
@@ -59,7 +59,7 @@ def compile_build(env: dict[str, str], tmp: Path, model: onnx.ModelProto, name: 
     onnx.save(model, src)
     aotc(env, src, "-o", out, "--vendor", "mynpu", "--target", target, *options)
     subprocess.run([cmake_exe(), "-S", out / "bundle", "-B", out, "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                    *(SANITIZE if sanitize else ())], check=True, capture_output=True)
+                    *(sanitize_args(out / "bundle") if sanitize else ())], check=True, capture_output=True)
     build(out)
     return out, json.loads((out / "bundle" / "metadata.json").read_text())
 
