@@ -22,6 +22,7 @@ import aot.passes
 from aot.frontend import import_model
 from aot.ir import Graph
 from aot.passes import (
+    ChannelLayerNorm,
     ConvReadsNHWC,
     ConvWritesNHWC,
     DepthwiseAsConv,
@@ -564,6 +565,33 @@ def test_fuse_elementwise_not_over_a_broadcast_operand():
     """b broadcasts (a run-time [2, 1]): the Add is no loop over one shape, and the Sigmoid alone is no tree."""
     stays(FuseElementwise(), graph([N("Add", ["a", "b"], ["t"], name="add"), N("Sigmoid", ["t"], ["y"], name="sig")],
                                    {"a": ("float32", [2, 16]), "b": ("float32", [2, 1])}, ["y"]))
+
+
+# --- ChannelLayerNorm ---------------------------------------------------------------------------------
+
+def _layer_norm_2d(extra: list, outputs: list[str]) -> Graph:
+    """timm's LayerNorm2d as torch exports it: NCHW -> NHWC, LayerNormalization over C, back to NCHW."""
+    return graph([N("Transpose", ["x"], ["t"], name="to_nhwc", perm=[0, 2, 3, 1]),
+                  N("LayerNormalization", ["t", "s", "b"], ["u"], name="ln", axis=-1, epsilon=1e-6),
+                  N("Transpose", ["u"], ["y"], name="to_nchw", perm=[0, 3, 1, 2]), *extra],
+                 {"x": ("float32", [1, 5, 3, 7])}, outputs, {"s": f32(5), "b": f32(5)}, opset=17)
+
+
+@case(ChannelLayerNorm, "fires")
+def test_channel_layer_norm_normalises_nchw_in_place_of_the_transposes():
+    g = _layer_norm_2d([], ["y"])
+    out = run(ChannelLayerNorm(), g)
+    assert form(out, g) == ["LayerNormalization(x, <new>, <new>) -> y"]
+    ln = out.nodes[0]
+    assert (ln.attrs["axis"], ln.attrs["rows"], ln.attrs["n"], ln.attrs["aotc_inner"]) == (1, 1, 5, 21)
+    assert ln.sources() == ("to_nhwc", "ln", "to_nchw")
+    np.testing.assert_array_equal(out.const(ln.inputs[1]), g.const("s"))
+    assert "t" not in out.tensors and "u" not in out.tensors
+
+
+@case(ChannelLayerNorm, "stays")
+def test_channel_layer_norm_not_when_another_node_reads_the_normalised_nhwc():
+    stays(ChannelLayerNorm(), _layer_norm_2d([N("Relu", ["u"], ["z"], name="relu")], ["y", "z"]))
 
 
 # --- ConvReadsNHWC -------------------------------------------------------------------------------------

@@ -207,6 +207,48 @@ void aotc_rms_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x,
     }
 }
 
+/* len (<= AOTC_NORM_INNER_BLOCK) neighbouring positions of aotc_layer_norm_inner_f32: x and y at the
+ * first one's first element, n elements `inner` apart each. Every loop runs along the positions, so it
+ * vectorises; with len a constant (the full blocks) the compiler keeps the sums in registers. */
+static inline void norm_inner_block(const float *x, float *y, int32_t n, ptrdiff_t inner,
+                                    int32_t len, float epsilon, const float *scale, const float *bias) {
+    float m[AOTC_NORM_INNER_BLOCK], a[AOTC_NORM_INNER_BLOCK];
+    const float inv_n = 1.0f / (float)n;
+    int32_t c, j;
+    for (j = 0; j < len; ++j) m[j] = 0.0f;
+    for (c = 0; c < n; ++c) { /* sums of x - x[0] (the shift keeps float precision, as in the row kernel) */
+        const float *xc = x + c * inner;
+        for (j = 0; j < len; ++j) m[j] += xc[j] - x[j];
+    }
+    for (j = 0; j < len; ++j) {
+        m[j] = x[j] + m[j] * inv_n;
+        a[j] = 0.0f;
+    }
+    for (c = 0; c < n; ++c) { /* the variance from x - mean: nothing cancels */
+        const float *xc = x + c * inner;
+        for (j = 0; j < len; ++j) a[j] += (xc[j] - m[j]) * (xc[j] - m[j]);
+    }
+    for (j = 0; j < len; ++j) a[j] = 1.0f / sqrtf(a[j] * inv_n + epsilon);
+    for (c = 0; c < n; ++c) {
+        const float *xc = x + c * inner;
+        float *yc = y + c * inner;
+        const float s = scale[c], b = bias ? bias[c] : 0.0f;
+        for (j = 0; j < len; ++j) yc[j] = (xc[j] - m[j]) * a[j] * s + b;
+    }
+}
+
+void aotc_layer_norm_inner_f32(const aotc_layer_norm_inner_params *p, const float *x, const float *scale,
+                               const float *bias, float *y) {
+    const ptrdiff_t inner = p->inner, block = (ptrdiff_t)p->n * inner;
+    int32_t r;
+    for (r = 0; r < p->rows; ++r, x += block, y += block) {
+        ptrdiff_t i = 0;
+        for (; i + AOTC_NORM_INNER_BLOCK <= inner; i += AOTC_NORM_INNER_BLOCK)
+            norm_inner_block(x + i, y + i, p->n, inner, AOTC_NORM_INNER_BLOCK, p->epsilon, scale, bias);
+        if (i < inner) norm_inner_block(x + i, y + i, p->n, inner, (int32_t)(inner - i), p->epsilon, scale, bias);
+    }
+}
+
 /* ---- LRN --------------------------------------------------------------------------- */
 
 void aotc_lrn_f32(const aotc_lrn_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
