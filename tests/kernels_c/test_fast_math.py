@@ -148,7 +148,8 @@ int main(void) {
             {
                 int e;
                 frexp(fabs(ref) < 1.17549435e-38 ? 1.17549435e-38 : ref, &e);
-                const double bound = 4.0 * ldexp(1.0, e - 24) + 2.5e-7 * fabs(v), err = fabs((double)y[k] - ref) / bound;
+                const double bound = 4.0 * ldexp(1.0, e - 24) + 2.5e-7 * fabs(v);
+                const double err = fabs((double)y[k] - ref) / bound;
                 if (err > worst) worst = err;
             }
         }
