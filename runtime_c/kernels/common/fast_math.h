@@ -356,6 +356,29 @@ static inline __m512 aotc_gelu16(__m512 v) {
     return _mm512_mul_ps(v, _mm512_mask_sub_ps(h, positive, _mm512_set1_ps(1.0f), h));
 }
 
+#if AOTC_SWISH_X86
+#define AOTC_GELU_TANH_X86 1
+/* GELU's tanh form, 0.5 v (1 + tanh(sqrt(2 / pi) (v + 0.044715 v^3))) = v sigmoid(2 sqrt(2 / pi) (v + 0.044715
+ * v^3)), of 16 floats: aotc_swish16 with alpha = 2 sqrt(2 / pi) (1 + 0.044715 v^2) a vector. Why (issue 64): the
+ * plain loop of aotc_tanh_poly took 6 % of the Keras MHA encoder's time (four GELUs of 128 x 1024). */
+static inline __m512 aotc_gelu_tanh16(__m512 v) {
+    const __m512 k1 = _mm512_set1_ps(1.59576912160573071176f), k2 = _mm512_set1_ps(0.0713548162726008f);
+    return aotc_swish16(v, _mm512_fmadd_ps(k2, _mm512_mul_ps(v, v), k1), 1);
+}
+
+/* y[0, n) = GELU's tanh form of x[0, n) (y may be x) */
+static inline void aotc_gelu_tanh_avx512(const float *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, aotc_gelu_tanh16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, aotc_gelu_tanh16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+#else
+#define AOTC_GELU_TANH_X86 0
+#endif
+
 /* y[0, n) = GELU of x[0, n) (y may be x): whole vectors, then the tail under a mask. */
 static inline void aotc_gelu_avx512(const float *x, float *y, size_t n) {
     size_t i = 0;
@@ -367,6 +390,7 @@ static inline void aotc_gelu_avx512(const float *x, float *y, size_t n) {
 }
 #else
 #define AOTC_GELU_X86 0
+#define AOTC_GELU_TANH_X86 0
 #endif
 
 #endif /* AOTC_FAST_MATH_H */
