@@ -118,8 +118,8 @@ GELU_MAIN = r"""
 #include <string.h>
 void GELU(size_t n, const float *x, float *y);
 /* GELU (-DGELU=the kernel, -DREF=its formula) of every 4093rd float bit pattern with |v| <= 30 (and 0, +-inf,
- * NaN), in calls of n = 1 .. 40 floats (every tail of 16), each into a buffer with canaries past n. Prints the largest error against REF(v) in
- * double, as a multiple of the bound ULPS ulp(ref) + ABS |v|, then
+ * NaN), in calls of n = 1 .. 40 floats (every tail of 16), each into a buffer with canaries past n. Prints
+ * the largest error against REF(v) in double, as a multiple of the bound ULPS ulp(ref) + ABS |v|, then
  * whether the canaries held and NaN gave NaN. */
 int main(void) {
     static float x[1100000], y[64];
