@@ -442,6 +442,30 @@ def test_fuse_norm_makes_one_gelu():
     assert out.nodes[0].sources() == ("div", "erf", "plus1", "mul", "half")
 
 
+def _gelu_tanh(outputs: list[str]) -> Graph:
+    """Keras' gelu(approximate=True) as tf2onnx writes it."""
+    return graph([N("Pow", ["x", "three"], ["x3"], name="pow"), N("Mul", ["c2", "x3"], ["m"], name="mul_c2"),
+                  N("Add", ["x", "m"], ["w"], name="add_x"), N("Mul", ["c1", "w"], ["u"], name="mul_c1"),
+                  N("Tanh", ["u"], ["t"], name="tanh"), N("Add", ["one", "t"], ["t1"], name="plus1"),
+                  N("Mul", ["half", "x"], ["h"], name="half"), N("Mul", ["h", "t1"], ["y"], name="mul")],
+                 {"x": ("float32", [2, 8])}, outputs,
+                 {"three": np.array(3, np.float32), "c2": np.array(0.044715, np.float32),
+                  "c1": np.array(math.sqrt(2 / math.pi), np.float32), "one": np.array(1, np.float32),
+                  "half": np.array(0.5, np.float32)})
+
+
+@case(FuseNorm, "fires")
+def test_fuse_norm_makes_one_gelu_of_the_tanh_form():
+    out = run(FuseNorm(), _gelu_tanh(["y"]))
+    assert form(out) == ["Gelu(x) -> y"] and out.nodes[0].attrs == {"approximate": "tanh"}
+    assert out.nodes[0].sources() == ("half", "pow", "mul_c2", "add_x", "mul_c1", "tanh", "plus1", "mul")
+
+
+@case(FuseNorm, "stays")
+def test_fuse_norm_not_the_tanh_form_when_its_argument_is_an_output():
+    stays(FuseNorm(), _gelu_tanh(["y", "u"]))
+
+
 @case(FuseNorm, "stays")
 def test_fuse_norm_not_when_the_centred_values_are_an_output():
     g, _ = _layer_norm(["y", "d"])
