@@ -44,38 +44,12 @@ static void copy_run(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t
     }
 }
 
-void aotc_strided_copy(const aotc_strided_copy_params *p, const void *src, void *dst) {
-    const uint8_t *s = (const uint8_t *)src;
-    uint8_t *d = (uint8_t *)dst;
-    const int32_t last = p->rank - 1;
-    const int64_t size = p->elem_size;
-    int32_t idx[AOTC_MAX_RANK] = {0}; /* index over dims 0..last-1 of the current row */
-    int64_t si = p->src_offset;       /* element index of the current row's first element */
-    int64_t di = p->dst_offset;
-    int32_t k;
-
-    for (k = 0; k < p->rank; ++k) {
-        if (p->shape[k] <= 0) return;
-    }
-    for (;;) {
-        copy_run(d + di * size, p->dst_strides[last] * size, s + si * size, p->src_strides[last] * size,
-                 p->shape[last], p->elem_size);
-        for (k = last - 1; k >= 0; --k) { /* next row, odometer style */
-            si += p->src_strides[k];
-            di += p->dst_strides[k];
-            if (++idx[k] < p->shape[k]) break;
-            si -= (int64_t)p->shape[k] * p->src_strides[k];
-            di -= (int64_t)p->shape[k] * p->dst_strides[k];
-            idx[k] = 0;
-        }
-        if (k < 0) return;
-    }
-}
-
 /* 4-byte elements on AVX-512F (without AOTC_NO_INTRINSICS): blocks of 16 x 16 transposed in registers
  * (unpacks, then 64-bit and 128-bit shuffles: 64 instructions a block), the edges by masked loads and
  * stores. Why (issue 64): the plain tiles gather a column element by element; ViT-tiny's k^T (3 x 197 x 64
- * floats) took 17.6 us a block, 0.47 ns a float. */
+ * floats) took 17.6 us a block, 0.47 ns a float. aotc_strided_copy takes them too for a copy whose last
+ * dim is contiguous in dst and another dim contiguous in src (a permute that moves the innermost dim:
+ * MobileViT's unfolding of patches). */
 #if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
 #define TRANSPOSE_X86 1
 #include <immintrin.h>
@@ -107,9 +81,74 @@ static void transpose16_f32(const float *src, ptrdiff_t ss, float *dst, ptrdiff_
     }
     for (i = 0; i < nc; ++i) _mm512_mask_storeu_ps(dst + i * ds, out, t[i]);
 }
+
+/* aotc_strided_copy of 4-byte elements whose last dim is contiguous in dst but not in src, and another dim
+ * d (at least 4 long, as the last) contiguous in src: for every index of the other dims, the (last, d)
+ * plane in 16 x 16 transposes. Returns 0 (nothing copied) where the copy is not of that form. */
+static int strided_copy_transposes(const aotc_strided_copy_params *p, const float *s, float *dst) {
+    const int32_t last = p->rank - 1;
+    int32_t idx[AOTC_MAX_RANK] = {0}, d = -1, k, r0, c0;
+    int64_t si = p->src_offset, di = p->dst_offset;
+    if (p->elem_size != 4 || p->rank < 2 || p->dst_strides[last] != 1 || p->src_strides[last] == 1 ||
+        p->shape[last] < 4)
+        return 0;
+    for (k = 0; k < last; ++k)
+        if (p->src_strides[k] == 1 && p->shape[k] >= 4) d = k;
+    if (d < 0) return 0;
+    for (;;) {
+        const ptrdiff_t ss = p->src_strides[last], ds = p->dst_strides[d];
+        for (r0 = 0; r0 < p->shape[last]; r0 += 16)
+            for (c0 = 0; c0 < p->shape[d]; c0 += 16)
+                transpose16_f32(s + si + r0 * ss + c0, ss, dst + di + c0 * ds + r0, ds,
+                                p->shape[last] - r0 < 16 ? p->shape[last] - r0 : 16,
+                                p->shape[d] - c0 < 16 ? p->shape[d] - c0 : 16);
+        for (k = last - 1; k >= 0; --k) { /* the next plane, odometer style over the dims but d */
+            if (k == d) continue;
+            si += p->src_strides[k];
+            di += p->dst_strides[k];
+            if (++idx[k] < p->shape[k]) break;
+            si -= (int64_t)p->shape[k] * p->src_strides[k];
+            di -= (int64_t)p->shape[k] * p->dst_strides[k];
+            idx[k] = 0;
+        }
+        if (k < 0) return 1;
+    }
+}
 #else
 #define TRANSPOSE_X86 0
 #endif
+
+void aotc_strided_copy(const aotc_strided_copy_params *p, const void *src, void *dst) {
+    const uint8_t *s = (const uint8_t *)src;
+    uint8_t *d = (uint8_t *)dst;
+    const int32_t last = p->rank - 1;
+    const int64_t size = p->elem_size;
+    int32_t idx[AOTC_MAX_RANK] = {0}; /* index over dims 0..last-1 of the current row */
+    int64_t si = p->src_offset;       /* element index of the current row's first element */
+    int64_t di = p->dst_offset;
+    int32_t k;
+
+    for (k = 0; k < p->rank; ++k) {
+        if (p->shape[k] <= 0) return;
+    }
+#if TRANSPOSE_X86
+    if (strided_copy_transposes(p, (const float *)src, (float *)dst)) return;
+#endif
+    for (;;) {
+        copy_run(d + di * size, p->dst_strides[last] * size, s + si * size, p->src_strides[last] * size,
+                 p->shape[last], p->elem_size);
+        for (k = last - 1; k >= 0; --k) { /* next row, odometer style */
+            si += p->src_strides[k];
+            di += p->dst_strides[k];
+            if (++idx[k] < p->shape[k]) break;
+            si -= (int64_t)p->shape[k] * p->src_strides[k];
+            di -= (int64_t)p->shape[k] * p->dst_strides[k];
+            idx[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
 
 void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *dst) {
     const int64_t size = p->elem_size;
