@@ -176,6 +176,7 @@ GELUS = {
 }
 
 
+@pytest.mark.full  # (a build of elementwise.c and a sweep each: 2 to 7 s)
 @pytest.mark.parametrize("path", ["avx512", "plain"])
 @pytest.mark.parametrize("kernel", sorted(GELUS))
 def test_gelu_kernel_accuracy(tmp_path, kernel, path):
