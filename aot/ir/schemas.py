@@ -39,6 +39,12 @@ def writes_nhwc(node: Node) -> bool:
     return bool(node.attrs.get(OUT_NHWC_ATTR, 0))
 
 
+# --- a LayerNormalization over a middle dim (aot/passes/channel_norm.py) -------------------------------
+# X as [rows, n, inner]: each of the rows * inner vectors of n elements, inner apart, normalised on its own
+# (a channels-first LayerNorm, C = n, H * W = inner); absent means 1, ONNX's rows of n contiguous elements
+NORM_INNER_ATTR = "aotc_inner"
+
+
 # --- ONNX ops that map element to element (with broadcasting): one output element from the same -------
 # element of each input. The kernels of aot/kernels/elementwise.py are exactly these (tests/structure/test_layering.py).
 ELEMENTWISE_OPS = frozenset({

@@ -17,6 +17,7 @@ import numpy as np
 
 from aot.csource.format import c_float
 from aot.ir import Graph, Node
+from aot.ir.schemas import NORM_INNER_ATTR
 from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 
 
@@ -142,6 +143,8 @@ def _row_param_reason(node: Node, graph: Graph, k: int, what: str) -> str | None
 
 
 def _check_layer_norm(node: Node, graph: Graph) -> str | None:
+    if node.attrs.get(NORM_INNER_ATTR, 1) != 1:  # ChannelLayerNorm's: n constant values each, Y only
+        return None
     for k, what in ((1, "scale"), (2, "bias")):
         reason = _row_param_reason(node, graph, k, what)
         if reason:
@@ -170,6 +173,15 @@ def _emit_layer_norm(ctx: NodeContext) -> None:
     a = ctx.attrs
     x, outs = ctx.inputs[0], [*ctx.outputs, "", ""]
     rms = ctx.node.op == "RMSNormalization"
+    inner = a.get(NORM_INNER_ATTR, 1)
+    if inner != 1:  # over the middle dim of [rows, n, inner] (aot/passes/channel_norm.py)
+        fields = {"rows": str(a["rows"]), "n": str(a["n"]), "inner": str(inner), "epsilon": c_float(a["epsilon"])}
+        p = ctx.params("aotc_layer_norm_inner_params", fields,
+                       comment=f"LayerNormalization of {list(ctx.shape(x))} over dim {a['axis']} "
+                               f"(as [{a['rows']}, {a['n']}, {inner}]), epsilon {a['epsilon']}")
+        bias = ctx.ptr(ctx.inputs[2]) if len(ctx.inputs) > 2 and ctx.inputs[2] else "NULL"
+        ctx.call("aotc_layer_norm_inner_f32", p, ctx.ptr(x), ctx.ptr(ctx.inputs[1]), bias, ctx.ptr(outs[0]))
+        return
     stats = "f64stats_" if a["stash"] == "float64" else ""
     fields = {"rows": str(a["rows"]), "n": str(a["n"]), "epsilon": c_float(a["epsilon"])}
     p = ctx.params("aotc_layer_norm_params", fields,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aot.ir import Graph
 from aot.passes.base import Pass, run_passes, run_passes_tracked, verify_graph
+from aot.passes.channel_norm import ChannelLayerNorm
 from aot.passes.conv_nhwc import ConvReadsNHWC, ConvWritesNHWC
 from aot.passes.depthwise_as_conv import DepthwiseAsConv
 from aot.passes.drop_identity import DropIdentity
@@ -31,10 +32,12 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(
                                       SimplifyLayout(), FoldPad(),
                                       DepthwiseAsConv(), FoldAffine(), MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
+# ChannelLayerNorm after FuseNorm (the LayerNormalization of a decomposed chain) and before ConvReadsNHWC,
+# which would take the Transpose after a channels-first LayerNorm into the conv reading it.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
-HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue(), FuseResidualAdd(), FuseElementwise(),
-                                   ConvReadsNHWC(), ConvWritesNHWC())
+HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), ChannelLayerNorm(), FuseActivation(), FuseEpilogue(), FuseResidualAdd(),
+                                   FuseElementwise(), ConvReadsNHWC(), ConvWritesNHWC())
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -42,7 +45,8 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return run_passes(graph, pipeline)
 
 
-__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DepthwiseAsConv", "DropIdentity",
-           "FoldAffine", "FoldBatchNorm", "FoldPad", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm",
-           "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes",
-           "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify", "verify_graph"]
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ChannelLayerNorm", "ConvReadsNHWC", "ConvWritesNHWC",
+           "DepthwiseAsConv", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FoldPad", "FuseActivation",
+           "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass",
+           "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify",
+           "verify_graph"]

@@ -8,6 +8,8 @@ writes LayerNorm and Gelu as chains of plain ops:
                 y = Div(d, std)  [-> Mul(y, weight)  [-> Add(y, bias)]]
     Gelu        y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2) | Mul(x, 1 / sqrt 2)), 1)), 0.5)
                 (or the 0.5 applied to x or to Add(Erf, 1) first)
+                and its tanh form (Keras' gelu(approximate=True) through tf2onnx), Erf(...) above being
+                Tanh(Mul(sqrt(2 / pi), Add(x, Mul(0.044715, Pow(x, 3) | Mul(x, Mul(x, x))))))
 
 Each chain becomes one LayerNormalization (statistics in one pass over each row, no mean, d, var
 or std buffers: aotc_layer_norm_f32) or one Gelu (one pass instead of five). The fused node takes
@@ -47,6 +49,8 @@ class FuseNorm(Pass):
                 m.layer_norm(node)
             elif node.op == "Erf":
                 m.gelu(node)
+            elif node.op == "Tanh":
+                m.gelu_tanh(node)
         g.nodes = [m.replace.get(n.name, n) for n in g.nodes if n.name not in m.absorbed or n.name in m.replace]
         return g
 
@@ -174,14 +178,56 @@ class _Matcher:
         if c is None or not ((pre.op == "Div" and pre.inputs[1] != x and _near(c, math.sqrt(2.0)))
                              or (pre.op == "Mul" and _near(c, 1.0 / math.sqrt(2.0)))):
             return
-        plus1 = self.sole_reader(erf.outputs[0], "Add")
-        if plus1 is None or not _near(self.scalar(self.other(plus1, erf.outputs[0])), 1.0):
+        self.gelu_tail(x, erf, [pre, erf], "none")
+
+    def gelu_tanh(self, tanh: Node) -> None:
+        """Gelu's tanh form: Tanh(Mul(sqrt(2 / pi), Add(x, Mul(0.044715, x^3)))), x^3 as Pow(x, 3) or two Muls
+        (either constant on either side), then the same tail as the erf form's."""
+        u = self.producers.get(tanh.inputs[0])
+        if u is None or u.op != "Mul" or u.name in self.absorbed or not self.only_read_by(u.outputs[0], tanh):
+            return
+        w_name = next((i for i in u.inputs if self.g.const(i) is None), None)
+        if w_name is None or not _near(self.scalar(self.other(u, w_name)), math.sqrt(2.0 / math.pi)):
+            return
+        w = self.made_by(w_name, "Add")
+        if w is None or not self.only_read_by(w_name, u):
+            return
+        for x, m_name in ((w.inputs[0], w.inputs[1]), (w.inputs[1], w.inputs[0])):
+            m = self.made_by(m_name, "Mul")
+            if m is None or not self.only_read_by(m_name, w):
+                continue
+            cube_name = next((i for i in m.inputs if self.g.const(i) is None), None)
+            if cube_name is None or not _near(self.scalar(self.other(m, cube_name)), 0.044715):
+                continue
+            cube = self.cube_of(cube_name, x, m)
+            if cube is not None:
+                self.gelu_tail(x, tanh, [*cube, m, w, u, tanh], "tanh")
+                return
+
+    def cube_of(self, t: str, x: str, reader: Node) -> list[Node] | None:
+        """The nodes that make t = x^3, read only by `reader`: Pow(x, 3), or Mul(x, Mul(x, x)) in either order."""
+        n = self.producers.get(t)
+        if n is None or n.name in self.absorbed or not self.only_read_by(t, reader):
+            return None
+        if n.op == "Pow" and n.inputs[0] == x and _near(self.scalar(n.inputs[1]), 3.0):
+            return [n]
+        if n.op == "Mul" and x in n.inputs:
+            sq = self.producers.get(self.other(n, x) or "")
+            if sq is not None and sq.op == "Mul" and sq.inputs == [x, x] and sq.name not in self.absorbed \
+                    and self.only_read_by(sq.outputs[0], n):
+                return [sq, n]
+        return None
+
+    def gelu_tail(self, x: str, f: Node, chain: list[Node], approximate: str) -> None:
+        """From f (Erf or Tanh, the last of `chain`): Add(f, 1) times x times 0.5, in any of the three orders."""
+        plus1 = self.sole_reader(f.outputs[0], "Add")
+        if plus1 is None or not _near(self.scalar(self.other(plus1, f.outputs[0])), 1.0):
             return
         mul = self.sole_reader(plus1.outputs[0], "Mul")
         if mul is None:
             return
         other = self.other(mul, plus1.outputs[0])
-        chain = [pre, erf, plus1, mul]
+        chain = [*chain, plus1, mul]
         if other == x:  # x * (1 + erf) * 0.5
             half = self.sole_reader(mul.outputs[0], "Mul")
             if half is None or not _near(self.scalar(self.other(half, mul.outputs[0])), 0.5):
@@ -201,7 +247,7 @@ class _Matcher:
         out = chain[-1].outputs[0]
         if self.g.tensors[out].shape != self.g.tensors[x].shape or not self.f32(x, out):
             return
-        self.fuse(chain, Node("Gelu", erf.name, [x], [out], {"approximate": "none"}))
+        self.fuse(chain, Node("Gelu", f.name, [x], [out], {"approximate": approximate}))
 
 
 def _near(v: float | None, want: float) -> bool:

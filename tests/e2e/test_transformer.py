@@ -90,6 +90,18 @@ def torchscript_gelu(form: str = "torch") -> list[onnx.NodeProto]:
     return nodes + [helper.make_node("Mul", ["x", "e1"], ["m"]), helper.make_node("Mul", ["m", "half"], ["y"])]
 
 
+def tf2onnx_gelu_tanh(cube: str = "pow") -> list[onnx.NodeProto]:
+    """x -> y: Keras' gelu(approximate=True) as tf2onnx writes it, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715
+    x^3))), x^3 as Pow(x, 3) or (cube="mul") Mul(x, Mul(x, x))."""
+    cubed = ([_const("three", 3.0), helper.make_node("Pow", ["x", "three"], ["x3"])] if cube == "pow"
+             else [helper.make_node("Mul", ["x", "x"], ["x2"]), helper.make_node("Mul", ["x2", "x"], ["x3"])])
+    return [*cubed, _const("c2", 0.044715), helper.make_node("Mul", ["c2", "x3"], ["m"]),
+            helper.make_node("Add", ["x", "m"], ["w"]), _const("c1", math.sqrt(2 / math.pi)),
+            helper.make_node("Mul", ["c1", "w"], ["u"]), helper.make_node("Tanh", ["u"], ["t"]), _const("one", 1.0),
+            helper.make_node("Add", ["one", "t"], ["t1"]), _const("half", 0.5),
+            helper.make_node("Mul", ["half", "x"], ["h"]), helper.make_node("Mul", ["h", "t1"], ["y"])]
+
+
 def _ln_case(case_id: str, x: np.ndarray, ops: set[str], **kw) -> tuple[Case, set[str]]:
     nodes, consts = torchscript_layer_norm(kw.pop("d", x.shape[-1]), **kw)
     return _case(case_id, nodes, x, consts, opset=kw.get("opset", 14)), ops
@@ -116,6 +128,8 @@ CASES: list[tuple[Case, set[str]]] = [
     _gelu_case("ts_gelu_half_first", "half_first", _f32(4, 40)),
     _gelu_case("ts_gelu_half_of_sum", "half_of_sum", _f32(4, 40)),
     _gelu_case("ts_gelu_mul_rsqrt2", "mul", _f32(4, 40)),
+    (_case("tf2onnx_gelu_tanh", tf2onnx_gelu_tanh(), _f32(3, 5, 67) * np.float32(3.0), opset=13), {"Gelu"}),
+    (_case("tf2onnx_gelu_tanh_mul_cube", tf2onnx_gelu_tanh("mul"), _f32(4, 40), opset=13), {"Gelu"}),
 ]
 # the mean is also a graph output: the chain cannot disappear into one node
 _nodes, _consts = torchscript_layer_norm(16)

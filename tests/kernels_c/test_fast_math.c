@@ -83,6 +83,26 @@ static void run_exp_flush16(size_t n, const float *x, float *y) {
         _mm512_mask_storeu_ps(y + i, m, aotc_exp_flush16(_mm512_maskz_loadu_ps(m, x + i)));
     }
 }
+/* Softmax's e^x on AVX-512F since issue 64 (aotc_softmax_exp16: for x <= 0) */
+static void run_softmax_exp16(size_t n, const float *x, float *y) {
+    size_t i;
+    for (i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, aotc_softmax_exp16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, aotc_softmax_exp16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+#endif
+#if AOTC_GELU_X86
+/* GELU's erf on AVX-512F, 16 at a time and the tail under a mask */
+static void run_erf16(size_t n, const float *x, float *y) {
+    size_t i;
+    for (i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, aotc_erf16(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, aotc_erf16(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
 #endif
 
 #if AOTC_SOFTMAX_X86 && !defined(__clang__)
@@ -141,17 +161,27 @@ int main(int argc, char **argv) {
         {"tanh", -INFINITY, INFINITY, INFINITY, 0, 0, 0}, {"erf", -INFINITY, INFINITY, INFINITY, 0, 0, 0},
 #if AOTC_SOFTMAX_X86
         {"exp_flush16", -87.3, 88.0, 88.0, 0, 0, 0},
+        {"softmax_exp16", -87.3, 0.0, 0.0, 0, 0, 0},
+#endif
+#if AOTC_GELU_X86
+        {"erf16", -INFINITY, INFINITY, INFINITY, 0, 0, 0},
 #endif
     };
     void (*runs[])(size_t, const float *, float *) = {run_exp, run_exp_flush, run_expm1, run_sigmoid, run_tanh,
                                                       run_erf,
 #if AOTC_SOFTMAX_X86
-                                                      run_exp_flush16,
+                                                      run_exp_flush16, run_softmax_exp16,
+#endif
+#if AOTC_GELU_X86
+                                                      run_erf16,
 #endif
     };
     double (*refs[])(double) = {exp_ref, exp_ref, expm1_ref, sigmoid_ref, tanh_ref, erf_ref,
 #if AOTC_SOFTMAX_X86
-                                exp_ref,
+                                exp_ref, exp_ref,
+#endif
+#if AOTC_GELU_X86
+                                erf_ref,
 #endif
     };
     const float specials[] = {NAN, -NAN};

@@ -15,6 +15,9 @@
  *     double) 2 u of |mean| + u R; inv_std_dev its relative bound. With stash_type double: 4 u of
  *     |x a scale| + |bias| (three float roundings after the statistics).
  *   RMSNormalization: ((n + 4) u / 2 + 4 u) |y|; in double 4 u |y|.
+ *   LayerNormalization over the middle dim ([rows, n, inner], 1 to 80 positions: blocks of
+ *     AOTC_NORM_INNER_BLOCK and tails): against the row reference on the transposed input, the row
+ *     kernel's bound.
  *   LRN: (|beta| (k + 4) + 12) u |y|, k the window's channels (its float sum of squares, then powf
  *     within 4 ulp, a division).
  *   Softmax: e^(x - max) within 1 ulp (fast_math.h) of e^(x - max rounded), that rounding within
@@ -29,11 +32,11 @@
 #define U (1.0 / 16777216.0)
 
 enum { N_BATCHNORM, N_PREPARE, N_INSTANCE, N_LAYER, N_LAYER_F64, N_RMS, N_RMS_F64, N_LRN, N_SOFTMAX, N_LOG_SOFTMAX,
-       N_COUNT };
+       N_LAYER_INNER, N_COUNT };
 static const char *const NAMES[N_COUNT] = {
     "aotc_batchnorm_f32", "aotc_batchnorm_prepare_f32", "aotc_instance_norm_f32", "aotc_layer_norm_f32",
     "aotc_layer_norm_f64stats_f32", "aotc_rms_norm_f32", "aotc_rms_norm_f64stats_f32", "aotc_lrn_f32",
-    "aotc_softmax_f32", "aotc_log_softmax_f32"};
+    "aotc_softmax_f32", "aotc_log_softmax_f32", "aotc_layer_norm_inner_f32"};
 
 /* n values offset + spread * [-1, 1): the offset 0 or, a third of the time, up to 1000 spreads. */
 static float *draw_row_values(size_t n) {
@@ -182,6 +185,48 @@ static int check_rows(int kind) {
     return bad;
 }
 
+/* aotc_layer_norm_inner_f32 on [rows, n, inner] against the row reference of its transpose [rows * inner, n]. */
+static int check_inner(void) {
+    const int32_t rows = rand_int(1, 3), n = rand_int(1, 48), inner = rand_int(1, 80), in_place = chance(1, 2);
+    const int with_bias = chance(2, 3);
+    const size_t total = (size_t)rows * n * inner;
+    const float eps = chance(1, 2) ? 1e-6f : ldexpf(1.0f, (int)rand_int(-20, -2));
+    aotc_layer_norm_inner_params p;
+    aotc_layer_norm_params lp;
+    float *x = draw_row_values(total), *x0 = test_copy(x, total), *y = in_place ? x : test_alloc_nan(total);
+    float *xt = test_alloc(total), *rt = test_alloc(total), *ref = test_alloc(total), *scale = test_alloc((size_t)n);
+    float *bias = with_bias ? test_alloc((size_t)n) : NULL;
+    double *tol = (double *)malloc(total * sizeof(double));
+    int32_t r, c, i;
+    int bad;
+    for (r = 0; r < rows; ++r)
+        for (c = 0; c < n; ++c)
+            for (i = 0; i < inner; ++i) xt[((size_t)r * inner + i) * n + c] = x0[((size_t)r * n + c) * inner + i];
+    p.rows = rows, p.n = n, p.inner = inner, p.epsilon = eps;
+    lp.rows = rows * inner, lp.n = n, lp.epsilon = eps;
+    aotc_layer_norm_inner_f32(&p, x, scale, bias, y);
+    aotc_layer_norm_ref_f32(&lp, xt, scale, bias, rt, NULL, NULL);
+    for (r = 0; r < rows * inner; ++r) {
+        const float *row = xt + (size_t)r * n;
+        double m, R = spread_of(row, n, &m), var = 0.0, a;
+        for (c = 0; c < n; ++c) var += (row[c] - m) * (row[c] - m);
+        a = 1.0 / sqrt(var / n + eps);
+        for (c = 0; c < n; ++c) {
+            const size_t at = ((size_t)(r / inner) * n + c) * inner + (size_t)(r % inner);
+            const double sc = fabs((double)scale[c]), b = bias != NULL ? fabs((double)bias[c]) : 0.0;
+            ref[at] = rt[(size_t)r * n + c];
+            tol[at] = (n + 8.0) * U * sc * a * R * (4.0 * R * R * a * a + 2.0) + 4.0 * U * (fabs(ref[at]) + b) +
+                      2.0 * U * fabs(m) * a * sc;
+        }
+    }
+    bad = test_differs_tol(NAMES[N_LAYER_INNER], x0, y, ref, tol, total);
+    if (bad) printf("  rows %d, n %d, inner %d, epsilon %g, bias %d, in place %d\n", (int)rows, (int)n, (int)inner,
+                    (double)eps, with_bias, (int)in_place);
+    if (!in_place) free(y);
+    free(x), free(x0), free(xt), free(rt), free(ref), free(scale), free(bias), free(tol);
+    return bad;
+}
+
 static int check_lrn(void) {
     aotc_lrn_params p;
     const int32_t size = rand_int(1, 7);
@@ -260,6 +305,7 @@ static int check(int kind) {
     case N_BATCHNORM: return check_batchnorm();
     case N_PREPARE: return check_prepare();
     case N_LRN: return check_lrn();
+    case N_LAYER_INNER: return check_inner();
     case N_SOFTMAX: return check_softmax(0);
     case N_LOG_SOFTMAX: return check_softmax(1);
     default: return check_rows(kind);

@@ -398,10 +398,51 @@ static int check_reference(void) {
     return bad;
 }
 
-enum { S_COPY, S_STRIDED, S_TRANSPOSE, S_PAD, S_GATHER_I64, S_GATHER_I32, S_CAST, S_CAST_F8, S_CAST_E8M0, S_COUNT };
+/* S_STRIDED_T last: the shapes of the kinds before it come from the random draws they always had */
+enum { S_COPY, S_STRIDED, S_TRANSPOSE, S_PAD, S_GATHER_I64, S_GATHER_I32, S_CAST, S_CAST_F8, S_CAST_E8M0,
+       S_STRIDED_T, S_COUNT };
 static const char *const NAMES[S_COUNT] = {"aotc_copy", "aotc_strided_copy", "aotc_transpose2d", "aotc_pad",
                                            "aotc_gather_i64", "aotc_gather_i32", "aotc_cast", "aotc_cast_f8",
-                                           "aotc_cast_e8m0"};
+                                           "aotc_cast_e8m0", "aotc_strided_copy (transposing)"};
+
+/* A permute of floats that moves the last dim (shape.c's transposing path on AVX-512F): rank 2 to 4, the
+ * last dim and another one d of 4 to 40 floats (others 1 to 3), d contiguous in the source (the others in a
+ * random order, some with a step of 2 or backwards), the destination row-major; against the reference. */
+static int check_strided_transpose(void) {
+    aotc_strided_copy_params p;
+    int32_t perm[AOTC_MAX_RANK], dims[AOTC_MAX_RANK], d, k;
+    int64_t sstr[AOTC_MAX_RANK], dstr[AOTC_MAX_RANK], sn, dn;
+    uint8_t *src, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.rank = rand_int(2, 4), p.elem_size = 4;
+    d = rand_int(0, p.rank - 2);
+    for (k = 0; k < p.rank; ++k) p.shape[k] = k == p.rank - 1 || k == d ? rand_int(4, 40) : rand_int(1, 3);
+    permutation(perm, p.rank);
+    for (k = 0; k < p.rank; ++k) /* d innermost in the source */
+        if (perm[k] == d) perm[k] = perm[p.rank - 1], perm[p.rank - 1] = d;
+    for (k = 0; k < p.rank; ++k) dims[k] = k == d ? p.shape[k] : p.shape[k] * 2; /* room for steps of 2 */
+    sn = layout(dims, perm, p.rank, sstr);
+    for (k = 0; k < p.rank; ++k) {
+        const int step = k != d && chance(1, 3) ? 2 : 1, reverse = k != d && chance(1, 4);
+        p.src_strides[k] = (int32_t)(sstr[k] * step * (reverse ? -1 : 1));
+        if (reverse) p.src_offset += sstr[k] * (int64_t)(p.shape[k] - 1) * step;
+    }
+    for (k = 0; k < p.rank; ++k) perm[k] = k, dims[k] = p.shape[k];
+    dn = layout(dims, perm, p.rank, dstr);
+    for (k = 0; k < p.rank; ++k) p.dst_strides[k] = (int32_t)dstr[k];
+    src = bytes((size_t)sn * 4), y = bytes((size_t)dn * 4), ref = bytes_copy(y, (size_t)dn * 4);
+    aotc_strided_copy(&p, src, y);
+    aotc_strided_copy_ref(&p, src, ref);
+    bad = bytes_differ(NAMES[S_STRIDED_T], y, ref, (size_t)dn * 4);
+    if (bad) {
+        printf("  rank %d, src_offset %ld\n", (int)p.rank, (long)p.src_offset);
+        print_dims("shape", p.shape, p.rank), print_dims("src_strides", p.src_strides, p.rank);
+        print_dims("dst_strides", p.dst_strides, p.rank);
+    }
+    free(src), free(y), free(ref);
+    return bad;
+}
 
 static int check(int kind) {
     switch (kind) {
@@ -413,6 +454,7 @@ static int check(int kind) {
     case S_GATHER_I32: return check_gather(0);
     case S_CAST: return check_cast(0, 0);
     case S_CAST_F8: return check_cast(1, 0);
+    case S_STRIDED_T: return check_strided_transpose();
     default: return check_cast(0, 1);
     }
 }

@@ -22,6 +22,7 @@ import aot.passes
 from aot.frontend import import_model
 from aot.ir import Graph
 from aot.passes import (
+    ChannelLayerNorm,
     ConvReadsNHWC,
     ConvWritesNHWC,
     DepthwiseAsConv,
@@ -441,6 +442,30 @@ def test_fuse_norm_makes_one_gelu():
     assert out.nodes[0].sources() == ("div", "erf", "plus1", "mul", "half")
 
 
+def _gelu_tanh(outputs: list[str]) -> Graph:
+    """Keras' gelu(approximate=True) as tf2onnx writes it."""
+    return graph([N("Pow", ["x", "three"], ["x3"], name="pow"), N("Mul", ["c2", "x3"], ["m"], name="mul_c2"),
+                  N("Add", ["x", "m"], ["w"], name="add_x"), N("Mul", ["c1", "w"], ["u"], name="mul_c1"),
+                  N("Tanh", ["u"], ["t"], name="tanh"), N("Add", ["one", "t"], ["t1"], name="plus1"),
+                  N("Mul", ["half", "x"], ["h"], name="half"), N("Mul", ["h", "t1"], ["y"], name="mul")],
+                 {"x": ("float32", [2, 8])}, outputs,
+                 {"three": np.array(3, np.float32), "c2": np.array(0.044715, np.float32),
+                  "c1": np.array(math.sqrt(2 / math.pi), np.float32), "one": np.array(1, np.float32),
+                  "half": np.array(0.5, np.float32)})
+
+
+@case(FuseNorm, "fires")
+def test_fuse_norm_makes_one_gelu_of_the_tanh_form():
+    out = run(FuseNorm(), _gelu_tanh(["y"]))
+    assert form(out) == ["Gelu(x) -> y"] and out.nodes[0].attrs == {"approximate": "tanh"}
+    assert out.nodes[0].sources() == ("half", "pow", "mul_c2", "add_x", "mul_c1", "tanh", "plus1", "mul")
+
+
+@case(FuseNorm, "stays")
+def test_fuse_norm_not_the_tanh_form_when_its_argument_is_an_output():
+    stays(FuseNorm(), _gelu_tanh(["y", "u"]))
+
+
 @case(FuseNorm, "stays")
 def test_fuse_norm_not_when_the_centred_values_are_an_output():
     g, _ = _layer_norm(["y", "d"])
@@ -564,6 +589,33 @@ def test_fuse_elementwise_not_over_a_broadcast_operand():
     """b broadcasts (a run-time [2, 1]): the Add is no loop over one shape, and the Sigmoid alone is no tree."""
     stays(FuseElementwise(), graph([N("Add", ["a", "b"], ["t"], name="add"), N("Sigmoid", ["t"], ["y"], name="sig")],
                                    {"a": ("float32", [2, 16]), "b": ("float32", [2, 1])}, ["y"]))
+
+
+# --- ChannelLayerNorm ---------------------------------------------------------------------------------
+
+def _layer_norm_2d(extra: list, outputs: list[str]) -> Graph:
+    """timm's LayerNorm2d as torch exports it: NCHW -> NHWC, LayerNormalization over C, back to NCHW."""
+    return graph([N("Transpose", ["x"], ["t"], name="to_nhwc", perm=[0, 2, 3, 1]),
+                  N("LayerNormalization", ["t", "s", "b"], ["u"], name="ln", axis=-1, epsilon=1e-6),
+                  N("Transpose", ["u"], ["y"], name="to_nchw", perm=[0, 3, 1, 2]), *extra],
+                 {"x": ("float32", [1, 5, 3, 7])}, outputs, {"s": f32(5), "b": f32(5)}, opset=17)
+
+
+@case(ChannelLayerNorm, "fires")
+def test_channel_layer_norm_normalises_nchw_in_place_of_the_transposes():
+    g = _layer_norm_2d([], ["y"])
+    out = run(ChannelLayerNorm(), g)
+    assert form(out, g) == ["LayerNormalization(x, <new>, <new>) -> y"]
+    ln = out.nodes[0]
+    assert (ln.attrs["axis"], ln.attrs["rows"], ln.attrs["n"], ln.attrs["aotc_inner"]) == (1, 1, 5, 21)
+    assert ln.sources() == ("to_nhwc", "ln", "to_nchw")
+    np.testing.assert_array_equal(out.const(ln.inputs[1]), g.const("s"))
+    assert "t" not in out.tensors and "u" not in out.tensors
+
+
+@case(ChannelLayerNorm, "stays")
+def test_channel_layer_norm_not_when_another_node_reads_the_normalised_nhwc():
+    stays(ChannelLayerNorm(), _layer_norm_2d([N("Relu", ["u"], ["z"], name="relu")], ["y", "z"]))
 
 
 # --- ConvReadsNHWC -------------------------------------------------------------------------------------

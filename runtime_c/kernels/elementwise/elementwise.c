@@ -64,8 +64,16 @@ AOTC_UNARY_F32(ceil, ceilf(v))
 /* Round: half to even, as rintf in the default rounding mode */
 AOTC_UNARY_F32(round, rintf(v))
 /* ONNX Gelu (opset 20): approximate "none" with erf, "tanh" with the tanh formula */
+#if AOTC_GELU_X86
+void aotc_gelu_f32(size_t n, const float *x, float *y) { aotc_gelu_avx512(x, y, n); } /* fast_math.h */
+#else
 AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + aotc_erf_poly(v * 0.70710678118654752440f))) /* GELU: erf in registers (fast_math.h) */
+#endif
+#if AOTC_GELU_TANH_X86
+void aotc_gelu_tanh_f32(size_t n, const float *x, float *y) { aotc_gelu_tanh_avx512(x, y, n); } /* fast_math.h */
+#else
 AOTC_UNARY_F32(gelu_tanh, 0.5f * v * (1.0f + aotc_tanh_poly(0.79788456080286535588f * (v + 0.044715f * v * v * v))))
+#endif
 
 /* every dtype: neg and abs wrap for the most negative integer, as onnxruntime's do */
 AOTC_UNARY(neg, f32, float, float, -v)

@@ -89,7 +89,8 @@
 #define G512_KERNEL(NAME, ROWS, NP)                                                                             \
     MK_NOINLINE static void NAME(int32_t kc, const float *AOTC_RESTRICT a, ptrdiff_t a_rs, ptrdiff_t a_cs,    \
                                  const float *AOTC_RESTRICT b, ptrdiff_t b_ps, ptrdiff_t b_rs, __mmask16 m0,  \
-                                 __mmask16 m1, int32_t skip, const tile_dst *d, int32_t i0, int32_t j0) {     \
+                                 __mmask16 m1, int32_t skip, const tile_dst *d, int32_t i0, int32_t j0,      \
+                                 const float *pf) {                                                           \
         enum { G512_NP = NP, G512_R = 0 ROWS(G512_COUNT) }; /* panels, rows */                                      \
         ROWS(G512_DECL)                                                                                         \
         const ptrdiff_t ldc = d->ldc;                                                                         \
@@ -111,6 +112,15 @@
             ROWS(G512_ZERO)                                                                                     \
         }                                                                                                     \
         const float *a4 = a + (G512_R > 4 ? 4 * a_rs : 0), *a8 = a + (G512_R > 8 ? 8 * a_rs : 0);                 \
+        if (pf != NULL) { /* the same loop, each step also prefetching a row of the next columns' B */         \
+            for (; b != b_end; b += b_rs, a += a_cs, a4 += a_cs, a8 += a_cs, pf += b_rs) {                     \
+                const __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                               \
+                const __m512 b1 = G512_NP == 2 ? _mm512_maskz_loadu_ps(m1, b + b_ps) : b0;                      \
+                _mm_prefetch((const char *)pf, _MM_HINT_T0);                                                  \
+                _mm_prefetch((const char *)(pf + b_ps), _MM_HINT_T0);                                         \
+                ROWS(G512_FMA)                                                                                  \
+            }                                                                                                 \
+        }                                                                                                     \
         for (; b != b_end; b += b_rs, a += a_cs, a4 += a_cs, a8 += a_cs) {                                    \
             const __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                                   \
             const __m512 b1 = G512_NP == 2 ? _mm512_maskz_loadu_ps(m1, b + b_ps) : b0;                          \
@@ -160,7 +170,7 @@ G512_KERNEL(g512_tile2x1, G512_ROWS2, 1)
 G512_KERNEL(g512_tile1x1, G512_ROWS1, 1)
 
 typedef void (*g512_kernel)(int32_t, const float *, ptrdiff_t, ptrdiff_t, const float *, ptrdiff_t, ptrdiff_t,
-                          __mmask16, __mmask16, int32_t, const tile_dst *, int32_t, int32_t);
+                          __mmask16, __mmask16, int32_t, const tile_dst *, int32_t, int32_t, const float *);
 
 /* The kernel of `rows` (12, 8 or 4; 3, 2 or 1 where A has no more) rows by np (1 or 2) panels. */
 static g512_kernel g512_kernel_for(int32_t rows, int32_t np) {
@@ -179,9 +189,9 @@ static __mmask16 g512_mask(int32_t cols) {
 /* The rows [ic, ic + mc) of the k-block [pc, pc + kc) by the columns [jr, jr + nr), nr <= 32, into C by
  * the rules of d: tiles of 12 rows, then 8 and 4; the last 1 to 3 rows as a 4-row tile ending at the
  * block's last row (the rows above it stored already are not stored again) where A has 4 rows, else (m is
- * 1 to 3) a tile of m rows. */
+ * 1 to 3) a tile of m rows. The first tile also prefetches pf's rows (and pf + b_ps's), when not NULL. */
 static void g512_rows(const aotc_sgemm_params *p, const float *a, const float *bp, ptrdiff_t b_rs, int32_t pc,
-                    int32_t kc, int32_t ic, int32_t mc, int32_t jr, int32_t nr, const tile_dst *d) {
+                    int32_t kc, int32_t ic, int32_t mc, int32_t jr, int32_t nr, const tile_dst *d, const float *pf) {
     const int32_t np = nr > 16 ? 2 : 1;
     const __mmask16 m0 = g512_mask(nr), m1 = g512_mask(nr - 16);
     int32_t ir = ic, end = ic + mc;
@@ -194,7 +204,7 @@ static void g512_rows(const aotc_sgemm_params *p, const float *a, const float *b
             rows = left;
         }
         g512_kernel_for(rows, np)(kc, a + (ptrdiff_t)at * p->a_rs + (ptrdiff_t)pc * p->a_cs, p->a_rs, p->a_cs, bp,
-                                p->b_ps, b_rs, m0, m1, skip, d, at, jr);
+                                p->b_ps, b_rs, m0, m1, skip, d, at, jr, ir == ic ? pf : NULL);
         ir = at + rows;
     }
 }
@@ -238,7 +248,11 @@ static void sgemm_avx512(const aotc_sgemm_params *p, const float *a, const float
                     nt = j0;
                 }
 #endif
-                if (nt > 0) g512_rows(p, a, bp, p->b_rs, pc, kc, ic, mc, jr, nt, &dst);
+                /* the first row tile prefetches the next 32 columns' B block (its k-block's rows, both panels)
+                 * where the B block will be read by more than one tile: a constant B is read once an inference
+                 * and comes from L3 or memory, the hardware's prefetch a few lines ahead of each stream */
+                const float *pf = jr + 2 * PANEL < n && mc > G512_MR ? bp + 2 * p->b_ps : NULL;
+                if (nt > 0) g512_rows(p, a, bp, p->b_rs, pc, kc, ic, mc, jr, nt, &dst, pf);
             }
         }
         pc += kb;

@@ -70,6 +70,24 @@ void aotc_layer_norm_f32(const aotc_layer_norm_params *p, const float *x, const 
 void aotc_layer_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x, const float *scale,
                                   const float *bias, float *y, double *mean, double *inv_std_dev);
 void aotc_rms_norm_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
+
+/* LayerNormalization over the middle dim of x viewed as [rows, n, inner]: each of the rows * inner
+ * vectors of n elements `inner` apart is normalised by its own statistics, y = (x - mean) * inv_std_dev *
+ * scale + bias with scale and bias (may be NULL) n values. A channels-first LayerNorm (ConvNeXt's
+ * LayerNorm2d: Transpose to NHWC, LayerNormalization over C, Transpose back) in place of the three
+ * nodes (aot/passes/channel_norm.py): the statistics of AOTC_NORM_INNER_BLOCK neighbouring positions at a
+ * time, a vector along them, from the mean's pass and the pass of squares of x - mean, then a pass to
+ * write y. x and y may be the same buffer. */
+#define AOTC_NORM_INNER_BLOCK 32
+typedef struct {
+    int32_t rows;  /* product of the dims before the normalised one */
+    int32_t n;     /* the normalised dim */
+    int32_t inner; /* product of the dims after it: the step between a vector's elements */
+    float epsilon; /* ONNX epsilon */
+} aotc_layer_norm_inner_params;
+
+void aotc_layer_norm_inner_f32(const aotc_layer_norm_inner_params *p, const float *x, const float *scale,
+                               const float *bias, float *y);
 void aotc_rms_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
 
 typedef struct {
