@@ -947,14 +947,17 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
 
 #if AOTC_TFL_MVE
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
- * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time.
- * Scratch (from the memory plan, as TFLM's kernels take theirs from the arena): tfl_mve_conv_words. */
+ * patch gathered (a 1 x 1 window at stride 1 reads x in place; a window row inside the image, at column
+ * dilation 1, is one copy of kw c bytes), then four channels at a time (tfl_mve_dot4q), requantised
+ * as one vector. Scratch (from the memory plan, as TFLM's kernels take theirs from the arena):
+ * tfl_mve_conv_words. */
 static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, const tfl_residual *e, uint32_t *scratch) {
     const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
     const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
                            p->pad_left == 0 && p->oh == p->h && p->ow == p->w;
-    int32_t pos, o, ky, kx, acc[4];
+    const int32_t span = p->kw * c, xrow = p->w * c;
+    int32_t pos, o, ky, kx;
     if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
     int32_t *wsum = (int32_t *)scratch;
     int8_t *patch = (int8_t *)(scratch + oc);
@@ -964,28 +967,35 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     }
     for (pos = 0; pos < total; ++pos) {
         const int8_t *px = patch;
+        int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
         if (direct) {
             px = x + (int64_t)pos * c;
         } else {
             const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+            const int32_t ix0 = ox * p->sw - p->pad_left;
+            const int32_t inside = p->dw == 1 && ix0 >= 0 && ix0 + p->kw <= p->w;
             for (ky = 0; ky < p->kh; ++ky) {
                 const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
-                for (kx = 0; kx < p->kw; ++kx) {
-                    const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
-                    int8_t *dst = patch + (ky * p->kw + kx) * c;
-                    if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
-                        memset(dst, p->x_zero, (size_t)c);
-                    } else {
-                        memcpy(dst, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, (size_t)c);
+                int8_t *dst = patch + ky * span;
+                const int8_t *src = x + ((int64_t)b * p->h + iy) * xrow;
+                if (iy < 0 || iy >= p->h) {
+                    memset(dst, p->x_zero, (size_t)span);
+                } else if (inside) {
+                    memcpy(dst, src + ix0 * c, (size_t)span);
+                } else {
+                    for (kx = 0; kx < p->kw; ++kx, dst += c) {
+                        const int32_t ix = ix0 + kx * p->dw;
+                        if (ix < 0 || ix >= p->w) memset(dst, p->x_zero, (size_t)c);
+                        else memcpy(dst, src + ix * c, (size_t)c);
                     }
                 }
             }
         }
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
-            tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
-            tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
-                             p->y_zero, p->y_min, p->y_max, e != NULL ? row + o0 : y + (int64_t)pos * oc + o0);
+            const int32x4_t acc = tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k);
+            tfl_mve_requant4(vaddq_s32(acc, vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0, p->y_zero, p->y_min,
+                             p->y_max, yp + o0);
         }
         if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
     }
