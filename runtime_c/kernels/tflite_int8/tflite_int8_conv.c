@@ -965,6 +965,24 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     for (o = 0; o < oc; ++o) {
         wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
     }
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    if (direct && e == NULL && (ya >= xa + (uintptr_t)total * c || xa >= ya + (uintptr_t)total * oc)) {
+        /* a 1 x 1 window read in place, y apart from x: 4 channels at a time over every position, their
+         * weights' rows and requantisation terms set once (where y may overlap x, a RAM budget's plan, the
+         * positions go in order below: overlap_bytes) */
+        const int32x4_t zero4 = vdupq_n_s32(0);
+        for (o = 0; o < oc; o += 4) {
+            const int32_t o0 = o + 4 <= oc ? o : oc - 4;
+            const int8_t *wg = w + (int64_t)o0 * k, *xp = x;
+            const int32x4_t ws = vld1q_s32(wsum + o0), sh = vld1q_s32(p->shift + o0), mult = vld1q_s32(p->mult + o0);
+            const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
+            int8_t *yp = y + o0;
+            for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
+                tfl_mve_requant4v(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, left, nright, p->y_zero,
+                                  p->y_min, p->y_max, yp);
+        }
+        return 1;
+    }
     for (pos = 0; pos < total; ++pos) {
         const int8_t *px = patch;
         int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
