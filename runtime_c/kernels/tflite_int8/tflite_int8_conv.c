@@ -971,6 +971,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
          * weights' rows and requantisation terms set once (where y may overlap x, a RAM budget's plan, the
          * positions go in order below: overlap_bytes) */
         const int32x4_t zero4 = vdupq_n_s32(0);
+        const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max; /* kept: y's stores may alias *p */
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             const int8_t *wg = w + (int64_t)o0 * k, *xp = x;
@@ -978,8 +979,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
             int8_t *yp = y + o0;
             for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
-                tfl_mve_requant4v(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, left, nright, p->y_zero,
-                                  p->y_min, p->y_max, yp);
+                tfl_mve_requant4v(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, left, nright, yz, lo, hi, yp);
         }
         return 1;
     }
