@@ -11,6 +11,7 @@ where its tools are missing); the rest in the full one.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -153,3 +154,19 @@ def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
     with ThreadPoolExecutor(max_workers=2) as pool:
         errors = [e for e in pool.map(one, sources) if e]
     assert not errors, "\n".join(errors)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_helium_conv_on_the_m55(tmp_path, objects, level):
+    """CONV_2D (alone and with its fused ADD) by Helium's path on the M55 (tfl_conv_s8_mve: tfl_mve_dot4q's
+    tail-predicated DLSTP / LETP loop in inline assembly, patches of 1 to 5 x 5 windows gathered by rows, a 1 x 1
+    window read in place 4 channels over every position): test_tflite_int8_kernels.c's conv entries at each level a
+    bundle builds at, patch lengths with every tail past whole vectors of 16 and none, 4 to 24 channels out (the
+    last group of 4 overlapping the one before), pointwise layers of up to 320 channels, strides, dilations and
+    padding; LiteRT's reference arithmetic (tflite_int8_ref.c) bit for bit."""
+    cpu = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", level]
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps3-an547", cpu, 150, only="aotc_tfl_conv")
+    for entry in ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", r"aotc_tfl_conv_s8 \(pointwise, late\)"):
+        assert re.search(rf"^{entry} +ok \(150 shapes\)$", out, re.M), out
+    assert "MISMATCH" not in out, out
