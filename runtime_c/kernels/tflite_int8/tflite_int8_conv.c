@@ -1077,6 +1077,26 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
     const int8_t *res = e->res + at;
     int32_t k;
     y += at;
+#if AOTC_TFL_MVE
+    { /* add_one's three requantisations, 4 elements a vector (tfl_mve_rq: bit for bit), the last ones predicated */
+        const int8_t *v1 = e->r->conv_x1 ? v : res, *v2 = e->r->conv_x1 ? res : v;
+        const int32x4_t zero4 = vdupq_n_s32(0), s1 = vdupq_n_s32(a->s1), s2 = vdupq_n_s32(a->s2);
+        const int32x4_t so = vdupq_n_s32(a->shift), m1 = vdupq_n_s32(a->m1), m2 = vdupq_n_s32(a->m2);
+        const int32x4_t mo = vdupq_n_s32(a->mult), lo = vdupq_n_s32(a->y_min), hi = vdupq_n_s32(a->y_max);
+        const int32x4_t l1 = vmaxq_s32(s1, zero4), r1 = vminq_s32(s1, zero4), l2 = vmaxq_s32(s2, zero4);
+        const int32x4_t r2 = vminq_s32(s2, zero4), lout = vmaxq_s32(so, zero4), rout = vminq_s32(so, zero4);
+        for (k = 0; k < n; k += 4) {
+            const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
+            const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), a->x1_zero), 20);
+            const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), a->x2_zero), 20);
+            const int32x4_t q1 = tfl_mve_rq(x1, m1, l1, r1), q2 = tfl_mve_rq(x2, m2, l2, r2);
+            int32x4_t s = tfl_mve_rq(a->subtract ? vsubq_s32(q1, q2) : vaddq_s32(q1, q2), mo, lout, rout);
+            s = vminq_s32(vmaxq_s32(vaddq_n_s32(s, a->y_zero), lo), hi);
+            vstrbq_p_s32(y + k, s, pr);
+        }
+        return;
+    }
+#endif
     if (e->t_conv == NULL) { /* add_one's three requantisations, as the ADD's plain loop */
         for (k = 0; k < n; ++k) {
             const int32_t s = e->r->conv_x1 ? add_one(a, v[k], res[k]) : add_one(a, res[k], v[k]);
@@ -1100,7 +1120,15 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
                           const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
     tfl_residual e = {r, res, NULL, NULL, 0, NULL};
 #if AOTC_QUANT_DSP
-    if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
+    if (scratch != NULL && AOTC_TFL_MVE) { /* (tfl_residual_run's vectors need no tables: their room left) */
+        scratch += AOTC_TFL_RESIDUAL_TABLES;
+#if AOTC_TFL_MVE
+        if (tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
+            int32_t np;
+            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+        }
+#endif
+    } else if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
         const aotc_tfl_binary_params *a = &r->add;
         int32_t *t1 = (int32_t *)scratch, *t2 = t1 + 256, v, np = 0;
         int64_t m1 = 0, m2 = 0;
@@ -1112,10 +1140,7 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         }
         e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
         scratch += AOTC_TFL_RESIDUAL_TABLES;
-#if AOTC_TFL_MVE
-        if (tfl_mve_conv_words(p, 1) == 0) /* Helium's conv keeps its own row: only the DSP path's tile */
-#endif
-            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+        e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
     }
 #endif
     tfl_conv_s8(p, x, w, bias, y, scratch, &e);

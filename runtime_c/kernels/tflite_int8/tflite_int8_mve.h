@@ -107,6 +107,13 @@ static inline void tfl_mve_requant4(int32x4_t v, const int32_t *mult, const int3
     r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
     vstrbq_s32(y, r);
 }
+/* requant_double of 4 lanes (tfl_mve_requant4's arithmetic), before the zero point and the clamp */
+static inline __attribute__((always_inline)) int32x4_t tfl_mve_rq(int32x4_t v, int32x4_t mult, int32x4_t left,
+                                                                  int32x4_t neg_right) {
+    const int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, left), mult);
+    return vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)), neg_right);
+}
+
 /* tfl_mve_requant4 with the channels' terms as vectors (a loop over positions keeps them): left = max(shift, 0),
  * neg_right = min(shift, 0) */
 static inline __attribute__((always_inline)) void tfl_mve_requant4v(int32x4_t v, int32x4_t mult, int32x4_t left,
