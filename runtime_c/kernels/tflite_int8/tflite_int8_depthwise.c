@@ -2289,8 +2289,150 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
 }
 #endif /* AOTC_QUANT_DSP */
 
+#if AOTC_TFL_MVE
+/* Helium's DEPTHWISE_CONV_2D: a 3 x 3 window, dilation 1, column stride 1 or 2, depth multiplier 1, channels a
+ * multiple of 4. 4 channels at a time (int32 lanes), for each the output rows in order; the 3 input rows a row of
+ * windows reads are kept in a ring of bands in the scratch (the DSP path's, when it holds 4 of them), each a row's
+ * 4 channels column by column (4 bytes a column, x_zero in the padding), so that each column is one post-indexed
+ * VLDRB.S32 and a band's row of windows needs no bounds; the 9 taps' weights of the 4 channels in 36 bytes, read
+ * at immediate offsets. Three positions a block (tfl_mve_dw3_s1 / _s2: 8 vector registers) in assembly, each
+ * column's loads, VMULs and VADDs alternating pipes. The sums are sum x w + bias - x_zero sum w over the window
+ * (a tap in the padding reads x_zero: adds 0, as the reference skips it), requantised as tfl_mve_requant4
+ * (bit-exact). The output overlap bound (overlap_bytes) holds channel by channel: a channel's outputs are written
+ * position by position, each after the rows its window reads are copied. */
+#define TFL_MVE_DW_MAC(acc, xv, wv) "vmul.i32 %q[t], " xv ", " wv "\n\tvadd.i32 %q[" acc "], %q[" acc "], %q[t]\n\t"
+#define TFL_MVE_DW_LDX "vldrb.s32 %q[x], [%[r]], #4\n\t"
+/* one band row of a block of 3 positions at column stride 1: columns 0 .. 4, weights at wq + o */
+#define TFL_MVE_DW_ROW_S1(o)                                                                                  \
+    "vldrb.s32 %q[w0], [%[wq], #(" #o ")]\n\t"                                                               \
+    "vldrb.s32 %q[w1], [%[wq], #(" #o " + 4)]\n\t"                                                           \
+    "vldrb.s32 %q[w2], [%[wq], #(" #o " + 8)]\n\t" TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")     \
+        TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]")         \
+            TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]")     \
+                TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]") TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") \
+                    TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX                                 \
+                        TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+/* ... at column stride 2: columns 0 .. 6 (position j's taps at columns 2 j .. 2 j + 2) */
+#define TFL_MVE_DW_ROW_S2(o)                                                                                  \
+    "vldrb.s32 %q[w0], [%[wq], #(" #o ")]\n\t"                                                               \
+    "vldrb.s32 %q[w1], [%[wq], #(" #o " + 4)]\n\t"                                                           \
+    "vldrb.s32 %q[w2], [%[wq], #(" #o " + 8)]\n\t" TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")     \
+        TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX                                 \
+            TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]") TFL_MVE_DW_LDX     \
+                TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") \
+                    TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]") TFL_MVE_DW_LDX                                 \
+                        TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX                             \
+                            TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+#define TFL_MVE_DW_BLOCK(ROW)                                                                                 \
+    do {                                                                                                      \
+        int32x4_t w0, w1, w2, xv, t;                                                                          \
+        const int8_t *r;                                                                                      \
+        r = r0;                                                                                               \
+        __asm__(ROW(0) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+r"(r), [w0] "=&w"(w0),            \
+                [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
+                : [wq] "r"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
+        r = r1;                                                                                               \
+        __asm__(ROW(12) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+r"(r), [w0] "=&w"(w0),           \
+                [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
+                : [wq] "r"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
+        r = r2;                                                                                               \
+        __asm__(ROW(24) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+r"(r), [w0] "=&w"(w0),           \
+                [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
+                : [wq] "r"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
+    } while (0)
+
+static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                int8_t *y, uint32_t *scratch) {
+    const int32_t c = p->c, h = p->h, wd = p->w, sw = p->sw, ow = p->ow, pl = p->pad_left;
+    const int32_t pw = (ow - 1) * sw + 3; /* the columns a row of windows spans, from -pad_left */
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    const int32x4_t zero4 = vdupq_n_s32(0), zx = vdupq_n_s32(p->x_zero);
+    const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+    int32_t b, oy, ox, ch, t, m;
+    if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || p->oc != c || p->kh != 3 || p->kw != 3 ||
+        p->dh != 1 || p->dw != 1 || sw > 2 || aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 16 * (int64_t)pw)
+        return 0;
+    uint32_t *ring = scratch, *zrow = scratch + 3 * pw; /* 3 bands, a band of x_zero */
+    /* the columns of a row inside the image: [m0, m1) of a band, x's columns from ix0 */
+    const int32_t m0 = pl < pw ? pl : pw, m1 = pl + wd < pw ? pl + wd : pw;
+    for (m = 0; m < 4 * pw; ++m) scratch[m] = zb; /* the bands' padding columns stay x_zero */
+    for (ch = 0; ch < c; ch += 4) {
+        int8_t wq[36] __attribute__((aligned(4))); /* tap t's 4 weights at 4 t */
+        int32x4_t ws = zero4;
+        for (t = 0; t < 9; ++t) {
+            memcpy(wq + 4 * t, w + t * c + ch, 4);
+            ws = vaddq_s32(ws, vldrbq_s32(wq + 4 * t));
+        }
+        const int32x4_t sh = vld1q_s32(p->shift + ch), mult = vld1q_s32(p->mult + ch);
+        const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
+        const int shifted = vmaxvq_s32(0, left) > 0;
+        const int32x4_t base = vsubq_s32(bias ? vld1q_s32(bias + ch) : zero4, vmulq_s32(ws, zx));
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (int64_t)b * h * wd * c + ch + (int64_t)(m0 - pl) * c;
+            int32_t next = 0; /* the next input row to copy (rows are read in order) and the band it goes to */
+            uint32_t *slot = ring;
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                const int8_t *band[3];
+                if (next < iy0) next = iy0; /* (rows skipped at a row stride of 2 and more) */
+                for (; next <= iy0 + 2 && next < h; ++next) { /* copy row `next`'s 4 channels */
+                    const int8_t *sp = xb + (int64_t)next * wd * c;
+                    uint32_t *d = slot + m0;
+                    for (m = m0; m < m1; ++m, sp += c) *d++ = aotc_dsp_load32(sp);
+                    slot = slot == ring + 2 * pw ? ring : slot + pw;
+                }
+                for (t = 0; t < 3; ++t) {
+                    const int32_t iy = iy0 + t;
+                    /* row iy is in the band (next - 1 - iy) bands behind the next one */
+                    const int32_t back = next - iy, at = (int32_t)(slot - ring) / pw - back;
+                    band[t] = iy < 0 || iy >= h ? (const int8_t *)zrow : (const int8_t *)(ring + (at < 0 ? at + 3 : at) * pw);
+                }
+                int8_t *const yr = y + (((int64_t)b * p->oh + oy) * ow) * c + ch;
+                int8_t *yo = yr;
+                /* blocks of 3, the last one moved back over positions done (the same values again: from the
+                 * bands, which y does not overlap) */
+                for (ox = 0; ow >= 3 && ox < ow; ox += 3) {
+                    if (ox + 3 > ow) ox = ow - 3;
+                    yo = yr + (int64_t)ox * c;
+                    const int32_t at = 4 * ox * sw;
+                    const int8_t *r0 = band[0] + at, *r1 = band[1] + at, *r2 = band[2] + at;
+                    int32x4_t a0 = base, a1 = base, a2 = base;
+                    if (sw == 1) TFL_MVE_DW_BLOCK(TFL_MVE_DW_ROW_S1);
+                    else TFL_MVE_DW_BLOCK(TFL_MVE_DW_ROW_S2);
+                    if (shifted) {
+                        tfl_mve_requant4v(a0, mult, left, nright, yz, lo, hi, yo);
+                        tfl_mve_requant4v(a1, mult, left, nright, yz, lo, hi, yo + c);
+                        tfl_mve_requant4v(a2, mult, left, nright, yz, lo, hi, yo + 2 * c);
+                    } else { /* no left shift: requant4v's of 0 left out */
+                        tfl_mve_requant4s(a0, mult, 0, left, nright, yz, lo, hi, yo);
+                        tfl_mve_requant4s(a1, mult, 0, left, nright, yz, lo, hi, yo + c);
+                        tfl_mve_requant4s(a2, mult, 0, left, nright, yz, lo, hi, yo + 2 * c);
+                    }
+                }
+                for (ox = ow >= 3 ? ow : 0, yo = yr; ox < ow; ++ox, yo += c) { /* rows of 1 or 2 positions */
+                    int32x4_t a = base;
+                    for (t = 0; t < 9; ++t)
+                        a = vaddq_s32(a, vmulq_s32(vldrbq_s32(band[t / 3] + 4 * (ox * sw + t % 3)),
+                                                   vldrbq_s32(wq + 4 * t)));
+                    tfl_mve_requant4v(a, mult, left, nright, yz, lo, hi, yo);
+                }
+            }
+        }
+    }
+    return 1;
+}
+#undef TFL_MVE_DW_BLOCK
+#undef TFL_MVE_DW_ROW_S2
+#undef TFL_MVE_DW_ROW_S1
+#undef TFL_MVE_DW_LDX
+#undef TFL_MVE_DW_MAC
+#endif /* AOTC_TFL_MVE */
+
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
+#if AOTC_TFL_MVE
+    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;

@@ -114,17 +114,19 @@ static inline __attribute__((always_inline)) int32x4_t tfl_mve_rq(int32x4_t v, i
     return vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)), neg_right);
 }
 
-/* tfl_mve_requant4 with the channels' terms as vectors (a loop over positions keeps them): left = max(shift, 0),
- * neg_right = min(shift, 0) */
-static inline __attribute__((always_inline)) void tfl_mve_requant4v(int32x4_t v, int32x4_t mult, int32x4_t left,
-                                                                    int32x4_t neg_right, int32_t zero, int32_t lo,
-                                                                    int32_t hi, int8_t *y) {
-    int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, left), mult);
+/* tfl_mve_requant4 with the channels' terms as vectors (a loop over positions keeps them): left = max(shift, 0)
+ * (not shifted by at all where `shl`, a constant, is 0: every left 0), neg_right = min(shift, 0) */
+static inline __attribute__((always_inline)) void tfl_mve_requant4s(int32x4_t v, int32x4_t mult, int shl,
+                                                                    int32x4_t left, int32x4_t neg_right, int32_t zero,
+                                                                    int32_t lo, int32_t hi, int8_t *y) {
+    int32x4_t r = vqrdmulhq_s32(shl ? vshlq_s32(v, left) : v, mult);
     r = vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31));
     r = vaddq_n_s32(vrshlq_s32(r, neg_right), zero);
     r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
     vstrbq_s32(y, r);
 }
+#define tfl_mve_requant4v(v, mult, left, neg_right, zero, lo, hi, y) \
+    tfl_mve_requant4s(v, mult, 1, left, neg_right, zero, lo, hi, y)
 #else
 #define AOTC_TFL_MVE 0
 #endif
