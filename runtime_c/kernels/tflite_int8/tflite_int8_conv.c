@@ -972,17 +972,24 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
          * positions go in order below: overlap_bytes) */
         const int32x4_t zero4 = vdupq_n_s32(0);
         const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max; /* kept: y's stores may alias *p */
+        const int usual = tfl_mve_requant_usual(p->shift, oc, lo, hi);
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             const int8_t *wg = w + (int64_t)o0 * k, *xp = x;
             const int32x4_t ws = vld1q_s32(wsum + o0), sh = vld1q_s32(p->shift + o0), mult = vld1q_s32(p->mult + o0);
             const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
             int8_t *yp = y + o0;
+            if (usual) {
+                for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
+                    tfl_mve_requant4u(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, nright, yz, yp);
+                continue;
+            }
             for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
                 tfl_mve_requant4v(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, left, nright, yz, lo, hi, yp);
         }
         return 1;
     }
+    const int usual = tfl_mve_requant_usual(p->shift, oc, p->y_min, p->y_max);
     for (pos = 0; pos < total; ++pos) {
         const int8_t *px = patch;
         int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
@@ -1011,9 +1018,11 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         }
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
-            const int32x4_t acc = tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k);
-            tfl_mve_requant4(vaddq_s32(acc, vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0, p->y_zero, p->y_min,
-                             p->y_max, yp + o0);
+            const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k), vld1q_s32(wsum + o0));
+            if (usual)
+                tfl_mve_requant4u(acc, vld1q_s32(p->mult + o0), vld1q_s32(p->shift + o0), p->y_zero, yp + o0);
+            else
+                tfl_mve_requant4(acc, p->mult + o0, p->shift + o0, p->y_zero, p->y_min, p->y_max, yp + o0);
         }
         if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
     }

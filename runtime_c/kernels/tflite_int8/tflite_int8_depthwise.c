@@ -2295,7 +2295,7 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
  * windows reads are kept in a ring of bands in the scratch (the DSP path's, when it holds 4 of them), each a row's
  * 4 channels column by column (4 bytes a column, x_zero in the padding), so that each column is one post-indexed
  * VLDRB.S32 and a band's row of windows needs no bounds; the 9 taps' weights of the 4 channels in 36 bytes, read
- * at immediate offsets. Three positions a block (tfl_mve_dw3_s1 / _s2: 8 vector registers) in assembly, each
+ * at immediate offsets (both in low registers: the widening VLDRB's). Three positions a block (tfl_mve_dw3_s1 / _s2: 8 vector registers) in assembly, each
  * column's loads, VMULs and VADDs alternating pipes. The sums are sum x w + bias - x_zero sum w over the window
  * (a tap in the padding reads x_zero: adds 0, as the reference skips it), requantised as tfl_mve_requant4
  * (bit-exact). The output overlap bound (overlap_bytes) holds channel by channel: a channel's outputs are written
@@ -2328,17 +2328,17 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
         int32x4_t w0, w1, w2, xv, t;                                                                          \
         const int8_t *r;                                                                                      \
         r = r0;                                                                                               \
-        __asm__(ROW(0) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+r"(r), [w0] "=&w"(w0),            \
+        __asm__(ROW(0) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+l"(r), [w0] "=&w"(w0),            \
                 [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
-                : [wq] "r"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
+                : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
         r = r1;                                                                                               \
-        __asm__(ROW(12) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+r"(r), [w0] "=&w"(w0),           \
+        __asm__(ROW(12) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+l"(r), [w0] "=&w"(w0),           \
                 [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
-                : [wq] "r"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
+                : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
         r = r2;                                                                                               \
-        __asm__(ROW(24) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+r"(r), [w0] "=&w"(w0),           \
+        __asm__(ROW(24) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+l"(r), [w0] "=&w"(w0),           \
                 [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
-                : [wq] "r"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
+                : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
     } while (0)
 
 static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -2365,27 +2365,26 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
         }
         const int32x4_t sh = vld1q_s32(p->shift + ch), mult = vld1q_s32(p->mult + ch);
         const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
-        const int shifted = vmaxvq_s32(0, left) > 0;
+        const int shifted = vmaxvq_s32(0, left) > 0, usual = tfl_mve_requant_usual(p->shift + ch, 4, lo, hi);
         const int32x4_t base = vsubq_s32(bias ? vld1q_s32(bias + ch) : zero4, vmulq_s32(ws, zx));
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (int64_t)b * h * wd * c + ch + (int64_t)(m0 - pl) * c;
-            int32_t next = 0; /* the next input row to copy (rows are read in order) and the band it goes to */
-            uint32_t *slot = ring;
+            int32_t next = 0, si = 0; /* the next input row to copy (rows are read in order) and its band */
             for (oy = 0; oy < p->oh; ++oy) {
                 const int32_t iy0 = oy * p->sh - p->pad_top;
                 const int8_t *band[3];
-                if (next < iy0) next = iy0; /* (rows skipped at a row stride of 2 and more) */
+                if (next < iy0) next = iy0; /* (rows skipped at a row stride above 3) */
                 for (; next <= iy0 + 2 && next < h; ++next) { /* copy row `next`'s 4 channels */
                     const int8_t *sp = xb + (int64_t)next * wd * c;
-                    uint32_t *d = slot + m0;
+                    uint32_t *d = ring + si * pw + m0;
                     for (m = m0; m < m1; ++m, sp += c) *d++ = aotc_dsp_load32(sp);
-                    slot = slot == ring + 2 * pw ? ring : slot + pw;
+                    si = si == 2 ? 0 : si + 1;
                 }
-                for (t = 0; t < 3; ++t) {
+                for (t = 0; t < 3; ++t) { /* row iy0 + t: next - iy0 - t bands before band si */
                     const int32_t iy = iy0 + t;
-                    /* row iy is in the band (next - 1 - iy) bands behind the next one */
-                    const int32_t back = next - iy, at = (int32_t)(slot - ring) / pw - back;
-                    band[t] = iy < 0 || iy >= h ? (const int8_t *)zrow : (const int8_t *)(ring + (at < 0 ? at + 3 : at) * pw);
+                    int32_t at = si - (next - iy);
+                    at += at < 0 ? 3 : 0;
+                    band[t] = iy < 0 || iy >= h ? (const int8_t *)zrow : (const int8_t *)(ring + at * pw);
                 }
                 int8_t *const yr = y + (((int64_t)b * p->oh + oy) * ow) * c + ch;
                 int8_t *yo = yr;
@@ -2399,7 +2398,11 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
                     int32x4_t a0 = base, a1 = base, a2 = base;
                     if (sw == 1) TFL_MVE_DW_BLOCK(TFL_MVE_DW_ROW_S1);
                     else TFL_MVE_DW_BLOCK(TFL_MVE_DW_ROW_S2);
-                    if (shifted) {
+                    if (usual) {
+                        tfl_mve_requant4u(a0, mult, nright, yz, yo);
+                        tfl_mve_requant4u(a1, mult, nright, yz, yo + c);
+                        tfl_mve_requant4u(a2, mult, nright, yz, yo + 2 * c);
+                    } else if (shifted) {
                         tfl_mve_requant4v(a0, mult, left, nright, yz, lo, hi, yo);
                         tfl_mve_requant4v(a1, mult, left, nright, yz, lo, hi, yo + c);
                         tfl_mve_requant4v(a2, mult, left, nright, yz, lo, hi, yo + 2 * c);

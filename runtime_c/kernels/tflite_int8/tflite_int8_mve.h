@@ -125,6 +125,23 @@ static inline __attribute__((always_inline)) void tfl_mve_requant4s(int32x4_t v,
     r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
     vstrbq_s32(y, r);
 }
+/* tfl_mve_requant4's usual case in fewer instructions, where every channel shifts right (shift < 0: no left shift,
+ * and -1 added to every negative value) and the clamp is int8's own (y_min -128, y_max 127: the saturating narrows
+ * make it); tfl_mve_requant_usual tells whether p's outputs are all so. */
+static inline __attribute__((always_inline)) void tfl_mve_requant4u(int32x4_t v, int32x4_t mult, int32x4_t neg_right,
+                                                                    int32_t zero, int8_t *y) {
+    int32x4_t r = vqrdmulhq_s32(v, mult);
+    r = vaddq_n_s32(vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(r, 31)), neg_right), zero);
+    const int16x8_t h = vqmovnbq_s32(vreinterpretq_s16_s32(r), r);
+    vstrbq_s32(y, vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s16(h), h)));
+}
+TFL_UNUSED static int tfl_mve_requant_usual(const int32_t *shift, int32_t n, int32_t lo, int32_t hi) {
+    int32_t i;
+    if (lo != -128 || hi != 127) return 0;
+    for (i = 0; i < n; ++i)
+        if (shift[i] >= 0) return 0;
+    return 1;
+}
 #define tfl_mve_requant4v(v, mult, left, neg_right, zero, lo, hi, y) \
     tfl_mve_requant4s(v, mult, 1, left, neg_right, zero, lo, hi, y)
 #else
