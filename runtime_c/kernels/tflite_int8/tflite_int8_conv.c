@@ -979,6 +979,10 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int32x4_t ws = vld1q_s32(wsum + o0), sh = vld1q_s32(p->shift + o0), mult = vld1q_s32(p->mult + o0);
             const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
             int8_t *yp = y + o0;
+            if (usual && k % 16 == 0) {
+                tfl_mve_pw_group(xp, k, wg, yp, oc, total, ws, mult, nright, vdupq_n_s32(yz));
+                continue;
+            }
             if (usual) {
                 for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
                     tfl_mve_requant4u(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, nright, yz, yp);

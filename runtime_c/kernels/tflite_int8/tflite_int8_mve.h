@@ -135,6 +135,63 @@ static inline __attribute__((always_inline)) void tfl_mve_requant4u(int32x4_t v,
     const int16x8_t h = vqmovnbq_s32(vreinterpretq_s16_s32(r), r);
     vstrbq_s32(y, vreinterpretq_s32_s8(vqmovnbq_s16(vreinterpretq_s8_s16(h), h)));
 }
+/* A 1 x 1 CONV_2D's group of 4 output channels over n positions in one assembly loop (every GPR but sp and pc:
+ * the positions' count kept in memory), where the patches are whole vectors (k a multiple of 16, each position's
+ * k bytes right after the one before) and the requantisation is the usual one (tfl_mve_requant4u's): per position
+ * the weights' 4 rows from wb, k / 16 turns of tfl_mve_dot4q's loop, the sums plus ws requantised and stored
+ * to y (then y + oc, ...). No scalar work of gcc's between positions (its loop took 45 cycles a position for
+ * what is here about 20). */
+static inline __attribute__((always_inline)) void tfl_mve_pw_group(const int8_t *x, int32_t k, const int8_t *wb,
+                                                                   int8_t *y, int32_t oc, int32_t n, int32x4_t ws,
+                                                                   int32x4_t mult, int32x4_t nright, int32x4_t yzv) {
+    int32_t a0, a1, a2, a3, cnt = n;
+    const int8_t *w0, *w1, *w2, *w3;
+    int32x4_t xv, v1, v2, r;
+    __asm__ volatile("1:\n\t"
+                     "mov %[w0], %[wb]\n\t"
+                     "add %[w1], %[wb], %[k]\n\t"
+                     "add %[w2], %[w1], %[k]\n\t"
+                     "add %[w3], %[w2], %[k]\n\t"
+                     "mov %[a0], #0\n\t"
+                     "mov %[a1], #0\n\t"
+                     "mov %[a2], #0\n\t"
+                     "mov %[a3], #0\n\t"
+                     "dlstp.8 lr, %[k]\n"
+                     "2:\n\t"
+                     "vldrb.8 %q[xv], [%[x]], #16\n\t"
+                     "vldrb.8 %q[v1], [%[w0]], #16\n\t"
+                     "vmladava.s8 %[a0], %q[xv], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w1]], #16\n\t"
+                     "vmladava.s8 %[a1], %q[xv], %q[v2]\n\t"
+                     "vldrb.8 %q[v1], [%[w2]], #16\n\t"
+                     "vmladava.s8 %[a2], %q[xv], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w3]], #16\n\t"
+                     "vmladava.s8 %[a3], %q[xv], %q[v2]\n\t"
+                     "letp lr, 2b\n\t"
+                     "vmov %q[r][2], %q[r][0], %[a0], %[a2]\n\t"
+                     "vmov %q[r][3], %q[r][1], %[a1], %[a3]\n\t"
+                     "vadd.i32 %q[r], %q[r], %q[ws]\n\t"
+                     "vqrdmulh.s32 %q[r], %q[r], %q[m]\n\t"
+                     "vshr.s32 %q[v1], %q[r], #31\n\t"
+                     "vqadd.s32 %q[r], %q[r], %q[v1]\n\t"
+                     "vrshl.s32 %q[r], %q[r], %q[nr]\n\t"
+                     "vadd.i32 %q[r], %q[r], %q[yz]\n\t"
+                     "vqmovnb.s32 %q[r], %q[r]\n\t"
+                     "vqmovnb.s16 %q[r], %q[r]\n\t"
+                     "vstrb.32 %q[r], [%[y]]\n\t"
+                     "add %[y], %[y], %[oc]\n\t"
+                     "ldr %[a0], %[cnt]\n\t"
+                     "subs %[a0], %[a0], #1\n\t"
+                     "str %[a0], %[cnt]\n\t"
+                     "bne 1b"
+                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [w0] "=&r"(w0),
+                       [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [xv] "=&w"(xv), [v1] "=&w"(v1),
+                       [v2] "=&w"(v2), [r] "=&w"(r), [x] "+r"(x), [y] "+l"(y), [cnt] "+m"(cnt)
+                     : [wb] "r"(wb), [k] "r"(k), [oc] "r"(oc), [ws] "w"(ws), [m] "w"(mult), [nr] "w"(nright),
+                       [yz] "w"(yzv)
+                     : "lr", "cc", "memory");
+}
+
 TFL_UNUSED static int tfl_mve_requant_usual(const int32_t *shift, int32_t n, int32_t lo, int32_t hi) {
     int32_t i;
     if (lo != -128 || hi != 127) return 0;
