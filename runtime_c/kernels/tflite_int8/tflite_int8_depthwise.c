@@ -2341,6 +2341,71 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
                 : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
     } while (0)
 
+/* nb blocks of 3 positions of a row (the usual requantisation, tfl_mve_requant4u's), in one assembly loop: band rows
+ * r0, r1, r2 at the block's first column, k the 4 channels' terms (weights, then mult, neg_right and the sums' base
+ * at bytes 48, 64, 80), outputs to y, y + c, y + 2 c, then the next block 3 columns on (6 at stride 2). */
+#define TFL_MVE_DWR_LDX(r, o) "vldrb.s32 %q[x], [%[" r "], #" #o "]\n\t"
+#define TFL_MVE_DWR_ROW_S1(r, o)                                                                                  \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]")         \
+            TFL_MVE_DWR_LDX(r, 8) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]")     \
+                TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]") TFL_MVE_DWR_LDX(r, 12)                                     \
+                    TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]")                \
+                        TFL_MVE_DWR_LDX(r, 16) TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+#define TFL_MVE_DWR_ROW_S2(r, o)                                                                                  \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 8)                           \
+            TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]") TFL_MVE_DWR_LDX(r, 12)    \
+                TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 16)                                     \
+                    TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]")                \
+                        TFL_MVE_DWR_LDX(r, 20) TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 24)      \
+                            TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+#define TFL_MVE_DWR_RQ(a)                                                                                         \
+    "vshr.s32 %q[t], %q[" a "], #31\n\t"                                                                           \
+    "vqadd.s32 %q[" a "], %q[" a "], %q[t]\n\t"                                                                    \
+    "vrshl.s32 %q[" a "], %q[" a "], %q[w1]\n\t"                                                                   \
+    "vadd.i32 %q[" a "], %q[" a "], %[yz]\n\t"                                                                     \
+    "vqmovnb.s32 %q[" a "], %q[" a "]\n\t"                                                                         \
+    "vqmovnb.s16 %q[" a "], %q[" a "]\n\t"                                                                         \
+    "vstrb.32 %q[" a "], [%[y]]\n\t"                                                                               \
+    "add %[y], %[y], %[c]\n\t"
+#define TFL_MVE_DWR_LOOP(ROW, step)                                                                               \
+    __asm__ volatile("1:\n\t"                                                                                     \
+                     "vldrw.32 %q[a0], [%[k], #80]\n\t"                                                           \
+                     "vldrw.32 %q[a1], [%[k], #80]\n\t"                                                           \
+                     "vldrw.32 %q[a2], [%[k], #80]\n\t" ROW("r0", 0) ROW("r1", 12) ROW("r2", 24)                  \
+                     "vldrw.32 %q[w0], [%[k], #48]\n\t"                                                           \
+                     "vldrw.32 %q[w1], [%[k], #64]\n\t"                                                           \
+                     "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                    \
+                     "vqrdmulh.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                    \
+                     "vqrdmulh.s32 %q[a2], %q[a2], %q[w0]\n\t" TFL_MVE_DWR_RQ("a0") TFL_MVE_DWR_RQ("a1")          \
+                         TFL_MVE_DWR_RQ("a2")                                                                     \
+                     "add %[r0], %[r0], #" #step "\n\t"                                                           \
+                     "add %[r1], %[r1], #" #step "\n\t"                                                           \
+                     "add %[r2], %[r2], #" #step "\n\t"                                                           \
+                     "subs %[nb], %[nb], #1\n\t"                                                                  \
+                     "bne 1b"                                                                                     \
+                     : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [w0] "=&w"(w0), [w1] "=&w"(w1),            \
+                       [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t), [r0] "+l"(r0), [r1] "+l"(r1), [r2] "+l"(r2),  \
+                       [y] "+l"(y), [nb] "+r"(nb)                                                                 \
+                     : [k] "l"(k), [c] "r"(c), [yz] "r"(yz)                                                       \
+                     : "cc", "memory")
+static inline __attribute__((always_inline)) void tfl_mve_dw3_row(const int8_t *r0, const int8_t *r1, const int8_t *r2, const int8_t *k, int8_t *y,
+                            int32_t c, int32_t nb, int32_t yz, int32_t sw) {
+    int32x4_t a0, a1, a2, w0, w1, w2, xv, t;
+    if (sw == 1) TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S1, 12);
+    else TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S2, 24);
+}
+#undef TFL_MVE_DWR_LOOP
+#undef TFL_MVE_DWR_RQ
+#undef TFL_MVE_DWR_ROW_S2
+#undef TFL_MVE_DWR_ROW_S1
+#undef TFL_MVE_DWR_LDX
+
 static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                                 int8_t *y, uint32_t *scratch) {
     const int32_t c = p->c, h = p->h, wd = p->w, sw = p->sw, ow = p->ow, pl = p->pad_left;
@@ -2357,7 +2422,10 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
     const int32_t m0 = pl < pw ? pl : pw, m1 = pl + wd < pw ? pl + wd : pw;
     for (m = 0; m < 4 * pw; ++m) scratch[m] = zb; /* the bands' padding columns stay x_zero */
     for (ch = 0; ch < c; ch += 4) {
-        int8_t wq[36] __attribute__((aligned(4))); /* tap t's 4 weights at 4 t */
+        /* tap t's 4 weights at 4 t; the usual requantisation's terms at 48 (mult), 64 (-right) and the sums' base
+         * at 80 (tfl_mve_dw3_row) */
+        int8_t kq[96] __attribute__((aligned(16)));
+        int8_t *const wq = kq;
         int32x4_t ws = zero4;
         for (t = 0; t < 9; ++t) {
             memcpy(wq + 4 * t, w + t * c + ch, 4);
@@ -2367,6 +2435,8 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
         const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
         const int shifted = vmaxvq_s32(0, left) > 0, usual = tfl_mve_requant_usual(p->shift + ch, 4, lo, hi);
         const int32x4_t base = vsubq_s32(bias ? vld1q_s32(bias + ch) : zero4, vmulq_s32(ws, zx));
+        vst1q_s32((int32_t *)(kq + 48), mult), vst1q_s32((int32_t *)(kq + 64), nright);
+        vst1q_s32((int32_t *)(kq + 80), base);
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (int64_t)b * h * wd * c + ch + (int64_t)(m0 - pl) * c;
             int32_t next = 0, si = 0; /* the next input row to copy (rows are read in order) and its band */
@@ -2390,7 +2460,15 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
                 int8_t *yo = yr;
                 /* blocks of 3, the last one moved back over positions done (the same values again: from the
                  * bands, which y does not overlap) */
-                for (ox = 0; ow >= 3 && ox < ow; ox += 3) {
+                if (usual && ow >= 3) { /* whole blocks, then the last one moved back */
+                    tfl_mve_dw3_row(band[0], band[1], band[2], kq, yr, c, ow / 3, yz, sw);
+                    if (ow % 3 != 0) {
+                        const int32_t at = 4 * (ow - 3) * sw;
+                        tfl_mve_dw3_row(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 3) * c, c, 1,
+                                        yz, sw);
+                    }
+                }
+                for (ox = 0; !usual && ow >= 3 && ox < ow; ox += 3) {
                     if (ox + 3 > ow) ox = ow - 3;
                     yo = yr + (int64_t)ox * c;
                     const int32_t at = 4 * ox * sw;
