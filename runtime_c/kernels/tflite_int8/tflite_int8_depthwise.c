@@ -2291,56 +2291,19 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
 
 #if AOTC_TFL_MVE
 /* Helium's DEPTHWISE_CONV_2D: a 3 x 3 window, dilation 1, column stride 1 or 2, depth multiplier 1, channels a
- * multiple of 4. 4 channels at a time (int32 lanes), for each the output rows in order; the 3 input rows a row of
- * windows reads are kept in a ring of bands in the scratch (the DSP path's, when it holds 4 of them), each a row's
- * 4 channels column by column (4 bytes a column, x_zero in the padding), so that each column is one post-indexed
- * VLDRB.S32 and a band's row of windows needs no bounds; the 9 taps' weights of the 4 channels in 36 bytes, read
- * at immediate offsets (both in low registers: the widening VLDRB's). Three positions a block (tfl_mve_dw3_s1 / _s2: 8 vector registers) in assembly, each
- * column's loads, VMULs and VADDs alternating pipes. The sums are sum x w + bias - x_zero sum w over the window
- * (a tap in the padding reads x_zero: adds 0, as the reference skips it), requantised as tfl_mve_requant4
- * (bit-exact). The output overlap bound (overlap_bytes) holds channel by channel: a channel's outputs are written
- * position by position, each after the rows its window reads are copied. */
+ * multiple of 4, rows of 2 positions or more, and the usual requantisation (tfl_mve_requant4u's: every shift right,
+ * int8's own clamp; the DSP path takes the others). 4 channels at a time (int32 lanes), for each the output rows in
+ * order; the 3 input rows a row of windows reads are kept in a ring of bands in the scratch (the DSP path's, where it
+ * holds 4 of them), each a row's 4 channels column by column (4 bytes a column, x_zero in the padding), so that a
+ * column is one VLDRB.S32 at an immediate offset and a band's row of windows needs no bounds; the 9 taps' weights of
+ * the 4 channels in 36 bytes with the requantisation's terms after them, also read at immediate offsets (low
+ * registers: the widening VLDRB's). A row by blocks of 3 positions in one assembly loop (tfl_mve_dw3_row: 8 vector
+ * registers), each column's load, VMULs and VADDs alternating pipes, the sums then requantised there; a row of
+ * 3 n + 2 ends with a block of 2, one of 3 n + 1 with its last 3 again. The sums are sum x w + bias - x_zero sum w
+ * over the window (a tap in the padding reads x_zero: adds 0, as the reference skips it): bit-exact. The output
+ * overlap bound (overlap_bytes) holds channel by channel: a channel's outputs are written position by position, each
+ * after the rows its window reads are copied. */
 #define TFL_MVE_DW_MAC(acc, xv, wv) "vmul.i32 %q[t], " xv ", " wv "\n\tvadd.i32 %q[" acc "], %q[" acc "], %q[t]\n\t"
-#define TFL_MVE_DW_LDX "vldrb.s32 %q[x], [%[r]], #4\n\t"
-/* one band row of a block of 3 positions at column stride 1: columns 0 .. 4, weights at wq + o */
-#define TFL_MVE_DW_ROW_S1(o)                                                                                  \
-    "vldrb.s32 %q[w0], [%[wq], #(" #o ")]\n\t"                                                               \
-    "vldrb.s32 %q[w1], [%[wq], #(" #o " + 4)]\n\t"                                                           \
-    "vldrb.s32 %q[w2], [%[wq], #(" #o " + 8)]\n\t" TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")     \
-        TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]")         \
-            TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]")     \
-                TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]") TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") \
-                    TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX                                 \
-                        TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
-/* ... at column stride 2: columns 0 .. 6 (position j's taps at columns 2 j .. 2 j + 2) */
-#define TFL_MVE_DW_ROW_S2(o)                                                                                  \
-    "vldrb.s32 %q[w0], [%[wq], #(" #o ")]\n\t"                                                               \
-    "vldrb.s32 %q[w1], [%[wq], #(" #o " + 4)]\n\t"                                                           \
-    "vldrb.s32 %q[w2], [%[wq], #(" #o " + 8)]\n\t" TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")     \
-        TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX                                 \
-            TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]") TFL_MVE_DW_LDX     \
-                TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") \
-                    TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]") TFL_MVE_DW_LDX                                 \
-                        TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DW_LDX                             \
-                            TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
-#define TFL_MVE_DW_BLOCK(ROW)                                                                                 \
-    do {                                                                                                      \
-        int32x4_t w0, w1, w2, xv, t;                                                                          \
-        const int8_t *r;                                                                                      \
-        r = r0;                                                                                               \
-        __asm__(ROW(0) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+l"(r), [w0] "=&w"(w0),            \
-                [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
-                : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
-        r = r1;                                                                                               \
-        __asm__(ROW(12) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+l"(r), [w0] "=&w"(w0),           \
-                [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
-                : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
-        r = r2;                                                                                               \
-        __asm__(ROW(24) : [a0] "+w"(a0), [a1] "+w"(a1), [a2] "+w"(a2), [r] "+l"(r), [w0] "=&w"(w0),           \
-                [w1] "=&w"(w1), [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t)                                   \
-                : [wq] "l"(wq), "m"(*(const int8_t(*)[36])wq), "m"(*(const int8_t(*)[28])r));                 \
-    } while (0)
-
 /* nb blocks of 3 positions of a row (the usual requantisation, tfl_mve_requant4u's), in one assembly loop: band rows
  * r0, r1, r2 at the block's first column, k the 4 channels' terms (weights, then mult, neg_right and the sums' base
  * at bytes 48, 64, 80), outputs to y, y + c, y + 2 c, then the next block 3 columns on (6 at stride 2). */
@@ -2364,6 +2327,21 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
                     TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]")                \
                         TFL_MVE_DWR_LDX(r, 20) TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 24)      \
                             TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+/* ... two positions (the last two of a row of 3 n + 2): columns 0 .. 3 (0 .. 4 at stride 2) */
+#define TFL_MVE_DWR_ROW2_S1(r, o)                                                                                 \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]")         \
+            TFL_MVE_DWR_LDX(r, 8) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]")     \
+                TFL_MVE_DWR_LDX(r, 12) TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]")
+#define TFL_MVE_DWR_ROW2_S2(r, o)                                                                                 \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 8)                           \
+            TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]") TFL_MVE_DWR_LDX(r, 12)    \
+                TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 16) TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]")
 #define TFL_MVE_DWR_RQ(a)                                                                                         \
     "vshr.s32 %q[t], %q[" a "], #31\n\t"                                                                           \
     "vqadd.s32 %q[" a "], %q[" a "], %q[t]\n\t"                                                                    \
@@ -2394,49 +2372,69 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
                        [y] "+l"(y), [nb] "+r"(nb)                                                                 \
                      : [k] "l"(k), [c] "r"(c), [yz] "r"(yz)                                                       \
                      : "cc", "memory")
-static inline __attribute__((always_inline)) void tfl_mve_dw3_row(const int8_t *r0, const int8_t *r1, const int8_t *r2, const int8_t *k, int8_t *y,
-                            int32_t c, int32_t nb, int32_t yz, int32_t sw) {
+static inline __attribute__((always_inline)) void tfl_mve_dw3_row(const int8_t *r0, const int8_t *r1,
+                                                                  const int8_t *r2, const int8_t *k, int8_t *y,
+                                                                  int32_t c, int32_t nb, int32_t yz, int32_t sw) {
     int32x4_t a0, a1, a2, w0, w1, w2, xv, t;
     if (sw == 1) TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S1, 12);
     else TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S2, 24);
 }
+
+/* the row's last two positions (tfl_mve_dw3_row's, two accumulators) */
+static inline __attribute__((always_inline)) void tfl_mve_dw3_two(const int8_t *r0, const int8_t *r1,
+                                                                  const int8_t *r2, const int8_t *k, int8_t *y,
+                                                                  int32_t c, int32_t yz, int32_t sw) {
+    int32x4_t a0, a1, w0, w1, w2, xv, t;
+#define TFL_MVE_DWR_TWO(ROW)                                                                                      \
+    __asm__ volatile("vldrw.32 %q[a0], [%[k], #80]\n\t"                                                           \
+                     "vldrw.32 %q[a1], [%[k], #80]\n\t" ROW("r0", 0) ROW("r1", 12) ROW("r2", 24)                  \
+                     "vldrw.32 %q[w0], [%[k], #48]\n\t"                                                           \
+                     "vldrw.32 %q[w1], [%[k], #64]\n\t"                                                           \
+                     "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                    \
+                     "vqrdmulh.s32 %q[a1], %q[a1], %q[w0]\n\t" TFL_MVE_DWR_RQ("a0") TFL_MVE_DWR_RQ("a1")          \
+                     : [a0] "=&w"(a0), [a1] "=&w"(a1), [w0] "=&w"(w0), [w1] "=&w"(w1), [w2] "=&w"(w2),            \
+                       [x] "=&w"(xv), [t] "=&w"(t), [y] "+l"(y)                                                   \
+                     : [r0] "l"(r0), [r1] "l"(r1), [r2] "l"(r2), [k] "l"(k), [c] "r"(c), [yz] "r"(yz)             \
+                     : "memory")
+    if (sw == 1) TFL_MVE_DWR_TWO(TFL_MVE_DWR_ROW2_S1);
+    else TFL_MVE_DWR_TWO(TFL_MVE_DWR_ROW2_S2);
+#undef TFL_MVE_DWR_TWO
+}
 #undef TFL_MVE_DWR_LOOP
 #undef TFL_MVE_DWR_RQ
+#undef TFL_MVE_DWR_ROW2_S2
+#undef TFL_MVE_DWR_ROW2_S1
 #undef TFL_MVE_DWR_ROW_S2
 #undef TFL_MVE_DWR_ROW_S1
 #undef TFL_MVE_DWR_LDX
 
 static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                                 int8_t *y, uint32_t *scratch) {
-    const int32_t c = p->c, h = p->h, wd = p->w, sw = p->sw, ow = p->ow, pl = p->pad_left;
+    const int32_t c = p->c, h = p->h, wd = p->w, sw = p->sw, ow = p->ow, pl = p->pad_left, yz = p->y_zero;
     const int32_t pw = (ow - 1) * sw + 3; /* the columns a row of windows spans, from -pad_left */
     const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
-    const int32x4_t zero4 = vdupq_n_s32(0), zx = vdupq_n_s32(p->x_zero);
-    const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max;
-    int32_t b, oy, ox, ch, t, m;
+    int32_t b, oy, ch, t, m;
     if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || p->oc != c || p->kh != 3 || p->kw != 3 ||
-        p->dh != 1 || p->dw != 1 || sw > 2 || aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 16 * (int64_t)pw)
+        p->dh != 1 || p->dw != 1 || sw > 2 || ow < 2 || aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 16 * (int64_t)pw ||
+        !tfl_mve_requant_usual(p->shift, c, p->y_min, p->y_max))
         return 0;
     uint32_t *ring = scratch, *zrow = scratch + 3 * pw; /* 3 bands, a band of x_zero */
-    /* the columns of a row inside the image: [m0, m1) of a band, x's columns from ix0 */
+    /* the columns of a row inside the image: [m0, m1) of a band */
     const int32_t m0 = pl < pw ? pl : pw, m1 = pl + wd < pw ? pl + wd : pw;
     for (m = 0; m < 4 * pw; ++m) scratch[m] = zb; /* the bands' padding columns stay x_zero */
     for (ch = 0; ch < c; ch += 4) {
-        /* tap t's 4 weights at 4 t; the usual requantisation's terms at 48 (mult), 64 (-right) and the sums' base
-         * at 80 (tfl_mve_dw3_row) */
+        /* tap t's 4 weights at 4 t; the requantisation's terms at 48 (mult), 64 (-right: every shift is) and the
+         * sums' base at 80 (tfl_mve_dw3_row) */
         int8_t kq[96] __attribute__((aligned(16)));
-        int8_t *const wq = kq;
-        int32x4_t ws = zero4;
+        int32x4_t ws = vdupq_n_s32(0);
         for (t = 0; t < 9; ++t) {
-            memcpy(wq + 4 * t, w + t * c + ch, 4);
-            ws = vaddq_s32(ws, vldrbq_s32(wq + 4 * t));
+            memcpy(kq + 4 * t, w + t * c + ch, 4);
+            ws = vaddq_s32(ws, vldrbq_s32(kq + 4 * t));
         }
-        const int32x4_t sh = vld1q_s32(p->shift + ch), mult = vld1q_s32(p->mult + ch);
-        const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
-        const int shifted = vmaxvq_s32(0, left) > 0, usual = tfl_mve_requant_usual(p->shift + ch, 4, lo, hi);
-        const int32x4_t base = vsubq_s32(bias ? vld1q_s32(bias + ch) : zero4, vmulq_s32(ws, zx));
-        vst1q_s32((int32_t *)(kq + 48), mult), vst1q_s32((int32_t *)(kq + 64), nright);
-        vst1q_s32((int32_t *)(kq + 80), base);
+        vst1q_s32((int32_t *)(kq + 48), vld1q_s32(p->mult + ch));
+        vst1q_s32((int32_t *)(kq + 64), vld1q_s32(p->shift + ch));
+        vst1q_s32((int32_t *)(kq + 80), vsubq_s32(bias ? vld1q_s32(bias + ch) : vdupq_n_s32(0),
+                                                 vmulq_n_s32(ws, p->x_zero)));
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (int64_t)b * h * wd * c + ch + (int64_t)(m0 - pl) * c;
             int32_t next = 0, si = 0; /* the next input row to copy (rows are read in order) and its band */
@@ -2457,55 +2455,20 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
                     band[t] = iy < 0 || iy >= h ? (const int8_t *)zrow : (const int8_t *)(ring + at * pw);
                 }
                 int8_t *const yr = y + (((int64_t)b * p->oh + oy) * ow) * c + ch;
-                int8_t *yo = yr;
-                /* blocks of 3, the last one moved back over positions done (the same values again: from the
-                 * bands, which y does not overlap) */
-                if (usual && ow >= 3) { /* whole blocks, then the last one moved back */
-                    tfl_mve_dw3_row(band[0], band[1], band[2], kq, yr, c, ow / 3, yz, sw);
-                    if (ow % 3 != 0) {
-                        const int32_t at = 4 * (ow - 3) * sw;
-                        tfl_mve_dw3_row(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 3) * c, c, 1,
-                                        yz, sw);
-                    }
-                }
-                for (ox = 0; !usual && ow >= 3 && ox < ow; ox += 3) {
-                    if (ox + 3 > ow) ox = ow - 3;
-                    yo = yr + (int64_t)ox * c;
-                    const int32_t at = 4 * ox * sw;
-                    const int8_t *r0 = band[0] + at, *r1 = band[1] + at, *r2 = band[2] + at;
-                    int32x4_t a0 = base, a1 = base, a2 = base;
-                    if (sw == 1) TFL_MVE_DW_BLOCK(TFL_MVE_DW_ROW_S1);
-                    else TFL_MVE_DW_BLOCK(TFL_MVE_DW_ROW_S2);
-                    if (usual) {
-                        tfl_mve_requant4u(a0, mult, nright, yz, yo);
-                        tfl_mve_requant4u(a1, mult, nright, yz, yo + c);
-                        tfl_mve_requant4u(a2, mult, nright, yz, yo + 2 * c);
-                    } else if (shifted) {
-                        tfl_mve_requant4v(a0, mult, left, nright, yz, lo, hi, yo);
-                        tfl_mve_requant4v(a1, mult, left, nright, yz, lo, hi, yo + c);
-                        tfl_mve_requant4v(a2, mult, left, nright, yz, lo, hi, yo + 2 * c);
-                    } else { /* no left shift: requant4v's of 0 left out */
-                        tfl_mve_requant4s(a0, mult, 0, left, nright, yz, lo, hi, yo);
-                        tfl_mve_requant4s(a1, mult, 0, left, nright, yz, lo, hi, yo + c);
-                        tfl_mve_requant4s(a2, mult, 0, left, nright, yz, lo, hi, yo + 2 * c);
-                    }
-                }
-                for (ox = ow >= 3 ? ow : 0, yo = yr; ox < ow; ++ox, yo += c) { /* rows of 1 or 2 positions */
-                    int32x4_t a = base;
-                    for (t = 0; t < 9; ++t)
-                        a = vaddq_s32(a, vmulq_s32(vldrbq_s32(band[t / 3] + 4 * (ox * sw + t % 3)),
-                                                   vldrbq_s32(wq + 4 * t)));
-                    tfl_mve_requant4v(a, mult, left, nright, yz, lo, hi, yo);
+                if (ow >= 3) tfl_mve_dw3_row(band[0], band[1], band[2], kq, yr, c, ow / 3, yz, sw);
+                if (ow % 3 == 2) { /* the last two */
+                    const int32_t at = 4 * (ow - 2) * sw;
+                    tfl_mve_dw3_two(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 2) * c, c, yz, sw);
+                } else if (ow % 3 == 1) { /* the last 3 again (the same values: from the bands) */
+                    const int32_t at = 4 * (ow - 3) * sw;
+                    tfl_mve_dw3_row(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 3) * c, c, 1, yz,
+                                    sw);
                 }
             }
         }
     }
     return 1;
 }
-#undef TFL_MVE_DW_BLOCK
-#undef TFL_MVE_DW_ROW_S2
-#undef TFL_MVE_DW_ROW_S1
-#undef TFL_MVE_DW_LDX
 #undef TFL_MVE_DW_MAC
 #endif /* AOTC_TFL_MVE */
 
