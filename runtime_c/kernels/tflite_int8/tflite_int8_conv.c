@@ -994,6 +994,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         return 1;
     }
     const int usual = tfl_mve_requant_usual(p->shift, oc, p->y_min, p->y_max);
+    const int32x4_t yzv = vdupq_n_s32(p->y_zero);
     for (pos = 0; pos < total; ++pos) {
         const int8_t *px = patch;
         int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
@@ -1019,6 +1020,22 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
                     }
                 }
             }
+        }
+        if (usual) { /* whole groups' sums by the assembly loop, 16 groups a time, then requantised */
+            int32_t sums[64] __attribute__((aligned(8)));
+            for (o = 0; o + 4 <= oc; o += 64) {
+                const int32_t ng = (oc - o) / 4 < 16 ? (oc - o) / 4 : 16;
+                tfl_mve_dot_groups(px, k, w + (int64_t)o * k, ng, sums);
+                tfl_mve_requant_groups(sums, wsum + o, p->mult + o, p->shift + o, yzv, yp + o, ng);
+            }
+            if (oc % 4 != 0) { /* the last 4 channels, overlapping the group before */
+                const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)(oc - 4) * k, k),
+                                                vld1q_s32(wsum + oc - 4));
+                tfl_mve_requant4u(acc, vld1q_s32(p->mult + oc - 4), vld1q_s32(p->shift + oc - 4), p->y_zero,
+                                  yp + oc - 4);
+            }
+            if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
+            continue;
         }
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;

@@ -192,6 +192,80 @@ static inline __attribute__((always_inline)) void tfl_mve_pw_group(const int8_t 
                      : "lr", "cc", "memory");
 }
 
+/* The sums of ng groups of 4 channels (weights' rows of k bytes, consecutive from wg) over one patch x to
+ * s[0 .. 4 ng), in one assembly loop: tfl_mve_dot4q's per group, the group's pointers set with 4 additions and its
+ * sums stored with 2 STRDs (gcc's loop around tfl_mve_dot4q reloaded its pointers from the stack: about 30 cycles
+ * a group more). Every GPR but sp and pc: the count kept in memory. */
+static inline __attribute__((always_inline)) void tfl_mve_dot_groups(const int8_t *x, int32_t k, const int8_t *wg,
+                                                                     int32_t ng, int32_t *s) {
+    int32_t a0, a1, a2, a3, cnt = ng;
+    const int8_t *xp, *w0, *w1, *w2, *w3;
+    int32x4_t xv, v1, v2;
+    __asm__ volatile("1:\n\t"
+                     "mov %[xp], %[x]\n\t"
+                     "mov %[w0], %[wg]\n\t"
+                     "add %[w1], %[wg], %[k]\n\t"
+                     "add %[w2], %[w1], %[k]\n\t"
+                     "add %[w3], %[w2], %[k]\n\t"
+                     "mov %[a0], #0\n\t"
+                     "mov %[a1], #0\n\t"
+                     "mov %[a2], #0\n\t"
+                     "mov %[a3], #0\n\t"
+                     "dlstp.8 lr, %[k]\n"
+                     "2:\n\t"
+                     "vldrb.8 %q[xv], [%[xp]], #16\n\t"
+                     "vldrb.8 %q[v1], [%[w0]], #16\n\t"
+                     "vmladava.s8 %[a0], %q[xv], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w1]], #16\n\t"
+                     "vmladava.s8 %[a1], %q[xv], %q[v2]\n\t"
+                     "vldrb.8 %q[v1], [%[w2]], #16\n\t"
+                     "vmladava.s8 %[a2], %q[xv], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w3]], #16\n\t"
+                     "vmladava.s8 %[a3], %q[xv], %q[v2]\n\t"
+                     "letp lr, 2b\n\t"
+                     "strd %[a0], %[a1], [%[s]], #8\n\t"
+                     "strd %[a2], %[a3], [%[s]], #8\n\t"
+                     "add %[wg], %[wg], %[k], lsl #2\n\t"
+                     "ldr %[a0], %[cnt]\n\t"
+                     "subs %[a0], %[a0], #1\n\t"
+                     "str %[a0], %[cnt]\n\t"
+                     "bne 1b"
+                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [xp] "=&r"(xp),
+                       [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [xv] "=&w"(xv),
+                       [v1] "=&w"(v1), [v2] "=&w"(v2), [wg] "+r"(wg), [s] "+r"(s), [cnt] "+m"(cnt)
+                     : [x] "r"(x), [k] "r"(k)
+                     : "lr", "cc", "memory");
+}
+
+/* ng groups of 4 sums s (plus ws) requantised the usual way (tfl_mve_requant4u's: mult, and shift < 0 as it is)
+ * to y[0 .. 4 ng), in one low-overhead loop, every operand by a post-indexed load (gcc's loop reloaded its
+ * pointers and copied the narrows' registers: about 40 cycles a group, here about 20). ng >= 1. */
+static inline __attribute__((always_inline)) void tfl_mve_requant_groups(const int32_t *s, const int32_t *ws,
+                                                                         const int32_t *mult, const int32_t *shift,
+                                                                         int32x4_t yzv, int8_t *y, int32_t ng) {
+    int32x4_t v, t;
+    __asm__ volatile("dls lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrw.32 %q[v], [%[s]], #16\n\t"
+                     "vldrw.32 %q[t], [%[ws]], #16\n\t"
+                     "vadd.i32 %q[v], %q[v], %q[t]\n\t"
+                     "vldrw.32 %q[t], [%[m]], #16\n\t"
+                     "vqrdmulh.s32 %q[v], %q[v], %q[t]\n\t"
+                     "vshr.s32 %q[t], %q[v], #31\n\t"
+                     "vqadd.s32 %q[v], %q[v], %q[t]\n\t"
+                     "vldrw.32 %q[t], [%[sh]], #16\n\t"
+                     "vrshl.s32 %q[v], %q[v], %q[t]\n\t"
+                     "vadd.i32 %q[v], %q[v], %q[yz]\n\t"
+                     "vqmovnb.s32 %q[v], %q[v]\n\t"
+                     "vqmovnb.s16 %q[v], %q[v]\n\t"
+                     "vstrb.32 %q[v], [%[y]], #4\n\t"
+                     "le lr, 1b"
+                     : [v] "=&w"(v), [t] "=&w"(t), [s] "+r"(s), [ws] "+r"(ws), [m] "+r"(mult), [sh] "+r"(shift),
+                       [y] "+l"(y)
+                     : [n] "r"(ng), [yz] "w"(yzv)
+                     : "lr", "memory");
+}
+
 TFL_UNUSED static int tfl_mve_requant_usual(const int32_t *shift, int32_t n, int32_t lo, int32_t hi) {
     int32_t i;
     if (lo != -128 || hi != 127) return 0;
