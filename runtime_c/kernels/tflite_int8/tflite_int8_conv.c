@@ -19,6 +19,12 @@ typedef struct {
     const int32_t *t_conv, *t_res;      /* the ADD's rescaled inputs by byte + 128 (NULL: add_one per element) */
     int64_t bound;                      /* at least every |t_conv[.] + t_res[.]| */
     int8_t *tile;                       /* the DSP path's tile of conv outputs (positions x oc) */
+#if AOTC_TFL_MVE
+    /* add_one's terms as vectors, set once a call (tfl_residual_run's): m1, left 1, -right 1, m2, left 2, -right 2,
+     * the output's mult, left, -right, y_min, y_max */
+    int32x4_t q[11];
+    int usual; /* no shift of the three above 0 */
+#endif
 } tfl_residual;
 
 /* y[at + k] = ADD(v[k], res[at + k]) for k < n: v the conv's outputs (y may be res) */
@@ -1009,14 +1015,14 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
                 int8_t *dst = patch + ky * span;
                 const int8_t *src = x + ((int64_t)b * p->h + iy) * xrow;
                 if (iy < 0 || iy >= p->h) {
-                    memset(dst, p->x_zero, (size_t)span);
+                    tfl_mve_fill(dst, p->x_zero, span);
                 } else if (inside) {
-                    memcpy(dst, src + ix0 * c, (size_t)span);
+                    tfl_mve_copy(dst, src + ix0 * c, span);
                 } else {
                     for (kx = 0; kx < p->kw; ++kx, dst += c) {
                         const int32_t ix = ix0 + kx * p->dw;
-                        if (ix < 0 || ix >= p->w) memset(dst, p->x_zero, (size_t)c);
-                        else memcpy(dst, src + ix * c, (size_t)c);
+                        if (ix < 0 || ix >= p->w) tfl_mve_fill(dst, p->x_zero, c);
+                        else tfl_mve_copy(dst, src + ix * c, c);
                     }
                 }
             }
@@ -1110,19 +1116,41 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 #if AOTC_TFL_MVE
     { /* add_one's three requantisations, 4 elements a vector (tfl_mve_rq: bit for bit), the last ones predicated */
         const int8_t *v1 = e->r->conv_x1 ? v : res, *v2 = e->r->conv_x1 ? res : v;
-        const int32x4_t zero4 = vdupq_n_s32(0), s1 = vdupq_n_s32(a->s1), s2 = vdupq_n_s32(a->s2);
-        const int32x4_t so = vdupq_n_s32(a->shift), m1 = vdupq_n_s32(a->m1), m2 = vdupq_n_s32(a->m2);
-        const int32x4_t mo = vdupq_n_s32(a->mult), lo = vdupq_n_s32(a->y_min), hi = vdupq_n_s32(a->y_max);
-        const int32x4_t l1 = vmaxq_s32(s1, zero4), r1 = vminq_s32(s1, zero4), l2 = vmaxq_s32(s2, zero4);
-        const int32x4_t r2 = vminq_s32(s2, zero4), lout = vmaxq_s32(so, zero4), rout = vminq_s32(so, zero4);
+        const int32_t z1 = a->x1_zero, z2 = a->x2_zero, yz = a->y_zero;
+        const int32x4_t *q = e->q;
+        if (e->usual) { /* no shift left: multipliers by scalar, TFLite's rounding by VAND, VSHR, VQADD and VRSHL */
+            const int32_t m1 = a->m1, m2 = a->m2, mo = a->mult, sg = a->subtract ? -1 : 1;
+            const int32x4_t r1 = q[2], r2 = q[5], ro = q[8], lo = q[9], hi = q[10];
+            for (k = 0; k < n; k += 4) {
+                const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
+                int32x4_t x1 = vqrdmulhq_n_s32(vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), z1), 20), m1);
+                int32x4_t x2 = vqrdmulhq_n_s32(vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), z2), 20), m2);
+                x1 = vrshlq_s32(vqaddq_s32(x1, vshrq_n_s32(vandq_s32(x1, r1), 31)), r1);
+                x2 = vrshlq_s32(vqaddq_s32(x2, vshrq_n_s32(vandq_s32(x2, r2), 31)), r2);
+                x1 = vqrdmulhq_n_s32(vmlaq_n_s32(x1, x2, sg), mo);
+                x1 = vaddq_n_s32(vrshlq_s32(vqaddq_s32(x1, vshrq_n_s32(vandq_s32(x1, ro), 31)), ro), yz);
+                vstrbq_p_s32(y + k, vminq_s32(vmaxq_s32(x1, lo), hi), pr);
+            }
+            return;
+        }
+        if (a->subtract) {
+            for (k = 0; k < n; k += 4) {
+                const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
+                const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), z1), 20);
+                const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), z2), 20);
+                const int32x4_t d = vsubq_s32(tfl_mve_rq(x1, q[0], q[1], q[2]), tfl_mve_rq(x2, q[3], q[4], q[5]));
+                const int32x4_t s = vaddq_n_s32(tfl_mve_rq(d, q[6], q[7], q[8]), yz);
+                vstrbq_p_s32(y + k, vminq_s32(vmaxq_s32(s, q[9]), q[10]), pr);
+            }
+            return;
+        }
         for (k = 0; k < n; k += 4) {
             const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
-            const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), a->x1_zero), 20);
-            const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), a->x2_zero), 20);
-            const int32x4_t q1 = tfl_mve_rq(x1, m1, l1, r1), q2 = tfl_mve_rq(x2, m2, l2, r2);
-            int32x4_t s = tfl_mve_rq(a->subtract ? vsubq_s32(q1, q2) : vaddq_s32(q1, q2), mo, lout, rout);
-            s = vminq_s32(vmaxq_s32(vaddq_n_s32(s, a->y_zero), lo), hi);
-            vstrbq_p_s32(y + k, s, pr);
+            const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), z1), 20);
+            const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), z2), 20);
+            const int32x4_t d = vaddq_s32(tfl_mve_rq(x1, q[0], q[1], q[2]), tfl_mve_rq(x2, q[3], q[4], q[5]));
+            const int32x4_t s = vaddq_n_s32(tfl_mve_rq(d, q[6], q[7], q[8]), yz);
+            vstrbq_p_s32(y + k, vminq_s32(vmaxq_s32(s, q[9]), q[10]), pr);
         }
         return;
     }
@@ -1149,6 +1177,19 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
                           const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
     tfl_residual e = {r, res, NULL, NULL, 0, NULL};
+#if AOTC_TFL_MVE
+    {
+        const aotc_tfl_binary_params *a = &r->add;
+        const int32_t sh[3] = {a->s1, a->s2, a->shift}, m[3] = {a->m1, a->m2, a->mult};
+        int32_t i;
+        for (i = 0; i < 3; ++i) {
+            e.q[3 * i] = vdupq_n_s32(m[i]);
+            e.q[3 * i + 1] = vdupq_n_s32(sh[i] > 0 ? sh[i] : 0), e.q[3 * i + 2] = vdupq_n_s32(sh[i] < 0 ? sh[i] : 0);
+        }
+        e.q[9] = vdupq_n_s32(a->y_min), e.q[10] = vdupq_n_s32(a->y_max);
+        e.usual = a->s1 <= 0 && a->s2 <= 0 && a->shift <= 0;
+    }
+#endif
 #if AOTC_QUANT_DSP
     if (scratch != NULL && AOTC_TFL_MVE) { /* (tfl_residual_run's vectors need no tables: their room left) */
         scratch += AOTC_TFL_RESIDUAL_TABLES;

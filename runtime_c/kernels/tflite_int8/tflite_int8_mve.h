@@ -266,6 +266,21 @@ static inline __attribute__((always_inline)) void tfl_mve_requant_groups(const i
                      : "lr", "memory");
 }
 
+/* n bytes from s to d, and n bytes of v at d: 16 a vector, the last ones predicated (a patch's rows: memcpy's call
+ * and word loop cost more for a few dozen bytes) */
+static inline __attribute__((always_inline)) void tfl_mve_copy(int8_t *d, const int8_t *s, int32_t n) {
+    int32_t i;
+    for (i = 0; i < n; i += 16) {
+        const mve_pred16_t pr = vctp8q((uint32_t)(n - i));
+        vstrbq_p_s8(d + i, vldrbq_z_s8(s + i, pr), pr);
+    }
+}
+static inline __attribute__((always_inline)) void tfl_mve_fill(int8_t *d, int32_t v, int32_t n) {
+    const int8x16_t b = vdupq_n_s8((int8_t)v);
+    int32_t i;
+    for (i = 0; i < n; i += 16) vstrbq_p_s8(d + i, b, vctp8q((uint32_t)(n - i)));
+}
+
 TFL_UNUSED static int tfl_mve_requant_usual(const int32_t *shift, int32_t n, int32_t lo, int32_t hi) {
     int32_t i;
     if (lo != -128 || hi != 127) return 0;
