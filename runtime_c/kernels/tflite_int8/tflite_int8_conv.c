@@ -1176,7 +1176,7 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 
 void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
                           const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
-    tfl_residual e = {r, res, NULL, NULL, 0, NULL};
+    tfl_residual e = {.r = r, .res = res}; /* (the rest 0, NULL) */
 #if AOTC_TFL_MVE
     {
         const aotc_tfl_binary_params *a = &r->add;
