@@ -167,7 +167,7 @@ HELIUM_ENTRIES = {
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-O2", "-Os"])
+@pytest.mark.parametrize("level", ["-O3", "-O2", "-Os", "-O0"])  # -O0: a Debug build's (the assembly's C forms)
 @pytest.mark.parametrize("op", sorted(HELIUM_ENTRIES))
 def test_helium_paths_on_the_m55(tmp_path, objects, op, level):
     """CONV_2D (alone and with its fused ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED by Helium's paths on the M55,

@@ -2375,9 +2375,13 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
 static inline __attribute__((always_inline)) void tfl_mve_dw3_row(const int8_t *r0, const int8_t *r1,
                                                                   const int8_t *r2, const int8_t *k, int8_t *y,
                                                                   int32_t c, int32_t nb, int32_t yz, int32_t sw) {
+#if TFL_MVE_ALL_REGS
     int32x4_t a0, a1, a2, w0, w1, w2, xv, t;
     if (sw == 1) TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S1, 12);
     else TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S2, 24);
+#else /* (not called: tfl_depthwise_s8_mve takes nothing there) */
+    (void)r0, (void)r1, (void)r2, (void)k, (void)y, (void)c, (void)nb, (void)yz, (void)sw;
+#endif
 }
 
 /* the row's last two positions (tfl_mve_dw3_row's, two accumulators) */
@@ -2396,8 +2400,13 @@ static inline __attribute__((always_inline)) void tfl_mve_dw3_two(const int8_t *
                        [x] "=&w"(xv), [t] "=&w"(t), [y] "+l"(y)                                                   \
                      : [r0] "l"(r0), [r1] "l"(r1), [r2] "l"(r2), [k] "l"(k), [c] "r"(c), [yz] "r"(yz)             \
                      : "memory")
+#if TFL_MVE_ALL_REGS
     if (sw == 1) TFL_MVE_DWR_TWO(TFL_MVE_DWR_ROW2_S1);
     else TFL_MVE_DWR_TWO(TFL_MVE_DWR_ROW2_S2);
+#else
+    (void)a0, (void)a1, (void)w0, (void)w1, (void)w2, (void)xv, (void)t;
+    (void)r0, (void)r1, (void)r2, (void)k, (void)y, (void)c, (void)yz, (void)sw;
+#endif
 #undef TFL_MVE_DWR_TWO
 }
 #undef TFL_MVE_DWR_LOOP
@@ -2414,8 +2423,9 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
     const int32_t pw = (ow - 1) * sw + 3; /* the columns a row of windows spans, from -pad_left */
     const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
     int32_t b, oy, ch, t, m;
-    if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || p->oc != c || p->kh != 3 || p->kw != 3 ||
-        p->dh != 1 || p->dw != 1 || sw > 2 || ow < 2 || aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 16 * (int64_t)pw ||
+    if (!TFL_MVE_ALL_REGS || scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || p->oc != c || p->kh != 3 ||
+        p->kw != 3 || p->dh != 1 || p->dw != 1 || sw > 2 || ow < 2 ||
+        aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 16 * (int64_t)pw ||
         !tfl_mve_requant_usual(p->shift, c, p->y_min, p->y_max))
         return 0;
     uint32_t *ring = scratch, *zrow = scratch + 3 * pw; /* 3 bands, a band of x_zero */

@@ -18,6 +18,14 @@
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(AOTC_NO_MVE) && !defined(AOTC_NO_INTRINSICS)
 #define AOTC_TFL_MVE 1
 #include <arm_mve.h>
+/* The assembly loops that take every general register but sp and pc (tfl_mve_pw_group, tfl_mve_dot_groups, the
+ * depthwise rows): not where gcc keeps a frame pointer (-O0, a Debug build), which then runs their C forms (or the
+ * DSP path) */
+#if defined(__OPTIMIZE__)
+#define TFL_MVE_ALL_REGS 1
+#else
+#define TFL_MVE_ALL_REGS 0
+#endif
 
 /* TFL_MVE_K, TFL_MVE_OC: the CONV_2D path's limits, with the scratch it takes, in aotc_tflite_int8.h */
 
@@ -170,6 +178,10 @@ static inline __attribute__((always_inline)) void tfl_mve_requant4u(int32x4_t v,
 static inline __attribute__((always_inline)) void tfl_mve_pw_group(const int8_t *x, int32_t k, const int8_t *wb,
                                                                    int8_t *y, int32_t oc, int32_t n, int32x4_t ws,
                                                                    int32x4_t mult, int32x4_t nright, int32x4_t yzv) {
+#if !TFL_MVE_ALL_REGS
+    for (; n > 0; --n, x += k, y += oc)
+        tfl_mve_requant4u(vaddq_s32(tfl_mve_dot4q(x, k, wb, k), ws), mult, nright, vgetq_lane_s32(yzv, 0), y);
+#else
     int32_t a0, a1, a2, a3, cnt = n;
     const int8_t *w0, *w1, *w2, *w3;
     int32x4_t xv, v1, v2, r;
@@ -216,6 +228,7 @@ static inline __attribute__((always_inline)) void tfl_mve_pw_group(const int8_t 
                      : [wb] "r"(wb), [k] "r"(k), [oc] "r"(oc), [ws] "w"(ws), [m] "w"(mult), [nr] "w"(nright),
                        [yz] "w"(yzv)
                      : "lr", "cc", "memory");
+#endif
 }
 
 /* The sums of ng groups of 4 channels (weights' rows of k bytes, consecutive from wg) over one patch x to
@@ -224,6 +237,9 @@ static inline __attribute__((always_inline)) void tfl_mve_pw_group(const int8_t 
  * a group more). Every GPR but sp and pc: the count kept in memory. */
 static inline __attribute__((always_inline)) void tfl_mve_dot_groups(const int8_t *x, int32_t k, const int8_t *wg,
                                                                      int32_t ng, int32_t *s) {
+#if !TFL_MVE_ALL_REGS
+    for (; ng > 0; --ng, wg += 4 * k, s += 4) vst1q_s32(s, tfl_mve_dot4q(x, k, wg, k));
+#else
     int32_t a0, a1, a2, a3, cnt = ng;
     const int8_t *xp, *w0, *w1, *w2, *w3;
     int32x4_t xv, v1, v2;
@@ -261,6 +277,7 @@ static inline __attribute__((always_inline)) void tfl_mve_dot_groups(const int8_
                        [v1] "=&w"(v1), [v2] "=&w"(v2), [wg] "+r"(wg), [s] "+r"(s), [cnt] "+m"(cnt)
                      : [x] "r"(x), [k] "r"(k)
                      : "lr", "cc", "memory");
+#endif
 }
 
 /* ng groups of 4 sums s (plus ws) requantised the usual way (tfl_mve_requant4u's: mult, and shift < 0 as it is)
