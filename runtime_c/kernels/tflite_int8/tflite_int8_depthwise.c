@@ -2468,7 +2468,8 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
                 if (ow >= 3) tfl_mve_dw3_row(band[0], band[1], band[2], kq, yr, c, ow / 3, yz, sw);
                 if (ow % 3 == 2) { /* the last two */
                     const int32_t at = 4 * (ow - 2) * sw;
-                    tfl_mve_dw3_two(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 2) * c, c, yz, sw);
+                    tfl_mve_dw3_two(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 2) * c, c, yz,
+                                    sw);
                 } else if (ow % 3 == 1) { /* the last 3 again (the same values: from the bands) */
                     const int32_t at = 4 * (ow - 3) * sw;
                     tfl_mve_dw3_row(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 3) * c, c, 1, yz,
