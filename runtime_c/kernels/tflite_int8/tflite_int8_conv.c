@@ -1176,8 +1176,8 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 
 void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
                           const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
-    tfl_residual e = {.r = r, .res = res}; /* (the rest 0, NULL) */
 #if AOTC_TFL_MVE
+    tfl_residual e = {.r = r, .res = res}; /* (the rest 0, NULL) */
     {
         const aotc_tfl_binary_params *a = &r->add;
         const int32_t sh[3] = {a->s1, a->s2, a->shift}, m[3] = {a->m1, a->m2, a->mult};
@@ -1189,17 +1189,18 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         e.q[9] = vdupq_n_s32(a->y_min), e.q[10] = vdupq_n_s32(a->y_max);
         e.usual = a->s1 <= 0 && a->s2 <= 0 && a->shift <= 0;
     }
-#endif
-#if AOTC_QUANT_DSP
-    if (scratch != NULL && AOTC_TFL_MVE) { /* (tfl_residual_run's vectors need no tables: their room left) */
+    if (scratch != NULL) { /* (tfl_residual_run's vectors need no tables: their room left) */
         scratch += AOTC_TFL_RESIDUAL_TABLES;
-#if AOTC_TFL_MVE
         if (tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
             int32_t np;
             e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
         }
+    }
+#else
+    tfl_residual e = {r, res, NULL, NULL, 0, NULL};
 #endif
-    } else if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
+#if AOTC_QUANT_DSP && !AOTC_TFL_MVE
+    if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
         const aotc_tfl_binary_params *a = &r->add;
         int32_t *t1 = (int32_t *)scratch, *t2 = t1 + 256, v, np = 0;
         int64_t m1 = 0, m2 = 0;
