@@ -1001,13 +1001,14 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     }
     const int usual = tfl_mve_requant_usual(p->shift, oc, p->y_min, p->y_max);
     const int32x4_t yzv = vdupq_n_s32(p->y_zero);
-    for (pos = 0; pos < total; ++pos) {
+    int32_t ox = 0, oy = 0, b = 0; /* pos's column, row and batch, stepped */
+    for (pos = 0; pos < total; ++pos, ox = ox + 1 < p->ow ? ox + 1 : 0, oy += ox == 0,
+        b += oy == p->oh && ox == 0, oy = oy == p->oh ? 0 : oy) {
         const int8_t *px = patch;
         int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
         if (direct) {
             px = x + (int64_t)pos * c;
         } else {
-            const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
             const int32_t ix0 = ox * p->sw - p->pad_left;
             const int32_t inside = p->dw == 1 && ix0 >= 0 && ix0 + p->kw <= p->w;
             for (ky = 0; ky < p->kh; ++ky) {

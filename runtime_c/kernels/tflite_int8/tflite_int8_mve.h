@@ -309,14 +309,19 @@ static inline __attribute__((always_inline)) void tfl_mve_requant_groups(const i
                      : "lr", "memory");
 }
 
-/* n bytes from s to d, and n bytes of v at d: 16 a vector, the last ones predicated (a patch's rows: memcpy's call
- * and word loop cost more for a few dozen bytes) */
+/* n bytes from s to d (a tail-predicated loop), and n bytes of v at d: 16 a vector, the last ones predicated (a
+ * patch's rows: memcpy's call and word loop cost more for a few dozen bytes) */
 static inline __attribute__((always_inline)) void tfl_mve_copy(int8_t *d, const int8_t *s, int32_t n) {
-    int32_t i;
-    for (i = 0; i < n; i += 16) {
-        const mve_pred16_t pr = vctp8q((uint32_t)(n - i));
-        vstrbq_p_s8(d + i, vldrbq_z_s8(s + i, pr), pr);
-    }
+    int8x16_t v;
+    if (n <= 0) return;
+    __asm__ volatile("dlstp.8 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.8 %q[v], [%[s]], #16\n\t"
+                     "vstrb.8 %q[v], [%[d]], #16\n\t"
+                     "letp lr, 1b"
+                     : [v] "=&w"(v), [s] "+r"(s), [d] "+r"(d)
+                     : [n] "r"(n)
+                     : "lr", "memory");
 }
 static inline __attribute__((always_inline)) void tfl_mve_fill(int8_t *d, int32_t v, int32_t n) {
     const int8x16_t b = vdupq_n_s8((int8_t)v);
