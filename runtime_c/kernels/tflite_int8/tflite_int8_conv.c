@@ -1119,21 +1119,52 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
         const int8_t *v1 = e->r->conv_x1 ? v : res, *v2 = e->r->conv_x1 ? res : v;
         const int32_t z1 = a->x1_zero, z2 = a->x2_zero, yz = a->y_zero;
         const int32x4_t *q = e->q;
-        if (e->usual) { /* no shift left: multipliers by scalar, TFLite's rounding by VAND, VSHR, VQADD and VRSHL */
+#if TFL_MVE_ALL_REGS /* (its 12 registers: not where -O0 keeps a frame pointer; the loop below then) */
+        if (e->usual && n > 0) { /* no shift left: a tail-predicated loop of 4 elements a turn, multipliers by
+                                   * scalar, TFLite's rounding by VAND, VSHR, VQADD and VRSHL, the two inputs' sums
+                                   * by a VMLA of +-1 */
             const int32_t m1 = a->m1, m2 = a->m2, mo = a->mult, sg = a->subtract ? -1 : 1;
-            const int32x4_t r1 = q[2], r2 = q[5], ro = q[8], lo = q[9], hi = q[10];
-            for (k = 0; k < n; k += 4) {
-                const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
-                int32x4_t x1 = vqrdmulhq_n_s32(vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), z1), 20), m1);
-                int32x4_t x2 = vqrdmulhq_n_s32(vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), z2), 20), m2);
-                x1 = vrshlq_s32(vqaddq_s32(x1, vshrq_n_s32(vandq_s32(x1, r1), 31)), r1);
-                x2 = vrshlq_s32(vqaddq_s32(x2, vshrq_n_s32(vandq_s32(x2, r2), 31)), r2);
-                x1 = vqrdmulhq_n_s32(vmlaq_n_s32(x1, x2, sg), mo);
-                x1 = vaddq_n_s32(vrshlq_s32(vqaddq_s32(x1, vshrq_n_s32(vandq_s32(x1, ro), 31)), ro), yz);
-                vstrbq_p_s32(y + k, vminq_s32(vmaxq_s32(x1, lo), hi), pr);
-            }
+            const int8_t *p1 = v1, *p2 = v2;
+            int8_t *py = y;
+            int32x4_t x1, x2, t;
+            __asm__ volatile("dlstp.32 lr, %[n]\n"
+                             "1:\n\t"
+                             "vldrb.s32 %q[x1], [%[p1]], #4\n\t"
+                             "vldrb.s32 %q[x2], [%[p2]], #4\n\t"
+                             "vsub.i32 %q[x1], %q[x1], %[z1]\n\t"
+                             "vsub.i32 %q[x2], %q[x2], %[z2]\n\t"
+                             "vshl.s32 %q[x1], %q[x1], #20\n\t"
+                             "vshl.s32 %q[x2], %q[x2], #20\n\t"
+                             "vqrdmulh.s32 %q[x1], %q[x1], %[m1]\n\t"
+                             "vqrdmulh.s32 %q[x2], %q[x2], %[m2]\n\t"
+                             "vand %q[t], %q[x1], %q[r1]\n\t"
+                             "vshr.s32 %q[t], %q[t], #31\n\t"
+                             "vqadd.s32 %q[x1], %q[x1], %q[t]\n\t"
+                             "vand %q[t], %q[x2], %q[r2]\n\t"
+                             "vshr.s32 %q[t], %q[t], #31\n\t"
+                             "vqadd.s32 %q[x2], %q[x2], %q[t]\n\t"
+                             "vrshl.s32 %q[x1], %q[x1], %q[r1]\n\t"
+                             "vrshl.s32 %q[x2], %q[x2], %q[r2]\n\t"
+                             "vmla.s32 %q[x1], %q[x2], %[sg]\n\t"
+                             "vqrdmulh.s32 %q[x1], %q[x1], %[mo]\n\t"
+                             "vand %q[t], %q[x1], %q[ro]\n\t"
+                             "vshr.s32 %q[t], %q[t], #31\n\t"
+                             "vqadd.s32 %q[x1], %q[x1], %q[t]\n\t"
+                             "vrshl.s32 %q[x1], %q[x1], %q[ro]\n\t"
+                             "vadd.i32 %q[x1], %q[x1], %[yz]\n\t"
+                             "vmax.s32 %q[x1], %q[x1], %q[lo]\n\t"
+                             "vmin.s32 %q[x1], %q[x1], %q[hi]\n\t"
+                             "vstrb.32 %q[x1], [%[py]], #4\n\t"
+                             "letp lr, 1b"
+                             : [x1] "=&w"(x1), [x2] "=&w"(x2), [t] "=&w"(t), [p1] "+l"(p1), [p2] "+l"(p2),
+                               [py] "+l"(py)
+                             : [n] "r"(n), [z1] "r"(z1), [z2] "r"(z2), [m1] "r"(m1), [m2] "r"(m2), [mo] "r"(mo),
+                               [sg] "r"(sg), [yz] "r"(yz), [r1] "w"(q[2]), [r2] "w"(q[5]), [ro] "w"(q[8]),
+                               [lo] "w"(q[9]), [hi] "w"(q[10])
+                             : "lr", "memory");
             return;
         }
+#endif
         if (a->subtract) {
             for (k = 0; k < n; k += 4) {
                 const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
