@@ -9,9 +9,14 @@
  *     half-away-from-zero is the rounding shift (half up) after adding -1 to negative values
  *     when the shift is not 0 (floor((r - 1 + 2^(e-1)) / 2^e) = q + (m > 2^(e-1)) for
  *     r = q 2^e + m, as the reference's remainder test; INT32_MIN saturates to itself).
- * The paths (CONV_2D's in tflite_int8_conv.c, FULLY_CONNECTED's in tflite_int8_fc.c) return 0 when
- * they do not take the case; this header holds their dot products and the requantisation of 4
- * channels, which the DSP depthwise path uses too. Included by tflite_int8_dsp.h. */
+ * The paths (CONV_2D's and its fused ADD's in tflite_int8_conv.c, DEPTHWISE_CONV_2D's in
+ * tflite_int8_depthwise.c, FULLY_CONNECTED's in tflite_int8_fc.c) return 0 when they do not take the
+ * case; this header holds their dot products and requantisations, the DSP depthwise path's too. The
+ * hot loops are inline assembly (gcc grouped the loads before the multiplies and reloaded pointers
+ * from the stack): tail-predicated DLSTP / LETP loops whose loads and multiply-accumulates alternate
+ * pipes (the M55 overlaps them: docs/firmware.md's cycle model), 4 output channels a loop, and the
+ * usual requantisation (every shift right, int8's own clamp) by saturating narrows. Included by
+ * tflite_int8_dsp.h. */
 #ifndef AOTC_TFLITE_INT8_MVE_H
 #define AOTC_TFLITE_INT8_MVE_H
 
@@ -29,42 +34,7 @@
 
 /* TFL_MVE_K, TFL_MVE_OC: the CONV_2D path's limits, with the scratch it takes, in aotc_tflite_int8.h */
 
-/* acc[j] = sum over i < k of x[i] * w[j * ld + i], j < 4 (16 products an instruction; the last
- * partial vector predicated, its lanes past k loaded as zeros); with `sums` (a constant at each
- * call: the function is inlined), also sums[j] = the sum of row j's k weights. */
-static inline __attribute__((always_inline)) void tfl_mve_dot4(const int8_t *x, int32_t k, const int8_t *w,
-                                                               int32_t ld, int32_t *acc, int32_t *sums) {
-    const int8_t *w0 = w, *w1 = w + ld, *w2 = w + 2 * ld, *w3 = w + 3 * ld;
-    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0, i = 0;
-#define TFL_MVE_DOT4_STEP(load)                                                                          \
-    do {                                                                                                 \
-        const int8x16_t v0 = load(w0 + i), v1 = load(w1 + i), v2 = load(w2 + i), v3 = load(w3 + i);     \
-        a0 = vmladavaq_s8(a0, xv, v0);                                                                   \
-        a1 = vmladavaq_s8(a1, xv, v1);                                                                   \
-        a2 = vmladavaq_s8(a2, xv, v2);                                                                   \
-        a3 = vmladavaq_s8(a3, xv, v3);                                                                   \
-        if (sums) {                                                                                      \
-            s0 = vaddvaq_s8(s0, v0), s1 = vaddvaq_s8(s1, v1), s2 = vaddvaq_s8(s2, v2);                   \
-            s3 = vaddvaq_s8(s3, v3);                                                                     \
-        }                                                                                                \
-    } while (0)
-#define TFL_MVE_LOAD_Z(ptr) vldrbq_z_s8((ptr), pr)
-    for (; i + 16 <= k; i += 16) {
-        const int8x16_t xv = vldrbq_s8(x + i);
-        TFL_MVE_DOT4_STEP(vldrbq_s8);
-    }
-    if (i < k) {
-        const mve_pred16_t pr = vctp8q((uint32_t)(k - i));
-        const int8x16_t xv = vldrbq_z_s8(x + i, pr);
-        TFL_MVE_DOT4_STEP(TFL_MVE_LOAD_Z);
-    }
-#undef TFL_MVE_LOAD_Z
-#undef TFL_MVE_DOT4_STEP
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
-    if (sums) sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
-}
-
-/* The four sums of tfl_mve_dot4 (rows ld bytes apart, k >= 1) as one vector, by a tail-predicated
+/* acc[j] = sum over i < k of x[i] * w[j * ld + i], j < 4 (k >= 1), as one vector, by a tail-predicated
  * low-overhead loop (DLSTP/LETP: the last partial vector's lanes past k load as zeros and add
  * nothing) whose loads and VMLADAVAs alternate, so that each starts in the other's second beat
  * (the M55 overlaps instructions of different pipes): 9 instructions, about 10 cycles, per 64 MACs.
@@ -148,12 +118,12 @@ static inline __attribute__((always_inline)) int32x4_t tfl_mve_rq(int32x4_t v, i
     return vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)), neg_right);
 }
 
-/* tfl_mve_requant4 with the channels' terms as vectors (a loop over positions keeps them): left = max(shift, 0)
- * (not shifted by at all where `shl`, a constant, is 0: every left 0), neg_right = min(shift, 0) */
-static inline __attribute__((always_inline)) void tfl_mve_requant4s(int32x4_t v, int32x4_t mult, int shl,
-                                                                    int32x4_t left, int32x4_t neg_right, int32_t zero,
-                                                                    int32_t lo, int32_t hi, int8_t *y) {
-    int32x4_t r = vqrdmulhq_s32(shl ? vshlq_s32(v, left) : v, mult);
+/* tfl_mve_requant4 with the channels' terms as vectors (a loop over positions keeps them): left = max(shift, 0),
+ * neg_right = min(shift, 0) */
+static inline __attribute__((always_inline)) void tfl_mve_requant4v(int32x4_t v, int32x4_t mult, int32x4_t left,
+                                                                    int32x4_t neg_right, int32_t zero, int32_t lo,
+                                                                    int32_t hi, int8_t *y) {
+    int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, left), mult);
     r = vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31));
     r = vaddq_n_s32(vrshlq_s32(r, neg_right), zero);
     r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
@@ -336,8 +306,6 @@ TFL_UNUSED static int tfl_mve_requant_usual(const int32_t *shift, int32_t n, int
         if (shift[i] >= 0) return 0;
     return 1;
 }
-#define tfl_mve_requant4v(v, mult, left, neg_right, zero, lo, hi, y) \
-    tfl_mve_requant4s(v, mult, 1, left, neg_right, zero, lo, hi, y)
 #else
 #define AOTC_TFL_MVE 0
 #endif
