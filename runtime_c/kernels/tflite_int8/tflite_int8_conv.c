@@ -19,6 +19,12 @@ typedef struct {
     const int32_t *t_conv, *t_res;      /* the ADD's rescaled inputs by byte + 128 (NULL: add_one per element) */
     int64_t bound;                      /* at least every |t_conv[.] + t_res[.]| */
     int8_t *tile;                       /* the DSP path's tile of conv outputs (positions x oc) */
+#if AOTC_TFL_MVE
+    /* add_one's terms as vectors, set once a call (tfl_residual_run's): m1, left 1, -right 1, m2, left 2, -right 2,
+     * the output's mult, left, -right, y_min, y_max */
+    int32x4_t q[11];
+    int usual; /* no shift of the three above 0 */
+#endif
 } tfl_residual;
 
 /* y[at + k] = ADD(v[k], res[at + k]) for k < n: v the conv's outputs (y may be res) */
@@ -947,14 +953,17 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
 
 #if AOTC_TFL_MVE
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
- * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time.
- * Scratch (from the memory plan, as TFLM's kernels take theirs from the arena): tfl_mve_conv_words. */
+ * patch gathered (a 1 x 1 window at stride 1 reads x in place; a window row inside the image, at column
+ * dilation 1, is one copy of kw c bytes), then four channels at a time (tfl_mve_dot4q), requantised
+ * as one vector. Scratch (from the memory plan, as TFLM's kernels take theirs from the arena):
+ * tfl_mve_conv_words. */
 static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, const tfl_residual *e, uint32_t *scratch) {
     const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
     const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
                            p->pad_left == 0 && p->oh == p->h && p->ow == p->w;
-    int32_t pos, o, ky, kx, acc[4];
+    const int32_t span = p->kw * c, xrow = p->w * c;
+    int32_t pos, o, ky, kx;
     if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
     int32_t *wsum = (int32_t *)scratch;
     int8_t *patch = (int8_t *)(scratch + oc);
@@ -962,30 +971,86 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     for (o = 0; o < oc; ++o) {
         wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
     }
-    for (pos = 0; pos < total; ++pos) {
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    if (direct && e == NULL && (ya >= xa + (uintptr_t)total * c || xa >= ya + (uintptr_t)total * oc)) {
+        /* a 1 x 1 window read in place, y apart from x: 4 channels at a time over every position, their
+         * weights' rows and requantisation terms set once (where y may overlap x, a RAM budget's plan, the
+         * positions go in order below: overlap_bytes) */
+        const int32x4_t zero4 = vdupq_n_s32(0);
+        const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max; /* kept: y's stores may alias *p */
+        const int usual = tfl_mve_requant_usual(p->shift, oc, lo, hi);
+        for (o = 0; o < oc; o += 4) {
+            const int32_t o0 = o + 4 <= oc ? o : oc - 4;
+            const int8_t *wg = w + (int64_t)o0 * k, *xp = x;
+            const int32x4_t ws = vld1q_s32(wsum + o0), sh = vld1q_s32(p->shift + o0), mult = vld1q_s32(p->mult + o0);
+            const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
+            int8_t *yp = y + o0;
+            if (usual && k % 16 == 0) {
+                tfl_mve_pw_group(xp, k, wg, yp, oc, total, ws, mult, nright, vdupq_n_s32(yz));
+                continue;
+            }
+            if (usual) {
+                for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
+                    tfl_mve_requant4u(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, nright, yz, yp);
+                continue;
+            }
+            for (pos = 0; pos < total; ++pos, xp += c, yp += oc)
+                tfl_mve_requant4v(vaddq_s32(tfl_mve_dot4q(xp, k, wg, k), ws), mult, left, nright, yz, lo, hi, yp);
+        }
+        return 1;
+    }
+    const int usual = tfl_mve_requant_usual(p->shift, oc, p->y_min, p->y_max);
+    const int32x4_t yzv = vdupq_n_s32(p->y_zero);
+    int32_t ox = 0, oy = 0, b = 0; /* pos's column, row and batch, stepped */
+    for (pos = 0; pos < total; ++pos, ox = ox + 1 < p->ow ? ox + 1 : 0, oy += ox == 0,
+        b += oy == p->oh && ox == 0, oy = oy == p->oh ? 0 : oy) {
         const int8_t *px = patch;
+        int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
         if (direct) {
             px = x + (int64_t)pos * c;
         } else {
-            const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+            const int32_t ix0 = ox * p->sw - p->pad_left;
+            const int32_t inside = p->dw == 1 && ix0 >= 0 && ix0 + p->kw <= p->w;
             for (ky = 0; ky < p->kh; ++ky) {
                 const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
-                for (kx = 0; kx < p->kw; ++kx) {
-                    const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
-                    int8_t *dst = patch + (ky * p->kw + kx) * c;
-                    if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
-                        memset(dst, p->x_zero, (size_t)c);
-                    } else {
-                        memcpy(dst, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, (size_t)c);
+                int8_t *dst = patch + ky * span;
+                const int8_t *src = x + ((int64_t)b * p->h + iy) * xrow;
+                if (iy < 0 || iy >= p->h) {
+                    tfl_mve_fill(dst, p->x_zero, span);
+                } else if (inside) {
+                    tfl_mve_copy(dst, src + ix0 * c, span);
+                } else {
+                    for (kx = 0; kx < p->kw; ++kx, dst += c) {
+                        const int32_t ix = ix0 + kx * p->dw;
+                        if (ix < 0 || ix >= p->w) tfl_mve_fill(dst, p->x_zero, c);
+                        else tfl_mve_copy(dst, src + ix * c, c);
                     }
                 }
             }
         }
+        if (usual) { /* whole groups' sums by the assembly loop, 16 groups a time, then requantised */
+            int32_t sums[64] __attribute__((aligned(8)));
+            for (o = 0; o + 4 <= oc; o += 64) {
+                const int32_t ng = (oc - o) / 4 < 16 ? (oc - o) / 4 : 16;
+                tfl_mve_dot_groups(px, k, w + (int64_t)o * k, ng, sums);
+                tfl_mve_requant_groups(sums, wsum + o, p->mult + o, p->shift + o, yzv, yp + o, ng);
+            }
+            if (oc % 4 != 0) { /* the last 4 channels, overlapping the group before */
+                const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)(oc - 4) * k, k),
+                                                vld1q_s32(wsum + oc - 4));
+                tfl_mve_requant4u(acc, vld1q_s32(p->mult + oc - 4), vld1q_s32(p->shift + oc - 4), p->y_zero,
+                                  yp + oc - 4);
+            }
+            if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
+            continue;
+        }
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
-            tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
-            tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
-                             p->y_zero, p->y_min, p->y_max, e != NULL ? row + o0 : y + (int64_t)pos * oc + o0);
+            const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k), vld1q_s32(wsum + o0));
+            if (usual)
+                tfl_mve_requant4u(acc, vld1q_s32(p->mult + o0), vld1q_s32(p->shift + o0), p->y_zero, yp + o0);
+            else
+                tfl_mve_requant4(acc, p->mult + o0, p->shift + o0, p->y_zero, p->y_min, p->y_max, yp + o0);
         }
         if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
     }
@@ -1049,6 +1114,79 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
     const int8_t *res = e->res + at;
     int32_t k;
     y += at;
+#if AOTC_TFL_MVE
+    { /* add_one's three requantisations, 4 elements a vector (tfl_mve_rq: bit for bit), the last ones predicated */
+        const int8_t *v1 = e->r->conv_x1 ? v : res, *v2 = e->r->conv_x1 ? res : v;
+        const int32_t z1 = a->x1_zero, z2 = a->x2_zero, yz = a->y_zero;
+        const int32x4_t *q = e->q;
+#if TFL_MVE_ALL_REGS /* (its 12 registers: not where -O0 keeps a frame pointer; the loop below then) */
+        if (e->usual && n > 0) { /* no shift left: a tail-predicated loop of 4 elements a turn, multipliers by
+                                   * scalar, TFLite's rounding by VAND, VSHR, VQADD and VRSHL, the two inputs' sums
+                                   * by a VMLA of +-1 */
+            const int32_t m1 = a->m1, m2 = a->m2, mo = a->mult, sg = a->subtract ? -1 : 1;
+            const int8_t *p1 = v1, *p2 = v2;
+            int8_t *py = y;
+            int32x4_t x1, x2, t;
+            __asm__ volatile("dlstp.32 lr, %[n]\n"
+                             "1:\n\t"
+                             "vldrb.s32 %q[x1], [%[p1]], #4\n\t"
+                             "vldrb.s32 %q[x2], [%[p2]], #4\n\t"
+                             "vsub.i32 %q[x1], %q[x1], %[z1]\n\t"
+                             "vsub.i32 %q[x2], %q[x2], %[z2]\n\t"
+                             "vshl.s32 %q[x1], %q[x1], #20\n\t"
+                             "vshl.s32 %q[x2], %q[x2], #20\n\t"
+                             "vqrdmulh.s32 %q[x1], %q[x1], %[m1]\n\t"
+                             "vqrdmulh.s32 %q[x2], %q[x2], %[m2]\n\t"
+                             "vand %q[t], %q[x1], %q[r1]\n\t"
+                             "vshr.s32 %q[t], %q[t], #31\n\t"
+                             "vqadd.s32 %q[x1], %q[x1], %q[t]\n\t"
+                             "vand %q[t], %q[x2], %q[r2]\n\t"
+                             "vshr.s32 %q[t], %q[t], #31\n\t"
+                             "vqadd.s32 %q[x2], %q[x2], %q[t]\n\t"
+                             "vrshl.s32 %q[x1], %q[x1], %q[r1]\n\t"
+                             "vrshl.s32 %q[x2], %q[x2], %q[r2]\n\t"
+                             "vmla.s32 %q[x1], %q[x2], %[sg]\n\t"
+                             "vqrdmulh.s32 %q[x1], %q[x1], %[mo]\n\t"
+                             "vand %q[t], %q[x1], %q[ro]\n\t"
+                             "vshr.s32 %q[t], %q[t], #31\n\t"
+                             "vqadd.s32 %q[x1], %q[x1], %q[t]\n\t"
+                             "vrshl.s32 %q[x1], %q[x1], %q[ro]\n\t"
+                             "vadd.i32 %q[x1], %q[x1], %[yz]\n\t"
+                             "vmax.s32 %q[x1], %q[x1], %q[lo]\n\t"
+                             "vmin.s32 %q[x1], %q[x1], %q[hi]\n\t"
+                             "vstrb.32 %q[x1], [%[py]], #4\n\t"
+                             "letp lr, 1b"
+                             : [x1] "=&w"(x1), [x2] "=&w"(x2), [t] "=&w"(t), [p1] "+l"(p1), [p2] "+l"(p2),
+                               [py] "+l"(py)
+                             : [n] "r"(n), [z1] "r"(z1), [z2] "r"(z2), [m1] "r"(m1), [m2] "r"(m2), [mo] "r"(mo),
+                               [sg] "r"(sg), [yz] "r"(yz), [r1] "w"(q[2]), [r2] "w"(q[5]), [ro] "w"(q[8]),
+                               [lo] "w"(q[9]), [hi] "w"(q[10])
+                             : "lr", "memory");
+            return;
+        }
+#endif
+        if (a->subtract) {
+            for (k = 0; k < n; k += 4) {
+                const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
+                const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), z1), 20);
+                const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), z2), 20);
+                const int32x4_t d = vsubq_s32(tfl_mve_rq(x1, q[0], q[1], q[2]), tfl_mve_rq(x2, q[3], q[4], q[5]));
+                const int32x4_t s = vaddq_n_s32(tfl_mve_rq(d, q[6], q[7], q[8]), yz);
+                vstrbq_p_s32(y + k, vminq_s32(vmaxq_s32(s, q[9]), q[10]), pr);
+            }
+            return;
+        }
+        for (k = 0; k < n; k += 4) {
+            const mve_pred16_t pr = vctp32q((uint32_t)(n - k));
+            const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v1 + k, pr), z1), 20);
+            const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(vldrbq_z_s32(v2 + k, pr), z2), 20);
+            const int32x4_t d = vaddq_s32(tfl_mve_rq(x1, q[0], q[1], q[2]), tfl_mve_rq(x2, q[3], q[4], q[5]));
+            const int32x4_t s = vaddq_n_s32(tfl_mve_rq(d, q[6], q[7], q[8]), yz);
+            vstrbq_p_s32(y + k, vminq_s32(vmaxq_s32(s, q[9]), q[10]), pr);
+        }
+        return;
+    }
+#endif
     if (e->t_conv == NULL) { /* add_one's three requantisations, as the ADD's plain loop */
         for (k = 0; k < n; ++k) {
             const int32_t s = e->r->conv_x1 ? add_one(a, v[k], res[k]) : add_one(a, res[k], v[k]);
@@ -1070,8 +1208,30 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 
 void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
                           const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
+#if AOTC_TFL_MVE
+    tfl_residual e = {.r = r, .res = res}; /* (the rest 0, NULL) */
+    {
+        const aotc_tfl_binary_params *a = &r->add;
+        const int32_t sh[3] = {a->s1, a->s2, a->shift}, m[3] = {a->m1, a->m2, a->mult};
+        int32_t i;
+        for (i = 0; i < 3; ++i) {
+            e.q[3 * i] = vdupq_n_s32(m[i]);
+            e.q[3 * i + 1] = vdupq_n_s32(sh[i] > 0 ? sh[i] : 0), e.q[3 * i + 2] = vdupq_n_s32(sh[i] < 0 ? sh[i] : 0);
+        }
+        e.q[9] = vdupq_n_s32(a->y_min), e.q[10] = vdupq_n_s32(a->y_max);
+        e.usual = a->s1 <= 0 && a->s2 <= 0 && a->shift <= 0;
+    }
+    if (scratch != NULL) { /* (tfl_residual_run's vectors need no tables: their room left) */
+        scratch += AOTC_TFL_RESIDUAL_TABLES;
+        if (tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
+            int32_t np;
+            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+        }
+    }
+#else
     tfl_residual e = {r, res, NULL, NULL, 0, NULL};
-#if AOTC_QUANT_DSP
+#endif
+#if AOTC_QUANT_DSP && !AOTC_TFL_MVE
     if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
         const aotc_tfl_binary_params *a = &r->add;
         int32_t *t1 = (int32_t *)scratch, *t2 = t1 + 256, v, np = 0;
@@ -1084,10 +1244,7 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         }
         e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
         scratch += AOTC_TFL_RESIDUAL_TABLES;
-#if AOTC_TFL_MVE
-        if (tfl_mve_conv_words(p, 1) == 0) /* Helium's conv keeps its own row: only the DSP path's tile */
-#endif
-            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+        e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
     }
 #endif
     tfl_conv_s8(p, x, w, bias, y, scratch, &e);

@@ -2289,8 +2289,205 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
 }
 #endif /* AOTC_QUANT_DSP */
 
+#if AOTC_TFL_MVE
+/* Helium's DEPTHWISE_CONV_2D: a 3 x 3 window, dilation 1, column stride 1 or 2, depth multiplier 1, channels a
+ * multiple of 4, rows of 2 positions or more, and the usual requantisation (tfl_mve_requant4u's: every shift right,
+ * int8's own clamp; the DSP path takes the others). 4 channels at a time (int32 lanes), for each the output rows in
+ * order; the 3 input rows a row of windows reads are kept in a ring of bands in the scratch (the DSP path's, where it
+ * holds 4 of them), each a row's 4 channels column by column (4 bytes a column, x_zero in the padding), so that a
+ * column is one VLDRB.S32 at an immediate offset and a band's row of windows needs no bounds; the 9 taps' weights of
+ * the 4 channels in 36 bytes with the requantisation's terms after them, also read at immediate offsets (low
+ * registers: the widening VLDRB's). A row by blocks of 3 positions in one assembly loop (tfl_mve_dw3_row: 8 vector
+ * registers), each column's load, VMULs and VADDs alternating pipes, the sums then requantised there; a row of
+ * 3 n + 2 ends with a block of 2, one of 3 n + 1 with its last 3 again. The sums are sum x w + bias - x_zero sum w
+ * over the window (a tap in the padding reads x_zero: adds 0, as the reference skips it): bit-exact. The output
+ * overlap bound (overlap_bytes) holds channel by channel: a channel's outputs are written position by position, each
+ * after the rows its window reads are copied. */
+#define TFL_MVE_DW_MAC(acc, xv, wv) "vmul.i32 %q[t], " xv ", " wv "\n\tvadd.i32 %q[" acc "], %q[" acc "], %q[t]\n\t"
+/* nb blocks of 3 positions of a row (the usual requantisation, tfl_mve_requant4u's), in one assembly loop: band rows
+ * r0, r1, r2 at the block's first column, k the 4 channels' terms (weights, then mult, neg_right and the sums' base
+ * at bytes 48, 64, 80), outputs to y, y + c, y + 2 c, then the next block 3 columns on (6 at stride 2). */
+#define TFL_MVE_DWR_LDX(r, o) "vldrb.s32 %q[x], [%[" r "], #" #o "]\n\t"
+#define TFL_MVE_DWR_ROW_S1(r, o)                                                                                  \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]")         \
+            TFL_MVE_DWR_LDX(r, 8) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]")     \
+                TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]") TFL_MVE_DWR_LDX(r, 12)                                     \
+                    TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]")                \
+                        TFL_MVE_DWR_LDX(r, 16) TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+#define TFL_MVE_DWR_ROW_S2(r, o)                                                                                  \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 8)                           \
+            TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]") TFL_MVE_DWR_LDX(r, 12)    \
+                TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 16)                                     \
+                    TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w0]")                \
+                        TFL_MVE_DWR_LDX(r, 20) TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 24)      \
+                            TFL_MVE_DW_MAC("a2", "%q[x]", "%q[w2]")
+/* ... two positions (the last two of a row of 3 n + 2): columns 0 .. 3 (0 .. 4 at stride 2) */
+#define TFL_MVE_DWR_ROW2_S1(r, o)                                                                                 \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]")         \
+            TFL_MVE_DWR_LDX(r, 8) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]")     \
+                TFL_MVE_DWR_LDX(r, 12) TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]")
+#define TFL_MVE_DWR_ROW2_S2(r, o)                                                                                 \
+    "vldrb.s32 %q[w0], [%[k], #(" #o ")]\n\t"                                                                      \
+    "vldrb.s32 %q[w1], [%[k], #(" #o " + 4)]\n\t"                                                                  \
+    "vldrb.s32 %q[w2], [%[k], #(" #o " + 8)]\n\t" TFL_MVE_DWR_LDX(r, 0) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w0]")      \
+        TFL_MVE_DWR_LDX(r, 4) TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 8)                           \
+            TFL_MVE_DW_MAC("a0", "%q[x]", "%q[w2]") TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w0]") TFL_MVE_DWR_LDX(r, 12)    \
+                TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w1]") TFL_MVE_DWR_LDX(r, 16) TFL_MVE_DW_MAC("a1", "%q[x]", "%q[w2]")
+#define TFL_MVE_DWR_RQ(a)                                                                                         \
+    "vshr.s32 %q[t], %q[" a "], #31\n\t"                                                                           \
+    "vqadd.s32 %q[" a "], %q[" a "], %q[t]\n\t"                                                                    \
+    "vrshl.s32 %q[" a "], %q[" a "], %q[w1]\n\t"                                                                   \
+    "vadd.i32 %q[" a "], %q[" a "], %[yz]\n\t"                                                                     \
+    "vqmovnb.s32 %q[" a "], %q[" a "]\n\t"                                                                         \
+    "vqmovnb.s16 %q[" a "], %q[" a "]\n\t"                                                                         \
+    "vstrb.32 %q[" a "], [%[y]]\n\t"                                                                               \
+    "add %[y], %[y], %[c]\n\t"
+#define TFL_MVE_DWR_LOOP(ROW, step)                                                                               \
+    __asm__ volatile("1:\n\t"                                                                                     \
+                     "vldrw.32 %q[a0], [%[k], #80]\n\t"                                                           \
+                     "vldrw.32 %q[a1], [%[k], #80]\n\t"                                                           \
+                     "vldrw.32 %q[a2], [%[k], #80]\n\t" ROW("r0", 0) ROW("r1", 12) ROW("r2", 24)                  \
+                     "vldrw.32 %q[w0], [%[k], #48]\n\t"                                                           \
+                     "vldrw.32 %q[w1], [%[k], #64]\n\t"                                                           \
+                     "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                    \
+                     "vqrdmulh.s32 %q[a1], %q[a1], %q[w0]\n\t"                                                    \
+                     "vqrdmulh.s32 %q[a2], %q[a2], %q[w0]\n\t" TFL_MVE_DWR_RQ("a0") TFL_MVE_DWR_RQ("a1")          \
+                         TFL_MVE_DWR_RQ("a2")                                                                     \
+                     "add %[r0], %[r0], #" #step "\n\t"                                                           \
+                     "add %[r1], %[r1], #" #step "\n\t"                                                           \
+                     "add %[r2], %[r2], #" #step "\n\t"                                                           \
+                     "subs %[nb], %[nb], #1\n\t"                                                                  \
+                     "bne 1b"                                                                                     \
+                     : [a0] "=&w"(a0), [a1] "=&w"(a1), [a2] "=&w"(a2), [w0] "=&w"(w0), [w1] "=&w"(w1),            \
+                       [w2] "=&w"(w2), [x] "=&w"(xv), [t] "=&w"(t), [r0] "+l"(r0), [r1] "+l"(r1), [r2] "+l"(r2),  \
+                       [y] "+l"(y), [nb] "+r"(nb)                                                                 \
+                     : [k] "l"(k), [c] "r"(c), [yz] "r"(yz)                                                       \
+                     : "cc", "memory")
+static inline __attribute__((always_inline)) void tfl_mve_dw3_row(const int8_t *r0, const int8_t *r1,
+                                                                  const int8_t *r2, const int8_t *k, int8_t *y,
+                                                                  int32_t c, int32_t nb, int32_t yz, int32_t sw) {
+#if TFL_MVE_ALL_REGS
+    int32x4_t a0, a1, a2, w0, w1, w2, xv, t;
+    if (sw == 1) TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S1, 12);
+    else TFL_MVE_DWR_LOOP(TFL_MVE_DWR_ROW_S2, 24);
+#else /* (not called: tfl_depthwise_s8_mve takes nothing there) */
+    (void)r0, (void)r1, (void)r2, (void)k, (void)y, (void)c, (void)nb, (void)yz, (void)sw;
+#endif
+}
+
+/* the row's last two positions (tfl_mve_dw3_row's, two accumulators) */
+static inline __attribute__((always_inline)) void tfl_mve_dw3_two(const int8_t *r0, const int8_t *r1,
+                                                                  const int8_t *r2, const int8_t *k, int8_t *y,
+                                                                  int32_t c, int32_t yz, int32_t sw) {
+    int32x4_t a0, a1, w0, w1, w2, xv, t;
+#define TFL_MVE_DWR_TWO(ROW)                                                                                      \
+    __asm__ volatile("vldrw.32 %q[a0], [%[k], #80]\n\t"                                                           \
+                     "vldrw.32 %q[a1], [%[k], #80]\n\t" ROW("r0", 0) ROW("r1", 12) ROW("r2", 24)                  \
+                     "vldrw.32 %q[w0], [%[k], #48]\n\t"                                                           \
+                     "vldrw.32 %q[w1], [%[k], #64]\n\t"                                                           \
+                     "vqrdmulh.s32 %q[a0], %q[a0], %q[w0]\n\t"                                                    \
+                     "vqrdmulh.s32 %q[a1], %q[a1], %q[w0]\n\t" TFL_MVE_DWR_RQ("a0") TFL_MVE_DWR_RQ("a1")          \
+                     : [a0] "=&w"(a0), [a1] "=&w"(a1), [w0] "=&w"(w0), [w1] "=&w"(w1), [w2] "=&w"(w2),            \
+                       [x] "=&w"(xv), [t] "=&w"(t), [y] "+l"(y)                                                   \
+                     : [r0] "l"(r0), [r1] "l"(r1), [r2] "l"(r2), [k] "l"(k), [c] "r"(c), [yz] "r"(yz)             \
+                     : "memory")
+#if TFL_MVE_ALL_REGS
+    if (sw == 1) TFL_MVE_DWR_TWO(TFL_MVE_DWR_ROW2_S1);
+    else TFL_MVE_DWR_TWO(TFL_MVE_DWR_ROW2_S2);
+#else
+    (void)a0, (void)a1, (void)w0, (void)w1, (void)w2, (void)xv, (void)t;
+    (void)r0, (void)r1, (void)r2, (void)k, (void)y, (void)c, (void)yz, (void)sw;
+#endif
+#undef TFL_MVE_DWR_TWO
+}
+#undef TFL_MVE_DWR_LOOP
+#undef TFL_MVE_DWR_RQ
+#undef TFL_MVE_DWR_ROW2_S2
+#undef TFL_MVE_DWR_ROW2_S1
+#undef TFL_MVE_DWR_ROW_S2
+#undef TFL_MVE_DWR_ROW_S1
+#undef TFL_MVE_DWR_LDX
+
+static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                int8_t *y, uint32_t *scratch) {
+    const int32_t c = p->c, h = p->h, wd = p->w, sw = p->sw, ow = p->ow, pl = p->pad_left, yz = p->y_zero;
+    const int32_t pw = (ow - 1) * sw + 3; /* the columns a row of windows spans, from -pad_left */
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    int32_t b, oy, ch, t, m;
+    if (!TFL_MVE_ALL_REGS || scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || p->oc != c || p->kh != 3 ||
+        p->kw != 3 || p->dh != 1 || p->dw != 1 || sw > 2 || ow < 2 ||
+        aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 16 * (int64_t)pw ||
+        !tfl_mve_requant_usual(p->shift, c, p->y_min, p->y_max))
+        return 0;
+    uint32_t *ring = scratch, *zrow = scratch + 3 * pw; /* 3 bands, a band of x_zero */
+    /* the columns of a row inside the image: [m0, m1) of a band */
+    const int32_t m0 = pl < pw ? pl : pw, m1 = pl + wd < pw ? pl + wd : pw;
+    for (m = 0; m < 4 * pw; ++m) scratch[m] = zb; /* the bands' padding columns stay x_zero */
+    for (ch = 0; ch < c; ch += 4) {
+        /* tap t's 4 weights at 4 t; the requantisation's terms at 48 (mult), 64 (-right: every shift is) and the
+         * sums' base at 80 (tfl_mve_dw3_row) */
+        int8_t kq[96] __attribute__((aligned(16)));
+        int32x4_t ws = vdupq_n_s32(0);
+        for (t = 0; t < 9; ++t) {
+            memcpy(kq + 4 * t, w + t * c + ch, 4);
+            ws = vaddq_s32(ws, vldrbq_s32(kq + 4 * t));
+        }
+        vst1q_s32((int32_t *)(kq + 48), vld1q_s32(p->mult + ch));
+        vst1q_s32((int32_t *)(kq + 64), vld1q_s32(p->shift + ch));
+        vst1q_s32((int32_t *)(kq + 80), vsubq_s32(bias ? vld1q_s32(bias + ch) : vdupq_n_s32(0),
+                                                 vmulq_n_s32(ws, p->x_zero)));
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (int64_t)b * h * wd * c + ch + (int64_t)(m0 - pl) * c;
+            int32_t next = 0, si = 0; /* the next input row to copy (rows are read in order) and its band */
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                const int8_t *band[3];
+                if (next < iy0) next = iy0; /* (rows skipped at a row stride above 3) */
+                for (; next <= iy0 + 2 && next < h; ++next) { /* copy row `next`'s 4 channels */
+                    const int8_t *sp = xb + (int64_t)next * wd * c;
+                    uint32_t *d = ring + si * pw + m0;
+                    for (m = m0; m < m1; ++m, sp += c) *d++ = aotc_dsp_load32(sp);
+                    si = si == 2 ? 0 : si + 1;
+                }
+                for (t = 0; t < 3; ++t) { /* row iy0 + t: next - iy0 - t bands before band si */
+                    const int32_t iy = iy0 + t;
+                    int32_t at = si - (next - iy);
+                    at += at < 0 ? 3 : 0;
+                    band[t] = iy < 0 || iy >= h ? (const int8_t *)zrow : (const int8_t *)(ring + at * pw);
+                }
+                int8_t *const yr = y + (((int64_t)b * p->oh + oy) * ow) * c + ch;
+                if (ow >= 3) tfl_mve_dw3_row(band[0], band[1], band[2], kq, yr, c, ow / 3, yz, sw);
+                if (ow % 3 == 2) { /* the last two */
+                    const int32_t at = 4 * (ow - 2) * sw;
+                    tfl_mve_dw3_two(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 2) * c, c, yz,
+                                    sw);
+                } else if (ow % 3 == 1) { /* the last 3 again (the same values: from the bands) */
+                    const int32_t at = 4 * (ow - 3) * sw;
+                    tfl_mve_dw3_row(band[0] + at, band[1] + at, band[2] + at, kq, yr + (int64_t)(ow - 3) * c, c, 1, yz,
+                                    sw);
+                }
+            }
+        }
+    }
+    return 1;
+}
+#undef TFL_MVE_DW_MAC
+#endif /* AOTC_TFL_MVE */
+
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
+#if AOTC_TFL_MVE
+    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;

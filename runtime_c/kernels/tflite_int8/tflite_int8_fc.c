@@ -107,11 +107,14 @@ static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int
     const int32_t in = p->in, out = p->out;
     int32_t r, o, j, acc[4], sums[4];
     if (out < 4) return 0;
+    if (in < 1) return 0;
     for (r = 0; r < p->rows; ++r) {
         const int8_t *xr = x + (int64_t)r * in;
         for (o = 0; o < out; o += 4) {
             const int32_t o0 = o + 4 <= out ? o : out - 4;
-            tfl_mve_dot4(xr, in, w + (int64_t)o0 * in, in, acc, sums);
+            const int8_t *wg = w + (int64_t)o0 * in;
+            vst1q_s32(acc, tfl_mve_dot4q(xr, in, wg, in));
+            vst1q_s32(sums, tfl_mve_sum4q(in, wg, in));
             for (j = 0; j < 4; ++j) {
                 const int32_t c = o0 + j;
                 const int32_t s = acc[j] - p->x_zero * sums[j] + (bias ? bias[c] : 0);
