@@ -65,3 +65,20 @@ def test_attention_ops_bit_exact_with_builtin_ref(tmp_path):
         if not np.array_equal(got, ref):
             bad.append(f"{spec['name']}: {(got != ref).sum()} of {ref.size} differ")
     assert not bad, bad
+
+
+def test_attention_ops_take_the_int8_kernels(tmp_path):
+    """The model compiles for the host with each op on its int8 kernel (FULLY_CONNECTED on the packed one, whose
+    tiles of rows the full tier's run checks), nothing dequantized to float."""
+    import re
+
+    from aot.compiler import Options, compile_file
+
+    data, _ = attention_model()
+    model = tmp_path / "attention_int8.tflite"
+    model.write_bytes(data)
+    c = compile_file(model, Options(name="att")).files["src/att.c"]
+    assert set(re.findall(r"(aotc_\w+)\(", c)) >= {
+        "aotc_tfl_batch_matmul_s8", "aotc_tfl_softmax_s8", "aotc_tfl_fc_s8_packed", "aotc_tfl_mean_s8",
+        "aotc_tfl_squared_difference_s8", "aotc_tfl_add_s8"}, c
+    assert "_f32(" not in c, c
