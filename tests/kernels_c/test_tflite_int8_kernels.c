@@ -693,6 +693,7 @@ static int check_mean(int wide) {
     void *x, *y, *ref;
     int bad;
     p.n = rand_int(1, 2), p.hw = rand_int(1, 150), p.c = rand_int(1, 10);
+    if (p.c > 7) p.c = 7 + 61 * (p.c - 7); /* 68, 129, 190: past the kernel's runs of 64 channels (no draw more) */
     p.x_zero = wide ? 0 : rand_int(-128, 127), p.y_zero = wide ? 0 : rand_int(-128, 127);
     multiplier(around(1.0 / p.hw), &p.mult, &p.shift);
     x = ints((size_t)p.n * p.hw * p.c, xs, wide ? -32768 : -128, wide ? 32767 : 127);
