@@ -328,13 +328,29 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
         return banded(replace(ops, choose_least=None))
 
     options: list[Option] = [("greedy", first)]
-    if not traits.dsp or not any(n.op in tflite_cost.ESTIMATED for n in graph.nodes):
+    if not _estimated(graph, traits):
         return options  # no choice the estimate tells apart: all would tie, and the greedy plan is kept
-    free = replace(ops, overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g) else ops.overlap(n, g))
+    free = _no_slower_overlaps(ops)
     return [*options, ("bands before smaller blocks", bands_first),
             ("greedy, no slower overlaps", lambda: (graph, plan_memory(graph, free, scratch_floor, ram_budget))),
-            ("every free trade", lambda: (graph, plan_memory(graph, replace(free, choose_least=None), scratch_floor,
-                                                             ram_budget, trade_to=0)))]
+            ("every free trade", lambda: (graph, _every_free_trade(graph, ops, scratch_floor, ram_budget)))]
+
+
+def _estimated(graph: Graph, traits: TargetTraits) -> bool:
+    """Whether aot/kernels/tflite_cost.py estimates this graph's kernel choices (the M-profile DSP kernels)."""
+    return traits.dsp and any(n.op in tflite_cost.ESTIMATED for n in graph.nodes)
+
+
+def _no_slower_overlaps(ops: OpMemory) -> OpMemory:
+    """ops without the overlapping outputs that slow a kernel down (tflite_cost.overlap_costs)."""
+    return replace(ops, overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g) else ops.overlap(n, g))
+
+
+def _every_free_trade(graph: Graph, ops: OpMemory, scratch_floor: int, budget: int) -> Plan:
+    """Every trade of room for no work (in-place ops, the overlaps that slow no kernel; no smaller blocks) taken
+    whatever the budget, the room saved given to the kernels' blocks, their scratch sized for `budget`."""
+    return plan_memory(graph, replace(_no_slower_overlaps(ops), choose_least=None), scratch_floor, budget,
+                       trade_to=0)
 
 
 def _unbudgeted_plan(graph: Graph, ops: OpMemory, scratch_floor: int, traits: TargetTraits) -> Plan:
@@ -344,12 +360,10 @@ def _unbudgeted_plan(graph: Graph, ops: OpMemory, scratch_floor: int, traits: Ta
     speed the default leaves (KWS DS-CNN at a 19,294 B budget ran 2.5 % faster than without one), and a looser
     budget must never be slower than a tighter one (issue 67)."""
     plan = plan_memory(graph, ops, scratch_floor)
-    if not traits.dsp or not any(n.op in tflite_cost.ESTIMATED for n in graph.nodes):
+    if not _estimated(graph, traits):
         return plan
-    free = replace(ops, choose_least=None, cost=tflite_cost.estimate,
-                   overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g) else ops.overlap(n, g))
     try:
-        traded = plan_memory(graph, free, scratch_floor, plan.arena_bytes, trade_to=0)
+        traded = _every_free_trade(graph, replace(ops, cost=tflite_cost.estimate), scratch_floor, plan.arena_bytes)
     except BudgetError:
         return plan
     if (traded.arena_bytes <= plan.arena_bytes

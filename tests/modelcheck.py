@@ -13,7 +13,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import warnings
@@ -35,14 +34,16 @@ SANITIZE = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=
 # ... but unoptimised where the bundle's runtime has the ONNX int8 (QDQ / QOperator) kernels and none of the
 # families whose code runs long unoptimised (tests/kernels_c/kernel_builds.py's SANITIZED_AT_O1): gcc instruments
 # quant_int8.c's kernels at -O1 ten times as slowly (a QDQ chain's bundle: 15.9 s of CPU against 1.6 s at -O0).
-SLOW_AT_O1 = ("quant_int8.c", "quant_uint8.c")
-FAST_ONLY_AT_O1 = re.compile(r"^(tflite_int8_|conv_)")
+SLOW_AT_O1 = {"quant_int8.c", "quant_uint8.c"}
+FAST_ONLY_AT_O1 = ("tflite_int8", "conv")
 
 
 def sanitize_args(bundle: Path) -> tuple[str, ...]:
     """SANITIZE for the bundle written in `bundle` (its runtime/ folder decides the level, as above)."""
+    from aot.emit_c.runtime_files import family_files
+
     files = {f.name for f in (Path(bundle) / "runtime").glob("*.c")}
-    if files & set(SLOW_AT_O1) and not any(FAST_ONLY_AT_O1.match(f) for f in files):
+    if files & SLOW_AT_O1 and not any(files & set(family_files(fam)) for fam in FAST_ONLY_AT_O1):
         return tuple(a.replace("-O1", "-O0") for a in SANITIZE)
     return SANITIZE
 

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from modelcheck import build_bundle
-from test_tflite_int8_math import Written, _bmm
-from tflite_reference import reference
+from test_tflite_int8_math import Written, _bmm, bit_exact_with_builtin_ref
 
 ROWS, K, N, HEADS = 37, 22, 70, 3  # a head's rows (a tile of 4 or 6 and a part), k past a quad, columns past 64
 
@@ -49,23 +47,8 @@ def attention_model() -> tuple[bytes, list[np.ndarray]]:
 @pytest.mark.full
 def test_attention_ops_bit_exact_with_builtin_ref(tmp_path):
     pytest.importorskip("ai_edge_litert")
-    from aot.build import run_bundle
-
     data, feeds = attention_model()
-    model = tmp_path / "attention_int8.tflite"
-    model.write_bytes(data)
-    out = tmp_path / "out"
-    meta = build_bundle(model, out, sanitize=True)
-    refs = reference(model, feeds, tmp_path).values()
-    ours, _ = run_bundle(out, meta, feeds)
-    bad = []
-    for spec, ref in zip(meta["outputs"], refs, strict=True):
-        got = ours[spec["name"]]
-        assert got.dtype == ref.dtype and got.shape == ref.shape, (spec["name"], got.dtype, ref.dtype)
-        if not np.array_equal(got, ref):
-            bad.append(f"{spec['name']}: {(got != ref).sum()} of {ref.size} differ")
-    assert not bad, bad
-
+    bit_exact_with_builtin_ref(tmp_path, "attention_int8", data, feeds, sanitize=True)
 
 def test_attention_ops_take_the_int8_kernels(tmp_path):
     """The model compiles for the host with each op on its int8 kernel (FULLY_CONNECTED on the packed one, whose

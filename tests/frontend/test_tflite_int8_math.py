@@ -165,10 +165,16 @@ MODELS = {"int8": int8_model, "int16": int16_model}
 def compile_and_compare(tmp_path: Path, width: str, target: str = "host", sanitize: bool = False) -> None:
     """Compile the width's model for `target`, build (-Werror; with `sanitize`, under ASan and UBSan), run on its
     inputs; every output equal to BUILTIN_REF's."""
+    data, feeds = MODELS[width]()
+    bit_exact_with_builtin_ref(tmp_path, f"math_{width}", data, feeds, target, sanitize)
+
+
+def bit_exact_with_builtin_ref(tmp_path: Path, name: str, data: bytes, feeds: list[np.ndarray], target: str = "host",
+                               sanitize: bool = False) -> None:
+    """The written model `data` compiled for `target`, built and run on `feeds`: every output equal to BUILTIN_REF's."""
     from aot.build import run_bundle
 
-    data, feeds = MODELS[width]()
-    model = tmp_path / f"math_{width}.tflite"
+    model = tmp_path / f"{name}.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
     meta = build_bundle(model, out, target=target, sanitize=sanitize)
