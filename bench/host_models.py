@@ -51,7 +51,16 @@ Two steps, in two kinds of Python, because neither aotc nor its tests may need T
    - torch / QDQ / QOperator ONNX: onnxruntime and OpenVINO on it (a file OpenVINO cannot read is timed
      without it, and the row says so).
 
-   --threads N runs the bundles (aotc --threads N) and every reference on N threads. The table (markdown on
+   --threads N runs the bundles (aotc --threads N) and every reference on N threads.
+
+   --isa avx2 measures what a user of a machine without AVX-512 gets: the bundles compiled as aotc compiles on
+   such a machine (--host-isa generic) and built for one (-DAOTC_NATIVE=OFF, CMAKE_C_FLAGS=-march=x86-64-v3:
+   AVX2, FMA, F16C, BMI2; no VNNI), OpenVINO held to the same instructions (ONEDNN_MAX_CPU_ISA=AVX2, set before
+   it loads), the peak measured with them. onnxruntime (MLAS) and LiteRT (XNNPACK) choose their kernels from
+   CPUID with no switch: on an AVX-512 machine they keep their AVX-512 kernels, so the ratios to them are upper
+   bounds of the ratios an AVX2 machine would give (their AVX2 kernels are not faster than their AVX-512 ones).
+
+   The table (markdown on
    stdout, and JSON in --json) gives per model and form: aotc's wall and CPU ms, each engine's, aotc / the
    fastest engine (median over rounds) and which it is, the MACs (Conv/ConvTranspose/Gemm/MatMul or their
    TFLite namesakes, aot.bench.graph_macs and tflite_macs; a QOperator file counted on the float export it was
@@ -492,15 +501,16 @@ int main(void) {
 """
 
 
-def measure_peak(work: Path) -> dict[str, float]:
+def measure_peak(work: Path, isa: str = "native") -> dict[str, float]:
     """One core's peak, measured now: fp32 GFLOP/s of FMA chains (AVX-512 where the compiler targets it, else
-    AVX2) and int8 GOP/s of VNNI dot-product chains (0 without VNNI). Built with -march=native: the core's own
-    widest instructions, as the bundles' kernels are chosen for it. The int8 shares are of the VNNI peak, what
-    aotc's kernels use; on a core with AMX (Sapphire Rapids and later) the AMX int8 peak is measured too and
-    printed beside it, as LiteRT's XNNPACK and OpenVINO use those tiles (a share of the VNNI peak over 100 %)."""
+    AVX2) and int8 GOP/s of VNNI dot-product chains (0 without VNNI). Built with -march=native (or the --isa
+    level's flags): the core's own widest instructions, as the bundles' kernels are chosen for it. The int8
+    shares are of the VNNI peak, what aotc's kernels use; on a core with AMX (Sapphire Rapids and later) the AMX
+    int8 peak is measured too and printed beside it, as LiteRT's XNNPACK and OpenVINO use those tiles (a share
+    of the VNNI peak over 100 %)."""
     src, exe = work / "peak.c", work / "peak"
     src.write_text(PEAK_C)
-    subprocess.run(["cc", "-O2", "-march=native", "-o", str(exe), str(src)], check=True)
+    subprocess.run(["cc", "-O2", ISAS[isa]["cflags"], "-o", str(exe), str(src)], check=True)
     fp32, int8, amx = (float(v) for v in subprocess.run([str(exe)], capture_output=True, text=True,
                                                            check=True).stdout.split())
     return {"fp32_gflops": fp32, "int8_gops": int8, "amx_int8_gops": amx}
@@ -579,13 +589,27 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def compile_and_build(path: Path, out: Path, threads: int) -> dict[str, float]:
-    """`aotc FILE -o OUT` for the host (--threads N), then `cmake --build OUT`; the seconds each took. A refusal
+# --isa: the C flags of the bundles, the peak loop and OpenVINO's instruction limit per level ("native": this
+# machine's widest; "avx2": an x86-64 machine without AVX-512, see the docstring)
+ISAS = {"native": {"cflags": "-march=native", "host_isa": None, "onednn": None},
+        "avx2": {"cflags": "-march=x86-64-v3", "host_isa": "generic", "onednn": "AVX2"}}
+
+
+def compile_and_build(path: Path, out: Path, threads: int, isa: str = "native") -> dict[str, float]:
+    """`aotc FILE -o OUT` for the host (--threads N; --host-isa for an --isa level), then `cmake --build OUT`
+    (configured again with the level's flags where it is not this machine's); the seconds each took. A refusal
     or a failed build raises RuntimeError with its last line (the row then says why)."""
+    level = ISAS[isa]
     cmd = [sys.executable, "-m", "aot.cli", str(path), "-o", str(out)] + (["--threads", str(threads)] if threads > 1
                                                                           else [])
+    cmd += ["--host-isa", level["host_isa"]] if level["host_isa"] else []
+    steps = [("compile_s", cmd)]
+    if isa != "native":
+        steps.append(("configure_s", ["cmake", "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_NATIVE=OFF",
+                                      f"-DCMAKE_C_FLAGS={level['cflags']}"]))
+    steps.append(("build_s", ["cmake", "--build", str(out)]))
     took = {}
-    for step, argv in (("compile_s", cmd), ("build_s", ["cmake", "--build", str(out)])):
+    for step, argv in steps:
         t0 = time.monotonic()
         r = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
         if r.returncode != 0:
@@ -627,10 +651,10 @@ def bench_model(path: Path, work: Path, args) -> dict:
     from aot.errors import AotcError
 
     network, form = split_name(path)
-    row: dict = {"model": network, "form": form, "file": path.name, "threads": args.threads}
-    out = work / f"{path.name.replace('.', '_')}_t{args.threads}"
+    row: dict = {"model": network, "form": form, "file": path.name, "threads": args.threads, "isa": args.isa}
+    out = work / (f"{path.name.replace('.', '_')}_t{args.threads}" + ("" if args.isa == "native" else f"_{args.isa}"))
     try:
-        row.update(compile_and_build(path, out, args.threads))
+        row.update(compile_and_build(path, out, args.threads, args.isa))
         row["load_before"] = round(os.getloadavg()[0], 2)
         bench, note = time_engines(out, path, args.rounds, args.repeat, args.threads)
         row["load_after"] = round(os.getloadavg()[0], 2)
@@ -695,7 +719,11 @@ def markdown(rows: list[dict], peaks: dict[str, float], args) -> str:
     def num(value, fmt: str) -> str:
         return "-" if value is None else format(value, fmt)
 
-    lines = [f"threads: {args.threads}; rounds: {args.rounds}; one core's measured peak: fp32 FMA "
+    isa = ("" if args.isa == "native" else
+           f"instructions: {args.isa} (aotc --host-isa generic, built with {ISAS[args.isa]['cflags']}; OpenVINO "
+           f"with ONEDNN_MAX_CPU_ISA={ISAS[args.isa]['onednn']}; onnxruntime and LiteRT on this machine's widest, "
+           "which they choose themselves); ")
+    lines = [f"{isa}threads: {args.threads}; rounds: {args.rounds}; one core's measured peak: fp32 FMA "
              f"{peaks['fp32_gflops']:.0f} GFLOP/s, int8 VNNI {peaks['int8_gops']:.0f} GOP/s"
              + (f", int8 AMX {peaks['amx_int8_gops']:.0f} GOP/s" if peaks.get("amx_int8_gops") else "")
              + f" ('aotc % peak': its wall-time rate over {args.threads} x the fp32 or VNNI peak; the CPU columns: "
@@ -736,13 +764,16 @@ def run_bench(args) -> None:
     files = model_files(Path(args.dir), args.models)
     if not files:
         raise SystemExit(f"no model files in {args.dir}: make them with --make (see the docstring)")
-    start = measure_peak(work)
+    if ISAS[args.isa]["onednn"]:  # read by OpenVINO's oneDNN when it loads: before the first bench_one
+        os.environ["ONEDNN_MAX_CPU_ISA"] = ISAS[args.isa]["onednn"]
+    start = measure_peak(work, args.isa)
     rows: list[dict] = []
 
     def save(peaks: dict) -> None:
         add_shares(rows, peaks, args.threads)
         Path(args.json or work / "host_models.json").write_text(json.dumps(
-            {"threads": args.threads, "rounds": args.rounds, "peak_per_core": peaks, "rows": rows}, indent=1))
+            {"threads": args.threads, "rounds": args.rounds, "isa": args.isa, "peak_per_core": peaks,
+             "rows": rows}, indent=1))
 
     try:
         for path in files:
@@ -752,7 +783,7 @@ def run_bench(args) -> None:
     except KeyboardInterrupt:  # a long run stopped (SIGINT): the table of the models done so far
         print(f"interrupted: {len(rows)} of {len(files)} models done", file=sys.stderr)
     # the clock of a shared virtual core drifts: the peak is the higher of the runs at the start and the end
-    end = measure_peak(work)
+    end = measure_peak(work, args.isa)
     peaks = {k: max(start[k], end[k]) for k in start}
     save(peaks)
     print(markdown(rows, peaks, args))
@@ -770,6 +801,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds timing every engine back to back (medians)")
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per engine and round (raised for short models)")
     ap.add_argument("--threads", type=int, default=1, help="the bundles' threads (aotc --threads) and the references'")
+    ap.add_argument("--isa", choices=list(ISAS), default="native",
+                    help="native: this machine's widest instructions; avx2: as on an x86-64 machine without AVX-512 "
+                         "(see the docstring)")
     ap.add_argument("--work", default="/tmp/aotc_host_models", help="where the bundles are built")
     ap.add_argument("--json", help="the rows as JSON (default WORK/host_models.json)")
     ap.add_argument("--table", metavar="JSON", help="only print the table of an earlier run's JSON file")
@@ -782,7 +816,7 @@ def main() -> None:
         return
     if args.table:
         run = json.loads(Path(args.table).read_text())
-        args.threads, args.rounds = run["threads"], run["rounds"]
+        args.threads, args.rounds, args.isa = run["threads"], run["rounds"], run.get("isa", "native")
         add_shares(run["rows"], run["peak_per_core"], args.threads)
         print(markdown(run["rows"], run["peak_per_core"], args))
         return

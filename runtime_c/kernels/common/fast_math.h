@@ -1,6 +1,6 @@
 /* e^v, e^v - 1, sigmoid, tanh and erf without a branch or a libm call, so that a loop over them
- * vectorises (gcc and clang, -O2 and up: every select below is a compare and blend, the integer
- * work is on the float's bits). Used by the activations (Sigmoid, SiLU, Tanh, Gelu, Elu, Selu,
+ * vectorises (gcc and clang, -O2 and up, with SSE2, AVX2, AVX-512 or NEON: every select below is
+ * aotc_fm_pick, a compare and blend; the integer work is on the float's bits). Used by the activations (Sigmoid, SiLU, Tanh, Gelu, Elu, Selu,
  * Celu), Softmax, attention and the recurrent gates; the ONNX ops Exp and Erf keep libm's.
  *
  * Accuracy against libm in double precision, bounds held by tests/kernels_c/test_fast_math.py (every 4093rd
@@ -28,6 +28,28 @@
 #define AOTC_FM_MADD(a, b, c) ((a) * (b) + (c))
 #endif
 
+/* c ? a : b for a c of 0 or 1, a and b both computed. Where a loop of these functions should vectorise with
+ * 128- or 256-bit vectors and no masks (SSE/AVX2, NEON), as the bits: gcc (its default -ftrapping-math) does not
+ * if-convert a loop in which a float operation runs under a condition, and from a plain `c ? a : b` its passes
+ * make one: they sink an operand's arithmetic into the arm that uses it, or thread a clamp to a constant
+ * through what follows (GCC 12: not one of the four functions below vectorised for -march=x86-64-v3 or
+ * AArch64, so a SiLU took libm-free scalar code: EfficientNet-B0 60 % of its time in it). The bits make both
+ * operands live on every path. Elsewhere (AVX-512's masks, scalar cores) the plain select. */
+#if (defined(__SSE2__) || defined(__ARM_NEON)) && !defined(__AVX512F__)
+static inline float aotc_fm_pick(int c, float a, float b) {
+    uint32_t ab, bb;
+    const uint32_t m = 0u - (uint32_t)c;
+    float r;
+    memcpy(&ab, &a, sizeof ab);
+    memcpy(&bb, &b, sizeof bb);
+    ab = (ab & m) | (bb & ~m);
+    memcpy(&r, &ab, sizeof r);
+    return r;
+}
+#else
+#define aotc_fm_pick(c, a, b) ((c) ? (a) : (b))
+#endif
+
 /* v = n ln2 + r with |r| <= ln2 / 2, v clamped to [-87.3, 88] (so 2^n is a normal float). n is
  * rounded by adding 1.5 * 2^23, and read back from that sum's low mantissa bits: no float to int
  * conversion (undefined for NaN). Returns r; *scale = 2^n, built in the exponent bits. */
@@ -35,7 +57,7 @@ static inline float aotc_exp_reduce(float v, float *scale) {
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float k, n;
     uint32_t kb, sb;
-    v = v < -87.3f ? -87.3f : (v > 88.0f ? 88.0f : v);
+    v = aotc_fm_pick(v < -87.3f, -87.3f, aotc_fm_pick(v > 88.0f, 88.0f, v));
     k = v * 1.44269504088896341f + shifter;
     n = k - shifter;
     memcpy(&kb, &k, sizeof kb);
@@ -67,7 +89,7 @@ static inline float aotc_exp_poly(float v) {
 /* e^v, and 0 for v below -87.3 (where e^v is below 1.2e-38): Softmax's e^(x - max) of -inf is 0. */
 static inline float aotc_exp_flush(float v) {
     const float e = aotc_exp_poly(v);
-    return v < -87.3f ? 0.0f : e;
+    return aotc_fm_pick(v < -87.3f, 0.0f, e);
 }
 
 /* e^v - 1, accurate near 0 (no 1 - 1 cancellation): 2^n (r + r^2 tail) + (2^n - 1), where
@@ -84,8 +106,8 @@ static inline float aotc_sigmoid_poly(float v) {
     const float a = v < 0.0f ? -v : v;
     const float e = aotc_exp_poly(-a);
     const float r = 1.0f / (1.0f + e);
-    const float s = v < 0.0f ? e * r : r;
-    return v < -87.3f ? 0.0f : s;
+    const float s = aotc_fm_pick(v < 0.0f, e * r, r);
+    return aotc_fm_pick(v < -87.3f, 0.0f, s);
 }
 
 /* tanh v = -m / (2 + m) with m = e^(-2|v|) - 1 in (-1, 0], its sign restored: no cancellation
@@ -94,7 +116,7 @@ static inline float aotc_tanh_poly(float v) {
     const float a = v < 0.0f ? -v : v;
     const float m = aotc_expm1_poly(-2.0f * a);
     const float t = -m / (2.0f + m);
-    return v < 0.0f ? -t : t;
+    return aotc_fm_pick(v < 0.0f, -t, t);
 }
 
 /* erf(v): near 0 its series to v^13 (relative error below 1e-8 for |v| < 0.5); elsewhere
@@ -115,7 +137,7 @@ static inline float aotc_erf_poly(float v) {
     n = AOTC_FM_MADD(n, v2, -1.0f / 3.0f);
     n = AOTC_FM_MADD(n, v2, 1.0f);
     n = v * 1.12837916709551257f * n;
-    return a < 0.5f ? n : (v < 0.0f ? -tail : tail);
+    return aotc_fm_pick(a < 0.5f, n, aotc_fm_pick(v < 0.0f, -tail, tail));
 }
 
 /* SiLU / Swish on AVX-512F, 16 floats at a time: 25 vector instructions per 16 against the 43 that gcc
