@@ -20,6 +20,13 @@
 #else
 #define TFL_PK_VNNI 0
 #endif
+/* AVX2 without AVX-512 VNNI (an x86-64-v3 build): the CONV_2D sums by vpmaddwd (tfl_pk_avx2_pair) */
+#if !TFL_PK_VNNI && defined(__AVX2__) && !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+#define TFL_PK_AVX2 1
+#else
+#define TFL_PK_AVX2 0
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TFL_PK_INLINE static inline __attribute__((always_inline))
@@ -342,6 +349,130 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
 }
 #define TFL_PK_OUT tfl_pk_out
 #else
+#if TFL_PK_AVX2
+/* two positions' patches (a0, a1: `rows` runs of rq quads, run j at + j rowstep) x one block of 16 channels' packed
+ * weights (wb: rows x rq quads of 16 x 4 bytes) to their 16 sums each (sums[0 ..], sums[16 ..]). No VNNI: a quad's
+ * bytes zero-extended to 16 bits by a broadcast, the weights sign-extended, and vpmaddwd's pairs (exact: |255 w| +
+ * |255 w| < 2^31), each channel's two pair sums added at the end */
+TFL_PK_INLINE void tfl_pk_avx2_pair(const uint8_t *a0, const uint8_t *a1, int32_t rows, int64_t rowstep, int32_t rq,
+                                    const int8_t *wb, int32_t *sums) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
+    int32_t j, q, u, v;
+    for (j = 0; j < rows; ++j)
+        for (q = 0; q < rq; ++q, wb += 64) {
+            const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)wb));
+            const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 16)));
+            const __m256i w2 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 32)));
+            const __m256i w3 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + 48)));
+            __m256i x, z;
+            memcpy(&u, a0 + j * rowstep + 4 * q, 4);
+            memcpy(&v, a1 + j * rowstep + 4 * q, 4);
+            x = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(u)));
+            z = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(v)));
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(x, w0)), t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(z, w0));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(x, w1)), t1 = _mm256_add_epi32(t1, _mm256_madd_epi16(z, w1));
+            s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(x, w2)), t2 = _mm256_add_epi32(t2, _mm256_madd_epi16(z, w2));
+            s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(x, w3)), t3 = _mm256_add_epi32(t3, _mm256_madd_epi16(z, w3));
+        }
+    /* s0's lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute 0 .. 7 */
+    _mm256_storeu_si256((__m256i *)sums, _mm256_permute4x64_epi64(_mm256_hadd_epi32(s0, s1), 0xD8));
+    _mm256_storeu_si256((__m256i *)(sums + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(s2, s3), 0xD8));
+    _mm256_storeu_si256((__m256i *)(sums + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(t0, t1), 0xD8));
+    _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(t2, t3), 0xD8));
+}
+
+/* the output stage of 8 channels: their requantisation (rq), zero point and clamp, and the fused residual ADD's three
+ * requantisations (per tensor) where r is given; TFLite's arithmetic in the lanes (tflite_int8_x86.h) */
+typedef struct {
+    tfl_x86_rqv8 rq[2]; /* a block's channels 0 - 7, 8 - 15 */
+    tfl_x86_rq8 r1, r2, ra;
+    __m256i y_zero, y_min, y_max, x1_zero, x2_zero, a_zero, a_min, a_max;
+} tfl_pk_avx2_out;
+
+static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
+    o->y_zero = _mm256_set1_epi32(p->y_zero), o->y_min = _mm256_set1_epi32(p->y_min);
+    o->y_max = _mm256_set1_epi32(p->y_max);
+    if (r == NULL) return;
+    o->r1 = tfl_x86_rq8_set1(r->add.m1, r->add.s1), o->r2 = tfl_x86_rq8_set1(r->add.m2, r->add.s2);
+    o->ra = tfl_x86_rq8_set1(r->add.mult, r->add.shift);
+    o->x1_zero = _mm256_set1_epi32(r->add.x1_zero), o->x2_zero = _mm256_set1_epi32(r->add.x2_zero);
+    o->a_zero = _mm256_set1_epi32(r->add.y_zero), o->a_min = _mm256_set1_epi32(r->add.y_min);
+    o->a_max = _mm256_set1_epi32(r->add.y_max);
+}
+
+/* 8 sums (bias added) to m (1 .. 8) bytes at y, through the residual's at res where r is given (add_one's order) */
+TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, const tfl_x86_rqv8 *rq,
+                                     const aotc_tfl_residual_params *r, __m256i acc, int8_t *y, const int8_t *res,
+                                     int32_t m) {
+    __m256i v = _mm256_add_epi32(tfl_x86_requantv8(acc, rq), o->y_zero);
+    __m128i b;
+    v = _mm256_min_epi32(_mm256_max_epi32(v, o->y_min), o->y_max);
+    if (r != NULL) {
+        int64_t e8 = 0;
+        __m256i e, x1, x2, a;
+        memcpy(&e8, res, (size_t)m);
+        e = _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(e8));
+        x1 = r->conv_x1 ? v : e, x2 = r->conv_x1 ? e : v;
+        x1 = tfl_x86_requant8(_mm256_slli_epi32(_mm256_sub_epi32(x1, o->x1_zero), 20), &o->r1);
+        x2 = tfl_x86_requant8(_mm256_slli_epi32(_mm256_sub_epi32(x2, o->x2_zero), 20), &o->r2);
+        a = r->add.subtract ? _mm256_sub_epi32(x1, x2) : _mm256_add_epi32(x1, x2);
+        v = _mm256_add_epi32(tfl_x86_requant8(a, &o->ra), o->a_zero);
+        v = _mm256_min_epi32(_mm256_max_epi32(v, o->a_min), o->a_max);
+    }
+    b = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    b = _mm_packs_epi16(b, b);
+    if (m == 8) _mm_storel_epi64((__m128i *)y, b);
+    else {
+        const int64_t bytes = _mm_cvtsi128_si64(b);
+        memcpy(y, &bytes, (size_t)m);
+    }
+}
+
+/* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels c_begin .. c_end
+ * - 1 (c_begin a multiple of 16), to y at the first position: two positions x 16 channels by tfl_pk_avx2_pair, 8 of
+ * their sums at a time by tfl_pk_avx2_store */
+static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
+                            int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
+    const int32_t oc = p->oc, kq = rows * rq;
+    int32_t sums[32], mult[16], shift[16], bv[16];
+    int32_t c0, t, i, h;
+    tfl_pk_avx2_out o;
+    tfl_pk_avx2_out_init(&o, p, r);
+    for (c0 = c_begin; c0 < c_end; c0 += 16) {
+        const int8_t *wb = wp + (int64_t)(c0 / 16) * kq * 64;
+        const int32_t m = c_end - c0 < 16 ? c_end - c0 : 16;
+        for (i = 0; i < 16; ++i) { /* (past the channels: a valid requantisation, its lanes not stored) */
+            mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
+            bv[i] = i < m ? bias[c0 + i] : 0;
+        }
+        for (h = 0; h < 2; ++h)
+            o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
+                                        _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        for (t = 0; t < n; t += 2) {
+            const int32_t two = n - t > 1 ? 2 : 1;
+            tfl_pk_avx2_pair(a[t], a[t + two - 1], rows, rowstep, rq, wb, sums);
+            for (i = 0; i < two; ++i)
+                for (h = 0; h < 2 && 8 * h < m; ++h) {
+                    const int64_t at = (int64_t)(t + i) * oc + c0 + 8 * h;
+                    const __m256i acc = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(sums + 16 * i + 8 * h)),
+                                                         _mm256_loadu_si256((const __m256i *)(bv + 8 * h)));
+                    tfl_pk_avx2_store(&o, &o.rq[h], r, acc, y + at, r != NULL ? res + at : NULL,
+                                      m - 8 * h < 8 ? m - 8 * h : 8);
+                }
+        }
+    }
+}
+#else
+/* one output of a conv: its sum (TFLite's int32 sum modulo 2^32) requantised by TFLite's own functions, clamped,
+ * through the residual ADD where r is given (e: the residual's element) */
+TFL_PK_INLINE int8_t tfl_pk_out_one(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, uint32_t acc,
+                                    int32_t o, int8_t e) {
+    int32_t v = clamp8(requant_double((int32_t)acc, p->mult[o], p->shift[o]) + p->y_zero, p->y_min, p->y_max);
+    if (r != NULL) v = clamp8(r->conv_x1 ? add_one(&r->add, v, e) : add_one(&r->add, e, v), r->add.y_min, r->add.y_max);
+    return (int8_t)v;
+}
+
 /* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels c_begin .. c_end
  * - 1, to y at the first position: the sums in uint32 (TFLite's int32 sums modulo 2^32), requantised by TFLite's
  * own functions */
@@ -354,20 +485,15 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
         for (o = c_begin; o < c_end; ++o) {
             const int8_t *wb = wp + ((int64_t)(o / 16) * kq * 16 + o % 16) * 4;
             uint32_t acc = (uint32_t)bias[o];
-            int32_t v;
             for (j = 0; j < rows; ++j)
                 for (q = 0; q < rq; ++q, wb += 64) {
                     const uint8_t *x4 = a[t] + j * rowstep + 4 * q;
                     acc += (uint32_t)(x4[0] * wb[0] + x4[1] * wb[1] + x4[2] * wb[2] + x4[3] * wb[3]);
                 }
-            v = clamp8(requant_double((int32_t)acc, p->mult[o], p->shift[o]) + p->y_zero, p->y_min, p->y_max);
-            if (r != NULL) {
-                const int8_t e = res[(int64_t)t * oc + o];
-                v = clamp8(r->conv_x1 ? add_one(&r->add, v, e) : add_one(&r->add, e, v), r->add.y_min, r->add.y_max);
-            }
-            y[(int64_t)t * oc + o] = (int8_t)v;
+            y[(int64_t)t * oc + o] = tfl_pk_out_one(p, r, acc, o, r != NULL ? res[(int64_t)t * oc + o] : 0);
         }
 }
+#endif
 #define TFL_PK_OUT aotc_tfl_residual_params
 #endif
 

@@ -115,6 +115,40 @@ TFL_X86_INLINE __m256i tfl_x86_requant8(__m256i acc, const tfl_x86_rq8 *q) {
     const __m256i to = _mm256_srl_epi64(_mm256_add_epi64(_mm256_add_epi64(po, q->k), fo), q->sh);
     return _mm256_sub_epi32(_mm256_blend_epi32(te, _mm256_slli_epi64(to, 32), 0xAA), q->unbias);
 }
+
+/* 8 lanes each with its own multiplier and shift (a conv's channels), the same arithmetic: the shifts as per-lane
+ * counts (vpsllvd, vpsrlvq), even lanes' 64-bit products in the even halves, odd lanes' in the odd ones (_e, _o) */
+typedef struct {
+    __m256i left, mult, mult_odd, sh_e, sh_o, k_e, k_o, fix_e, fix_o, unbias;
+} tfl_x86_rqv8;
+
+TFL_X86_INLINE tfl_x86_rqv8 tfl_x86_rqv8_init(__m256i mult, __m256i shift) {
+    const __m256i zero = _mm256_setzero_si256(), half = _mm256_set1_epi64x((int64_t)1 << 30);
+    const __m256i bias = _mm256_set1_epi64x((int64_t)((uint64_t)1 << 63)), fix = _mm256_set1_epi64x(-((int64_t)1 << 31));
+    const __m256i right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
+    const __m256i re = _mm256_and_si256(right, _mm256_set1_epi64x(0xFFFFFFFF)), ro = _mm256_srli_epi64(right, 32);
+    const __m256i pe = _mm256_cmpgt_epi64(re, zero), po = _mm256_cmpgt_epi64(ro, zero);
+    tfl_x86_rqv8 q;
+    q.left = _mm256_max_epi32(shift, zero), q.mult = mult, q.mult_odd = _mm256_srli_epi64(mult, 32);
+    q.sh_e = _mm256_add_epi64(re, _mm256_set1_epi64x(31)), q.sh_o = _mm256_add_epi64(ro, _mm256_set1_epi64x(31));
+    q.k_e = _mm256_add_epi64(_mm256_add_epi64(half, bias), _mm256_and_si256(pe, _mm256_sllv_epi64(half, re)));
+    q.k_o = _mm256_add_epi64(_mm256_add_epi64(half, bias), _mm256_and_si256(po, _mm256_sllv_epi64(half, ro)));
+    q.fix_e = _mm256_and_si256(pe, fix), q.fix_o = _mm256_and_si256(po, fix);
+    /* 2^(63 - 31 - e) mod 2^32 a lane: 0 for e = 0 (vpsllvd gives 0 for a count of 32) */
+    q.unbias = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_sub_epi32(_mm256_set1_epi32(32), right));
+    return q;
+}
+
+TFL_X86_INLINE __m256i tfl_x86_requantv8(__m256i acc, const tfl_x86_rqv8 *q) {
+    const __m256i low = _mm256_set1_epi64x(-((int64_t)1 << 30));
+    const __m256i a = _mm256_sllv_epi32(acc, q->left);
+    const __m256i pe = _mm256_mul_epi32(a, q->mult), po = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), q->mult_odd);
+    const __m256i fe = _mm256_and_si256(_mm256_cmpgt_epi64(low, pe), q->fix_e);
+    const __m256i fo = _mm256_and_si256(_mm256_cmpgt_epi64(low, po), q->fix_o);
+    const __m256i te = _mm256_srlv_epi64(_mm256_add_epi64(_mm256_add_epi64(pe, q->k_e), fe), q->sh_e);
+    const __m256i to = _mm256_srlv_epi64(_mm256_add_epi64(_mm256_add_epi64(po, q->k_o), fo), q->sh_o);
+    return _mm256_sub_epi32(_mm256_blend_epi32(te, _mm256_slli_epi64(to, 32), 0xAA), q->unbias);
+}
 #endif /* TFL_X86_AVX2 */
 
 #endif /* AOTC_TFLITE_INT8_X86_H */
