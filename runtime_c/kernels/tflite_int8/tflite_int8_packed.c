@@ -871,6 +871,93 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
 #endif
     tfl_pk_dw_items(&J, 0, blocks);
 }
+#elif TFL_PK_AVX2
+/* m (1 .. 8) int8 at x sign-extended to 8 int32 lanes (past m: 0) */
+TFL_PK_INLINE __m256i tfl_pk_avx2_s8x8(const int8_t *x, int32_t m) {
+    int64_t v = 0;
+    if (m == 8) return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)x));
+    memcpy(&v, x, (size_t)m);
+    return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(v));
+}
+
+/* 8 packed weights ((int32)(uint16_t)w) as int32 w */
+TFL_PK_INLINE __m256i tfl_pk_avx2_w16(const int32_t *w) {
+    return _mm256_srai_epi32(_mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)w), 16), 16);
+}
+
+/* one output position of 8 channels (m of them stored): the taps of rows ky0 .. ky1 - 1 and columns kx0 .. kx1 - 1
+ * read from x (xp: the window's top left, rows wstep apart; the others' products are in acc) */
+TFL_PK_INLINE void tfl_pk_avx2_dw_point(const aotc_tfl_conv_params *p, const int8_t *xp, int64_t wstep,
+                                        const int32_t *wb, int32_t ky0, int32_t ky1, int32_t kx0, int32_t kx1,
+                                        __m256i acc, const tfl_x86_rqv8 *rq, int32_t m, int8_t *y) {
+    const int64_t cstep = (int64_t)p->dw * p->c;
+    __m256i v;
+    __m128i o8;
+    int32_t ky, kx;
+    for (ky = ky0; ky < ky1; ++ky)
+        for (kx = kx0; kx < kx1; ++kx)
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(tfl_pk_avx2_s8x8(xp + ky * wstep + kx * cstep, m),
+                                                          _mm256_loadu_si256((const __m256i *)(wb + 16 * (ky * p->kw + kx)))));
+    v = _mm256_add_epi32(tfl_x86_requantv8(acc, rq), _mm256_set1_epi32(p->y_zero));
+    v = _mm256_min_epi32(_mm256_max_epi32(v, _mm256_set1_epi32(p->y_min)), _mm256_set1_epi32(p->y_max));
+    o8 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    o8 = _mm_packs_epi16(o8, o8);
+    if (m == 8) _mm_storel_epi64((__m128i *)y, o8);
+    else {
+        const int64_t bytes = _mm_cvtsi128_si64(o8);
+        memcpy(y, &bytes, (size_t)m);
+    }
+}
+
+/* AVX2 (no VNNI): 8 channels at a time, each tap's products by vpmaddwd of x sign-extended to 32 bits and the
+ * packed weight (int32)(uint16_t)w, whose high half 0 makes the pair's second product 0 (exact); taps under the
+ * padding read x_zero, as the plain loop (their products summed apart: the window's rows and columns inside x are
+ * found once per row and position, no test a tap); the requantisation and clamp in 8 lanes (tfl_x86_requantv8) */
+void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
+                                  const int32_t *bias, int8_t *y, uint8_t *scratch) {
+    const int32_t taps = p->kh * p->kw, c = p->c;
+    const int64_t wstep = (int64_t)p->dh * p->w * c;
+    const __m256i xz = _mm256_set1_epi32(p->x_zero);
+    int32_t mult[8], shift[8], bv[8];
+    int32_t c0, i, b, oy, ox, t;
+    (void)scratch; /* (AVX-512's band) */
+    for (c0 = 0; c0 < c; c0 += 8) {
+        const int32_t m = c - c0 < 8 ? c - c0 : 8;
+        const int32_t *wb = wp + (int64_t)(c0 / 16) * taps * 16 + c0 % 16; /* tap t's 8 weights at wb + 16 t */
+        tfl_x86_rqv8 rq;
+        __m256i bias8, wsum = _mm256_setzero_si256();
+        for (i = 0; i < 8; ++i) /* (past the channels: a valid requantisation, its lanes not stored) */
+            mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0,
+            bv[i] = i < m ? bias[c0 + i] : 0;
+        rq = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)mult), _mm256_loadu_si256((const __m256i *)shift));
+        bias8 = _mm256_loadu_si256((const __m256i *)bv);
+        for (t = 0; t < taps; ++t) wsum = _mm256_add_epi32(wsum, tfl_pk_avx2_w16(wb + 16 * t));
+        for (b = 0; b < p->n; ++b)
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                /* the kernel rows inside x: ky0 .. ky1 - 1 */
+                int32_t ky0 = 0, ky1 = p->kh;
+                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                for (ox = 0; ox < p->ow; ++ox) {
+                    const int32_t ix0 = ox * p->sw - p->pad_left;
+                    int32_t kx0 = 0, kx1 = p->kw, ky, kx;
+                    __m256i acc = bias8;
+                    while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                    while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                    if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
+                        __m256i in = _mm256_setzero_si256();
+                        for (ky = ky0; ky < ky1; ++ky)
+                            for (kx = kx0; kx < kx1; ++kx)
+                                in = _mm256_add_epi32(in, tfl_pk_avx2_w16(wb + 16 * (ky * p->kw + kx)));
+                        acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum, in)));
+                    }
+                    tfl_pk_avx2_dw_point(p, x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c + c0, wstep, wb, ky0, ky1,
+                                         kx0, kx1, acc, &rq, m, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0);
+                }
+            }
+    }
+}
 #else
 void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
                                   const int32_t *bias, int8_t *y, uint8_t *scratch) {
