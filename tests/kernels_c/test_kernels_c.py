@@ -118,9 +118,9 @@ def test_pool_kernels_plain_c(tmp_path, objects):
 @pytest.mark.full
 def test_tflite_int8_kernels_avx2(tmp_path, objects):
     """The tflite_int8 test built for AVX2 without AVX-512 (-march=haswell), under the sanitizers: the elementwise
-    MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D's and DEPTHWISE_CONV_2D's vpmaddwd sums
-    (tflite_int8_packed.c TFL_PK_AVX2; the conv alone and with the residual ADD), which hosts without AVX-512 take and neither the native build
-    (AVX-512 where the host has it) nor the generic one (SSE2) compiles."""
+    MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D (alone and with the residual ADD),
+    DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed.c TFL_PK_AVX2), which hosts without
+    AVX-512 take and neither the native build (AVX-512 where the host has it) nor the generic one (SSE2) compiles."""
     require_tool("gcc")
     if platform.machine() != "x86_64" or not host_has_avx2():
         pytest.skip("an x86-64 host with AVX2")
@@ -129,7 +129,7 @@ def test_tflite_int8_kernels_avx2(tmp_path, objects):
                      [*WARNINGS, *sanitize_for("tflite_int8"), "-march=haswell"], exe)
     out = run_checked([str(exe), str(SEED + 4), str(SHAPES["tflite_int8"] // 3)], timeout=300, env=sanitizer_env())
     assert "MISMATCH" not in out and "aotc_tfl_mul_s8 (runs)" in out and " ok " in out, out
-    assert all(f"aotc_tfl_{k}_s8_packed" in out for k in ("conv", "conv_add", "depthwise")), out
+    assert all(f"aotc_tfl_{k}_s8_packed" in out for k in ("conv", "conv_add", "depthwise", "fc")), out
 
 
 def host_has_amx_int8() -> bool:

@@ -1166,6 +1166,14 @@ void aotc_tfl_fc_s8_packed(const aotc_tfl_fc_params *p, const int8_t *x, const i
             default: tfl_pk_fc_blocks(p, scratch, kq, wp, bias, c0, 4, y); break;
             }
         }
+#elif TFL_PK_AVX2
+        for (c0 = 0; c0 < p->out; c0 += 16) { /* 16 outputs' sums by the conv's pair, its second row the same row */
+            int32_t sums[32], o;
+            tfl_pk_avx2_pair(scratch, scratch, 1, 0, kq, wp + (int64_t)c0 * kq * 4, sums);
+            for (o = c0; o < p->out && o < c0 + 16; ++o)
+                y[o] = clamp8(requant_single((int32_t)((uint32_t)sums[o - c0] + (uint32_t)bias[o]), p->mult[o],
+                                             p->shift[o]) + p->y_zero, p->y_min, p->y_max);
+        }
 #else
         for (c0 = 0; c0 < p->out; ++c0) {
             const int8_t *wb = wp + ((int64_t)(c0 / 16) * kq * 16 + c0 % 16) * 4;
