@@ -132,6 +132,20 @@ def test_tflite_int8_kernels_avx2(tmp_path, objects):
     assert all(f"aotc_tfl_{k}_s8_packed" in out for k in ("conv", "conv_add", "depthwise", "fc")), out
 
 
+@pytest.mark.full
+def test_quant_kernels_avx2(tmp_path, objects):
+    """The ONNX int8 kernels (QLinearConv, ConvInteger, QDQ convs) built for AVX2 without AVX-512 (-march=haswell),
+    under the sanitizers: the patch quads' sums on vpmaddwd (quant_impl.h qconv_quad_lanes, AOTC_QUANT_AVX2), which
+    hosts without AVX-512 take and neither the native build nor the generic one compiles."""
+    require_tool("gcc")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    exe = tmp_path / "test_quant_kernels_avx2"
+    compile_and_link(objects, "gcc", c_sources("quant"), [*WARNINGS, *sanitize_for("quant"), "-march=haswell"], exe)
+    out = run_checked([str(exe), str(SEED + 5), str(SHAPES["quant"] // 3)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and "aotc_qconv_patches_i8" in out and " ok " in out, out
+
+
 def host_has_amx_int8() -> bool:
     """Whether this CPU has AMX-INT8 (Linux: /proc/cpuinfo's flags), which -march=native then builds for."""
     try:

@@ -25,6 +25,15 @@
 #define AOTC_QUANT_VNNI 0
 #endif
 
+/* With AVX2 and not VNNI (an x86-64-v3 build): the patch quads' sums by vpmaddwd (quant_impl.h
+ * qconv_quad_lanes). */
+#if !AOTC_QUANT_VNNI && defined(__AVX2__) && !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+#define AOTC_QUANT_AVX2 1
+#else
+#define AOTC_QUANT_AVX2 0
+#endif
+
 /* With the Arm DSP extension (Cortex-M4, M33, M55), dual 16-bit multiply-accumulates. */
 #include "quant_dsp.h"
 

@@ -132,6 +132,44 @@ static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC
     }
 }
 
+#if AOTC_QUANT_AVX2
+/* the 4 bytes of a weight quad sign-extended to 16 bits, 4 times over (a vpmaddwd operand: 4 positions a register) */
+static inline __m256i AOTC_Q(qconv_avx2_wquad)(const int8_t *w) {
+    int32_t v;
+    memcpy(&v, w, 4);
+    return _mm256_broadcastq_epi64(_mm_cvtepi8_epi16(_mm_cvtsi32_si128(v)));
+}
+
+/* As the plain qconv_quad_lanes below, on AVX2 without VNNI: 8 positions at a time, a quad row's 4 positions a
+ * register (their bytes zero-extended to 16 bits) by vpmaddwd with each channel's weight quad (exact: two products of
+ * at most 255 x 128), each position's two pair sums added at the end. */
+static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
+                                     const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t nb,
+                                     int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
+    const int32_t kp = AOTC_QCONV_PACKED(p) ? 4 : kq * 4, qs = AOTC_QCONV_QSTEP(p);
+    const int8_t *wj[4];
+    int32_t q, j, half;
+    wj[0] = w, wj[1] = w + (nb > 1 ? kp : 0), wj[2] = w + (nb > 2 ? 2 * kp : 0), wj[3] = w + (nb > 3 ? 3 * kp : 0);
+    for (half = 0; half < AOTC_QCONV_LANES / 8; ++half) {
+        __m256i s[4][2];
+        for (j = 0; j < 4; ++j) s[j][0] = s[j][1] = _mm256_setzero_si256();
+        for (q = 0; q < kq; ++q) {
+            const uint8_t *pq = quads + ((int64_t)q * np + t0 + 8 * half) * 4;
+            const __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)pq));
+            const __m256i x1 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(pq + 16)));
+            for (j = 0; j < 4; ++j) {
+                const __m256i wq = AOTC_Q(qconv_avx2_wquad)(wj[j] + qs * q);
+                s[j][0] = _mm256_add_epi32(s[j][0], _mm256_madd_epi16(x0, wq));
+                s[j][1] = _mm256_add_epi32(s[j][1], _mm256_madd_epi16(x1, wq));
+            }
+        }
+        /* s[j][0]: positions 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute 0 .. 7 */
+        for (j = 0; j < 4; ++j)
+            _mm256_storeu_si256((__m256i *)(acc[j] + 8 * half),
+                                _mm256_permute4x64_epi64(_mm256_hadd_epi32(s[j][0], s[j][1]), 0xD8));
+    }
+}
+#else
 /* Output channels [oc, oc + nb) (nb <= 4) at AOTC_QCONV_LANES positions from column t0 of the patch
  * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
  * (weight rows padded with zeros to 4 * kq), in plain loops (quant_avx512vnni.h has the VNNI path). */
@@ -162,6 +200,7 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
         acc[0][l] = a0[l], acc[1][l] = a1[l], acc[2][l] = a2[l], acc[3][l] = a3[l];
     }
 }
+#endif /* AOTC_QUANT_AVX2 */
 #endif /* AOTC_QUANT_VNNI */
 
 #if AOTC_QUANT_DSP
