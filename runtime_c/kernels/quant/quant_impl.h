@@ -861,6 +861,45 @@ static int AOTC_Q(qconv_depthwise_dsp4)(const aotc_qconv_params *p, const QT *AO
 }
 #endif
 
+#if AOTC_QUANT_AVX2
+/* 8 QT at x widened to 32-bit lanes */
+static inline __m256i AOTC_Q(dw_avx2_widen)(__m128i v) {
+#if AOTC_QOFFSET
+    return _mm256_cvtepi8_epi32(v);
+#else
+    return _mm256_cvtepu8_epi32(v);
+#endif
+}
+
+/* dw_lanes_s1 and dw_lanes at stride 2 on AVX2 (AOTC_QCONV_LANES 16: two vectors of 8 sums): each tap's 16 inputs
+ * (at stride 2 the even bytes of 32, by a byte shuffle) widened, less x_zero, times w - w_zero by vpmulld (exact: the
+ * products and their sums are the plain loops' int32 ones) */
+static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t k_w, int32_t sw,
+                                  int32_t dil_w, const int8_t *AOTC_RESTRICT wc, int32_t wz, int32_t xz,
+                                  int32_t *AOTC_RESTRICT out) {
+    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+    const __m256i z = _mm256_set1_epi32(xz);
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+    int32_t kh, kw;
+    for (kh = 0; kh < k_h; ++kh)
+        for (kw = 0; kw < k_w; ++kw) {
+            const __m256i wv = _mm256_set1_epi32((int32_t)wc[kh * k_w + kw] - wz);
+            const QT *src = rows + (int64_t)kh * row_len + kw * dil_w;
+            __m128i lo, hi;
+            if (sw == 1) {
+                lo = _mm_loadl_epi64((const __m128i *)src), hi = _mm_loadl_epi64((const __m128i *)(src + 8));
+            } else {
+                lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)src), even);
+                hi = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(src + 16)), even);
+            }
+            a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(wv, _mm256_sub_epi32(AOTC_Q(dw_avx2_widen)(lo), z)));
+            a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(wv, _mm256_sub_epi32(AOTC_Q(dw_avx2_widen)(hi), z)));
+        }
+    _mm256_storeu_si256((__m256i *)out, a0);
+    _mm256_storeu_si256((__m256i *)(out + 8), a1);
+}
+#endif
+
 /* One depthwise channel's AOTC_QCONV_LANES outputs from padded rows (row_len apart) starting at
  * `rows`: the sums of (w - w_zero)(x - x_zero) over the k_h x k_w taps, in registers. Stride 1. */
 static void AOTC_Q(dw_lanes_s1)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t k_w, int32_t dil_w,
@@ -873,6 +912,10 @@ static void AOTC_Q(dw_lanes_s1)(const QT *AOTC_RESTRICT rows, int32_t row_len, i
         AOTC_Q(dw3_lanes_dsp)(rows, row_len, k_h, 1, wc, wz, xz, out);
         return;
     }
+#endif
+#if AOTC_QUANT_AVX2 && AOTC_QCONV_LANES == 16
+    AOTC_Q(dw_lanes_avx2)(rows, row_len, k_h, k_w, 1, dil_w, wc, wz, xz, out);
+    return;
 #endif
     for (kh = 0; kh < k_h; ++kh) {
         for (kw = 0; kw < k_w; ++kw) {
@@ -893,6 +936,12 @@ static void AOTC_Q(dw_lanes)(const QT *AOTC_RESTRICT rows, int32_t row_len, int3
 #if AOTC_QUANT_DSP
     if (k_w == 3 && dil_w == 1) {
         AOTC_Q(dw3_lanes_dsp)(rows, row_len, k_h, sw, wc, wz, xz, out);
+        return;
+    }
+#endif
+#if AOTC_QUANT_AVX2 && AOTC_QCONV_LANES == 16
+    if (sw == 2) {
+        AOTC_Q(dw_lanes_avx2)(rows, row_len, k_h, k_w, 2, dil_w, wc, wz, xz, out);
         return;
     }
 #endif
