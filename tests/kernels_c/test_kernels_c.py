@@ -26,6 +26,7 @@ The same tests on the Cortex-M boards under qemu, and the kernels under clang: t
 from __future__ import annotations
 
 import platform
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,8 @@ from kernel_builds import (
     sanitize_for,
     sanitizer_env,
 )
+
+from aot.paths import kernel_file, kernel_include_flags
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +147,21 @@ def test_quant_kernels_avx2(tmp_path, objects):
     compile_and_link(objects, "gcc", c_sources("quant"), [*WARNINGS, *sanitize_for("quant"), "-march=haswell"], exe)
     out = run_checked([str(exe), str(SEED + 5), str(SHAPES["quant"] // 3)], timeout=300, env=sanitizer_env())
     assert "MISMATCH" not in out and "aotc_qconv_patches_i8" in out and " ok " in out, out
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("march", ["x86-64", "haswell", "skylake-avx512", "icelake-server"])
+def test_x86_int8_paths_compile_at_each_level(tmp_path, march):
+    """The int8 kernel files whose paths depend on the x86 level (SSE2, AVX2, AVX-512 without VNNI, with VNNI and
+    VBMI) compile warning-free at each: an AVX-512 core without VNNI (Skylake-X) takes the AVX2 paths of the packed
+    kernels, which need tflite_int8_x86.h's 8-lane requantisation there too."""
+    require_tool("gcc")
+    if platform.machine() != "x86_64":
+        pytest.skip("an x86-64 host")
+    for name in ("tflite_int8_packed.c", "tflite_int8_elementwise.c", "quant_int8.c", "quant_uint8.c"):
+        r = subprocess.run(["gcc", f"-march={march}", "-O1", "-std=c99", *WARNINGS, *kernel_include_flags(), "-c",
+                            str(kernel_file(name)), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
+        assert r.returncode == 0, f"{name} at -march={march}: {r.stderr[-2000:]}"
 
 
 def host_has_amx_int8() -> bool:

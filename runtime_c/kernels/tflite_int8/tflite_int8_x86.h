@@ -86,7 +86,7 @@ TFL_X86_INLINE __m512i tfl_x86_requant(__m512i acc, const tfl_x86_rq *q) {
 }
 #endif /* TFL_X86_AVX512 */
 
-#if TFL_X86_AVX2
+#if TFL_X86_AVX2 || TFL_X86_AVX512 /* (with AVX-512 too: an AVX-512 core without VNNI runs the packed kernels' AVX2 path) */
 /* 8 lanes of one multiplier and shift (the elementwise kernels' case): the shifts' counts in a register; k the
  * rounding terms plus the bias 2^63 (mod 2^64), unbias the bias after the shift (mod 2^32) */
 typedef struct {
@@ -149,6 +149,6 @@ TFL_X86_INLINE __m256i tfl_x86_requantv8(__m256i acc, const tfl_x86_rqv8 *q) {
     const __m256i to = _mm256_srlv_epi64(_mm256_add_epi64(_mm256_add_epi64(po, q->k_o), fo), q->sh_o);
     return _mm256_sub_epi32(_mm256_blend_epi32(te, _mm256_slli_epi64(to, 32), 0xAA), q->unbias);
 }
-#endif /* TFL_X86_AVX2 */
+#endif /* TFL_X86_AVX2 || TFL_X86_AVX512 */
 
 #endif /* AOTC_TFLITE_INT8_X86_H */
