@@ -356,6 +356,10 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
  * |255 w| < 2^31), each channel's two pair sums added at the end */
 TFL_PK_INLINE void tfl_pk_avx2_pair(const uint8_t *a0, const uint8_t *a1, int32_t rows, int64_t rowstep, int32_t rq,
                                     const int8_t *wb, int32_t *sums) {
+    /* a quad's bytes to 16 bits in every 64-bit quarter: a broadcast, then one byte shuffle (6 % faster than a
+     * widening and a second broadcast, in a loop of the pair alone) */
+    const __m256i widen = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1,
+                                           3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
     __m256i s0 = _mm256_setzero_si256(), s1 = s0, s2 = s0, s3 = s0, t0 = s0, t1 = s0, t2 = s0, t3 = s0;
     int32_t j, q, u, v;
     for (j = 0; j < rows; ++j)
@@ -367,8 +371,8 @@ TFL_PK_INLINE void tfl_pk_avx2_pair(const uint8_t *a0, const uint8_t *a1, int32_
             __m256i x, z;
             memcpy(&u, a0 + j * rowstep + 4 * q, 4);
             memcpy(&v, a1 + j * rowstep + 4 * q, 4);
-            x = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(u)));
-            z = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(v)));
+            x = _mm256_shuffle_epi8(_mm256_set1_epi32(u), widen);
+            z = _mm256_shuffle_epi8(_mm256_set1_epi32(v), widen);
             s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(x, w0)), t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(z, w0));
             s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(x, w1)), t1 = _mm256_add_epi32(t1, _mm256_madd_epi16(z, w1));
             s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(x, w2)), t2 = _mm256_add_epi32(t2, _mm256_madd_epi16(z, w2));
