@@ -39,6 +39,20 @@
 #define AOTC_DSP_ASM 0
 #endif
 
+/* 1 on a Cortex-M7 (dual issue: two instructions a cycle, SXTB16 and the like first of a pair only, one
+ * multiply-accumulate a cycle), where some loops take a schedule of their own (the same instructions in
+ * another order; the M4's loads stay back to back, which its pipelining rewards and the M7's pairing
+ * does not need). gcc defines nothing that tells an M7 from an M4; an ARMv7E-M core with a
+ * double-precision FPU (FPv5-D16, __ARM_FP bit 3) is an M7, and a build may set AOTC_DSP_M7 itself
+ * (an M7 without that FPU: 1; 0 to keep the M4's schedules). */
+#ifndef AOTC_DSP_M7
+#if defined(__ARM_ARCH) && __ARM_ARCH == 7 && defined(__ARM_FP) && (__ARM_FP & 8)
+#define AOTC_DSP_M7 1
+#else
+#define AOTC_DSP_M7 0
+#endif
+#endif
+
 /* Four bytes at p (any alignment: the cores with the DSP extension load unaligned words). */
 static inline uint32_t aotc_dsp_load32(const void *p) {
     uint32_t v;
@@ -441,6 +455,35 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
     "smlad " a ", r8, r3, " a "\n\t"                                                                   \
     "sxtb16 " v ", " v ", ror #8\n\t"                                                                  \
     "smlad " a ", r9, " v ", " a "\n\t"
+#if AOTC_DSP_M7
+/* The M7's quad: each SXTB16 (first of a pair only) beside the SMLAD of the one before it (the in-place
+ * widening of a weight word's odd bytes keeps r3 the only temporary), the quad's last SMLAD beside the
+ * next quad's first load, its last weight load beside its first SXTB16: 11 cycles for 16 multiply-accumulates
+ * on the dual-issue model (the M4's order: 20, each SMLAD right after the SXTB16 it reads) */
+#define AOTC_DSP_GEMV4_IL_QUAD                                                                          \
+    "ldr.w r8, [r0], #8\n\t"                                                                           \
+    "ldr.w r10, [r1], #16\n\t"                                                                         \
+    "ldr r9, [r0, #-4]\n\t"                                                                            \
+    "ldr r11, [r1, #-12]\n\t"                                                                          \
+    "ldr r12, [r1, #-8]\n\t"                                                                           \
+    "sxtb16 r3, r10\n\t"                                                                               \
+    "ldr lr, [r1, #-4]\n\t"                                                                            \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                      \
+    "smlad r4, r8, r3, r4\n\t"                                                                         \
+    "sxtb16 r3, r11\n\t"                                                                               \
+    "smlad r4, r9, r10, r4\n\t"                                                                        \
+    "sxtb16 r11, r11, ror #8\n\t"                                                                      \
+    "smlad r5, r8, r3, r5\n\t"                                                                         \
+    "sxtb16 r3, r12\n\t"                                                                               \
+    "smlad r5, r9, r11, r5\n\t"                                                                        \
+    "sxtb16 r12, r12, ror #8\n\t"                                                                      \
+    "smlad r6, r8, r3, r6\n\t"                                                                         \
+    "sxtb16 r3, lr\n\t"                                                                                \
+    "smlad r6, r9, r12, r6\n\t"                                                                        \
+    "sxtb16 lr, lr, ror #8\n\t"                                                                        \
+    "smlad r7, r8, r3, r7\n\t"                                                                         \
+    "smlad r7, r9, lr, r7\n\t"
+#else
 #define AOTC_DSP_GEMV4_IL_QUAD                                                                          \
     "ldr.w r8, [r0], #8\n\t"                                                                           \
     "ldr.w r10, [r1], #16\n\t" /* the bases alternate (a writeback's next load would not pipeline) */ \
@@ -449,6 +492,7 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
     "ldr r12, [r1, #-8]\n\t"                                                                           \
     "ldr lr, [r1, #-4]\n\t" AOTC_DSP_GEMV4_IL_ROW("r10", "r4") AOTC_DSP_GEMV4_IL_ROW("r11", "r5")       \
         AOTC_DSP_GEMV4_IL_ROW("r12", "r6") AOTC_DSP_GEMV4_IL_ROW("lr", "r7")
+#endif
 #define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_gemv4_il(AOTC_DSP_ARG const uint32_t *xw,
                                                                        AOTC_DSP_ARG int32_t nq,
