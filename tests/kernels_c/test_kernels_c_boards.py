@@ -108,6 +108,26 @@ def test_depthwise_multiplier_path_on_the_m4(tmp_path, objects, level):
     assert "MISMATCH" not in out and "(multiplier) ok (400 shapes)" in out, out
 
 
+# the Cortex-M7's own schedules of the DSP paths' loops (quant_dsp.h, AOTC_DSP_M7: the dense layers' interleaved
+# quads, the 4 x 2 block's quads), on by the M7's double-precision FPU
+CORTEX_M7 = ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize(("family", "shapes"), [("tflite_int8", 100), ("quant", 80)])
+def test_dsp_paths_on_the_m7(tmp_path, objects, family, shapes, level):
+    """The int8 kernels on qemu's mps2-an500 (Cortex-M7) at the levels of a Release and a MinSizeRel bundle, where
+    the M7's schedules replace the M4's: test_tflite_int8_kernels.c (FULLY_CONNECTED of 1 to 40 quads, interleaved
+    or not, a quad count past every multiple of 4 (the loop's entry); CONV_2D's 4 x 2 blocks, whose loop is entered
+    past (-nq) mod 8 or 16 quads) against LiteRT's reference arithmetic, and test_quant_kernels.c (QGemm's
+    interleaved weights, QLinearConv's 4 x 2 block) against quant_ref.c, bit for bit."""
+    out = run_on_board(objects, tmp_path, family, "mps2-an500", [*CORTEX_M7, level], shapes)
+    assert "MISMATCH" not in out and " ok " in out, out
+    if family == "tflite_int8":
+        assert re.search(r"^aotc_tfl_fc_s8 +ok", out, re.M) and re.search(r"^aotc_tfl_conv_s8 +ok", out, re.M), out
+
+
 def test_kernels_compile_cleanly_with_clang(tmp_path):
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")

@@ -207,7 +207,8 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
  * first (-nq) mod 8 quads (every quad is the same 104 bytes of 32-bit
  * instructions; the pointers advance by post-indexed loads). After a pair's quads the patch
  * pointer is at the next pair's patch. */
-#if AOTC_DSP_ASM && AOTC_DSP_M7
+#if AOTC_DSP_ASM
+#if AOTC_DSP_M7
 /* The M7's quad (the same sums, 104 bytes too): every SMLAD but the first's neighbours beside a load (LDRs, not LDRDs,
  * which issue alone), each load at least an instruction before what reads it; the weights in r2 and r3 at positive
  * offsets (6 of them 16-bit LDRs, so that the 12 loads, the ADD of the weights' pointer and the 16 SMLADs are 104
@@ -243,7 +244,7 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r10, r12, r3, r10\n\t"                                                                    \
     "smlad r9, lr, r2, r9\n\t"                                                                       \
     "smlad r11, lr, r3, r11\n\t"
-#elif AOTC_DSP_ASM
+#else
 #define AOTC_DSP_MAC4X2_QUAD                                                                            \
     "ldr.w r2, [r0], #16\n\t"  /* E(t0); the bases alternate: a load after one whose writeback */ \
     "ldr.w r12, [r1], #32\n\t" /* E of channel 0; formed its address would not pipeline */      \
@@ -271,6 +272,7 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r9, r3, r12, r9\n\t"                                                                        \
     "smlad r10, r2, lr, r10\n\t"                                                                       \
     "smlad r11, r3, lr, r11\n\t"
+#endif
 #define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_ARG const uint32_t *p,
                                                                      AOTC_DSP_ARG int32_t count,
