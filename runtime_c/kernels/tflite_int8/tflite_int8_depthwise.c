@@ -576,10 +576,61 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "smlabt r8, lr, r3, r8\n\t"                                                                         \
     "smlatb r9, r12, r1, r9\n\t"                                                                        \
     "smlad r9, lr, r3, r9\n\t"
+#if AOTC_DSP_M7
+/* The M7's order of a channel's kernel rows (the same multiplies, the loads moved): each load beside a multiply (one
+ * MAC unit: a multiply a cycle), kernel row ky + 1's pairs r10, r11 and weights r1, r3 loaded in row ky once its
+ * multiplies are done with them (TFL_DWP6_NEXT_M7), r12 and lr beside the row's first two multiplies: 12 cycles a
+ * kernel row on the dual-issue model, 14 the first (its base and first loads), where the M4's order (6 loads, then
+ * 12 multiplies) took 15. */
+#define TFL_DWP6_NEXT_M7(ky, c, reg, at) "ldr " reg ", [" at ", #(" #ky " + 4 * " #c ")]\n\t"
+#define TFL_DWP6_KY0_M7(bp, off, c)                                                                          \
+    "ldr r9, [" bp ", #(" off " + 4 * " #c ")]\n\t"                                                     \
+    "ldr r10, [r0, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r1, [r2, #(4 * " #c ")]\n\t"                                                                    \
+    "ldr r11, [r0, #(48 + 4 * " #c ")]\n\t"                                                              \
+    "smlad r4, r10, r1, r9\n\t"                                                                          \
+    "ldr r3, [r2, #(16 + 4 * " #c ")]\n\t"                                                               \
+    "smlabt r4, r11, r3, r4\n\t"                                                                         \
+    "ldr r12, [r0, #(96 + 4 * " #c ")]\n\t"                                                              \
+    "smlatb r5, r10, r1, r9\n\t"                                                                         \
+    "ldr lr, [r0, #(144 + 4 * " #c ")]\n\t"                                                              \
+    "smlad r5, r11, r3, r5\n\t" TFL_DWP6_NEXT_M7(16, c, "r10", "r0")                                     \
+    "smlad r6, r11, r1, r9\n\t"                                                                          \
+    "smlabt r6, r12, r3, r6\n\t"                                                                         \
+    "smlatb r7, r11, r1, r9\n\t" TFL_DWP6_NEXT_M7(64, c, "r11", "r0")                                    \
+    "smlad r7, r12, r3, r7\n\t"                                                                          \
+    "smlad r8, r12, r1, r9\n\t"                                                                          \
+    "smlabt r8, lr, r3, r8\n\t"                                                                          \
+    "smlatb r9, r12, r1, r9\n\t" TFL_DWP6_NEXT_M7(32, c, "r1", "r2")                                     \
+    "smlad r9, lr, r3, r9\n\t" TFL_DWP6_NEXT_M7(48, c, "r3", "r2")
+/* kernel row ky (r10, r11, r1, r3 loaded); N1 .. N4: the next row's loads, or nothing for the last */
+#define TFL_DWP6_KY_M7(ky, c, N1, N2, N3, N4)                                                                \
+    "smlad r4, r10, r1, r4\n\t"                                                                         \
+    "ldr r12, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "smlabt r4, r11, r3, r4\n\t"                                                                        \
+    "ldr lr, [r0, #(144 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "smlatb r5, r10, r1, r5\n\t"                                                                        \
+    "smlad r5, r11, r3, r5\n\t" N1                                                                      \
+    "smlad r6, r11, r1, r6\n\t"                                                                         \
+    "smlabt r6, r12, r3, r6\n\t"                                                                        \
+    "smlatb r7, r11, r1, r7\n\t" N2                                                                     \
+    "smlad r7, r12, r3, r7\n\t"                                                                         \
+    "smlad r8, r12, r1, r8\n\t"                                                                         \
+    "smlabt r8, lr, r3, r8\n\t"                                                                         \
+    "smlatb r9, r12, r1, r9\n\t" N3                                                                     \
+    "smlad r9, lr, r3, r9\n\t" N4
+#define TFL_DWP6_ROWS_AT(bp, base, c)                                                                        \
+    TFL_DWP6_KY0_M7(bp, base, c)                                                                             \
+    TFL_DWP6_KY_M7(1, c, TFL_DWP6_NEXT_M7(32, c, "r10", "r0"), TFL_DWP6_NEXT_M7(80, c, "r11", "r0"),          \
+                   TFL_DWP6_NEXT_M7(64, c, "r1", "r2"), TFL_DWP6_NEXT_M7(80, c, "r3", "r2"))                 \
+    TFL_DWP6_KY_M7(2, c, , , , )
+#else
+#define TFL_DWP6_ROWS_AT(bp, base, c) TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)
+#endif
 /* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
  * (the pointer's add two instructions' groups before its store: no stall on the address) */
 #define TFL_DWP6_CH_AT(R, c, bp, base, t0, t1, t2) /* base, the terms at [bp, #off + 4 c] */              \
-    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                      \
+    TFL_DWP6_ROWS_AT(bp, base, c)                                                                         \
     "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
