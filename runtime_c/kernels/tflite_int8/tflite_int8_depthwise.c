@@ -624,8 +624,20 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     TFL_DWP6_KY_M7(1, c, TFL_DWP6_NEXT_M7(32, c, "r10", "r0"), TFL_DWP6_NEXT_M7(80, c, "r11", "r0"),          \
                    TFL_DWP6_NEXT_M7(64, c, "r1", "r2"), TFL_DWP6_NEXT_M7(80, c, "r3", "r2"))                 \
     TFL_DWP6_KY_M7(2, c, , , , )
+/* two outputs' requantisations: TFL_DWP_RQ1F's interleaved (neither waits on the other's SMMLAR and SSAT results);
+ * TFL_DWP_RQ1's one after the other (its temporary lr is the only free register) */
+#define TFL_DWP_RQ1F2(a, b)                                                                                 \
+    "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
+    "smmlar " b ", " b ", r1, r3\n\t"                                                                   \
+    "asr " a ", " a ", r12\n\t"                                                                         \
+    "asr " b ", " b ", r12\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DWP_RQ12(a, b) TFL_DWP_RQ1(a) TFL_DWP_RQ1(b)
+#define TFL_DWP6_RQ_PAIR(R, a, b) R##2(a, b)
 #else
 #define TFL_DWP6_ROWS_AT(bp, base, c) TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)
+#define TFL_DWP6_RQ_PAIR(R, a, b) R(a) R(b)
 #endif
 /* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
  * (the pointer's add two instructions' groups before its store: no stall on the address) */
@@ -635,13 +647,13 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
     "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
-    "ldr r11, [sp, #16]\n\t" R("r4") R("r5")                                                              \
+    "ldr r11, [sp, #16]\n\t" TFL_DWP6_RQ_PAIR(R, "r4", "r5")                                           \
     "strb r4, [r10]\n\t"                                                                                  \
     "strb r5, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t" R("r6") R("r7")                                                       \
+    "add r10, r10, r11, lsl #1\n\t" TFL_DWP6_RQ_PAIR(R, "r6", "r7")                                    \
     "strb r6, [r10]\n\t"                                                                                  \
     "strb r7, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t" R("r8") R("r9")                                                       \
+    "add r10, r10, r11, lsl #1\n\t" TFL_DWP6_RQ_PAIR(R, "r8", "r9")                                    \
     "strb r8, [r10]\n\t"                                                                                  \
     "strb r9, [r10, r11]\n\t"                                                                             \
     "add r10, r10, r11, lsl #1\n\t"                                                                       \
