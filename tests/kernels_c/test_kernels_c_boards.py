@@ -108,21 +108,27 @@ def test_depthwise_multiplier_path_on_the_m4(tmp_path, objects, level):
     assert "MISMATCH" not in out and "(multiplier) ok (400 shapes)" in out, out
 
 
-# the Cortex-M7's own schedules of the DSP paths' loops (quant_dsp.h, AOTC_DSP_M7: the dense layers' interleaved
-# quads, the 4 x 2 block's quads), on by the M7's double-precision FPU
-CORTEX_M7 = ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"]
+# the Cortex-M7's and M33's own schedules of the DSP paths' loops (quant_dsp.h, AOTC_DSP_M7: the dense layers'
+# interleaved quads, the 4 x 2 block's quads, the 6-wide depthwise rows; AOTC_DSP_M33: the 4 x 2 block's quads), on by
+# the M7's double-precision FPU and by Armv8-M mainline
+CORES_OF_THEIR_OWN = {"m7": ("mps2-an500", ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"]),
+                      "m33": ("mps2-an505", ["-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard",
+                                             "-mfpu=fpv5-sp-d16"])}
 
 
 @pytest.mark.full
 @pytest.mark.parametrize("level", ["-O3", "-Os"])
 @pytest.mark.parametrize(("family", "shapes"), [("tflite_int8", 100), ("quant", 80)])
-def test_dsp_paths_on_the_m7(tmp_path, objects, family, shapes, level):
-    """The int8 kernels on qemu's mps2-an500 (Cortex-M7) at the levels of a Release and a MinSizeRel bundle, where
-    the M7's schedules replace the M4's: test_tflite_int8_kernels.c (FULLY_CONNECTED of 1 to 40 quads, interleaved
-    or not, a quad count past every multiple of 4 (the loop's entry); CONV_2D's 4 x 2 blocks, whose loop is entered
-    past (-nq) mod 8 or 16 quads) against LiteRT's reference arithmetic, and test_quant_kernels.c (QGemm's
-    interleaved weights, QLinearConv's 4 x 2 block) against quant_ref.c, bit for bit."""
-    out = run_on_board(objects, tmp_path, family, "mps2-an500", [*CORTEX_M7, level], shapes)
+@pytest.mark.parametrize("core", sorted(CORES_OF_THEIR_OWN))
+def test_dsp_paths_in_the_m7_and_m33_orders(tmp_path, objects, core, family, shapes, level):
+    """The int8 kernels on qemu's mps2-an500 (Cortex-M7) and mps2-an505 (M33) at the levels of a Release and a
+    MinSizeRel bundle, where the core's schedules replace the M4's: test_tflite_int8_kernels.c (FULLY_CONNECTED of 1
+    to 40 quads, interleaved or not, a quad count past every multiple of 4 (the loop's entry); CONV_2D's 4 x 2 blocks,
+    whose loop is entered past (-nq) mod 8 or 16 quads; DEPTHWISE_CONV_2D's ring, 6 q wide) against LiteRT's
+    reference arithmetic, and test_quant_kernels.c (QGemm's interleaved weights, QLinearConv's 4 x 2 block) against
+    quant_ref.c, bit for bit."""
+    board, cpu = CORES_OF_THEIR_OWN[core]
+    out = run_on_board(objects, tmp_path, family, board, [*cpu, level], shapes)
     assert "MISMATCH" not in out and " ok " in out, out
     if family == "tflite_int8":
         assert re.search(r"^aotc_tfl_fc_s8 +ok", out, re.M) and re.search(r"^aotc_tfl_conv_s8 +ok", out, re.M), out
