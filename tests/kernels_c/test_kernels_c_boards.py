@@ -160,16 +160,22 @@ def arm_libc_includes() -> list[str]:
     return [f"-isystem{d}" for d in (Path(p).resolve() for p in lines) if gcc_own not in d.parents]
 
 
+CLANG_CORES = {"m4": ["-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"], "m7": ["-mcpu=cortex-m7", "-mfpu=fpv5-d16"],
+               "m33": ["-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16"]}
+
+
 @pytest.mark.full
 @pytest.mark.parametrize("level", ["-O2", "-Os"])
-def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
-    """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4:
-    an asm block that gcc allocates registers for may need more than clang's allocator finds (the
-    depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels too (the
-    FFT's complex products by ACLE's DSP intrinsics)."""
+@pytest.mark.parametrize("core", sorted(CLANG_CORES))
+def test_dsp_kernels_compile_with_clang_for_cortex_m(tmp_path, core, level):
+    """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4, and for the M7 and
+    M33, whose loops have orders of their own (quant_dsp.h's AOTC_DSP_M7, AOTC_DSP_M33: clang's assembler took no
+    `ldr.w` with a negative offset there): an asm block that gcc allocates registers for may need more than clang's
+    allocator finds (the depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels
+    too (the FFT's complex products by ACLE's DSP intrinsics)."""
     require_tool("clang", "arm-none-eabi-gcc")
     sources = [kernel_file(f) for fam in ("tflite_int8", "tflm_signal") for f in family_files(fam) if f.endswith(".c")]
-    flags = ["--target=arm-none-eabi", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+    flags = ["--target=arm-none-eabi", *CLANG_CORES[core], "-mthumb", "-mfloat-abi=hard",
              level, *WARNINGS, *arm_libc_includes(), *kernel_include_flags()]
 
     def one(src: Path) -> str:

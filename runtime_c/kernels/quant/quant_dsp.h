@@ -229,7 +229,7 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "ldr.w r12, [r0], #16\n\t" /* E(t0) */                                                            \
     "ldr r2, [r1]\n\t"         /* channel 0's E */                                                    \
     "smlad r4, r12, r2, r4\n\t"                                                                      \
-    "ldr.w lr, [r0, #-8]\n\t"  /* E(t1) */                                                            \
+    "ldr lr, [r0, #-8]\n\t"    /* E(t1) */                                                            \
     "smlad r5, lr, r2, r5\n\t"                                                                       \
     "ldr r3, [r1, #4]\n\t"                                                                           \
     "smlad r6, r12, r3, r6\n\t"                                                                      \
@@ -240,11 +240,11 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r9, lr, r2, r9\n\t"                                                                       \
     "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                     \
     "smlad r10, r12, r3, r10\n\t"                                                                    \
-    "ldr.w r12, [r0, #-12]\n\t" /* O(t0) */                                                           \
+    "ldr r12, [r0, #-12]\n\t"   /* O(t0) */                                                           \
     "smlad r11, lr, r3, r11\n\t"                                                                     \
     "ldr r3, [r1, #20]\n\t"                                                                          \
     "smlad r4, r12, r2, r4\n\t"                                                                      \
-    "ldr.w lr, [r0, #-4]\n\t"  /* O(t1) */                                                            \
+    "ldr lr, [r0, #-4]\n\t"    /* O(t1) */                                                            \
     "smlad r6, r12, r3, r6\n\t"                                                                      \
     "smlad r5, lr, r2, r5\n\t"                                                                       \
     "ldr.w r2, [r1, #24]\n\t"                                                                        \
@@ -262,7 +262,7 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
 #define AOTC_DSP_MAC4X2_QUAD                                                                            \
     "ldr.w r12, [r0], #16\n\t" /* E(t0) */                                                            \
     "ldr r2, [r1]\n\t"         /* channel 0's E */                                                    \
-    "ldr.w lr, [r0, #-8]\n\t"  /* E(t1) */                                                            \
+    "ldr lr, [r0, #-8]\n\t"    /* E(t1) */                                                            \
     "ldr r3, [r1, #4]\n\t"                                                                           \
     "smlad r4, r12, r2, r4\n\t"                                                                      \
     "smlad r5, lr, r2, r5\n\t"                                                                       \
@@ -274,11 +274,11 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r9, lr, r2, r9\n\t"                                                                       \
     "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                     \
     "smlad r10, r12, r3, r10\n\t"                                                                    \
-    "ldr.w r12, [r0, #-12]\n\t" /* O(t0) */                                                           \
+    "ldr r12, [r0, #-12]\n\t"   /* O(t0) */                                                           \
     "smlad r11, lr, r3, r11\n\t"                                                                     \
     "ldr r3, [r1, #20]\n\t"                                                                          \
     "smlad r4, r12, r2, r4\n\t"                                                                      \
-    "ldr.w lr, [r0, #-4]\n\t"  /* O(t1) */                                                            \
+    "ldr lr, [r0, #-4]\n\t"    /* O(t1) */                                                            \
     "smlad r6, r12, r3, r6\n\t"                                                                      \
     "smlad r5, lr, r2, r5\n\t"                                                                       \
     "ldr.w r2, [r1, #24]\n\t"                                                                        \
