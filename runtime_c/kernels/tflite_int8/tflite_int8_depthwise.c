@@ -619,11 +619,15 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "smlabt r8, lr, r3, r8\n\t"                                                                         \
     "smlatb r9, r12, r1, r9\n\t" N3                                                                     \
     "smlad r9, lr, r3, r9\n\t" N4
-#define TFL_DWP6_ROWS_AT(bp, base, c)                                                                        \
+/* the 3 kernel rows, then the channel's y (r10), oc (r11) and terms (r1, r3, r12): the last row's loads y, oc, r1 and
+ * r3 beside its multiplies (once each register is free), r12 after */
+#define TFL_DWP6_ROWS_TERMS_AT(bp, base, c, t0, t1, t2)                                                      \
     TFL_DWP6_KY0_M7(bp, base, c)                                                                             \
     TFL_DWP6_KY_M7(1, c, TFL_DWP6_NEXT_M7(32, c, "r10", "r0"), TFL_DWP6_NEXT_M7(80, c, "r11", "r0"),          \
                    TFL_DWP6_NEXT_M7(64, c, "r1", "r2"), TFL_DWP6_NEXT_M7(80, c, "r3", "r2"))                 \
-    TFL_DWP6_KY_M7(2, c, , , , )
+    TFL_DWP6_KY_M7(2, c, "ldr r10, [sp, #(4 * " #c ")]\n\t", "ldr r11, [sp, #16]\n\t",                      \
+                   "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t", "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t") \
+    "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"
 /* two outputs' requantisations: TFL_DWP_RQ1F's interleaved (neither waits on the other's SMMLAR and SSAT results);
  * TFL_DWP_RQ1's one after the other (its temporary lr is the only free register) */
 #define TFL_DWP_RQ1F2(a, b)                                                                                 \
@@ -636,18 +640,19 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
 #define TFL_DWP_RQ12(a, b) TFL_DWP_RQ1(a) TFL_DWP_RQ1(b)
 #define TFL_DWP6_RQ_PAIR(R, a, b) R##2(a, b)
 #else
-#define TFL_DWP6_ROWS_AT(bp, base, c) TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)
+#define TFL_DWP6_ROWS_TERMS_AT(bp, base, c, t0, t1, t2)                                                      \
+    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                         \
+    "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t"                                                       \
+    "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
+    "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
+    "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r11, [sp, #16]\n\t"
 #define TFL_DWP6_RQ_PAIR(R, a, b) R(a) R(b)
 #endif
 /* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
  * (the pointer's add two instructions' groups before its store: no stall on the address) */
 #define TFL_DWP6_CH_AT(R, c, bp, base, t0, t1, t2) /* base, the terms at [bp, #off + 4 c] */              \
-    TFL_DWP6_ROWS_AT(bp, base, c)                                                                         \
-    "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t"                                                       \
-    "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
-    "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
-    "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
-    "ldr r11, [sp, #16]\n\t" TFL_DWP6_RQ_PAIR(R, "r4", "r5")                                           \
+    TFL_DWP6_ROWS_TERMS_AT(bp, base, c, t0, t1, t2) TFL_DWP6_RQ_PAIR(R, "r4", "r5")                       \
     "strb r4, [r10]\n\t"                                                                                  \
     "strb r5, [r10, r11]\n\t"                                                                             \
     "add r10, r10, r11, lsl #1\n\t" TFL_DWP6_RQ_PAIR(R, "r6", "r7")                                    \
