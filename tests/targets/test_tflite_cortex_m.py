@@ -100,14 +100,22 @@ def _board(root: Path, name: str, board: str, build_type: str, cflags: str, budg
         model = HERE / "models" / "tflite" / f"{name}.tflite"
     _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type,
           *(["--ram-budget", str(budget)] if budget else []), *([option] if option else [])])
-    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
-    _run([cmake_exe(), "--build", str(out)])
+    # the flags in a build directory of its own: aotc configured `out` already, and CMake reads CFLAGS at a
+    # directory's first configure only (a second one kept the cached flags, and -DAOTC_DSP_NO_ASM went unused)
+    build = root / f"{out.name}-cflags" if cflags else out
+    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
+          f"-DCMAKE_TOOLCHAIN_FILE={out / 'bundle' / 'target' / 'toolchain.cmake'}", "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+         cflags)
+    _run([cmake_exe(), "--build", str(build)])
+    if cflags:
+        cache = (build / "CMakeCache.txt").read_text()
+        assert all(f in cache for f in cflags.split()), f"{cflags} not in {build}'s flags"
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     rng = np.random.default_rng(11)
     feeds = [[rng.integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]] for _ in range(INFERENCES)]
     ours = []
     for inputs in feeds:
-        got, _ = run_bundle(out, meta, inputs)
+        got, _ = run_bundle(build, meta, inputs)
         ours.append([got[s["name"]] for s in meta["outputs"]])
     np.savez(root / f"{out.name}_in.npz", **{f"input_{k}": np.stack([f[k] for f in feeds])
                                              for k in range(len(meta["inputs"]))})
