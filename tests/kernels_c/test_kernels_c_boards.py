@@ -108,6 +108,32 @@ def test_depthwise_multiplier_path_on_the_m4(tmp_path, objects, level):
     assert "MISMATCH" not in out and "(multiplier) ok (400 shapes)" in out, out
 
 
+# the Cortex-M7's and M33's own schedules of the DSP paths' loops (quant_dsp.h, AOTC_DSP_M7: the dense layers'
+# interleaved quads, the 4 x 2 block's quads, the 6-wide depthwise rows; AOTC_DSP_M33: the 4 x 2 block's quads), on by
+# the M7's double-precision FPU and by Armv8-M mainline
+CORES_OF_THEIR_OWN = {"m7": ("mps2-an500", ["-mcpu=cortex-m7", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv5-d16"]),
+                      "m33": ("mps2-an505", ["-mcpu=cortex-m33", "-mthumb", "-mfloat-abi=hard",
+                                             "-mfpu=fpv5-sp-d16"])}
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize(("family", "shapes"), [("tflite_int8", 100), ("quant", 80)])
+@pytest.mark.parametrize("core", sorted(CORES_OF_THEIR_OWN))
+def test_dsp_paths_in_the_m7_and_m33_orders(tmp_path, objects, core, family, shapes, level):
+    """The int8 kernels on qemu's mps2-an500 (Cortex-M7) and mps2-an505 (M33) at the levels of a Release and a
+    MinSizeRel bundle, where the core's schedules replace the M4's: test_tflite_int8_kernels.c (FULLY_CONNECTED of 1
+    to 40 quads, interleaved or not, a quad count past every multiple of 4 (the loop's entry); CONV_2D's 4 x 2 blocks,
+    whose loop is entered past (-nq) mod 8 or 16 quads; DEPTHWISE_CONV_2D's ring, 6 q wide) against LiteRT's
+    reference arithmetic, and test_quant_kernels.c (QGemm's interleaved weights, QLinearConv's 4 x 2 block) against
+    quant_ref.c, bit for bit."""
+    board, cpu = CORES_OF_THEIR_OWN[core]
+    out = run_on_board(objects, tmp_path, family, board, [*cpu, level], shapes)
+    assert "MISMATCH" not in out and " ok " in out, out
+    if family == "tflite_int8":
+        assert re.search(r"^aotc_tfl_fc_s8 +ok", out, re.M) and re.search(r"^aotc_tfl_conv_s8 +ok", out, re.M), out
+
+
 def test_kernels_compile_cleanly_with_clang(tmp_path):
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")
@@ -134,16 +160,22 @@ def arm_libc_includes() -> list[str]:
     return [f"-isystem{d}" for d in (Path(p).resolve() for p in lines) if gcc_own not in d.parents]
 
 
+CLANG_CORES = {"m4": ["-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"], "m7": ["-mcpu=cortex-m7", "-mfpu=fpv5-d16"],
+               "m33": ["-mcpu=cortex-m33", "-mfpu=fpv5-sp-d16"]}
+
+
 @pytest.mark.full
 @pytest.mark.parametrize("level", ["-O2", "-Os"])
-def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
-    """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4:
-    an asm block that gcc allocates registers for may need more than clang's allocator finds (the
-    depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels too (the
-    FFT's complex products by ACLE's DSP intrinsics)."""
+@pytest.mark.parametrize("core", sorted(CLANG_CORES))
+def test_dsp_kernels_compile_with_clang_for_cortex_m(tmp_path, core, level):
+    """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4, and for the M7 and
+    M33, whose loops have orders of their own (quant_dsp.h's AOTC_DSP_M7, AOTC_DSP_M33: clang's assembler took no
+    `ldr.w` with a negative offset there): an asm block that gcc allocates registers for may need more than clang's
+    allocator finds (the depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels
+    too (the FFT's complex products by ACLE's DSP intrinsics)."""
     require_tool("clang", "arm-none-eabi-gcc")
     sources = [kernel_file(f) for fam in ("tflite_int8", "tflm_signal") for f in family_files(fam) if f.endswith(".c")]
-    flags = ["--target=arm-none-eabi", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+    flags = ["--target=arm-none-eabi", *CLANG_CORES[core], "-mthumb", "-mfloat-abi=hard",
              level, *WARNINGS, *arm_libc_includes(), *kernel_include_flags()]
 
     def one(src: Path) -> str:

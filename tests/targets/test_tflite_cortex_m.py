@@ -17,7 +17,8 @@ C twins, as compilers without GNU assembly build them). ResNet-8's convs with th
 (the plain loop, add_one per element). The ADDs of tests/models/tflite/ops_int8 on the M4 (tables from the
 plan's scratch). tests/models/tflite/padded_int8 on the M4: its PADs folded into the convs (issue 53). VWW,
 ResNet-8 and DS-CNN (without the assembly) on the M4 with --widened-weights (issue 52). DS-CNN on the M33
-(mps2-an505) and ResNet-8 on the M7 (mps2-an500) at -Os: the same DSP paths (issue 68).
+(mps2-an505) and ResNet-8 on the M7 (mps2-an500) at -Os: the same DSP paths (issue 68); the autoencoder at -O3 and
+VWW at -Os on the M7, through its own schedules of the dense layers' and the 4 x 2 block's loops.
 Slow: the autoencoder (FULLY_CONNECTED of 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and
 without the assembly.
 """
@@ -56,7 +57,9 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         # (tfl_depthwise_s8_mult; padded_int8 above has one of 8 channels, multiplier 2, pads wider than SAME's)
         ("dwmult_int8", "mps2-an386", "Release", ""),
         # the M33 (mps2-an505) and the M7 (mps2-an500) take the M4's DSP-extension paths (issue 68)
-        ("kws_dscnn_int8", "mps2-an505", "Release", ""), ("ic_resnet8_int8", "mps2-an500", "MinSizeRel", "")]
+        ("kws_dscnn_int8", "mps2-an505", "Release", ""), ("ic_resnet8_int8", "mps2-an500", "MinSizeRel", ""),
+        # the M7's own schedules (quant_dsp.h, AOTC_DSP_M7): the dense layers' interleaved quads, the 4 x 2 block's
+        ("ad_autoencoder_int8", "mps2-an500", "Release", ""), ("vww_mobilenet_int8", "mps2-an500", "MinSizeRel", "")]
 # --ram-budget at the least arena aotc reaches (issue 53): the convs' outputs overlapping their inputs (the graph
 # input's too), the DSP paths' tiles below their floor and the depthwise path's shorter runs of sums; Helium's
 # CONV_2D on the M55; the M3's plain loops (a fifth field: the budget)
@@ -97,14 +100,22 @@ def _board(root: Path, name: str, board: str, build_type: str, cflags: str, budg
         model = HERE / "models" / "tflite" / f"{name}.tflite"
     _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type,
           *(["--ram-budget", str(budget)] if budget else []), *([option] if option else [])])
-    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
-    _run([cmake_exe(), "--build", str(out)])
+    # the flags in a build directory of its own: aotc configured `out` already, and CMake reads CFLAGS at a
+    # directory's first configure only (a second one kept the cached flags, and -DAOTC_DSP_NO_ASM went unused)
+    build = root / f"{out.name}-cflags" if cflags else out
+    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(build), f"-DCMAKE_BUILD_TYPE={build_type}",
+          f"-DCMAKE_TOOLCHAIN_FILE={out / 'bundle' / 'target' / 'toolchain.cmake'}", "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+         cflags)
+    _run([cmake_exe(), "--build", str(build)])
+    if cflags:
+        cache = (build / "CMakeCache.txt").read_text()
+        assert all(f in cache for f in cflags.split()), f"{cflags} not in {build}'s flags"
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     rng = np.random.default_rng(11)
     feeds = [[rng.integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]] for _ in range(INFERENCES)]
     ours = []
     for inputs in feeds:
-        got, _ = run_bundle(out, meta, inputs)
+        got, _ = run_bundle(build, meta, inputs)
         ours.append([got[s["name"]] for s in meta["outputs"]])
     np.savez(root / f"{out.name}_in.npz", **{f"input_{k}": np.stack([f[k] for f in feeds])
                                              for k in range(len(meta["inputs"]))})
@@ -169,3 +180,40 @@ def test_aotc_bench_on_a_board_bundle_from_a_tflite_file(tmp_path):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert int(cells[4]) == tflite_macs(model) == 180192, row  # 4 convs and a dense layer, from the file's shapes
     assert float(cells[8]) == 0.0, row  # bit-exact with LiteRT on the same int8 inputs
+
+
+def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp_path):
+    """The M7's and M33's schedules of the DSP loops (quant_dsp.h, AOTC_DSP_M7 and AOTC_DSP_M33) against the M4's on
+    the same bundle (built again with the switch 0): the same outputs, and in the core's estimate fewer cycles. On the
+    M7 (cycles=m7): the dense layers' interleaved quads (aotc_dsp_gemv4_il: 11 cycles a quad of 16 MACs, the M4's
+    order 20), the pointwise convs' 4 x 2 block (aotc_dsp_mac4x2_rq3: 17 a quad of 32, the M4's 21; its requantisation
+    interleaved) and the 6-wide depthwise rows (tfl_dsp_dwp6_same_floor); on the M33 (cycles=m33), the 4 x 2 block."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    from aot.bench import board_counts, insn_count_plugin
+
+    plugin = insn_count_plugin(tmp_path)
+    for name, board, switch, most in (
+            ("ad_autoencoder_int8", "mps2-an500", "AOTC_DSP_M7", {"aotc_dsp_gemv4_il": 0.65}),
+            ("vww_mobilenet_int8", "mps2-an500", "AOTC_DSP_M7", {"aotc_dsp_mac4x2_rq3": 0.9,
+                                                                  "tfl_dsp_dwp6_same_floor": 0.95}),
+            ("vww_mobilenet_int8", "mps2-an505", "AOTC_DSP_M33", {"aotc_dsp_mac4x2_rq3": 0.98})):
+        got = {}
+        src = tmp_path / f"{name}-{board}"
+        _run([sys.executable, "-m", "aot.cli", str(MODELS / f"{name}.tflite"), "-o", str(src), "--target", board,
+              "--build-type", "Release"])
+        for way, cflags in (("own", ""), ("m4", f"-D{switch}=0")):
+            out = tmp_path / f"{src.name}-{way}"  # its own build directory: CFLAGS counts at the first configure only
+            _run([cmake_exe(), "-S", str(src / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
+                  "-DCMAKE_TOOLCHAIN_FILE=" + str(src / "bundle" / "target" / "toolchain.cmake"),
+                  "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
+            _run([cmake_exe(), "--build", str(out)])
+            meta = json.loads((src / "bundle" / "metadata.json").read_text())
+            feeds = [np.random.default_rng(5).integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]]
+            ys, _ = run_bundle(out, meta, feeds)
+            cycles: dict[str, int] = {}
+            board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
+            got[way] = (ys, cycles)
+        assert all(np.array_equal(got["own"][0][k], got["m4"][0][k]) for k in got["m4"][0]), (name, board)
+        for function, share in most.items():
+            own, m4 = got["own"][1][function], got["m4"][1][function]
+            assert own <= share * m4, (name, board, function, own, m4)

@@ -39,6 +39,31 @@
 #define AOTC_DSP_ASM 0
 #endif
 
+/* 1 on a Cortex-M7 (dual issue: two instructions a cycle, SXTB16 and the like first of a pair only, one
+ * multiply-accumulate a cycle), where some loops take a schedule of their own (the same instructions in
+ * another order; the M4's loads stay back to back, which its pipelining rewards and the M7's pairing
+ * does not need). gcc defines nothing that tells an M7 from an M4; an ARMv7E-M core with a
+ * double-precision FPU (FPv5-D16, __ARM_FP bit 3) is an M7, and a build may set AOTC_DSP_M7 itself
+ * (an M7 without that FPU: 1; 0 to keep the M4's schedules). */
+#ifndef AOTC_DSP_M7
+#if defined(__ARM_ARCH) && __ARM_ARCH == 7 && defined(__ARM_FP) && (__ARM_FP & 8)
+#define AOTC_DSP_M7 1
+#else
+#define AOTC_DSP_M7 0
+#endif
+#endif
+
+/* 1 on an Armv8-M mainline core with the DSP extension and no Helium (a Cortex-M33 or M35P: loads in 1 cycle, an
+ * instruction that reads what the load just before loaded waits 1), whose 4 x 2 block takes a quad of its own;
+ * a build may set AOTC_DSP_M33 itself. */
+#ifndef AOTC_DSP_M33
+#if defined(__ARM_ARCH_8M_MAIN__) && !defined(__ARM_FEATURE_MVE)
+#define AOTC_DSP_M33 1
+#else
+#define AOTC_DSP_M33 0
+#endif
+#endif
+
 /* Four bytes at p (any alignment: the cores with the DSP extension load unaligned words). */
 static inline uint32_t aotc_dsp_load32(const void *p) {
     uint32_t v;
@@ -194,6 +219,77 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
  * instructions; the pointers advance by post-indexed loads). After a pair's quads the patch
  * pointer is at the next pair's patch. */
 #if AOTC_DSP_ASM
+#if AOTC_DSP_M7
+/* The M7's quad (the same sums, 104 bytes too): every SMLAD but the first's neighbours beside a load (LDRs, not LDRDs,
+ * which issue alone), each load at least an instruction before what reads it; the weights in r2 and r3 at positive
+ * offsets (6 of them 16-bit LDRs, so that the 12 loads, the ADD of the weights' pointer and the 16 SMLADs are 104
+ * bytes), the patches in r12 and lr. 17 cycles for 32 multiply-accumulates on the dual-issue model (the M4's
+ * order: 21, its LDRDs alone in their cycles and SMLADs back to back on the one MAC unit). */
+#define AOTC_DSP_MAC4X2_QUAD                                                                            \
+    "ldr.w r12, [r0], #16\n\t" /* E(t0) */                                                            \
+    "ldr r2, [r1]\n\t"         /* channel 0's E */                                                    \
+    "smlad r4, r12, r2, r4\n\t"                                                                      \
+    "ldr lr, [r0, #-8]\n\t"    /* E(t1) */                                                            \
+    "smlad r5, lr, r2, r5\n\t"                                                                       \
+    "ldr r3, [r1, #4]\n\t"                                                                           \
+    "smlad r6, r12, r3, r6\n\t"                                                                      \
+    "ldr r2, [r1, #8]\n\t"                                                                           \
+    "smlad r7, lr, r3, r7\n\t"                                                                       \
+    "ldr r3, [r1, #12]\n\t"                                                                          \
+    "smlad r8, r12, r2, r8\n\t"                                                                      \
+    "smlad r9, lr, r2, r9\n\t"                                                                       \
+    "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                     \
+    "smlad r10, r12, r3, r10\n\t"                                                                    \
+    "ldr r12, [r0, #-12]\n\t"   /* O(t0) */                                                           \
+    "smlad r11, lr, r3, r11\n\t"                                                                     \
+    "ldr r3, [r1, #20]\n\t"                                                                          \
+    "smlad r4, r12, r2, r4\n\t"                                                                      \
+    "ldr lr, [r0, #-4]\n\t"    /* O(t1) */                                                            \
+    "smlad r6, r12, r3, r6\n\t"                                                                      \
+    "smlad r5, lr, r2, r5\n\t"                                                                       \
+    "ldr.w r2, [r1, #24]\n\t"                                                                        \
+    "smlad r7, lr, r3, r7\n\t"                                                                       \
+    "ldr.w r3, [r1, #28]\n\t"                                                                        \
+    "add.w r1, r1, #32\n\t"                                                                          \
+    "smlad r8, r12, r2, r8\n\t"                                                                      \
+    "smlad r10, r12, r3, r10\n\t"                                                                    \
+    "smlad r9, lr, r2, r9\n\t"                                                                       \
+    "smlad r11, lr, r3, r11\n\t"
+#elif AOTC_DSP_M33
+/* The M33's quad: the M7's instructions (12 LDRs, no LDRD, which takes 3 cycles there as on the M4; 104 bytes), each
+ * load two instructions or more before what reads it (no load-use stall): 29 cycles for 32 multiply-accumulates on
+ * its model (the M4's order: 32, its two LDRDs 3 each and two SMLADs right after the load they read) */
+#define AOTC_DSP_MAC4X2_QUAD                                                                            \
+    "ldr.w r12, [r0], #16\n\t" /* E(t0) */                                                            \
+    "ldr r2, [r1]\n\t"         /* channel 0's E */                                                    \
+    "ldr lr, [r0, #-8]\n\t"    /* E(t1) */                                                            \
+    "ldr r3, [r1, #4]\n\t"                                                                           \
+    "smlad r4, r12, r2, r4\n\t"                                                                      \
+    "smlad r5, lr, r2, r5\n\t"                                                                       \
+    "ldr r2, [r1, #8]\n\t"                                                                           \
+    "smlad r6, r12, r3, r6\n\t"                                                                      \
+    "smlad r7, lr, r3, r7\n\t"                                                                       \
+    "ldr r3, [r1, #12]\n\t"                                                                          \
+    "smlad r8, r12, r2, r8\n\t"                                                                      \
+    "smlad r9, lr, r2, r9\n\t"                                                                       \
+    "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                     \
+    "smlad r10, r12, r3, r10\n\t"                                                                    \
+    "ldr r12, [r0, #-12]\n\t"   /* O(t0) */                                                           \
+    "smlad r11, lr, r3, r11\n\t"                                                                     \
+    "ldr r3, [r1, #20]\n\t"                                                                          \
+    "smlad r4, r12, r2, r4\n\t"                                                                      \
+    "ldr lr, [r0, #-4]\n\t"    /* O(t1) */                                                            \
+    "smlad r6, r12, r3, r6\n\t"                                                                      \
+    "smlad r5, lr, r2, r5\n\t"                                                                       \
+    "ldr.w r2, [r1, #24]\n\t"                                                                        \
+    "smlad r7, lr, r3, r7\n\t"                                                                       \
+    "ldr.w r3, [r1, #28]\n\t"                                                                        \
+    "add.w r1, r1, #32\n\t"                                                                          \
+    "smlad r8, r12, r2, r8\n\t"                                                                      \
+    "smlad r10, r12, r3, r10\n\t"                                                                    \
+    "smlad r9, lr, r2, r9\n\t"                                                                       \
+    "smlad r11, lr, r3, r11\n\t"
+#else
 #define AOTC_DSP_MAC4X2_QUAD                                                                            \
     "ldr.w r2, [r0], #16\n\t"  /* E(t0); the bases alternate: a load after one whose writeback */ \
     "ldr.w r12, [r1], #32\n\t" /* E of channel 0; formed its address would not pipeline */      \
@@ -221,6 +317,7 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r9, r3, r12, r9\n\t"                                                                        \
     "smlad r10, r2, lr, r10\n\t"                                                                       \
     "smlad r11, r3, lr, r11\n\t"
+#endif
 #define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_ARG const uint32_t *p,
                                                                      AOTC_DSP_ARG int32_t count,
@@ -441,6 +538,35 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
     "smlad " a ", r8, r3, " a "\n\t"                                                                   \
     "sxtb16 " v ", " v ", ror #8\n\t"                                                                  \
     "smlad " a ", r9, " v ", " a "\n\t"
+#if AOTC_DSP_M7
+/* The M7's quad: each SXTB16 (first of a pair only) beside the SMLAD of the one before it (the in-place
+ * widening of a weight word's odd bytes keeps r3 the only temporary), the quad's last SMLAD beside the
+ * next quad's first load, its last weight load beside its first SXTB16: 11 cycles for 16 multiply-accumulates
+ * on the dual-issue model (the M4's order: 20, each SMLAD right after the SXTB16 it reads) */
+#define AOTC_DSP_GEMV4_IL_QUAD                                                                          \
+    "ldr.w r8, [r0], #8\n\t"                                                                           \
+    "ldr.w r10, [r1], #16\n\t"                                                                         \
+    "ldr r9, [r0, #-4]\n\t"                                                                            \
+    "ldr r11, [r1, #-12]\n\t"                                                                          \
+    "ldr r12, [r1, #-8]\n\t"                                                                           \
+    "sxtb16 r3, r10\n\t"                                                                               \
+    "ldr lr, [r1, #-4]\n\t"                                                                            \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                      \
+    "smlad r4, r8, r3, r4\n\t"                                                                         \
+    "sxtb16 r3, r11\n\t"                                                                               \
+    "smlad r4, r9, r10, r4\n\t"                                                                        \
+    "sxtb16 r11, r11, ror #8\n\t"                                                                      \
+    "smlad r5, r8, r3, r5\n\t"                                                                         \
+    "sxtb16 r3, r12\n\t"                                                                               \
+    "smlad r5, r9, r11, r5\n\t"                                                                        \
+    "sxtb16 r12, r12, ror #8\n\t"                                                                      \
+    "smlad r6, r8, r3, r6\n\t"                                                                         \
+    "sxtb16 r3, lr\n\t"                                                                                \
+    "smlad r6, r9, r12, r6\n\t"                                                                        \
+    "sxtb16 lr, lr, ror #8\n\t"                                                                        \
+    "smlad r7, r8, r3, r7\n\t"                                                                         \
+    "smlad r7, r9, lr, r7\n\t"
+#else
 #define AOTC_DSP_GEMV4_IL_QUAD                                                                          \
     "ldr.w r8, [r0], #8\n\t"                                                                           \
     "ldr.w r10, [r1], #16\n\t" /* the bases alternate (a writeback's next load would not pipeline) */ \
@@ -449,6 +575,7 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
     "ldr r12, [r1, #-8]\n\t"                                                                           \
     "ldr lr, [r1, #-4]\n\t" AOTC_DSP_GEMV4_IL_ROW("r10", "r4") AOTC_DSP_GEMV4_IL_ROW("r11", "r5")       \
         AOTC_DSP_GEMV4_IL_ROW("r12", "r6") AOTC_DSP_GEMV4_IL_ROW("lr", "r7")
+#endif
 #define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_gemv4_il(AOTC_DSP_ARG const uint32_t *xw,
                                                                        AOTC_DSP_ARG int32_t nq,

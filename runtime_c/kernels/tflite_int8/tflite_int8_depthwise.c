@@ -576,21 +576,89 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "smlabt r8, lr, r3, r8\n\t"                                                                         \
     "smlatb r9, r12, r1, r9\n\t"                                                                        \
     "smlad r9, lr, r3, r9\n\t"
-/* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
- * (the pointer's add two instructions' groups before its store: no stall on the address) */
-#define TFL_DWP6_CH_AT(R, c, bp, base, t0, t1, t2) /* base, the terms at [bp, #off + 4 c] */              \
-    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                      \
+#if AOTC_DSP_M7
+/* The M7's order of a channel's kernel rows (the same multiplies, the loads moved): each load beside a multiply (one
+ * MAC unit: a multiply a cycle), kernel row ky + 1's pairs r10, r11 and weights r1, r3 loaded in row ky once its
+ * multiplies are done with them (TFL_DWP6_NEXT_M7), r12 and lr beside the row's first two multiplies: 12 cycles a
+ * kernel row on the dual-issue model, 14 the first (its base and first loads), where the M4's order (6 loads, then
+ * 12 multiplies) took 15. */
+#define TFL_DWP6_NEXT_M7(ky, c, reg, at) "ldr " reg ", [" at ", #(" #ky " + 4 * " #c ")]\n\t"
+#define TFL_DWP6_KY0_M7(bp, off, c)                                                                          \
+    "ldr r9, [" bp ", #(" off " + 4 * " #c ")]\n\t"                                                     \
+    "ldr r10, [r0, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r1, [r2, #(4 * " #c ")]\n\t"                                                                    \
+    "ldr r11, [r0, #(48 + 4 * " #c ")]\n\t"                                                              \
+    "smlad r4, r10, r1, r9\n\t"                                                                          \
+    "ldr r3, [r2, #(16 + 4 * " #c ")]\n\t"                                                               \
+    "smlabt r4, r11, r3, r4\n\t"                                                                         \
+    "ldr r12, [r0, #(96 + 4 * " #c ")]\n\t"                                                              \
+    "smlatb r5, r10, r1, r9\n\t"                                                                         \
+    "ldr lr, [r0, #(144 + 4 * " #c ")]\n\t"                                                              \
+    "smlad r5, r11, r3, r5\n\t" TFL_DWP6_NEXT_M7(16, c, "r10", "r0")                                     \
+    "smlad r6, r11, r1, r9\n\t"                                                                          \
+    "smlabt r6, r12, r3, r6\n\t"                                                                         \
+    "smlatb r7, r11, r1, r9\n\t" TFL_DWP6_NEXT_M7(64, c, "r11", "r0")                                    \
+    "smlad r7, r12, r3, r7\n\t"                                                                          \
+    "smlad r8, r12, r1, r9\n\t"                                                                          \
+    "smlabt r8, lr, r3, r8\n\t"                                                                          \
+    "smlatb r9, r12, r1, r9\n\t" TFL_DWP6_NEXT_M7(32, c, "r1", "r2")                                     \
+    "smlad r9, lr, r3, r9\n\t" TFL_DWP6_NEXT_M7(48, c, "r3", "r2")
+/* kernel row ky (r10, r11, r1, r3 loaded); N1 .. N4: the next row's loads, or nothing for the last */
+#define TFL_DWP6_KY_M7(ky, c, N1, N2, N3, N4)                                                                \
+    "smlad r4, r10, r1, r4\n\t"                                                                         \
+    "ldr r12, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "smlabt r4, r11, r3, r4\n\t"                                                                        \
+    "ldr lr, [r0, #(144 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "smlatb r5, r10, r1, r5\n\t"                                                                        \
+    "smlad r5, r11, r3, r5\n\t" N1                                                                      \
+    "smlad r6, r11, r1, r6\n\t"                                                                         \
+    "smlabt r6, r12, r3, r6\n\t"                                                                        \
+    "smlatb r7, r11, r1, r7\n\t" N2                                                                     \
+    "smlad r7, r12, r3, r7\n\t"                                                                         \
+    "smlad r8, r12, r1, r8\n\t"                                                                         \
+    "smlabt r8, lr, r3, r8\n\t"                                                                         \
+    "smlatb r9, r12, r1, r9\n\t" N3                                                                     \
+    "smlad r9, lr, r3, r9\n\t" N4
+/* the 3 kernel rows, then the channel's y (r10), oc (r11) and terms (r1, r3, r12): the last row's loads y, oc, r1 and
+ * r3 beside its multiplies (once each register is free), r12 after */
+#define TFL_DWP6_ROWS_TERMS_AT(bp, base, c, t0, t1, t2)                                                      \
+    TFL_DWP6_KY0_M7(bp, base, c)                                                                             \
+    TFL_DWP6_KY_M7(1, c, TFL_DWP6_NEXT_M7(32, c, "r10", "r0"), TFL_DWP6_NEXT_M7(80, c, "r11", "r0"),          \
+                   TFL_DWP6_NEXT_M7(64, c, "r1", "r2"), TFL_DWP6_NEXT_M7(80, c, "r3", "r2"))                 \
+    TFL_DWP6_KY_M7(2, c, "ldr r10, [sp, #(4 * " #c ")]\n\t", "ldr r11, [sp, #16]\n\t",                      \
+                   "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t", "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t") \
+    "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"
+/* two outputs' requantisations: TFL_DWP_RQ1F's interleaved (neither waits on the other's SMMLAR and SSAT results);
+ * TFL_DWP_RQ1's one after the other (its temporary lr is the only free register) */
+#define TFL_DWP_RQ1F2(a, b)                                                                                 \
+    "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
+    "smmlar " b ", " b ", r1, r3\n\t"                                                                   \
+    "asr " a ", " a ", r12\n\t"                                                                         \
+    "asr " b ", " b ", r12\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DWP_RQ12(a, b) TFL_DWP_RQ1(a) TFL_DWP_RQ1(b)
+#define TFL_DWP6_RQ_PAIR(R, a, b) R##2(a, b)
+#else
+#define TFL_DWP6_ROWS_TERMS_AT(bp, base, c, t0, t1, t2)                                                      \
+    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                         \
     "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
     "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
-    "ldr r11, [sp, #16]\n\t" R("r4") R("r5")                                                              \
+    "ldr r11, [sp, #16]\n\t"
+#define TFL_DWP6_RQ_PAIR(R, a, b) R(a) R(b)
+#endif
+/* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
+ * (the pointer's add two instructions' groups before its store: no stall on the address) */
+#define TFL_DWP6_CH_AT(R, c, bp, base, t0, t1, t2) /* base, the terms at [bp, #off + 4 c] */              \
+    TFL_DWP6_ROWS_TERMS_AT(bp, base, c, t0, t1, t2) TFL_DWP6_RQ_PAIR(R, "r4", "r5")                       \
     "strb r4, [r10]\n\t"                                                                                  \
     "strb r5, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t" R("r6") R("r7")                                                       \
+    "add r10, r10, r11, lsl #1\n\t" TFL_DWP6_RQ_PAIR(R, "r6", "r7")                                    \
     "strb r6, [r10]\n\t"                                                                                  \
     "strb r7, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t" R("r8") R("r9")                                                       \
+    "add r10, r10, r11, lsl #1\n\t" TFL_DWP6_RQ_PAIR(R, "r8", "r9")                                    \
     "strb r8, [r10]\n\t"                                                                                  \
     "strb r9, [r10, r11]\n\t"                                                                             \
     "add r10, r10, r11, lsl #1\n\t"                                                                       \

@@ -250,6 +250,17 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
  * channel's terms serving 4 outputs) would save about 6 of them (the terms 8 cycles less, the stores' addresses 3
  * more) but needs a 15th register (the second pair's patch) or a kernel a count of quads (its offset an immediate):
  * not tried. */
+#if AOTC_DSP_M7
+/* (the M7's order of the same 6: the two outputs' steps interleaved, so that neither waits on the other's SMMLAR and
+ * SSAT results, 2 cycles each on the dual-issue model: 5 cycles, not 7) */
+#define TFL_DSP_RQ3_MATH(a, b)                                                                           \
+    "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
+    "smmlar " b ", " b ", r1, r2\n\t"                                                                   \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "asr " b ", " b ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "ssat " b ", #8, " b "\n\t"
+#else
 #define TFL_DSP_RQ3_MATH(a, b)                                                                           \
     "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
     "asr " a ", " a ", r3\n\t"                                                                          \
@@ -257,6 +268,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
     "smmlar " b ", " b ", r1, r2\n\t"                                                                   \
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
+#endif
 #define TFL_DSP_RQ3(a, b)                                                                                \
     "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
     TFL_DSP_RQ3_MATH(a, b)
@@ -381,6 +393,29 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y) {
     /* r0 p, r1 w, r2 nq (its upper half the groups less 1), r3 rq; y at [sp, #52] after the prologue */
+#if AOTC_DSP_M7
+/* (the M7's order of the same 18 instructions, 72 bytes: each SMLAD but the first beside a load, each load a cycle
+ * or more before what reads it: 10 cycles a quad on the dual-issue model, not 12) */
+#define TFL_DSP_MAC4X1_QUAD                                                                              \
+    "ldr.w r8, [r0], #16\n\t"                                                                           \
+    "ldr.w r2, [r1], #32\n\t"                                                                           \
+    "ldr r9, [r0, #-12]\n\t"                                                                            \
+    "ldr r10, [r1, #-28]\n\t"                                                                           \
+    "smlad r4, r8, r2, r4\n\t"                                                                          \
+    "ldr r11, [r1, #-24]\n\t"                                                                           \
+    "smlad r5, r8, r10, r5\n\t"                                                                         \
+    "ldr r2, [r1, #-16]\n\t"                                                                            \
+    "smlad r6, r8, r11, r6\n\t"                                                                         \
+    "ldr lr, [r1, #-20]\n\t"                                                                            \
+    "smlad r7, r8, lr, r7\n\t"                                                                          \
+    "ldr r10, [r1, #-12]\n\t"                                                                           \
+    "smlad r4, r9, r2, r4\n\t"                                                                          \
+    "ldr r11, [r1, #-8]\n\t"                                                                            \
+    "smlad r5, r9, r10, r5\n\t"                                                                         \
+    "ldr lr, [r1, #-4]\n\t"                                                                             \
+    "smlad r6, r9, r11, r6\n\t"                                                                         \
+    "smlad r7, r9, lr, r7\n\t"
+#else
 #define TFL_DSP_MAC4X1_QUAD /* 72 bytes: every instruction 32-bit */                                     \
     "ldr.w r8, [r0], #16\n\t"                                                                            \
     "ldr.w r2, [r1], #32\n\t"                                                                            \
@@ -400,6 +435,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
     "smlad r5, r9, r10, r5\n\t"                                                                          \
     "smlad r6, r9, r11, r6\n\t"                                                                          \
     "smlad r7, r9, lr, r7\n\t"
+#endif
 #define TFL_DSP_RQ1X2(a, b) /* two channels' mult, ra, right by one LDM (the patch pointer r0 reloaded after) */   \
     "ldmia r3!, {r0, r2, r8, r9, r10, r11}\n\t"                                                         \
     "smmlar " a ", " a ", r0, r2\n\t"                                                                   \
