@@ -405,9 +405,9 @@ static int check_conv(int kind, int wide) {
     kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX | K_MULT);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
-    if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
-                                                            8 rows and past */
-        p.kh = rand_int(6, 9), p.kw = rand_int(1, 4), p.dw = chance(3, 4) ? 1 : 2, p.h = rand_int(4, 16);
+    if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 8 taps (two
+                                                            quads a row past 4), 16 quads and past */
+        p.kh = rand_int(6, 9), p.kw = rand_int(1, 8), p.dw = chance(3, 4) ? 1 : 2, p.h = rand_int(4, 16);
         do {
             p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
         } while (p.oh <= 0 || p.ow <= 0);

@@ -661,35 +661,41 @@ static void tfl_pk_dw_rows(const aotc_tfl_conv_params *p, const int8_t *x, int32
 }
 
 #if defined(__AVX512VBMI__)
-#define TFL_PK_DW_ROWS 8 /* the most kernel rows the byte path keeps the weights of in registers */
+#define TFL_PK_DW_QUADS 16 /* the most weight vectors (kernel rows x quads of taps a row) the byte path keeps */
 
-/* whether the byte path takes the depthwise conv: each kernel row's taps one quad a channel (kw <= 4, dilation 1
- * across), their 4 bytes of the band's unsigned row gathered into the channel's lane by one vpermb */
-static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) { return p->kw <= 4 && p->dw == 1 && p->kh <= TFL_PK_DW_ROWS; }
+/* whether the byte path takes the depthwise conv: each kernel row's taps one or two quads a channel (kw <= 8,
+ * dilation 1 across; issue 64: EfficientNet-B0's 5 x 5 ones took the 16-bit path, a tap at a time), each quad's 4
+ * bytes of the band's unsigned row gathered into the channel's lane by one vpermb */
+static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) {
+    return p->kw <= 8 && p->dw == 1 && p->kh * ((p->kw + 3) / 4) <= TFL_PK_DW_QUADS;
+}
 
 /* g positions of an unsigned band (position j's window at xs + j step), one block of 16 channels: a vpdpbusd a
- * kernel row (wr: its weights, 4 taps a lane; idx: the band's tap-major bytes to channel-major quads) */
-TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *const *rp, int64_t off, int64_t step, const __m512i *wr,
-                                      __m512i idx, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, int64_t ys,
-                                      __mmask16 m) {
+ * quad of a kernel row (qr quads a row, the second 4 columns on; wr: its weights, 4 taps a lane, 0 past kw; idx:
+ * the band's tap-major bytes to channel-major quads) */
+TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, int32_t qr, const uint8_t *const *rp, int64_t off, int64_t step,
+                                      const __m512i *wr, __m512i idx, __m512i bias, int g, const tfl_pk_out *o,
+                                      int8_t *y, int64_t ys, __mmask16 m) {
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
-    int32_t ky;
-    for (ky = 0; ky < kh; ++ky) {
-        const __m512i w = wr[ky];
-        const uint8_t *xs = rp[ky] + off;
-        s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
-        if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
-        if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
-        if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
-    }
+    int32_t ky, j;
+    for (ky = 0; ky < kh; ++ky)
+        for (j = 0; j < qr; ++j) {
+            const __m512i w = wr[ky * qr + j];
+            const uint8_t *xs = rp[ky] + off + 64 * j;
+            s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
+            if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
+            if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
+            if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
+        }
     tfl_pk_store_g(o, s0, s1, s2, s3, g, y, ys, m);
 }
 
-/* the byte path's weights of one block of 16 channels (wb): each kernel row's as quads a lane (wr), the gather of a
- * band's tap-major bytes to channel-major quads (idx), and the bias less 128 x the taps' sum (the band holds
- * x + 128) */
+/* the byte path's weights of one block of 16 channels (wb): each kernel row's quads of taps a lane (wr, qr a row),
+ * the gather of a band's tap-major bytes to channel-major quads (idx), and the bias less 128 x the taps' sum (the
+ * band holds x + 128) */
 typedef struct {
-    __m512i wr[TFL_PK_DW_ROWS], idx, bias;
+    __m512i wr[TFL_PK_DW_QUADS], idx, bias;
+    int32_t qr;
 } tfl_pk_dw_quad_weights;
 
 static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *wb, __m512i bias,
@@ -697,17 +703,19 @@ static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *
     __m512i sum = _mm512_setzero_si512();
     uint8_t order[64];
     int32_t ky, kx, j;
+    q->qr = (p->kw + 3) / 4;
     for (j = 0; j < 64; ++j) order[j] = (uint8_t)(16 * (j % 4) + j / 4); /* lane c's byte t: tap t's channel c */
     q->idx = _mm512_loadu_si512(order);
     for (ky = 0; ky < p->kh; ++ky) {
-        uint8_t taps[64]; /* the row's taps' weights, tap-major, 0 past kw */
+        uint8_t taps[128]; /* the row's taps' weights, tap-major, 0 past kw */
         memset(taps, 0, sizeof taps);
         for (kx = 0; kx < p->kw; ++kx) {
             const __m512i w = _mm512_loadu_si512(wb + (ky * p->kw + kx) * 16); /* (uint16_t)w a lane */
             sum = _mm512_add_epi32(sum, _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16));
             _mm_storeu_si128((__m128i *)(taps + 16 * kx), _mm512_cvtepi32_epi8(w));
         }
-        q->wr[ky] = _mm512_permutexvar_epi8(q->idx, _mm512_loadu_si512(taps));
+        for (j = 0; j < q->qr; ++j)
+            q->wr[ky * q->qr + j] = _mm512_permutexvar_epi8(q->idx, _mm512_loadu_si512(taps + 64 * j));
     }
     q->bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
 }
@@ -723,11 +731,11 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
     int32_t ox;
     tfl_pk_dw_rows(p, x, oy, b, c0, pw, m, 0x80, band, ring);
     for (ox = 0; ox + 4 <= p->ow; ox += 4)
-        tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
+        tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
     switch (p->ow - ox) {
-    case 3: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 2: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 1: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 3: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 2: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 1: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
     default: break;
     }
 }
