@@ -627,6 +627,9 @@ static void tfl_pk_dw_band_row(const aotc_tfl_conv_params *p, const int8_t *x, i
                                             : p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
     int32_t j = 0;
     for (; j < x0; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
+    if (m == 0xFFFF) /* (a whole block: plain loads; masked ones took a sixth more of the band's time on Zen 5) */
+        for (; j < x1; ++j, row += 16)
+            _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + at + (int64_t)j * p->c)), f));
     for (; j < x1; ++j, row += 16)
         _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
     for (; j < pw; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
