@@ -1266,11 +1266,15 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
             __mmask64 lm[AOTC_QX86_KG];
             const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, plane_out, cache, lo_off, lm, iv);
             int32_t g;
+            int full = 1; /* every window whole: plain loads (masked ones took 3 % more of a QDQ MobileNetV2 on Zen 5) */
+            for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
             for (c = 0; c < channels; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
                 __m512i a = _mm512_set1_epi32(init[c]);
                 for (g = 0; g < kg; ++g) {
-                    const __m512i win = _mm512_xor_si512(_mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g])), flip);
+                    const __m512i raw = full ? _mm512_loadu_si512((const void *)(plane + lo_off[g]))
+                                             : _mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g]));
+                    const __m512i win = _mm512_xor_si512(raw, flip);
                     a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, iv[g], zero), _mm512_set1_epi32(wq[c * kg + g]));
                 }
                 _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), AOTC_Q(x86_lanes)(lanes),
