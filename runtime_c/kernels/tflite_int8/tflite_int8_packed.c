@@ -2,8 +2,9 @@
  * weights the compiler packed (aotc_tflite_int8.h, "The host's packed kernels"): the host's and the Linux
  * targets' path. With AVX-512 VNNI (a -march that has it) the sums are byte dot products by vpdpbusd (CONV_2D,
  * FULLY_CONNECTED: the patch bytes made unsigned by x ^ 0x80, which the folded bias undoes) and 16-bit ones by
- * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 4 taps wide and 8 tall by vpdpbusd on a kernel row's
- * taps gathered by vpermb), requantised 16 outputs at a time in 64-bit lanes; elsewhere the same sums in plain C.
+ * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 8 taps wide by vpdpbusd on a kernel row's quads of
+ * taps gathered by vpermb, 16 quads at most), requantised 16 outputs at a time in 64-bit lanes, narrowed 64 at a
+ * time (tfl_pk_pack4); elsewhere the same sums in plain C.
  * Either way bit for bit TFLite's (tflite_int8_ref.c): the int32 sums are the same modulo 2^32, and the
  * requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift (tflite_int8_x86.h says
  * how), the single rounding (acc m + 2^(30 - s)) >> (31 - s).
