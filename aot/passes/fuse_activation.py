@@ -13,6 +13,15 @@ in EfficientNet-B0: one pass over the tensor instead of two, no buffer for the g
 Legal when the gate is read only by the Mul and is not a graph output, and all of it is float32
 of one shape (no broadcasting). Runs on the host graph after partitioning, like FuseEpilogue: a
 vendor still sees the plain ops it has patterns for.
+
+The int8 TFLite form, SiLU as the converter writes it (LOGISTIC then MUL, issue 64: EfficientNet-B0's MULs took a
+quarter of its time), becomes one table too, the output a function of x's byte alone:
+
+    TflMul(x, TflLut(x))  ->  TflLut(x), table[v] = the MUL's output for x = v and the gate's table[v]
+
+(either operand order), with the MUL's integer math as LiteRT's reference kernel does it (its double rounding, zero
+points and clamp: aot/frontend/tflite/quant.py), so the outputs are bit for bit the two ops'. Legal when the gate is
+read by the MUL alone and is no graph output, and x, the gate and the output are int8 of one shape.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from aot.ir import Graph, Node
+from aot.ir import tflite_ops as tfl
 from aot.passes.base import Pass
 
 _SIXTH = float(np.float32(1.0 / 6.0))
@@ -68,6 +78,13 @@ class FuseActivation(Pass):
                                    origin=tuple(dict.fromkeys(s for c in chain for s in c.sources())))
             absorbed.update(c.name for c in chain)
             gone.extend(c.outputs[0] for c in chain[:-1])
+        for lut in g.nodes:  # int8 TFLite: MUL(x, LUT(x)) as one table
+            found = None if lut.name in absorbed else _int8_gated(g, lut, consumers, outputs)
+            if found is None or found.name in absorbed:
+                continue
+            replace[found.name] = _int8_table(lut, found)
+            absorbed.update((lut.name, found.name))
+            gone.append(lut.outputs[0])
         for t in gone:  # (after the search, which looks tensors up)
             g.tensors.pop(t, None)
         g.nodes = [replace.get(n.name, n) for n in g.nodes if n.name not in absorbed or n.name in replace]
@@ -150,3 +167,38 @@ def _fused_op(node: Node) -> str | None:
             and float(node.attrs.get("beta", 0.5)) == 0.5:
         return "HardSwish"
     return None
+
+
+def _int8_gated(g: Graph, lut: Node, consumers: dict[str, list[Node]], outputs: set[str]) -> Node | None:
+    """The int8 TflMul computing x * lut(x) (either order), if the table's output is read by it alone, is no graph
+    output, and x, the table's output and the product are int8 of one shape; else None."""
+    if lut.op != tfl.LUT or len(lut.inputs) != 1:
+        return None
+    x, s = lut.inputs[0], lut.outputs[0]
+    users = consumers.get(s, [])
+    if s in outputs or len(users) != 1 or x == s:
+        return None
+    mul = users[0]
+    if mul.op != tfl.MUL or sorted(mul.inputs) != sorted([x, s]):
+        return None
+    ts = [g.tensors[t] for t in (x, s, mul.outputs[0])]
+    if any(t.dtype != "int8" or t.shape != ts[0].shape for t in ts):
+        return None
+    return mul
+
+
+def _int8_table(lut: Node, mul: Node) -> Node:
+    """The TflLut of mul(x, lut(x)): each input byte through the gate's table, then the MUL's arithmetic (LiteRT's
+    reference MUL: (x1 - z1)(x2 - z2) requantised with double rounding, plus the output zero point, clamped)."""
+    from aot.frontend.tflite.quant import multiply_by_quantized_multiplier
+
+    x = np.arange(-128, 128, dtype=np.int64)
+    gate = np.asarray(lut.attrs["table"], np.int64)  # outputs for inputs -128..127
+    a, b = (x, gate) if mul.inputs[0] == lut.inputs[0] else (gate, x)
+    mult, shift = mul.attrs["m"][4], mul.attrs["m"][5]
+    prod = (a - mul.attrs["x1_zero"]) * (b - mul.attrs["x2_zero"])
+    y = multiply_by_quantized_multiplier(prod, np.int64(mult), np.int64(shift), single_rounding=False)
+    y = np.clip(y + mul.attrs["y_zero"], mul.attrs["y_min"], mul.attrs["y_max"])
+    return Node(tfl.LUT, mul.name, [lut.inputs[0]], list(mul.outputs),
+                {"table": [int(v) for v in y], "what": f"{lut.attrs.get('what', 'LUT')} x MUL",
+                 "y_shape": list(mul.attrs["y_shape"])}, origin=lut.sources() + mul.sources())

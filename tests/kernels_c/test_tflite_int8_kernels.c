@@ -405,9 +405,9 @@ static int check_conv(int kind, int wide) {
     kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX | K_MULT);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
-    if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
-                                                            8 rows and past */
-        p.kh = rand_int(6, 9), p.kw = rand_int(1, 4), p.dw = chance(3, 4) ? 1 : 2, p.h = rand_int(4, 16);
+    if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 8 taps (two
+                                                            quads a row past 4), 16 quads and past */
+        p.kh = rand_int(6, 9), p.kw = rand_int(1, 8), p.dw = chance(3, 4) ? 1 : 2, p.h = rand_int(4, 16);
         do {
             p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
         } while (p.oh <= 0 || p.ow <= 0);
@@ -482,6 +482,11 @@ static int check_conv(int kind, int wide) {
     if ((ring & K_RING6) && p.oc >= 12 && chance(1, 3)) shift[4] = -25;
     /* K_AMX: a fifth of the layers with a channel's multiplier past 1 (a left shift: the output stage's own code) */
     if (amx && chance(1, 5)) shift[p.oc - 1] = rand_int(1, 2);
+    /* the other packed layers: a fifth with a channel shifted left (the VNNI output stage's first shift, which a block
+     * makes only where a lane has one), a fifth with one shifted right past 23 (its block's zero point then added
+     * apart, not folded into the rounding terms: tflite_int8_packed.c, tfl_pk_rq) */
+    if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = rand_int(1, 2);
+    if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = -rand_int(24, 30);
     p.mult = mult, p.shift = shift;
     y = bytes(yn * xs), ref = bytes(yn * xs);
     if (packed) scratch_bytes = kind == K_DEPTHWISE ? aotc_tfl_depthwise_s8_packed_scratch_bytes(&p)

@@ -143,6 +143,49 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5, acc[6] = a6, acc[7] = a7;
 }
 
+#ifndef QX86_DOT6
+/* (issue 64: x86_dot8's quad row fed 8 dot products from one load and 8 broadcasts; the pointwise convs of an int8
+ * MobileNetV2 took 58 % of its time there) */
+#define QX86_DOT6_ROW(j, NV)                                                                                 \
+    {                                                                                                      \
+        int32_t v_;                                                                                        \
+        memcpy(&v_, w##j + q, 4);                                                                          \
+        const __m512i b_ = _mm512_set1_epi32(v_);                                                          \
+        a##j##0 = _mm512_dpbusd_epi32(a##j##0, x0, b_);                                                    \
+        if (NV > 1) a##j##1 = _mm512_dpbusd_epi32(a##j##1, x1, b_);                                        \
+        if (NV > 2) a##j##2 = _mm512_dpbusd_epi32(a##j##2, x2, b_);                                        \
+        if (NV > 3) a##j##3 = _mm512_dpbusd_epi32(a##j##3, x3, b_);                                        \
+    }
+#define QX86_DOT6_OUT(j)                                                                                   \
+    acc[4 * (j)] = a##j##0, acc[4 * (j) + 1] = a##j##1, acc[4 * (j) + 2] = a##j##2, acc[4 * (j) + 3] = a##j##3;
+/* acc[4 j + v] = the sums over kq quad rows (`stride` bytes apart from pq; positions 16 v .. 16 v + 15 at pq + 64 v,
+ * v < NV) against the weight words of w[j], j < 6: up to 24 sums in registers, so that a quad row's NV loads and 6
+ * broadcasts feed 6 NV byte dot products */
+#define QX86_DOT6(NV)                                                                                      \
+    static inline void AOTC_Q(x86_dot6x##NV)(const uint8_t *AOTC_RESTRICT pq, int64_t stride,              \
+                                             const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc) {  \
+        const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5];               \
+        const __m512i z_ = _mm512_setzero_si512();                                                         \
+        __m512i a00 = z_, a01 = z_, a02 = z_, a03 = z_, a10 = z_, a11 = z_, a12 = z_, a13 = z_;             \
+        __m512i a20 = z_, a21 = z_, a22 = z_, a23 = z_, a30 = z_, a31 = z_, a32 = z_, a33 = z_;             \
+        __m512i a40 = z_, a41 = z_, a42 = z_, a43 = z_, a50 = z_, a51 = z_, a52 = z_, a53 = z_;             \
+        int32_t q;                                                                                         \
+        for (q = 0; q < qs * kq; q += qs, pq += stride) {                                                  \
+            const __m512i x0 = _mm512_loadu_si512((const void *)pq);                                       \
+            const __m512i x1 = NV > 1 ? _mm512_loadu_si512((const void *)(pq + 64)) : z_;                  \
+            const __m512i x2 = NV > 2 ? _mm512_loadu_si512((const void *)(pq + 128)) : z_;                 \
+            const __m512i x3 = NV > 3 ? _mm512_loadu_si512((const void *)(pq + 192)) : z_;                 \
+            QX86_DOT6_ROW(0, NV) QX86_DOT6_ROW(1, NV) QX86_DOT6_ROW(2, NV) QX86_DOT6_ROW(3, NV) QX86_DOT6_ROW(4, NV)            \
+            QX86_DOT6_ROW(5, NV)                                                                               \
+        }                                                                                                  \
+        QX86_DOT6_OUT(0) QX86_DOT6_OUT(1) QX86_DOT6_OUT(2) QX86_DOT6_OUT(3) QX86_DOT6_OUT(4) QX86_DOT6_OUT(5) \
+    }
+#endif
+QX86_DOT6(4)
+QX86_DOT6(3)
+QX86_DOT6(2)
+QX86_DOT6(1)
+
 /* Lanes [0, n) of 16 as a byte mask. */
 static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
     return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n > 0 ? n : 0)) - 1u);
@@ -1118,26 +1161,40 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
                             _mm512_storeu_si512((void *)(sums + t0), s);
                         }
                     }
-                    for (oc = c0; oc < c0 + cn; oc += 8) {
-                        const int32_t nb = c0 + cn - oc < 8 ? c0 + cn - oc : 8;
-                        const int8_t *wr[8];
-                        for (j = 0; j < 8; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
-                        for (t0 = 0; t0 < width; t0 += 16) {
-                            const __mmask16 m = AOTC_Q(x86_lanes)(real - t0);
+                    for (oc = c0; oc < c0 + cn; oc += 6) { /* 6 channels x up to 64 positions at a time */
+                        const int32_t nb = c0 + cn - oc < 6 ? c0 + cn - oc : 6;
+                        const int8_t *wr[6];
+                        for (j = 0; j < 6; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
+                        for (t0 = 0; t0 < width; t0 += 64) {
                             const uint8_t *pq = scratch + (int64_t)t0 * 4;
-                            __m512i a[8];
+                            const int64_t stride = (int64_t)width * 4;
+                            const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
+                            __m512i a[24];
+                            int32_t v;
                             /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
-                            if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, 64, a);
-                            else AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, 4, a);
-                            for (j = 0; j < nb; ++j) {
-                                const int32_t c = oc + j;
-                                __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
-                                if (p->w_zero_any) {
-                                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
-                                                                               _mm512_loadu_si512((const void *)(sums + t0))));
+#define QX86_DOT6_CALL(NV)                                                                                 \
+    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
+    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
+                            switch (nv) {
+                            case 4: QX86_DOT6_CALL(4) break;
+                            case 3: QX86_DOT6_CALL(3) break;
+                            case 2: QX86_DOT6_CALL(2) break;
+                            default: QX86_DOT6_CALL(1) break;
+                            }
+#undef QX86_DOT6_CALL
+                            for (v = 0; v < nv; ++v) {
+                                const int32_t t = t0 + 16 * v;
+                                const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
+                                for (j = 0; j < nb; ++j) {
+                                    const int32_t c = oc + j;
+                                    __m512i s = _mm512_add_epi32(a[4 * j + v], _mm512_set1_epi32(p->bias[c]));
+                                    if (p->w_zero_any) {
+                                        s = _mm512_sub_epi32(s, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
+                                                                                   _mm512_loadu_si512((const void *)(sums + t))));
+                                    }
+                                    _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t), m,
+                                                         AOTC_Q(x86_requant16)(s, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
                                 }
-                                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t0), m,
-                                                     AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
                             }
                         }
                     }
@@ -1209,11 +1266,15 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
             __mmask64 lm[AOTC_QX86_KG];
             const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, plane_out, cache, lo_off, lm, iv);
             int32_t g;
+            int full = 1; /* every window whole: plain loads (masked ones took 3 % more of a QDQ MobileNetV2 on Zen 5) */
+            for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
             for (c = 0; c < channels; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
                 __m512i a = _mm512_set1_epi32(init[c]);
                 for (g = 0; g < kg; ++g) {
-                    const __m512i win = _mm512_xor_si512(_mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g])), flip);
+                    const __m512i raw = full ? _mm512_loadu_si512((const void *)(plane + lo_off[g]))
+                                             : _mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g]));
+                    const __m512i win = _mm512_xor_si512(raw, flip);
                     a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, iv[g], zero), _mm512_set1_epi32(wq[c * kg + g]));
                 }
                 _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), AOTC_Q(x86_lanes)(lanes),

@@ -2,8 +2,9 @@
  * weights the compiler packed (aotc_tflite_int8.h, "The host's packed kernels"): the host's and the Linux
  * targets' path. With AVX-512 VNNI (a -march that has it) the sums are byte dot products by vpdpbusd (CONV_2D,
  * FULLY_CONNECTED: the patch bytes made unsigned by x ^ 0x80, which the folded bias undoes) and 16-bit ones by
- * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 4 taps wide and 8 tall by vpdpbusd on a kernel row's
- * taps gathered by vpermb), requantised 16 outputs at a time in 64-bit lanes; elsewhere the same sums in plain C.
+ * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 8 taps wide by vpdpbusd on a kernel row's quads of
+ * taps gathered by vpermb, 16 quads at most), requantised 16 outputs at a time in 64-bit lanes, narrowed 64 at a
+ * time (tfl_pk_pack4); elsewhere the same sums in plain C.
  * Either way bit for bit TFLite's (tflite_int8_ref.c): the int32 sums are the same modulo 2^32, and the
  * requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift (tflite_int8_x86.h says
  * how), the single rounding (acc m + 2^(30 - s)) >> (31 - s).
@@ -121,23 +122,50 @@ static void tfl_pk_patches(const aotc_tfl_conv_params *p, const int8_t *x, int32
 /* ---- The output stage: requantisation, the clamp, a fused residual ADD ---------------------------------- */
 
 #if TFL_PK_VNNI
-/* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
- * residual ADD's three requantisations (per tensor) where add is set */
+/* one block's requantisation (tfl_x86_rq) as the output stage takes it (issue 64: the stage was a quarter of an int8
+ * MobileNetV2's time): where no lane shifts left, no first shift (shl 0); where every lane's right shift e is at most
+ * 23, the output zero point z folded into the rounding terms (zfold), as floor((t + z 2^(31 + e)) / 2^(31 + e)) =
+ * floor(t / 2^(31 + e)) + z, |t| <= 2^62 + 2^54 + 2^31 and |z 2^(31 + e)| <= 2^61: no overflow (the low half wraps as
+ * the separate add of z did) */
 typedef struct {
-    tfl_x86_rq rq;
-    __m512i yz, lo, hi;
+    tfl_x86_rq q;
+    int shl, zfold;
+} tfl_pk_rq;
+
+TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_zero) {
+    tfl_pk_rq r;
+    r.q = tfl_x86_rq_init(mult, shift);
+    r.shl = _mm512_cmpgt_epi32_mask(shift, _mm512_setzero_si512()) != 0;
+    r.zfold = _mm512_cmplt_epi32_mask(shift, _mm512_set1_epi32(-23)) == 0;
+    if (r.zfold) {
+        const __m512i z = _mm512_set1_epi64(y_zero);
+        r.q.k_e = _mm512_add_epi64(r.q.k_e, _mm512_sllv_epi64(z, r.q.sh_e));
+        r.q.k_o = _mm512_add_epi64(r.q.k_o, _mm512_sllv_epi64(z, r.q.sh_o));
+    }
+    return r;
+}
+
+/* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
+ * residual ADD's three requantisations (per tensor) where add is set; lo8, hi8: the last clamp's bounds (the ADD's
+ * where fused) in bytes, flo, fhi in dwords */
+typedef struct {
+    tfl_pk_rq rq;
+    int32_t y_zero;
+    __m512i yz, lo, hi, flo, fhi, lo8, hi8;
     int add, conv_x1;
     tfl_x86_rq r1, r2, ro;
     __m512i z1, z2, ayz, alo, ahi;
 } tfl_pk_out;
 
 TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const int32_t *shift, __mmask16 m) {
-    o->rq = tfl_x86_rq_init(_mm512_maskz_loadu_epi32(m, mult), _mm512_maskz_loadu_epi32(m, shift));
+    o->rq = tfl_pk_rq_init(_mm512_maskz_loadu_epi32(m, mult), _mm512_maskz_loadu_epi32(m, shift), o->y_zero);
 }
 
 static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
+    o->y_zero = p->y_zero;
     o->yz = _mm512_set1_epi32(p->y_zero), o->lo = _mm512_set1_epi32(p->y_min), o->hi = _mm512_set1_epi32(p->y_max);
     o->add = r != NULL;
+    o->flo = o->lo, o->fhi = o->hi;
     if (r != NULL) {
         const aotc_tfl_binary_params *a = &r->add;
         o->conv_x1 = r->conv_x1;
@@ -147,29 +175,80 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
         o->z1 = _mm512_set1_epi32(a->x1_zero), o->z2 = _mm512_set1_epi32(a->x2_zero);
         o->ayz = _mm512_set1_epi32(a->y_zero), o->alo = _mm512_set1_epi32(a->y_min);
         o->ahi = _mm512_set1_epi32(a->y_max);
+        o->flo = o->alo, o->fhi = o->ahi;
     }
+    o->lo8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->flo)), o->hi8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->fhi));
 }
 
-/* 16 sums to y (m: the channels there) by the requantisation rq, through the residual's 16 elements at res when
- * the ADD is fused */
-TFL_PK_INLINE void tfl_pk_store_rq(const tfl_pk_out *o, const tfl_x86_rq *rq, __m512i acc, int8_t *y,
-                                   const int8_t *res, __mmask16 m) {
-    __m512i v = _mm512_add_epi32(tfl_x86_requant(acc, rq), o->yz);
-    v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
+/* 16 sums requantised by rq, plus the output zero point (tfl_x86_requant; no first shift unless rq->shl) */
+TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
+    const tfl_x86_rq *q = &rq->q;
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i a = rq->shl ? _mm512_sllv_epi32(acc, q->left) : acc;
+    const __m512i pe = _mm512_mul_epi32(a, q->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), q->mult_odd);
+    __m512i te = _mm512_add_epi64(pe, q->k_e), to = _mm512_add_epi64(po, q->k_o);
+    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
+    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
+    const __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
+                                              _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
+    return rq->zfold ? v : _mm512_add_epi32(v, o->yz);
+}
+
+/* 16 sums through the output stage but its last clamp (o->flo, o->fhi): requantised with the zero point; with the
+ * ADD fused, clamped to the conv's range and through add_one's arithmetic with the residual's 16 at res (m) */
+TFL_PK_INLINE __m512i tfl_pk_out_lanes(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc, const int8_t *res,
+                                       __mmask16 m) {
+    __m512i v = tfl_pk_requant(o, rq, acc);
     if (o->add) { /* add_one, 16 lanes: each input less its zero point, times 2^20, rescaled; the sum rescaled */
+        v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
         const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
         const __m512i a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
         const __m512i b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
         v = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
-        v = _mm512_min_epi32(_mm512_max_epi32(v, o->alo), o->ahi);
     }
+    return v;
+}
+
+/* 16 sums to y (m: the channels there) by the requantisation rq, through the residual's 16 elements at res when
+ * the ADD is fused */
+TFL_PK_INLINE void tfl_pk_store_rq(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc, int8_t *y,
+                                   const int8_t *res, __mmask16 m) {
+    const __m512i v = _mm512_min_epi32(_mm512_max_epi32(tfl_pk_out_lanes(o, rq, acc, res, m), o->flo), o->fhi);
     _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(v));
 }
 
 /* the same by the block's requantisation (tfl_pk_out_channels) */
 TFL_PK_INLINE void tfl_pk_store(const tfl_pk_out *o, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
     tfl_pk_store_rq(o, &o->rq, acc, y, res, m);
+}
+
+/* four vectors of 16 outputs before their last clamp (a, b, c, d) as 64 bytes in that order, clamped: narrowed by
+ * saturating packs (the clamp's bounds are bytes, so that saturating first changes nothing), which work within
+ * 128-bit lanes (lane l: a's outputs 4l .. 4l + 3, then b's, c's, d's), then put in order by one permute (the
+ * same 4 x 4 transpose of dwords either way); a vpmovdb and a store of 16 outputs cost more */
+TFL_PK_INLINE __m512i tfl_pk_pack4(const tfl_pk_out *o, __m512i a, __m512i b, __m512i c, __m512i d) {
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i v = _mm512_permutexvar_epi32(idx, _mm512_packs_epi16(_mm512_packs_epi32(a, b), _mm512_packs_epi32(c, d)));
+    return _mm512_min_epi8(_mm512_max_epi8(v, o->lo8), o->hi8);
+}
+
+/* g (1 to 4) positions' sums of one block (s0 .. s3) by the block's requantisation, position j's to y + j ys (m:
+ * the channels there; no ADD): two or more packed into one vector (tfl_pk_pack4), its quarters stored */
+TFL_PK_INLINE void tfl_pk_store_g(const tfl_pk_out *o, __m512i s0, __m512i s1, __m512i s2, __m512i s3, int g,
+                                  int8_t *y, int64_t ys, __mmask16 m) {
+    if (g == 1) {
+        tfl_pk_store(o, s0, y, NULL, m);
+        return;
+    }
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i v = tfl_pk_pack4(o, tfl_pk_requant(o, &o->rq, s0), tfl_pk_requant(o, &o->rq, s1),
+                                   g > 2 ? tfl_pk_requant(o, &o->rq, s2) : zero,
+                                   g > 3 ? tfl_pk_requant(o, &o->rq, s3) : zero);
+    _mm_mask_storeu_epi8(y, m, _mm512_castsi512_si128(v));
+    _mm_mask_storeu_epi8(y + ys, m, _mm512_extracti32x4_epi32(v, 1));
+    if (g > 2) _mm_mask_storeu_epi8(y + 2 * ys, m, _mm512_extracti32x4_epi32(v, 2));
+    if (g > 3) _mm_mask_storeu_epi8(y + 3 * ys, m, _mm512_extracti32x4_epi32(v, 3));
 }
 
 #define TFL_PK_MR 8 /* output positions a register block of CONV_2D (x 16 channels) */
@@ -208,15 +287,22 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
 #define TFL_PK_MR4 6 /* output positions a register tile of CONV_2D over 2 to 4 blocks of 16 channels */
 
 /* a tile's sums (position r's at sums[4 r ..], nb blocks; the last block's channels m) requantised to y (a residual
- * at res where the ADD is fused) */
-static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, const tfl_x86_rq *rqs,
-                                                        const __m512i *sums, int mr, int nb, __mmask16 m, int8_t *y,
-                                                        const int8_t *res, int64_t ys) {
+ * at res where the ADD is fused): a block's requantisation in registers for the tile's positions, back into sums,
+ * then a position's nb blocks packed into one store (tfl_pk_pack4) */
+static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, const tfl_pk_rq *rqs, __m512i *sums,
+                                                        int mr, int nb, __mmask16 m, int8_t *y, const int8_t *res,
+                                                        int64_t ys) {
+    const __m512i zero = _mm512_setzero_si512();
+    const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
     int r, j;
-    for (j = 0; j < nb; ++j) { /* a block's requantisation in registers for the tile's positions */
-        const tfl_x86_rq q = rqs[j];
+    for (j = 0; j < nb; ++j) {
+        const tfl_pk_rq q = rqs[j];
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
-        for (r = 0; r < mr; ++r) tfl_pk_store_rq(o, &q, sums[4 * r + j], y + r * ys + 16 * j, res + r * ys + 16 * j, mj);
+        for (r = 0; r < mr; ++r) sums[4 * r + j] = tfl_pk_out_lanes(o, &q, sums[4 * r + j], res + r * ys + 16 * j, mj);
+    }
+    for (r = 0; r < mr; ++r) {
+        const __m512i *s = sums + 4 * r;
+        _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s[0], s[1], nb > 2 ? s[2] : zero, nb > 3 ? s[3] : zero));
     }
 }
 
@@ -226,7 +312,7 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
  * dot products (the 8 x 16 block above: 9 loads for 8) */
 TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
                                     const int8_t *wb, int64_t wstep, const __m512i *bias, int mr, int nb, __mmask16 m,
-                                    const tfl_pk_out *o, const tfl_x86_rq *rqs, int8_t *y, const int8_t *res,
+                                    const tfl_pk_out *o, const tfl_pk_rq *rqs, int8_t *y, const int8_t *res,
                                     int64_t ys) {
     const __m512i zero = _mm512_setzero_si512();
     __m512i s00 = bias[0], s01 = bias[1], s02 = nb > 2 ? bias[2] : zero, s03 = nb > 3 ? bias[3] : zero;
@@ -273,14 +359,14 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
     const int64_t wstep = (int64_t)16 * 4 * rows * rq;
     const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
     __m512i b[4];
-    tfl_x86_rq rqs[4];
+    tfl_pk_rq rqs[4];
     int32_t t;
     int j;
     for (j = 0; j < nb; ++j) {
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
         b[j] = _mm512_maskz_loadu_epi32(mj, bias + c0 + 16 * j);
-        rqs[j] = tfl_x86_rq_init(_mm512_maskz_loadu_epi32(mj, p->mult + c0 + 16 * j),
-                                 _mm512_maskz_loadu_epi32(mj, p->shift + c0 + 16 * j));
+        rqs[j] = tfl_pk_rq_init(_mm512_maskz_loadu_epi32(mj, p->mult + c0 + 16 * j),
+                                _mm512_maskz_loadu_epi32(mj, p->shift + c0 + 16 * j), p->y_zero);
     }
     y += c0, res += c0;
     for (t = 0; t + TFL_PK_MR4 <= n; t += TFL_PK_MR4)
@@ -545,15 +631,19 @@ static void tfl_pk_direct_items(void *ctx, int32_t begin, int32_t end) {
     for (i = begin; i < end; ++i) {
         const int32_t c0 = i % J->chunks * TFL_PK_CHUNK, c1 = c0 + TFL_PK_CHUNK < p->oc ? c0 + TFL_PK_CHUNK : p->oc;
         const int64_t at = (int64_t)(i / J->chunks) * TFL_PK_RUN * p->oc;
-        if (i / J->chunks != run) { /* the run's windows, read in place from the span */
+        if (i / J->chunks != run) { /* the run's windows, read in place from the span (by steps: issue 64, three
+                                       * multiplies a window had taken 3 % of an int8 MobileNetV2) */
             const int32_t p0 = (run = i / J->chunks) * TFL_PK_RUN;
+            const int64_t col = (int64_t)p->sw * p->c, down = (int64_t)p->sh * pw * p->c;
             int32_t ox = p0 % p->ow, oy = p0 / p->ow % p->oh, b = p0 / (p->ow * p->oh);
+            const uint8_t *row = J->span + ((int64_t)b * ph + oy * p->sh) * pw * p->c, *at = row + ox * col;
             n = total - p0 < TFL_PK_RUN ? total - p0 : TFL_PK_RUN;
-            for (t = 0; t < n; ++t) {
-                a[t] = J->span + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+            for (t = 0; t < n; ++t, at += col) {
+                a[t] = at;
                 if (++ox == p->ow) {
-                    ox = 0;
-                    if (++oy == p->oh) oy = 0, ++b;
+                    ox = 0, row += down;
+                    if (++oy == p->oh) oy = 0, ++b, row = J->span + (int64_t)b * ph * pw * p->c;
+                    at = row - col;
                 }
             }
         }
@@ -653,7 +743,8 @@ TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *c
             for (j = 0; j < g; ++j)
                 acc[j] = _mm512_dpwssd_epi32(acc[j], _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xt + j * step))), w);
         }
-    for (j = 0; j < g; ++j) tfl_pk_store(o, acc[j], y + j * p->oc, NULL, m);
+    for (j = g; j < 4; ++j) acc[j] = bias; /* (not stored) */
+    tfl_pk_store_g(o, acc[0], acc[1], acc[2], acc[3], g, y, p->oc, m);
 }
 
 /* one row of a band: input row iy (batch b), its pw columns from -pad_left of channels c0 .. c0 + 15 (m), 16 bytes
@@ -667,6 +758,9 @@ static void tfl_pk_dw_band_row(const aotc_tfl_conv_params *p, const int8_t *x, i
                                             : p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
     int32_t j = 0;
     for (; j < x0; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
+    if (m == 0xFFFF) /* (a whole block: plain loads; masked ones took a sixth more of the band's time on Zen 5) */
+        for (; j < x1; ++j, row += 16)
+            _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + at + (int64_t)j * p->c)), f));
     for (; j < x1; ++j, row += 16)
         _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
     for (; j < pw; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
@@ -705,38 +799,41 @@ static void tfl_pk_dw_rows(const aotc_tfl_conv_params *p, const int8_t *x, int32
 }
 
 #if defined(__AVX512VBMI__)
-#define TFL_PK_DW_ROWS 8 /* the most kernel rows the byte path keeps the weights of in registers */
+#define TFL_PK_DW_QUADS 16 /* the most weight vectors (kernel rows x quads of taps a row) the byte path keeps */
 
-/* whether the byte path takes the depthwise conv: each kernel row's taps one quad a channel (kw <= 4, dilation 1
- * across), their 4 bytes of the band's unsigned row gathered into the channel's lane by one vpermb */
-static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) { return p->kw <= 4 && p->dw == 1 && p->kh <= TFL_PK_DW_ROWS; }
-
-/* g positions of an unsigned band (position j's window at xs + j step), one block of 16 channels: a vpdpbusd a
- * kernel row (wr: its weights, 4 taps a lane; idx: the band's tap-major bytes to channel-major quads) */
-TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *const *rp, int64_t off, int64_t step, const __m512i *wr,
-                                      __m512i idx, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, int64_t ys,
-                                      __mmask16 m) {
-    __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
-    int32_t ky;
-    for (ky = 0; ky < kh; ++ky) {
-        const __m512i w = wr[ky];
-        const uint8_t *xs = rp[ky] + off;
-        s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
-        if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
-        if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
-        if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
-    }
-    tfl_pk_store(o, s0, y, NULL, m);
-    if (g > 1) tfl_pk_store(o, s1, y + ys, NULL, m);
-    if (g > 2) tfl_pk_store(o, s2, y + 2 * ys, NULL, m);
-    if (g > 3) tfl_pk_store(o, s3, y + 3 * ys, NULL, m);
+/* whether the byte path takes the depthwise conv: each kernel row's taps one or two quads a channel (kw <= 8,
+ * dilation 1 across; issue 64: EfficientNet-B0's 5 x 5 ones took the 16-bit path, a tap at a time), each quad's 4
+ * bytes of the band's unsigned row gathered into the channel's lane by one vpermb */
+static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) {
+    return p->kw <= 8 && p->dw == 1 && p->kh * ((p->kw + 3) / 4) <= TFL_PK_DW_QUADS;
 }
 
-/* the byte path's weights of one block of 16 channels (wb): each kernel row's as quads a lane (wr), the gather of a
- * band's tap-major bytes to channel-major quads (idx), and the bias less 128 x the taps' sum (the band holds
- * x + 128) */
+/* g positions of an unsigned band (position j's window at xs + j step), one block of 16 channels: a vpdpbusd a
+ * quad of a kernel row (qr quads a row, the second 4 columns on; wr: its weights, 4 taps a lane, 0 past kw; idx:
+ * the band's tap-major bytes to channel-major quads) */
+TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, int32_t qr, const uint8_t *const *rp, int64_t off, int64_t step,
+                                      const __m512i *wr, __m512i idx, __m512i bias, int g, const tfl_pk_out *o,
+                                      int8_t *y, int64_t ys, __mmask16 m) {
+    __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
+    int32_t ky, j;
+    for (ky = 0; ky < kh; ++ky)
+        for (j = 0; j < qr; ++j) {
+            const __m512i w = wr[ky * qr + j];
+            const uint8_t *xs = rp[ky] + off + 64 * j;
+            s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
+            if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
+            if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
+            if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
+        }
+    tfl_pk_store_g(o, s0, s1, s2, s3, g, y, ys, m);
+}
+
+/* the byte path's weights of one block of 16 channels (wb): each kernel row's quads of taps a lane (wr, qr a row),
+ * the gather of a band's tap-major bytes to channel-major quads (idx), and the bias less 128 x the taps' sum (the
+ * band holds x + 128) */
 typedef struct {
-    __m512i wr[TFL_PK_DW_ROWS], idx, bias;
+    __m512i wr[TFL_PK_DW_QUADS], idx, bias;
+    int32_t qr;
 } tfl_pk_dw_quad_weights;
 
 static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *wb, __m512i bias,
@@ -744,17 +841,19 @@ static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *
     __m512i sum = _mm512_setzero_si512();
     uint8_t order[64];
     int32_t ky, kx, j;
+    q->qr = (p->kw + 3) / 4;
     for (j = 0; j < 64; ++j) order[j] = (uint8_t)(16 * (j % 4) + j / 4); /* lane c's byte t: tap t's channel c */
     q->idx = _mm512_loadu_si512(order);
     for (ky = 0; ky < p->kh; ++ky) {
-        uint8_t taps[64]; /* the row's taps' weights, tap-major, 0 past kw */
+        uint8_t taps[128]; /* the row's taps' weights, tap-major, 0 past kw */
         memset(taps, 0, sizeof taps);
         for (kx = 0; kx < p->kw; ++kx) {
             const __m512i w = _mm512_loadu_si512(wb + (ky * p->kw + kx) * 16); /* (uint16_t)w a lane */
             sum = _mm512_add_epi32(sum, _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16));
             _mm_storeu_si128((__m128i *)(taps + 16 * kx), _mm512_cvtepi32_epi8(w));
         }
-        q->wr[ky] = _mm512_permutexvar_epi8(q->idx, _mm512_loadu_si512(taps));
+        for (j = 0; j < q->qr; ++j)
+            q->wr[ky * q->qr + j] = _mm512_permutexvar_epi8(q->idx, _mm512_loadu_si512(taps + 64 * j));
     }
     q->bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
 }
@@ -770,11 +869,11 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
     int32_t ox;
     tfl_pk_dw_rows(p, x, oy, b, c0, pw, m, 0x80, band, ring);
     for (ox = 0; ox + 4 <= p->ow; ox += 4)
-        tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
+        tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
     switch (p->ow - ox) {
-    case 3: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 2: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 1: tfl_pk_dw_quad_run(p->kh, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 3: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 2: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+    case 1: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
     default: break;
     }
 }
