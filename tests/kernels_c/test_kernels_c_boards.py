@@ -108,6 +108,18 @@ def test_depthwise_multiplier_path_on_the_m4(tmp_path, objects, level):
     assert "MISMATCH" not in out and "(multiplier) ok (400 shapes)" in out, out
 
 
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_fused_residual_add_on_the_m4(tmp_path, objects, level):
+    """CONV_2D with its residual ADD fused on the M4 (aotc_tfl_conv_add_s8's DSP path: the conv's tile, then the ADD's
+    tables summed and requantised in one loop, tfl_dsp_residual_fast, with and without TFLite's sign term: a third of
+    the draws at the ADD's zero point -128; odd channel counts and tiles, so odd runs): test_tflite_int8_kernels.c's
+    entry at the levels IC02's benchmark builds at, LiteRT's reference arithmetic (tflite_int8_ref.c) bit for bit."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, level], 200,
+                       only="aotc_tfl_conv_add_s8")
+    assert "MISMATCH" not in out and re.search(r"aotc_tfl_conv_add_s8 +ok \(200 shapes\)", out), out
+
+
 def test_kernels_compile_cleanly_with_clang(tmp_path):
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")

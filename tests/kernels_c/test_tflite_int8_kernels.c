@@ -503,6 +503,9 @@ static int check_conv(int kind, int wide) {
         r.add.count = (int64_t)yn;
         r.add.x1_zero = rand_int(-128, 127), r.add.x2_zero = rand_int(-128, 127), r.add.y_zero = rand_int(-128, 127);
         if (r.conv_x1) r.add.x1_zero = p.y_zero; else r.add.x2_zero = p.y_zero;
+        /* a third at the ADD's zero point -128 (a ReLU's floor, as IC02's and ResNet-8's): the DSP path's loop
+         * without the sign term (tfl_dsp_residual_fast's floor); chosen from the draws so far, not a draw */
+        if (((uint32_t)r.add.x1_zero ^ (uint32_t)r.add.x2_zero) % 3 == 0) r.add.y_zero = -128;
         multiplier(s1 / twice, &r.add.m1, &r.add.s1), multiplier(s2 / twice, &r.add.m2, &r.add.s2);
         multiplier(twice / (1048576.0 * so), &r.add.mult, &r.add.shift);
         act_range(-128, 127, r.add.y_zero, &r.add.y_min, &r.add.y_max);

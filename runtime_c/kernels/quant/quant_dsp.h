@@ -188,9 +188,10 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
  *
  * In assembly the function is naked: its loop takes all 14 registers (8 sums, 2 patch and 2 weight
  * words, the two pointers), so the weights' end, the pairs left, the loop's entry and the sums'
- * pointer live on the stack; the loop does 8 quads a turn (one load, a compare and a branch a
- * turn: 6 cycles, 2 % of the turn's; at 4 a turn ResNet-8 took 1.3 % more cycles), entered past the
- * first (-nq) mod 8 quads (every quad is the same 104 bytes of 32-bit
+ * pointer live on the stack; the loop does 16 quads a turn (one load, a compare and a branch a
+ * turn: 6 cycles, 1 % of the turn's; at 4 a turn ResNet-8 took 1.3 % more cycles than at 8, and at 8 IC02's
+ * wide layers (90 to 360 quads a patch, in blocks of 64) 0.9 % more than at 16), entered past the
+ * first (-nq) mod 16 quads (every quad is the same 104 bytes of 32-bit
  * instructions; the pointers advance by post-indexed loads). After a pair's quads the patch
  * pointer is at the next pair's patch. */
 #if AOTC_DSP_ASM
@@ -240,7 +241,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_AR
         "str r1, [sp, #4]\n\t"
         "str r2, [sp, #12]\n\t"
         "rsbs r5, r3, #0\n\t"
-        "and r5, r5, #7\n\t"
+        "and r5, r5, #15\n\t"
         "movs r6, #104\n\t"
         "adr.w r4, 1f\n\t"
         "mla r4, r5, r6, r4\n\t"
@@ -255,6 +256,8 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_AR
         ".p2align 2\n"
         "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
         "ldr r2, [sp]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"

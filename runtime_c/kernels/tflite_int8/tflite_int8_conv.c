@@ -19,6 +19,10 @@ typedef struct {
     const int32_t *t_conv, *t_res;      /* the ADD's rescaled inputs by byte + 128 (NULL: add_one per element) */
     int64_t bound;                      /* at least every |t_conv[.] + t_res[.]| */
     int8_t *tile;                       /* the DSP path's tile of conv outputs (positions x oc) */
+    int32_t fast;                       /* the DSP path's one loop (tfl_dsp_residual_fast): 0 not, 1 with
+                                         * TFLite's sign term and the lower clamp, 2 without (zero point and
+                                         * lower clamp -128); t_conv and t_res then hold their terms shifted
+                                         * left by the requantisation's left shift + 1 */
 #if AOTC_TFL_MVE
     /* add_one's terms as vectors, set once a call (tfl_residual_run's): m1, left 1, -right 1, m2, left 2, -right 2,
      * the output's mult, left, -right, y_min, y_max */
@@ -1109,6 +1113,38 @@ void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8
     tfl_conv_s8(p, x, w, bias, y, scratch, NULL);
 }
 
+#if AOTC_QUANT_DSP && !AOTC_TFL_MVE
+/* y[k] = the fused ADD of conv output v[k] and residual r[k], k < n: t1[v] + t2[r] (t1, t2 at their byte 0, their
+ * terms shifted left as tfl_dsp_requant_run's SMMLAR path shifts the sum), requantised there (mult, ra, right: its
+ * terms), clamped below at lo; with floor (the zero point and lo -128) without TFLite's sign term, as
+ * aotc_dsp_mac4x2_rq3 (a negative sum lands at or below -128 either way). One loop, two elements a turn, not the
+ * sums into a buffer and tfl_dsp_requant_run over it: 31 est. cycles an element on IC02's fused ADDs, now ~11. */
+static inline __attribute__((always_inline)) void tfl_dsp_residual_fast(const int32_t *t1, const int32_t *t2,
+                                                                        const int8_t *v, const int8_t *r, int32_t n,
+                                                                        int32_t mult, int32_t ra, int32_t right,
+                                                                        int32_t lo, int floor, int8_t *y) {
+    int32_t k;
+    for (k = 0; k + 1 < n; k += 2) {
+        const int32_t v0 = v[k], v1 = v[k + 1], r0 = r[k], r1 = r[k + 1];
+        const int32_t a0 = t1[v0] + t2[r0], a1 = t1[v1] + t2[r1];
+        int32_t q0, q1;
+        if (floor) {
+            q0 = __ssat(tfl_dsp_smmlar(a0, mult, ra) >> right, 8), q1 = __ssat(tfl_dsp_smmlar(a1, mult, ra) >> right, 8);
+        } else {
+            q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (a0 >> 31)) >> right, 8);
+            q1 = __ssat((tfl_dsp_smmlar(a1, mult, ra) + (a1 >> 31)) >> right, 8);
+            q0 = q0 < lo ? lo : q0, q1 = q1 < lo ? lo : q1;
+        }
+        y[k] = (int8_t)q0, y[k + 1] = (int8_t)q1;
+    }
+    if (k < n) {
+        const int32_t a0 = t1[v[k]] + t2[r[k]];
+        int32_t q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (floor ? 0 : a0 >> 31)) >> right, 8);
+        y[k] = (int8_t)(q0 < lo ? lo : q0);
+    }
+}
+#endif
+
 static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y) {
     const aotc_tfl_binary_params *a = &e->r->add;
     const int8_t *res = e->res + at;
@@ -1194,6 +1230,14 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
         }
         return;
     }
+#if AOTC_QUANT_DSP && !AOTC_TFL_MVE
+    if (e->fast) { /* the tables' shifted terms summed and requantised in one loop */
+        const int32_t right = -a->shift, ra = (1 << (right - 1)) + a->y_zero * (1 << right);
+        if (e->fast == 2) tfl_dsp_residual_fast(e->t_conv + 128, e->t_res + 128, v, res, n, a->mult, ra, right, -128, 1, y);
+        else tfl_dsp_residual_fast(e->t_conv + 128, e->t_res + 128, v, res, n, a->mult, ra, right, a->y_min, 0, y);
+        return;
+    }
+#endif
 #if AOTC_QUANT_DSP
     { /* the tables and one requantisation, as tfl_add_s8_dsp */
         int32_t sum[64], k0;
@@ -1229,7 +1273,7 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         }
     }
 #else
-    tfl_residual e = {r, res, NULL, NULL, 0, NULL};
+    tfl_residual e = {r, res, NULL, NULL, 0, NULL, 0};
 #endif
 #if AOTC_QUANT_DSP && !AOTC_TFL_MVE
     if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
@@ -1243,6 +1287,18 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
             m2 = tfl_dsp_abs64(t2[v]) > m2 ? tfl_dsp_abs64(t2[v]) : m2;
         }
         e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
+        { /* tfl_dsp_requant_run's SMMLAR path with right > 0 and the top clamp 127 (its conditions, once a call):
+           * each table's terms shifted left there (so their sum is, without overflow: both below the bound) */
+            const int32_t left = a->shift > 0 ? a->shift : 0, right = a->shift > 0 ? 0 : -a->shift;
+            if (a->mult != INT32_MIN && left < 30 && e.bound < ((int64_t)1 << (30 - left)) && right > 0 &&
+                right <= 22 && a->y_max == 127 && a->y_min >= -128) {
+                for (v = 0; v < 256; ++v) {
+                    t1[v] = (int32_t)((uint32_t)t1[v] << (left + 1));
+                    t2[v] = (int32_t)((uint32_t)t2[v] << (left + 1));
+                }
+                e.fast = a->y_zero == -128 && a->y_min == -128 ? 2 : 1;
+            }
+        }
         scratch += AOTC_TFL_RESIDUAL_TABLES;
         e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
     }
