@@ -81,7 +81,7 @@ def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
     kq, oc = -(-k // 4), y.shape[3]
     if kq > DSP_KC or oc % 4 or a["y_min"] != -128 or a["y_max"] != 127 or _conv_dsp_scratch(node, graph, tile)[1] < 6:
         return False
-    return _usual_requant(k, _bias_of(node, graph), a["mult"], a["shift"])
+    return _usual_requant(k, _bias_of(node, graph), a["mult"], a["shift"], DSP_CONV_RIGHT)
 
 
 def _bias_of(node: Node, graph: Graph) -> np.ndarray:
@@ -92,10 +92,11 @@ def _bias_of(node: Node, graph: Graph) -> np.ndarray:
     return np.zeros(oc, np.int64)
 
 
-def _usual_requant(k: int, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int]) -> bool:
-    """The DSP paths' usual requantisation on every channel (tfl_dsp_usual, and tfl_dsp_dw_usual with k = 9): a
-    right shift in [1, 22], no INT32_MIN multiplier, k products and the bias below 2^30 in size."""
-    return all(int(m) != INT32_MIN and 1 <= -int(s) <= 22 and k * DSP_PRODUCT_MAX + abs(int(b)) < 1 << 30
+def _usual_requant(k: int, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], right_max: int = 22) -> bool:
+    """The DSP paths' usual requantisation on every channel (tfl_dsp_usual with right_max DSP_CONV_RIGHT, and
+    tfl_dsp_dw_usual with k = 9): a right shift in [1, right_max], no INT32_MIN multiplier, k products and the bias
+    below 2^30 in size."""
+    return all(int(m) != INT32_MIN and 1 <= -int(s) <= right_max and k * DSP_PRODUCT_MAX + abs(int(b)) < 1 << 30
                for m, s, b in zip(mult, shift, bias, strict=True))
 
 
@@ -240,6 +241,8 @@ DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD, DSP_DW_BLOCK = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                  for n in ("TAPS", "DW_RUN", "DW_PAD", "DW_BLOCK"))
+# CONV_2D's usual requantisation's largest right shift (tfl_dsp_usual's; the depthwise path's stays at 22)
+DSP_CONV_RIGHT = define("aotc_tflite_int8.h", "TFL_DSP_CONV_RIGHT")
 # tflite_int8_dsp.h's TFL_DSP_PRODUCT_MAX (defined there for the DSP builds only): the largest |(x - x_zero) w|
 DSP_PRODUCT_MAX = 255 * 128
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves

@@ -401,6 +401,12 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
 #define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
 #define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: 32 KiB */
+/* The largest right shift of the conv's usual requantisation (tfl_dsp_store's, tfl_dsp_usual's; the fused kernels'
+ * terms): ra = 2^(right-1) + zero 2^right is below 2^30 in size for an int8 zero point up to right = 23 (255 2^22 at
+ * zero 127, 2^30 - 2^22 at -128), and |r| <= 2^30, so ra + r (less 1) fits an int32; tfl_dsp_requant_run's 22 also
+ * takes uint8 zero points. At 23 IC02's stem (6 of its 40 channels at 23) takes the fused path; read by
+ * aot/kernels/tflite_int8.py (which kernels a bundle compiles). */
+#define TFL_DSP_CONV_RIGHT 23
 #define TFL_DSP_TAPS 25          /* DEPTHWISE_CONV_2D: the largest window (5 x 5) */
 #define TFL_DSP_DW_RUN 256       /* DEPTHWISE_CONV_2D: output positions a run of the 3 x 3 path (4 KiB of sums) */
 #define TFL_DSP_DW_PAD 1024      /* DEPTHWISE_CONV_2D: words of the padded span of 4 channels (4 KiB) */

@@ -57,6 +57,24 @@ static inline void tfl_dsp_copy(int8_t *dst, const int8_t *src, int32_t n) {
     }
 }
 
+/* A word's bytes 0 and 2 (lo) or 1 and 3 (hi) less x_zero (zz: twice) as 16-bit halves: one SXTAB16 each, the bytes
+ * sign-extended and added to -x_zero (twice; loop-invariant where inlined), not an extend and an SSUB16 (each
+ * half of x - x_zero in [-255, 255] is exact either way). -x_zero twice from zz in plain C (gcc hoists it; not
+ * an SSUB16, whose intrinsic it computes again each time). */
+#define TFL_DSP_NZ(zz) (((0u - (uint32_t)(zz)) & 0xFFFFu) * 0x10001u)
+static inline __attribute__((always_inline)) uint32_t tfl_dsp_less_lo(uint32_t v, uint32_t zz) {
+    return (uint32_t)__sxtab16((int32_t)TFL_DSP_NZ(zz), (int32_t)v);
+}
+static inline __attribute__((always_inline)) uint32_t tfl_dsp_less_hi(uint32_t v, uint32_t zz) {
+#if AOTC_DSP_ASM
+    uint32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(TFL_DSP_NZ(zz)), "r"(v));
+    return r;
+#else
+    return (uint32_t)__sxtab16((int32_t)TFL_DSP_NZ(zz), (int32_t)aotc_dsp_ror8(v));
+#endif
+}
+
 /* Patch rows [r0, r0 + 4 * nq) of the output position at = {ox, oy, batch} as x - x_zero, E / O words
  * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
  * between them); from = row r0's {tap, channel, ky, kx}, worked out once a block by the caller. */
@@ -82,16 +100,16 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
             q += run;
             if (run & 1) {
                 const uint32_t v = aotc_dsp_load32(xs);
-                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                dst[0] = tfl_dsp_less_lo(v, zz);
+                dst[1] = tfl_dsp_less_hi(v, zz);
                 dst += 4, xs += 4;
             }
             for (run >>= 1; run > 0; --run, dst += 8, xs += 8) { /* two quads a turn: the loads pipeline */
                 const uint32_t v = aotc_dsp_load32(xs), u = aotc_dsp_load32(xs + 4);
-                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-                dst[4] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-                dst[5] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+                dst[0] = tfl_dsp_less_lo(v, zz);
+                dst[1] = tfl_dsp_less_hi(v, zz);
+                dst[4] = tfl_dsp_less_lo(u, zz);
+                dst[5] = tfl_dsp_less_hi(u, zz);
             }
         }
         return;
@@ -112,8 +130,8 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
                 const int8_t *xs = xb + ((int64_t)iy * p->w + ix0) * c + off;
                 for (i = 0; i < run; ++i, dst += 4, xs += 4) {
                     const uint32_t v = aotc_dsp_load32(xs);
-                    dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                    dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                    dst[0] = tfl_dsp_less_lo(v, zz);
+                    dst[1] = tfl_dsp_less_hi(v, zz);
                 }
             } else {
                 const int8_t *xr = xb + (int64_t)iy * p->w * c;
@@ -126,8 +144,8 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
                         v4[k] = ix >= 0 && ix < p->w ? xr[(int64_t)ix * c + at % c] : (int8_t)p->x_zero;
                     }
                     memcpy(&v, v4, 4);
-                    dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                    dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                    dst[0] = tfl_dsp_less_lo(v, zz);
+                    dst[1] = tfl_dsp_less_hi(v, zz);
                 }
             }
             q += run, ++ky, off = 0;
@@ -173,16 +191,16 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
         }
         if (nq & 1) {
             const uint32_t u = aotc_dsp_load32(v);
-            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+            dst[0] = tfl_dsp_less_lo(u, zz);
+            dst[1] = tfl_dsp_less_hi(u, zz);
             dst += 4, q = 1;
         }
         for (; q < nq; q += 2, dst += 8) { /* two quads a turn: the loads pipeline */
             const uint32_t u = aotc_dsp_load32(v + 4 * q), t = aotc_dsp_load32(v + 4 * q + 4);
-            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
-            dst[4] = (uint32_t)__ssub16((int32_t)__sxtb16(t), (int32_t)zz);
-            dst[5] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(t), (int32_t)zz);
+            dst[0] = tfl_dsp_less_lo(u, zz);
+            dst[1] = tfl_dsp_less_hi(u, zz);
+            dst[4] = tfl_dsp_less_lo(t, zz);
+            dst[5] = tfl_dsp_less_hi(t, zz);
         }
     }
 }
@@ -314,8 +332,9 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
         const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
         const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
-        if (mult != INT32_MIN && left < 30 && bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22 &&
-            p->y_max == 127 && lo >= -128) { /* as tfl_dsp_requant_run's first loop, both positions of a pair */
+        if (mult != INT32_MIN && left < 30 && bound < ((int64_t)1 << (30 - left)) && right > 0 &&
+            right <= TFL_DSP_CONV_RIGHT && p->y_max == 127 && lo >= -128) { /* as tfl_dsp_requant_run's first loop,
+                                                                              * both positions of a pair */
             const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
             if (lo == -128) tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 0, yc, oc);
             else tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 1, yc, oc);
@@ -330,7 +349,7 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
 /* Whether every output channel takes tfl_dsp_store's usual requantisation (tfl_dsp_requant_run's SMMLAR
  * path with right > 0 and the clamp's top 127), so the store need not test each channel again a tile. */
 static int tfl_dsp_usual(const aotc_tfl_conv_params *p, const int32_t *bias) {
-    /* right in [1, 22] is shift in [-22, -1] (one unsigned compare); it makes left 0, so the bound is
+    /* right in [1, 23] is shift in [-23, -1] (one unsigned compare); it makes left 0, so the bound is
      * k_bound + |bias| < 2^30: |bias| below lim, a 32-bit compare (lim 0 where k_bound alone is past it). Per
      * channel a few instructions, not 64-bit bounds from shifts each (tfl_dsp_store's test, as it was): VWW -O3
      * tflite (no compile-time terms, so checked a call) 11,410,673 -> 11,376,424 est. cycles. The same answers for
@@ -343,7 +362,7 @@ static int tfl_dsp_usual(const aotc_tfl_conv_params *p, const int32_t *bias) {
     for (c = 0; c < p->oc; ++c) {
         const int32_t b = bias ? bias[c] : 0;
         const uint32_t ab = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
-        if (mult[c] == INT32_MIN || (uint32_t)(-1 - shift[c]) > 21u || ab >= lim) return 0;
+        if (mult[c] == INT32_MIN || (uint32_t)(-1 - shift[c]) > (uint32_t)(TFL_DSP_CONV_RIGHT - 1) || ab >= lim) return 0;
     }
     return 1;
 }
@@ -369,15 +388,54 @@ static inline __attribute__((always_inline)) void tfl_dsp_widen2d(const int8_t *
                                                                   uint32_t zz, uint32_t *dst, int dbl) {
     for (; m > 0; --m, a += 4, b += 4, dst += 4) {
         const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
-        int32_t d0 = __ssub16((int32_t)__sxtb16(v), (int32_t)zz), d1 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-        int32_t d2 = __ssub16((int32_t)__sxtb16(u), (int32_t)zz), d3 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+        int32_t d0 = (int32_t)tfl_dsp_less_lo(v, zz), d1 = (int32_t)tfl_dsp_less_hi(v, zz);
+        int32_t d2 = (int32_t)tfl_dsp_less_lo(u, zz), d3 = (int32_t)tfl_dsp_less_hi(u, zz);
         if (dbl) d0 = __sadd16(d0, d0), d1 = __sadd16(d1, d1), d2 = __sadd16(d2, d2), d3 = __sadd16(d3, d3);
         dst[0] = (uint32_t)d0, dst[1] = (uint32_t)d1, dst[2] = (uint32_t)d2, dst[3] = (uint32_t)d3;
     }
 }
 
+/* tfl_dsp_widen2d without doubling (the patches of windows inside the image, a kernel row's run at a time); in
+ * assembly two quads a turn: the 4 loads pipelined (the bases alternating after each writeback), 8 SXTAB16 and 8
+ * stores, 26 est. cycles for the two (gcc's loop of one: 16 each). */
 static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+#if AOTC_DSP_ASM
+    if (m & 1) tfl_dsp_widen2d(a, b, 1, zz, dst, 0), a += 4, b += 4, dst += 4;
+    m >>= 1;
+    if (m > 0) {
+        uint32_t v0, u0, v1, u1, e, f;
+        __asm__ volatile("1:\n\t"
+                         "ldr %[v0], [%[a]], #8\n\t"
+                         "ldr %[u0], [%[b]], #8\n\t"
+                         "ldr %[v1], [%[a], #-4]\n\t"
+                         "ldr %[u1], [%[b], #-4]\n\t"
+                         "sxtab16 %[e], %[nz], %[v0]\n\t"
+                         "sxtab16 %[v0], %[nz], %[v0], ror #8\n\t"
+                         "sxtab16 %[f], %[nz], %[u0]\n\t"
+                         "sxtab16 %[u0], %[nz], %[u0], ror #8\n\t"
+                         "str %[e], [%[d]]\n\t"
+                         "str %[v0], [%[d], #4]\n\t"
+                         "str %[f], [%[d], #8]\n\t"
+                         "str %[u0], [%[d], #12]\n\t"
+                         "sxtab16 %[e], %[nz], %[v1]\n\t"
+                         "sxtab16 %[v1], %[nz], %[v1], ror #8\n\t"
+                         "sxtab16 %[f], %[nz], %[u1]\n\t"
+                         "sxtab16 %[u1], %[nz], %[u1], ror #8\n\t"
+                         "str %[e], [%[d], #16]\n\t"
+                         "str %[v1], [%[d], #20]\n\t"
+                         "str %[f], [%[d], #24]\n\t"
+                         "str %[u1], [%[d], #28]\n\t"
+                         "adds %[d], %[d], #32\n\t"
+                         "subs %[m], %[m], #1\n\t"
+                         "bne 1b\n\t"
+                         : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(dst), [m] "+&r"(m), [v0] "=&r"(v0), [u0] "=&r"(u0),
+                           [v1] "=&r"(v1), [u1] "=&r"(u1), [e] "=&r"(e), [f] "=&r"(f)
+                         : [nz] "r"(TFL_DSP_NZ(zz))
+                         : "cc", "memory");
+    }
+#else
     tfl_dsp_widen2d(a, b, m, zz, dst, 0);
+#endif
 }
 
 /* A 1 x 1 window at stride 1 without padding: a tile's positions are consecutive rows of x (c bytes each, a
@@ -556,8 +614,8 @@ static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int3
 #if !AOTC_DSP_ASM
 /* One quad's word v less x_zero (zz: twice), widened into d[0] (E) and d[1] (O). */
 static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint32_t v, uint32_t zz) {
-    d[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-    d[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+    d[0] = tfl_dsp_less_lo(v, zz);
+    d[1] = tfl_dsp_less_hi(v, zz);
 }
 #endif
 
@@ -573,16 +631,15 @@ static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint3
  * byte and a halfword load (the bytes the C's words keep). A run of m >= 1 positions of an output row in one loop:
  * r0 the first's window, the next's `next` bytes on (3 sw), d the first's words, a pair's second 8 bytes on, the
  * next pair's first 104 bytes on from there (odd: d starts at a pair's second); 5 instructions to step (the window,
- * d by s, s = 112 - s, the count), no C between positions (~79 est. cycles a position, 84 inlined a call each). */
+ * d by s, s = 112 - s, the count), no C between positions (~79 est. cycles a position, 84 inlined a call each; each
+ * word less x_zero by two SXTAB16 onto -x_zero, not two extends and two SSUB16: ~65). */
 __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_t row, uint32_t zz, uint32_t *d,
                                                      int32_t m, int32_t next, int32_t odd) {
     uint32_t t0, t1, t2, s = odd ? 104u : 8u;
     const int32_t back = next - 2 * (int32_t)row; /* from row 2 of a window to row 0 of the next */
 #define TFL_DSP_RGB_PUT(v, off)                                                                            \
-    "sxtb16 %[t2], " v "\n\t"                                                                           \
-    "sxtb16 " v ", " v ", ror #8\n\t"                                                                   \
-    "ssub16 %[t2], %[t2], %[zz]\n\t"                                                                    \
-    "ssub16 " v ", " v ", %[zz]\n\t"                                                                    \
+    "sxtab16 %[t2], %[nz], " v "\n\t"                                                                  \
+    "sxtab16 " v ", %[nz], " v ", ror #8\n\t"                                                          \
     "str %[t2], [%[d], #" #off "]\n\t"                                                                  \
     "str " v ", [%[d], #" #off " + 4]\n\t"
     __asm__ volatile("1:\n\t"
@@ -606,7 +663,7 @@ __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_
                      "bne 1b\n\t"
                      : [p] "+&r"(r0), [d] "+&r"(d), [s] "+&r"(s), [m] "+&r"(m), [t0] "=&r"(t0), [t1] "=&r"(t1),
                        [t2] "=&r"(t2)
-                     : [row] "r"(row), [zz] "r"(zz), [back] "r"(back)
+                     : [row] "r"(row), [nz] "r"(TFL_DSP_NZ(zz)), [back] "r"(back)
                      : "cc", "memory");
 #undef TFL_DSP_RGB_PUT
 }
