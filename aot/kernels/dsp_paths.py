@@ -24,7 +24,14 @@ import numpy as np
 
 from aot.ir import Graph, Node
 from aot.kernels.base import KernelChoice
-from aot.kernels.tflite_int8 import DSP_DW_RUN, DSP_KC, _conv_dsp_scratch, _depthwise_band, _dsp_fused, _dw_fused
+from aot.kernels.tflite_int8 import (
+    DSP_DW_RUN,
+    _conv_dsp_scratch,
+    _depthwise_band,
+    _dsp_fused,
+    _dw_fused,
+    dsp_block_quads,
+)
 
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
@@ -93,7 +100,7 @@ def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
     kh, kw = a["kernel"]
     k = kh * kw * c
     kq = -(-k // 4)
-    kc, groups, total = min(kq, DSP_KC), -(-oc // 4), n * oh * ow
+    kc, groups, total = dsp_block_quads(kq), -(-oc // 4), n * oh * ow
     words, np_ = _conv_dsp_scratch(node, graph, choice.detail or 10**9)
     words //= 4
     need: set[str] = set()

@@ -413,6 +413,12 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
 #define TFL_MVE_K 2304           /* Helium's CONV_2D: the most patch bytes (a 3 x 3 window over 256 channels) */
 #define TFL_MVE_OC 512           /* Helium's CONV_2D: the most output channels (their weight sums: 2 KiB) */
 
+/* CONV_2D's DSP path: quads of patch rows a block of a patch of kq quads: all of them up to TFL_DSP_KC, else the
+ * fewest blocks of at most TFL_DSP_KC, balanced (IC02's 90 quads 45 + 45, not 64 + 26: the same blocks, a smaller
+ * tile's patches, so more positions a tile in the scratch the plan spares, and each weight widened for fewer tiles) */
+#define TFL_DSP_BLOCK_QUADS(kq) \
+    ((kq) <= TFL_DSP_KC ? (kq) : ((kq) + ((kq) + TFL_DSP_KC - 1) / TFL_DSP_KC - 1) / (((kq) + TFL_DSP_KC - 1) / TFL_DSP_KC))
+
 /* CONV_2D's DSP path: its scratch in words, the tile's patches (2 np kc words), a group of 4 channels'
  * widened weights (8 kc) and the sums (4 np per group of 4 channels when the rows take several blocks, else
  * 4 np), with *np_out = np positions a tile (below 2, or k 0: the path does not apply). Always inlined: gcc
@@ -423,7 +429,7 @@ static inline __attribute__((always_inline)) int32_t tfl_dsp_conv_words(const ao
 static inline int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out)
 #endif
 {
-    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = TFL_DSP_BLOCK_QUADS(kq);
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
     if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;

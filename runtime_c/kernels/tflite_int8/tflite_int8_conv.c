@@ -915,7 +915,7 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
  * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
-    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = TFL_DSP_BLOCK_QUADS(kq);
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     const int rows = AOTC_TFL_CONV_ROWS && p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                      p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
