@@ -480,6 +480,11 @@ static int check_conv(int kind, int wide) {
      * fused path's right shifts (the others' path takes the scratch: the ring's row of x_zero not kept for the third,
      * tfl_dsp_dwp6_same_floor) */
     if ((ring & K_RING6) && p.oc >= 12 && chance(1, 3)) shift[4] = -25;
+    /* the DSP conv's usual requantisation at its largest right shift (TFL_DSP_CONV_RIGHT, 23: a fifth of the int8
+     * CONV_2D cases, from the shapes, not a draw) and a channel past it (24: another fifth; a patch of several blocks
+     * then takes tfl_dsp_mac4x2_rqa on the other groups only) */
+    if (!wide && !packed && (kind == K_CONV || kind == K_CONV_ADD) && (xn + wn) % 5 >= 3)
+        shift[(xn + wn) % p.oc] = (xn + wn) % 5 == 3 ? -23 : -24;
     /* K_AMX: a fifth of the layers with a channel's multiplier past 1 (a left shift: the output stage's own code) */
     if (amx && chance(1, 5)) shift[p.oc - 1] = rand_int(1, 2);
     p.mult = mult, p.shift = shift;

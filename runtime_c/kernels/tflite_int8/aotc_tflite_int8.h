@@ -600,6 +600,9 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_CONV_PLAIN
 #define AOTC_TFL_CONV_PLAIN 1
 #endif
+#ifndef AOTC_TFL_CONV_LAST
+#define AOTC_TFL_CONV_LAST 1
+#endif
 /* whether the depthwise ring's and stride 2's kernels for p's output zero point are compiled, and which of them p
  * takes (the zero point -128's where only those are) */
 #define TFL_DSP_DW_ROUNDING(p) ((p)->y_zero == -128 ? AOTC_TFL_DW_FLOOR : AOTC_TFL_DW_SIGN)

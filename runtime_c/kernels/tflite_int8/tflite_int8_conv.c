@@ -911,6 +911,152 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
     }
 }
 
+/* The last block of a patch of several (the sums of the blocks before in acc, aotc_dsp_mac4x2's layout, the bias in
+ * them) with the requantisation in the kernel's epilogue, as aotc_dsp_mac4x2_rq's (TFLite's sign term, the zero point
+ * in ra, SSAT's clamp alone: y_min -128, y_max 127): for each of `count` pairs i, y[2 i oc + t oc + j] for channel j <
+ * 4 and position t < 2 from acc[8 i + 2 j + t] plus the block's quads; rq the 4 channels' mult, ra, right (12 words).
+ * Not the block's sums stored and tfl_dsp_store's pass over them (its set-up a group and tile, its loads and the
+ * stores of 8 words a pair): on IC02's 3 x 3 layers the store took ~17 est. cycles an output. In assembly naked, as
+ * aotc_dsp_mac4x2_rq (the same quads, 16 a turn entered past (-nq) mod 16); a pair starts with the sums' LDM from
+ * acc (the pointer stepped in the frame) and an LDR of the PC. Its locals: [sp .. #44] the channels' terms, [sp,
+ * #48] y, [sp, #52] oc, [sp, #56] the patches' end, [sp, #60] the patch pointer across the epilogue, [sp, #64] w,
+ * [sp, #68] acc, [sp, #72] the loop's entry, [sp, #76] the weights' end. */
+#if AOTC_DSP_ASM
+#define TFL_DSP_RQA_MATH(a, b)                                                                           \
+    "lsl lr, " a ", #1\n\t"                                                                             \
+    "smmlar " a ", lr, r1, r2\n\t"                                                                      \
+    "add " a ", " a ", lr, asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "lsl lr, " b ", #1\n\t"                                                                             \
+    "smmlar " b ", lr, r1, r2\n\t"                                                                      \
+    "add " b ", " b ", lr, asr #31\n\t"                                                                 \
+    "asr " b ", " b ", r3\n\t"                                                                          \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DSP_RQA_TERMS "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */
+__attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((unused)) const uint32_t *p,
+                                                               __attribute__((unused)) int32_t count,
+                                                               __attribute__((unused)) const uint32_t *w,
+                                                               __attribute__((unused)) int32_t nq,
+                                                               __attribute__((unused)) const int32_t *rq,
+                                                               __attribute__((unused)) int8_t *y,
+                                                               __attribute__((unused)) int32_t oc,
+                                                               __attribute__((unused)) const int32_t *acc) {
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc, acc at [sp, #116], #120, #124, #128 after the prologue */
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #80\n\t"
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "str r2, [sp, #64]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "str r4, [sp, #76]\n\t"
+        "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
+        "add r7, r0, r7, lsl #4\n\t"
+        "ldr r5, [sp, #120]\n\t"
+        "ldr r6, [sp, #124]\n\t"
+        "add r4, sp, #48\n\t"
+        "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */
+        "ldr r4, [sp, #128]\n\t"
+        "str r4, [sp, #68]\n\t"
+        "rsbs r5, r3, #0\n\t"
+        "and r5, r5, #15\n\t"
+        "movs r6, #104\n\t"
+        "adr.w r4, 1f\n\t"
+        "mla r4, r5, r6, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #72]\n\t"
+        "ldr r12, [sp, #116]\n\t"
+        "ldmia r12, {r1-r11, lr}\n\t" /* the 12 terms */
+        "stmia sp, {r1-r11, lr}\n"
+        "2:\n\t" /* a pair: w, its sums from acc, into the loop */
+        "ldr r12, [sp, #68]\n\t"
+        "ldr r1, [sp, #64]\n\t"
+        "ldmia r12!, {r4-r11}\n\t"
+        "str r12, [sp, #68]\n\t"
+        "ldr pc, [sp, #72]\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+        "ldr r2, [sp, #76]\n\t"
+        "cmp r1, r2\n\t"
+        "bne 1b\n\t"
+        "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */
+        "ldm sp, {r1, r2, r3}\n\t"
+        "add r0, sp, #12\n\t"
+        TFL_DSP_RQA_MATH("r4", "r5") TFL_DSP_RQA_TERMS TFL_DSP_RQA_MATH("r6", "r7") TFL_DSP_RQA_TERMS
+        TFL_DSP_RQA_MATH("r8", "r9") TFL_DSP_RQA_TERMS TFL_DSP_RQA_MATH("r10", "r11")
+        "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */
+        "add lr, r1, r2\n\t"
+        "strb r4, [r1]\n\t"
+        "strb r6, [r1, #1]\n\t"
+        "strb r8, [r1, #2]\n\t"
+        "strb r10, [r1, #3]\n\t"
+        "strb r5, [lr]\n\t"
+        "strb r7, [lr, #1]\n\t"
+        "strb r9, [lr, #2]\n\t"
+        "strb r11, [lr, #3]\n\t"
+        "add r1, lr, r2\n\t"
+        "str r1, [r0, #-12]\n\t"
+        "ldr r0, [r0]\n\t"
+        "cmp r0, r3\n\t"
+        "bne 2b\n"
+        "9:\n\t"
+        "add sp, sp, #80\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#undef TFL_DSP_RQA_TERMS
+#undef TFL_DSP_RQA_MATH
+#else
+static void tfl_dsp_mac4x2_rqa(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq, const int32_t *rq,
+                               int8_t *y, int32_t oc, const int32_t *acc) {
+    int32_t i, q, j, t;
+    for (i = 0; i < count; ++i, y += 2 * oc, acc += 8) {
+        const uint32_t *ww = w;
+        int32_t a[8];
+        for (j = 0; j < 8; ++j) a[j] = acc[j];
+        for (q = 0; q < nq; ++q, p += 4, ww += 8) {
+            for (j = 0; j < 4; ++j) {
+                a[2 * j] = __smlad((int32_t)p[0], (int32_t)ww[j], a[2 * j]);
+                a[2 * j] = __smlad((int32_t)p[1], (int32_t)ww[4 + j], a[2 * j]);
+                a[2 * j + 1] = __smlad((int32_t)p[2], (int32_t)ww[j], a[2 * j + 1]);
+                a[2 * j + 1] = __smlad((int32_t)p[3], (int32_t)ww[4 + j], a[2 * j + 1]);
+            }
+        }
+        for (j = 0; j < 4; ++j) {
+            const int32_t mult = rq[3 * j], ra = rq[3 * j + 1], right = rq[3 * j + 2];
+            for (t = 0; t < 2; ++t) {
+                const int32_t v = (int32_t)((uint32_t)a[2 * j + t] << 1);
+                y[t * oc + j] = (int8_t)__ssat((tfl_dsp_smmlar(v, mult, ra) + (v >> 31)) >> right, 8);
+            }
+        }
+    }
+}
+#endif
+
+/* tfl_dsp_mac4x2_rqa's terms of channels c0 .. c0 + 3 (mult, ra, right each) where each takes the conv's usual
+ * requantisation (tfl_dsp_usual's test, channel by channel: a layer with a few channels past it, as IC02's 3 x 3
+ * layers' one to seven of 40 to 160 at right shifts of 24 to 27, takes the kernel on its other groups); 0 where
+ * one does not (or the clamp is not SSAT's alone). */
+static int tfl_dsp_rqa_terms(const aotc_tfl_conv_params *p, const int32_t *bias, int32_t c0, int32_t *rq) {
+    const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
+    const uint32_t lim = k_bound < ((int64_t)1 << 30) ? (uint32_t)(((int64_t)1 << 30) - k_bound) : 0u;
+    int32_t j;
+    if (p->y_max != 127 || p->y_min != -128 || c0 + 4 > p->oc) return 0;
+    for (j = 0; j < 4; ++j) {
+        const int32_t b = bias ? bias[c0 + j] : 0, shift = p->shift[c0 + j], right = -shift;
+        const uint32_t ab = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
+        if (p->mult[c0 + j] == INT32_MIN || (uint32_t)(-1 - shift) > (uint32_t)(TFL_DSP_CONV_RIGHT - 1) || ab >= lim)
+            return 0;
+        rq[3 * j] = p->mult[c0 + j];
+        rq[3 * j + 1] = (2 * p->y_zero + 1) * (1 << (right - 1)); /* 2^(right-1) + y_zero 2^right */
+        rq[3 * j + 2] = right;
+    }
+    return 1;
+}
+
 /* CONV_2D on the tiles of tfl_dsp_conv_words. With a fused residual ADD (e), each tile's outputs go to
  * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -985,7 +1131,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             }
             for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
                 const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
-                int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
+                int32_t c[4], rq[12], *a = kq > kc ? acc + g * 8 * pairs : acc;
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
@@ -998,6 +1144,15 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                         const int32_t b = bias ? bias[c[j]] : 0;
                         for (t = 0; t < pairs; ++t) a[8 * t + 2 * j] = a[8 * t + 2 * j + 1] = b;
                     }
+                }
+                if (AOTC_TFL_CONV_LAST && q0 > 0 && q0 + nq == kq && tfl_dsp_rqa_terms(p, bias, c0, rq)) {
+                    /* the last block requantised in the kernel, an odd tile's last position as before */
+                    tfl_dsp_mac4x2_rqa(patch, n / 2, wg, nq, rq, yt + (int64_t)at * p->oc + c0, p->oc, a);
+                    if (n & 1) {
+                        aotc_dsp_mac4x2(patch + (n / 2) * 4 * nq, 1, wg, nq, a + 8 * (n / 2));
+                        tfl_dsp_store(p, bias, a + 8 * (n / 2), at + n - 1, 1, c0, nc, yt);
+                    }
+                    continue;
                 }
                 aotc_dsp_mac4x2(patch, pairs, wg, nq, a);
                 if (q0 + nq == kq) {
