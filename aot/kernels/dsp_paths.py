@@ -92,8 +92,8 @@ def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
 
 def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
     """The paths tfl_conv_s8_dsp may take on the node at its tile (choice.detail), as it decides them: 1 x 1 by
-    rows, 3 channels 3 x 3, the sums requantised in the MAC kernel (fused) or apart (a patch of several blocks: its
-    last block's by tfl_dsp_mac4x2_rqa where a group takes it), doubled (and by which zero point's kernels), an odd
+    rows, 3 channels 3 x 3, the sums requantised in the MAC kernel (fused) or apart (the last block's, or the only
+    one's, by tfl_dsp_mac4x2_rqa where a group takes it), doubled (and by which zero point's kernels), an odd
     last position."""
     a = node.attrs
     n, h, w, c = graph.tensors[node.inputs[0]].shape
@@ -113,7 +113,7 @@ def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
         need.add("AOTC_TFL_CONV_RGB")
     if not _dsp_fused(node, graph, choice.detail or 10**9):
         need.add("AOTC_TFL_CONV_PLAIN")
-        if kq > kc and a["y_min"] == -128 and a["y_max"] == 127 and oc >= 4:  # (tfl_dsp_rqa_terms's groups)
+        if a["y_min"] == -128 and a["y_max"] == 127 and oc >= 4:  # (tfl_dsp_rqa_terms's groups)
             need.add("AOTC_TFL_CONV_LAST")
         return need
     need.add("AOTC_TFL_CONV_FUSED")

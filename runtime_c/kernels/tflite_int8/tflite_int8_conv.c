@@ -912,7 +912,7 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
 }
 
 /* The last block of a patch of several (the sums of the blocks before in acc, aotc_dsp_mac4x2's layout, the bias in
- * them) with the requantisation in the kernel's epilogue, as aotc_dsp_mac4x2_rq's (TFLite's sign term, the zero point
+ * them; or the only block, the sums at the bias, where a layer is not fused) with the requantisation in the kernel's epilogue, as aotc_dsp_mac4x2_rq's (TFLite's sign term, the zero point
  * in ra, SSAT's clamp alone: y_min -128, y_max 127): for each of `count` pairs i, y[2 i oc + t oc + j] for channel j <
  * 4 and position t < 2 from acc[8 i + 2 j + t] plus the block's quads; rq the 4 channels' mult, ra, right (12 words).
  * Not the block's sums stored and tfl_dsp_store's pass over them (its set-up a group and tile, its loads and the
@@ -1145,8 +1145,10 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                         for (t = 0; t < pairs; ++t) a[8 * t + 2 * j] = a[8 * t + 2 * j + 1] = b;
                     }
                 }
-                if (AOTC_TFL_CONV_LAST && q0 > 0 && q0 + nq == kq && tfl_dsp_rqa_terms(p, bias, c0, rq)) {
-                    /* the last block requantised in the kernel, an odd tile's last position as before */
+                if (AOTC_TFL_CONV_LAST && q0 + nq == kq && tfl_dsp_rqa_terms(p, bias, c0, rq)) {
+                    /* the last block (or the only one, of a layer not fused: a channel past the usual
+                     * requantisation in another group, as IC02's 1 x 1 shortcut's) requantised in the kernel, an odd
+                     * tile's last position as before */
                     tfl_dsp_mac4x2_rqa(patch, n / 2, wg, nq, rq, yt + (int64_t)at * p->oc + c0, p->oc, a);
                     if (n & 1) {
                         aotc_dsp_mac4x2(patch + (n / 2) * 4 * nq, 1, wg, nq, a + 8 * (n / 2));
