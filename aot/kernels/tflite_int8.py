@@ -302,12 +302,14 @@ def _min_tile(node: Node, graph: Graph) -> int:
         np_ -= 2
     if dsp_block_quads(kq) == kc:
         return np_
-    bytes_, _ = _conv_dsp_scratch(node, graph, np_, DSP_KC)
+    # (with a fused ADD, its tile of conv outputs too: np oc bytes, in words)
+    outs = (lambda t: 4 * -(-t * oc // 4)) if node.op == "TflConv2DAdd" else (lambda t: 0)  # noqa: E731
+    bytes_ = _conv_dsp_scratch(node, graph, np_, DSP_KC)[0] + outs(np_)
     more = np_
     while _conv_dsp_scratch(node, graph, more + 2)[1] == more + 2 and \
-            _conv_dsp_scratch(node, graph, more + 2)[0] <= bytes_:
+            _conv_dsp_scratch(node, graph, more + 2)[0] + outs(more + 2) <= bytes_:
         more += 2
-    while more > 2 and _conv_dsp_scratch(node, graph, more)[0] > bytes_:
+    while more > 2 and _conv_dsp_scratch(node, graph, more)[0] + outs(more) > bytes_:
         more -= 2
     return more
 
