@@ -24,7 +24,14 @@ import numpy as np
 
 from aot.ir import Graph, Node
 from aot.kernels.base import KernelChoice
-from aot.kernels.tflite_int8 import DSP_DW_RUN, DSP_KC, _conv_dsp_scratch, _depthwise_band, _dsp_fused, _dw_fused
+from aot.kernels.tflite_int8 import (
+    DSP_DW_RUN,
+    _conv_dsp_scratch,
+    _depthwise_band,
+    _dsp_fused,
+    _dw_fused,
+    dsp_block_quads,
+)
 
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
@@ -32,7 +39,7 @@ DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_
             "AOTC_TFL_DW_MULT_WIDE")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
-              "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL")
+              "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST")
 PATHS = DW_PATHS + CONV_PATHS
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
@@ -42,10 +49,10 @@ _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
 
 # the specialised paths, which a --flash-budget level ("general", aot/flash.py) leaves out however the layers are:
 # 1 x 1 by rows and 3 channels by the general patch path, the depthwise ring, columns and stride 2 by the band, the
-# doubled sums by the sums as they are
+# doubled sums by the sums as they are, the last block requantised in the kernel by the store
 SPECIALISED = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
-               "AOTC_TFL_CONV_SIGN", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_DW_S2",
-               "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
+               "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_LAST", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME",
+               "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_DW_S2", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN")
 
 
 def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
@@ -85,15 +92,16 @@ def depthwise_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
 
 def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
     """The paths tfl_conv_s8_dsp may take on the node at its tile (choice.detail), as it decides them: 1 x 1 by
-    rows, 3 channels 3 x 3, the sums requantised in the MAC kernel (fused) or apart, doubled (and by which zero
-    point's kernels), an odd last position."""
+    rows, 3 channels 3 x 3, the sums requantised in the MAC kernel (fused) or apart (the last block's, or the only
+    one's, by tfl_dsp_mac4x2_rqa where a group takes it), doubled (and by which zero point's kernels), an odd
+    last position."""
     a = node.attrs
     n, h, w, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = a["kernel"]
     k = kh * kw * c
     kq = -(-k // 4)
-    kc, groups, total = min(kq, DSP_KC), -(-oc // 4), n * oh * ow
+    kc, groups, total = dsp_block_quads(kq), -(-oc // 4), n * oh * ow
     words, np_ = _conv_dsp_scratch(node, graph, choice.detail or 10**9)
     words //= 4
     need: set[str] = set()
@@ -105,6 +113,8 @@ def conv_paths(node: Node, graph: Graph, choice: KernelChoice) -> set[str]:
         need.add("AOTC_TFL_CONV_RGB")
     if not _dsp_fused(node, graph, choice.detail or 10**9):
         need.add("AOTC_TFL_CONV_PLAIN")
+        if a["y_min"] == -128 and a["y_max"] == 127 and oc >= 4:  # (tfl_dsp_rqa_terms's groups)
+            need.add("AOTC_TFL_CONV_LAST")
         return need
     need.add("AOTC_TFL_CONV_FUSED")
     if total % 2:

@@ -81,7 +81,7 @@ def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
     kq, oc = -(-k // 4), y.shape[3]
     if kq > DSP_KC or oc % 4 or a["y_min"] != -128 or a["y_max"] != 127 or _conv_dsp_scratch(node, graph, tile)[1] < 6:
         return False
-    return _usual_requant(k, _bias_of(node, graph), a["mult"], a["shift"])
+    return _usual_requant(k, _bias_of(node, graph), a["mult"], a["shift"], DSP_CONV_RIGHT)
 
 
 def _bias_of(node: Node, graph: Graph) -> np.ndarray:
@@ -92,10 +92,11 @@ def _bias_of(node: Node, graph: Graph) -> np.ndarray:
     return np.zeros(oc, np.int64)
 
 
-def _usual_requant(k: int, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int]) -> bool:
-    """The DSP paths' usual requantisation on every channel (tfl_dsp_usual, and tfl_dsp_dw_usual with k = 9): a
-    right shift in [1, 22], no INT32_MIN multiplier, k products and the bias below 2^30 in size."""
-    return all(int(m) != INT32_MIN and 1 <= -int(s) <= 22 and k * DSP_PRODUCT_MAX + abs(int(b)) < 1 << 30
+def _usual_requant(k: int, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], right_max: int = 22) -> bool:
+    """The DSP paths' usual requantisation on every channel (tfl_dsp_usual with right_max DSP_CONV_RIGHT, and
+    tfl_dsp_dw_usual with k = 9): a right shift in [1, right_max], no INT32_MIN multiplier, k products and the bias
+    below 2^30 in size."""
+    return all(int(m) != INT32_MIN and 1 <= -int(s) <= right_max and k * DSP_PRODUCT_MAX + abs(int(b)) < 1 << 30
                for m, s, b in zip(mult, shift, bias, strict=True))
 
 
@@ -240,6 +241,8 @@ DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD, DSP_DW_BLOCK = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                  for n in ("TAPS", "DW_RUN", "DW_PAD", "DW_BLOCK"))
+# CONV_2D's usual requantisation's largest right shift (tfl_dsp_usual's; the depthwise path's stays at 22)
+DSP_CONV_RIGHT = define("aotc_tflite_int8.h", "TFL_DSP_CONV_RIGHT")
 # tflite_int8_dsp.h's TFL_DSP_PRODUCT_MAX (defined there for the DSP builds only): the largest |(x - x_zero) w|
 DSP_PRODUCT_MAX = 255 * 128
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
@@ -249,10 +252,19 @@ DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cos
 DSP_PATCH_FLOOR_WORDS = 2304
 
 
-def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple[int, int]:
+def dsp_block_quads(kq: int) -> int:
+    """Quads of patch rows a block of tfl_conv_s8_dsp (aotc_tflite_int8.h's TFL_DSP_BLOCK_QUADS): all kq up to
+    DSP_KC, else the fewest blocks of at most DSP_KC, balanced."""
+    blocks = -(-kq // DSP_KC) if kq > DSP_KC else 1
+    return -(-kq // blocks)
+
+
+def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX, block: int = 0) -> tuple[int, int]:
     """tfl_conv_s8_dsp's scratch at up to `tile` positions a tile (even): the tile's patches, one
     group of 4 channels' widened weights and the sums, in words as the C kernel lays them out; and the
-    tile it takes (0: the path does not apply). Helium's path on the M55 takes _conv_mve_scratch instead."""
+    tile it takes (0: the path does not apply). Helium's path on the M55 takes _conv_mve_scratch instead.
+    `block`: blocks of at most that many quads, unbalanced (the last the rest: the kernel's before
+    TFL_DSP_BLOCK_QUADS; _min_tile's bound), not the kernel's."""
     n, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = node.attrs["kernel"]
@@ -260,7 +272,7 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple
         return 0, 0
     k = kh * kw * c
     kq = -(-k // 4)
-    kc, groups, total = min(kq, DSP_KC), -(-oc // 4), n * oh * ow
+    kc, groups, total = min(kq, block) if block else dsp_block_quads(kq), -(-oc // 4), n * oh * ow
     np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, DSP_NP_MAX) if kc else 0
     if kq > kc and np_ * 4 * groups > DSP_ACC_WORDS:
         np_ = (DSP_ACC_WORDS // (4 * groups)) & ~1
@@ -275,7 +287,10 @@ def _min_tile(node: Node, graph: Graph) -> int:
     or fewer where their patches would pass DSP_PATCH_FLOOR_WORDS (long patch rows: the arena then
     grows by 9 KiB at most); then fewer while its scratch passes what that tile took with the 2 x 2
     block's one channel pair of weights and sums (the 4 x 2 block's 4 channels take 4 kc + 2 np words
-    more), so that the floor, which sets the arena where memory is tight, stays where it was."""
+    more), so that the floor, which sets the arena where memory is tight, stays where it was. Those with
+    blocks of DSP_KC quads, the last the rest, as before the kernel balanced them (TFL_DSP_BLOCK_QUADS); the
+    balanced blocks' tile then the most positions within that tile's scratch (more where the blocks are
+    smaller: IC02's 3 x 3 x 40 layers 16 and 18 -> 20 and 24 positions, in no more memory)."""
     kh, kw = node.attrs["kernel"]
     kq = -(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4)
     kc, oc = min(kq, DSP_KC), graph.tensors[node.outputs[0]].shape[3]
@@ -283,9 +298,20 @@ def _min_tile(node: Node, graph: Graph) -> int:
         return 2
     np_ = max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1))
     cap = 4 * (2 * np_ * kc + 4 * kc + (2 * np_ * ((oc + 1) // 2) if kq > kc else 2 * np_))
-    while np_ > 2 and _conv_dsp_scratch(node, graph, np_)[0] > cap:
+    while np_ > 2 and _conv_dsp_scratch(node, graph, np_, DSP_KC)[0] > cap:
         np_ -= 2
-    return np_
+    if dsp_block_quads(kq) == kc:
+        return np_
+    # (with a fused ADD, its tile of conv outputs too: np oc bytes, in words)
+    outs = (lambda t: 4 * -(-t * oc // 4)) if node.op == "TflConv2DAdd" else (lambda t: 0)  # noqa: E731
+    bytes_ = _conv_dsp_scratch(node, graph, np_, DSP_KC)[0] + outs(np_)
+    more = np_
+    while _conv_dsp_scratch(node, graph, more + 2)[1] == more + 2 and \
+            _conv_dsp_scratch(node, graph, more + 2)[0] + outs(more + 2) <= bytes_:
+        more += 2
+    while more > 2 and _conv_dsp_scratch(node, graph, more)[0] + outs(more) > bytes_:
+        more -= 2
+    return more
 
 
 def _fit_conv_add(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:

@@ -134,6 +134,22 @@ def test_dsp_paths_in_the_m7_and_m33_orders(tmp_path, objects, core, family, sha
         assert re.search(r"^aotc_tfl_fc_s8 +ok", out, re.M) and re.search(r"^aotc_tfl_conv_s8 +ok", out, re.M), out
 
 
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+def test_conv_dsp_paths_on_the_m4(tmp_path, objects, entry, level):
+    """CONV_2D on the M4's DSP path at the levels IC02's benchmark builds at (test_tflite_int8_kernels.c's entries,
+    LiteRT's reference arithmetic in tflite_int8_ref.c bit for bit): patches of several blocks (3 x 3 over 29 to 40
+    channels: balanced blocks, TFL_DSP_BLOCK_QUADS), their last block requantised in the kernel
+    (tfl_dsp_mac4x2_rqa) on the groups whose channels all take the usual requantisation, a fifth of the cases with
+    a channel at a right shift of 23 (TFL_DSP_CONV_RIGHT) and a fifth at 24 (that group by the store), odd tiles
+    and channel counts; with the residual ADD fused, its tables summed and requantised in one loop
+    (tfl_dsp_residual_fast), with and without TFLite's sign term (a third of the draws at the ADD's zero point
+    -128)."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, level], 300, only=entry)
+    assert "MISMATCH" not in out and re.search(rf"{entry} +ok \(300 shapes\)", out), out
+
+
 def test_kernels_compile_cleanly_with_clang(tmp_path):
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")

@@ -480,6 +480,11 @@ static int check_conv(int kind, int wide) {
      * fused path's right shifts (the others' path takes the scratch: the ring's row of x_zero not kept for the third,
      * tfl_dsp_dwp6_same_floor) */
     if ((ring & K_RING6) && p.oc >= 12 && chance(1, 3)) shift[4] = -25;
+    /* the DSP conv's usual requantisation at its largest right shift (TFL_DSP_CONV_RIGHT, 23: a fifth of the int8
+     * CONV_2D cases, from the shapes, not a draw) and a channel past it (24: another fifth; a patch of several blocks
+     * then takes tfl_dsp_mac4x2_rqa on the other groups only) */
+    if (!wide && !packed && (kind == K_CONV || kind == K_CONV_ADD) && (xn + wn) % 5 >= 3)
+        shift[(xn + wn) % p.oc] = (xn + wn) % 5 == 3 ? -23 : -24;
     /* K_AMX: a fifth of the layers with a channel's multiplier past 1 (a left shift: the output stage's own code) */
     if (amx && chance(1, 5)) shift[p.oc - 1] = rand_int(1, 2);
     /* the other packed layers: a fifth with a channel shifted left (the VNNI output stage's first shift, which a block
@@ -508,6 +513,9 @@ static int check_conv(int kind, int wide) {
         r.add.count = (int64_t)yn;
         r.add.x1_zero = rand_int(-128, 127), r.add.x2_zero = rand_int(-128, 127), r.add.y_zero = rand_int(-128, 127);
         if (r.conv_x1) r.add.x1_zero = p.y_zero; else r.add.x2_zero = p.y_zero;
+        /* a third at the ADD's zero point -128 (a ReLU's floor, as IC02's and ResNet-8's): the DSP path's loop
+         * without the sign term (tfl_dsp_residual_fast's floor); chosen from the draws so far, not a draw */
+        if (((uint32_t)r.add.x1_zero ^ (uint32_t)r.add.x2_zero) % 3 == 0) r.add.y_zero = -128;
         multiplier(s1 / twice, &r.add.m1, &r.add.s1), multiplier(s2 / twice, &r.add.m2, &r.add.s2);
         multiplier(twice / (1048576.0 * so), &r.add.mult, &r.add.shift);
         act_range(-128, 127, r.add.y_zero, &r.add.y_min, &r.add.y_max);

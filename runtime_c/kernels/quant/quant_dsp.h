@@ -213,9 +213,10 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
  *
  * In assembly the function is naked: its loop takes all 14 registers (8 sums, 2 patch and 2 weight
  * words, the two pointers), so the weights' end, the pairs left, the loop's entry and the sums'
- * pointer live on the stack; the loop does 8 quads a turn (one load, a compare and a branch a
- * turn: 6 cycles, 2 % of the turn's; at 4 a turn ResNet-8 took 1.3 % more cycles), entered past the
- * first (-nq) mod 8 quads (every quad is the same 104 bytes of 32-bit
+ * pointer live on the stack; the loop does 16 quads a turn (one load, a compare and a branch a
+ * turn: 6 cycles, 1 % of the turn's; at 4 a turn ResNet-8 took 1.3 % more cycles than at 8, and at 8 IC02's
+ * wide layers (90 to 360 quads a patch, in blocks of 64) 0.9 % more than at 16), entered past the
+ * first (-nq) mod 16 quads (every quad is the same 104 bytes of 32-bit
  * instructions; the pointers advance by post-indexed loads). After a pair's quads the patch
  * pointer is at the next pair's patch. */
 #if AOTC_DSP_ASM
@@ -324,7 +325,9 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_AR
                                                                      AOTC_DSP_ARG const uint32_t *w,
                                                                      AOTC_DSP_ARG int32_t nq, AOTC_DSP_ARG int32_t *acc) {
     /* r0 p, r1 count (then w), r2 w, r3 nq; acc on the stack. Locals: [sp] the weights' end, [sp, #4]
-     * the pairs left, [sp, #8] the loop's entry (Thumb bit set), [sp, #12] w, [sp, #16] the sums */
+     * the sums' end, [sp, #8] the loop's entry (Thumb bit set), [sp, #12] w, [sp, #16] the pair's sums. Between
+     * pairs the sums' pointer stays in r2 (the STM's writeback is the next pair's LDM's), the count is the pointer
+     * against the end and the PC is loaded: 33 est. cycles, not 36 (IC02's multi-block layers take it ~45 K times) */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
         "sub sp, sp, #20\n\t"
@@ -332,35 +335,36 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_AR
         "ble 9f\n\t"
         "ldr r4, [sp, #56]\n\t"
         "str r4, [sp, #16]\n\t"
+        "add r5, r4, r1, lsl #5\n\t" /* the sums' end: 8 words a pair */
+        "str r5, [sp, #4]\n\t"
         "add r4, r2, r3, lsl #5\n\t"
         "str r4, [sp]\n\t"
-        "str r1, [sp, #4]\n\t"
         "str r2, [sp, #12]\n\t"
         "rsbs r5, r3, #0\n\t"
-        "and r5, r5, #7\n\t"
+        "and r5, r5, #15\n\t"
         "movs r6, #104\n\t"
         "adr.w r4, 1f\n\t"
         "mla r4, r5, r6, r4\n\t"
         "orr r4, r4, #1\n\t"
         "str r4, [sp, #8]\n"
-        "2:\n\t" /* a pair: its sums into r4 .. r11, w to the start, into the loop */
-        "ldr lr, [sp, #16]\n\t"
-        "ldm lr, {r4-r11}\n\t"
+        "ldr r2, [sp, #16]\n"
+        "2:\n\t" /* a pair (r2 its sums): its sums into r4 .. r11, w to the start, into the loop */
+        "ldm r2, {r4-r11}\n\t"
+        "str r2, [sp, #16]\n\t"
         "ldr r1, [sp, #12]\n\t"
-        "ldr r12, [sp, #8]\n\t"
-        "bx r12\n\t"
+        "ldr pc, [sp, #8]\n\t"
         ".p2align 2\n"
         "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
         "ldr r2, [sp]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"
         "ldr r2, [sp, #16]\n\t"
         "stmia r2!, {r4-r11}\n\t"
-        "str r2, [sp, #16]\n\t"
         "ldr r3, [sp, #4]\n\t"
-        "subs r3, r3, #1\n\t"
-        "str r3, [sp, #4]\n\t"
+        "cmp r2, r3\n\t"
         "bne 2b\n"
         "9:\n\t"
         "add sp, sp, #20\n\t"

@@ -401,11 +401,23 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
 #define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
 #define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: 32 KiB */
+/* The largest right shift of the conv's usual requantisation (tfl_dsp_store's, tfl_dsp_usual's; the fused kernels'
+ * terms): ra = 2^(right-1) + zero 2^right is below 2^30 in size for an int8 zero point up to right = 23 (255 2^22 at
+ * zero 127, 2^30 - 2^22 at -128), and |r| <= 2^30, so ra + r (less 1) fits an int32; tfl_dsp_requant_run's 22 also
+ * takes uint8 zero points. At 23 IC02's stem (6 of its 40 channels at 23) takes the fused path; read by
+ * aot/kernels/tflite_int8.py (which kernels a bundle compiles). */
+#define TFL_DSP_CONV_RIGHT 23
 #define TFL_DSP_TAPS 25          /* DEPTHWISE_CONV_2D: the largest window (5 x 5) */
 #define TFL_DSP_DW_RUN 256       /* DEPTHWISE_CONV_2D: output positions a run of the 3 x 3 path (4 KiB of sums) */
 #define TFL_DSP_DW_PAD 1024      /* DEPTHWISE_CONV_2D: words of the padded span of 4 channels (4 KiB) */
 #define TFL_MVE_K 2304           /* Helium's CONV_2D: the most patch bytes (a 3 x 3 window over 256 channels) */
 #define TFL_MVE_OC 512           /* Helium's CONV_2D: the most output channels (their weight sums: 2 KiB) */
+
+/* CONV_2D's DSP path: quads of patch rows a block of a patch of kq quads: all of them up to TFL_DSP_KC, else the
+ * fewest blocks of at most TFL_DSP_KC, balanced (IC02's 90 quads 45 + 45, not 64 + 26: the same blocks, a smaller
+ * tile's patches, so more positions a tile in the scratch the plan spares, and each weight widened for fewer tiles) */
+#define TFL_DSP_BLOCK_QUADS(kq) \
+    ((kq) <= TFL_DSP_KC ? (kq) : ((kq) + ((kq) + TFL_DSP_KC - 1) / TFL_DSP_KC - 1) / (((kq) + TFL_DSP_KC - 1) / TFL_DSP_KC))
 
 /* CONV_2D's DSP path: its scratch in words, the tile's patches (2 np kc words), a group of 4 channels'
  * widened weights (8 kc) and the sums (4 np per group of 4 channels when the rows take several blocks, else
@@ -417,7 +429,7 @@ static inline __attribute__((always_inline)) int32_t tfl_dsp_conv_words(const ao
 static inline int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out)
 #endif
 {
-    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = TFL_DSP_BLOCK_QUADS(kq);
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
     if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
@@ -587,6 +599,9 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #endif
 #ifndef AOTC_TFL_CONV_PLAIN
 #define AOTC_TFL_CONV_PLAIN 1
+#endif
+#ifndef AOTC_TFL_CONV_LAST
+#define AOTC_TFL_CONV_LAST 1
 #endif
 /* whether the depthwise ring's and stride 2's kernels for p's output zero point are compiled, and which of them p
  * takes (the zero point -128's where only those are) */

@@ -19,6 +19,10 @@ typedef struct {
     const int32_t *t_conv, *t_res;      /* the ADD's rescaled inputs by byte + 128 (NULL: add_one per element) */
     int64_t bound;                      /* at least every |t_conv[.] + t_res[.]| */
     int8_t *tile;                       /* the DSP path's tile of conv outputs (positions x oc) */
+    int32_t fast;                       /* the DSP path's one loop (tfl_dsp_residual_fast): 0 not, 1 with
+                                         * TFLite's sign term and the lower clamp, 2 without (zero point and
+                                         * lower clamp -128); t_conv and t_res then hold their terms shifted
+                                         * left by the requantisation's left shift + 1 */
 #if AOTC_TFL_MVE
     /* add_one's terms as vectors, set once a call (tfl_residual_run's): m1, left 1, -right 1, m2, left 2, -right 2,
      * the output's mult, left, -right, y_min, y_max */
@@ -53,6 +57,24 @@ static inline void tfl_dsp_copy(int8_t *dst, const int8_t *src, int32_t n) {
     }
 }
 
+/* A word's bytes 0 and 2 (lo) or 1 and 3 (hi) less x_zero (zz: twice) as 16-bit halves: one SXTAB16 each, the bytes
+ * sign-extended and added to -x_zero (twice; loop-invariant where inlined), not an extend and an SSUB16 (each
+ * half of x - x_zero in [-255, 255] is exact either way). -x_zero twice from zz in plain C (gcc hoists it; not
+ * an SSUB16, whose intrinsic it computes again each time). */
+#define TFL_DSP_NZ(zz) (((0u - (uint32_t)(zz)) & 0xFFFFu) * 0x10001u)
+static inline __attribute__((always_inline)) uint32_t tfl_dsp_less_lo(uint32_t v, uint32_t zz) {
+    return (uint32_t)__sxtab16((int32_t)TFL_DSP_NZ(zz), (int32_t)v);
+}
+static inline __attribute__((always_inline)) uint32_t tfl_dsp_less_hi(uint32_t v, uint32_t zz) {
+#if AOTC_DSP_ASM
+    uint32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(TFL_DSP_NZ(zz)), "r"(v));
+    return r;
+#else
+    return (uint32_t)__sxtab16((int32_t)TFL_DSP_NZ(zz), (int32_t)aotc_dsp_ror8(v));
+#endif
+}
+
 /* Patch rows [r0, r0 + 4 * nq) of the output position at = {ox, oy, batch} as x - x_zero, E / O words
  * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
  * between them); from = row r0's {tap, channel, ky, kx}, worked out once a block by the caller. */
@@ -78,16 +100,16 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
             q += run;
             if (run & 1) {
                 const uint32_t v = aotc_dsp_load32(xs);
-                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                dst[0] = tfl_dsp_less_lo(v, zz);
+                dst[1] = tfl_dsp_less_hi(v, zz);
                 dst += 4, xs += 4;
             }
             for (run >>= 1; run > 0; --run, dst += 8, xs += 8) { /* two quads a turn: the loads pipeline */
                 const uint32_t v = aotc_dsp_load32(xs), u = aotc_dsp_load32(xs + 4);
-                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-                dst[4] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-                dst[5] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+                dst[0] = tfl_dsp_less_lo(v, zz);
+                dst[1] = tfl_dsp_less_hi(v, zz);
+                dst[4] = tfl_dsp_less_lo(u, zz);
+                dst[5] = tfl_dsp_less_hi(u, zz);
             }
         }
         return;
@@ -108,8 +130,8 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
                 const int8_t *xs = xb + ((int64_t)iy * p->w + ix0) * c + off;
                 for (i = 0; i < run; ++i, dst += 4, xs += 4) {
                     const uint32_t v = aotc_dsp_load32(xs);
-                    dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                    dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                    dst[0] = tfl_dsp_less_lo(v, zz);
+                    dst[1] = tfl_dsp_less_hi(v, zz);
                 }
             } else {
                 const int8_t *xr = xb + (int64_t)iy * p->w * c;
@@ -122,8 +144,8 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
                         v4[k] = ix >= 0 && ix < p->w ? xr[(int64_t)ix * c + at % c] : (int8_t)p->x_zero;
                     }
                     memcpy(&v, v4, 4);
-                    dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-                    dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                    dst[0] = tfl_dsp_less_lo(v, zz);
+                    dst[1] = tfl_dsp_less_hi(v, zz);
                 }
             }
             q += run, ++ky, off = 0;
@@ -169,16 +191,16 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
         }
         if (nq & 1) {
             const uint32_t u = aotc_dsp_load32(v);
-            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+            dst[0] = tfl_dsp_less_lo(u, zz);
+            dst[1] = tfl_dsp_less_hi(u, zz);
             dst += 4, q = 1;
         }
         for (; q < nq; q += 2, dst += 8) { /* two quads a turn: the loads pipeline */
             const uint32_t u = aotc_dsp_load32(v + 4 * q), t = aotc_dsp_load32(v + 4 * q + 4);
-            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
-            dst[4] = (uint32_t)__ssub16((int32_t)__sxtb16(t), (int32_t)zz);
-            dst[5] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(t), (int32_t)zz);
+            dst[0] = tfl_dsp_less_lo(u, zz);
+            dst[1] = tfl_dsp_less_hi(u, zz);
+            dst[4] = tfl_dsp_less_lo(t, zz);
+            dst[5] = tfl_dsp_less_hi(t, zz);
         }
     }
 }
@@ -204,8 +226,10 @@ static void tfl_dsp_widen_weights4x2(const int8_t *w0, const int8_t *w1, const i
 
 #if AOTC_DSP_ASM
 /* aotc_dsp_widen_weights4 in assembly (with dbl, a constant, each weight doubled as tfl_dsp_widen_weights4x2 does): a
- * quad's 4 words by post-indexed loads (pipelined), each widened and its two halves stored as loaded, two quads a
- * turn (gcc's loop: register-offset loads, an add and a compare a quad: 27 cycles a quad, here 23; doubled 35, 31) */
+ * quad's 4 words by post-indexed loads (pipelined), each widened and its two halves stored as loaded (gcc's loop:
+ * register-offset loads, an add and a compare a quad: 27 cycles a quad; at two quads a turn 23, doubled 31); four
+ * quads a turn, the turn's add and branch on four (IC02, whose 3 x 3 layers' weights are widened each tile:
+ * 91,306,199 -> 91,092,240 est. cycles on the M4 -O3) */
 #define TFL_DSP_W4_PUT(v, o, D)                                                                            \
     "sxtb16 %[e], " v "\n\t"                                                                            \
     "sxtb16 " v ", " v ", ror #8\n\t" D("%[e]") D(v) "str %[e], [%[wx], #(" #o ")]\n\t"                 \
@@ -224,9 +248,13 @@ static void tfl_dsp_widen_weights4x2(const int8_t *w0, const int8_t *w1, const i
 #define TFL_DSP_W4_ASM(D)                                                                                  \
     do {                                                                                                   \
         if (nq & 1) __asm__ volatile(TFL_DSP_W4_QUAD(0, D) "add %[wx], %[wx], #32\n\t" : TFL_DSP_W4_OUT : : "memory"); \
-        nq >>= 1;                                                                                          \
+        if (nq & 2)                                                                                        \
+            __asm__ volatile(TFL_DSP_W4_QUAD(0, D) TFL_DSP_W4_QUAD(32, D) "add %[wx], %[wx], #64\n\t"         \
+                             : TFL_DSP_W4_OUT : : "memory");                                               \
+        nq >>= 2;                                                                                          \
         if (nq > 0)                                                                                        \
-            __asm__ volatile("1:\n\t" TFL_DSP_W4_QUAD(0, D) TFL_DSP_W4_QUAD(32, D) "add %[wx], %[wx], #64\n\t" \
+            __asm__ volatile("1:\n\t" TFL_DSP_W4_QUAD(0, D) TFL_DSP_W4_QUAD(32, D) TFL_DSP_W4_QUAD(64, D)    \
+                                 TFL_DSP_W4_QUAD(96, D) "add %[wx], %[wx], #128\n\t"                       \
                              "subs %[n], %[n], #1\n\t"                                                  \
                              "bne 1b\n\t"                                                               \
                              : TFL_DSP_W4_OUT                                                              \
@@ -310,8 +338,9 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
         const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
         const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
-        if (mult != INT32_MIN && left < 30 && bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22 &&
-            p->y_max == 127 && lo >= -128) { /* as tfl_dsp_requant_run's first loop, both positions of a pair */
+        if (mult != INT32_MIN && left < 30 && bound < ((int64_t)1 << (30 - left)) && right > 0 &&
+            right <= TFL_DSP_CONV_RIGHT && p->y_max == 127 && lo >= -128) { /* as tfl_dsp_requant_run's first loop,
+                                                                              * both positions of a pair */
             const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
             if (lo == -128) tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 0, yc, oc);
             else tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 1, yc, oc);
@@ -326,7 +355,7 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
 /* Whether every output channel takes tfl_dsp_store's usual requantisation (tfl_dsp_requant_run's SMMLAR
  * path with right > 0 and the clamp's top 127), so the store need not test each channel again a tile. */
 static int tfl_dsp_usual(const aotc_tfl_conv_params *p, const int32_t *bias) {
-    /* right in [1, 22] is shift in [-22, -1] (one unsigned compare); it makes left 0, so the bound is
+    /* right in [1, 23] is shift in [-23, -1] (one unsigned compare); it makes left 0, so the bound is
      * k_bound + |bias| < 2^30: |bias| below lim, a 32-bit compare (lim 0 where k_bound alone is past it). Per
      * channel a few instructions, not 64-bit bounds from shifts each (tfl_dsp_store's test, as it was): VWW -O3
      * tflite (no compile-time terms, so checked a call) 11,410,673 -> 11,376,424 est. cycles. The same answers for
@@ -339,7 +368,7 @@ static int tfl_dsp_usual(const aotc_tfl_conv_params *p, const int32_t *bias) {
     for (c = 0; c < p->oc; ++c) {
         const int32_t b = bias ? bias[c] : 0;
         const uint32_t ab = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
-        if (mult[c] == INT32_MIN || (uint32_t)(-1 - shift[c]) > 21u || ab >= lim) return 0;
+        if (mult[c] == INT32_MIN || (uint32_t)(-1 - shift[c]) > (uint32_t)(TFL_DSP_CONV_RIGHT - 1) || ab >= lim) return 0;
     }
     return 1;
 }
@@ -365,15 +394,54 @@ static inline __attribute__((always_inline)) void tfl_dsp_widen2d(const int8_t *
                                                                   uint32_t zz, uint32_t *dst, int dbl) {
     for (; m > 0; --m, a += 4, b += 4, dst += 4) {
         const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
-        int32_t d0 = __ssub16((int32_t)__sxtb16(v), (int32_t)zz), d1 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-        int32_t d2 = __ssub16((int32_t)__sxtb16(u), (int32_t)zz), d3 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+        int32_t d0 = (int32_t)tfl_dsp_less_lo(v, zz), d1 = (int32_t)tfl_dsp_less_hi(v, zz);
+        int32_t d2 = (int32_t)tfl_dsp_less_lo(u, zz), d3 = (int32_t)tfl_dsp_less_hi(u, zz);
         if (dbl) d0 = __sadd16(d0, d0), d1 = __sadd16(d1, d1), d2 = __sadd16(d2, d2), d3 = __sadd16(d3, d3);
         dst[0] = (uint32_t)d0, dst[1] = (uint32_t)d1, dst[2] = (uint32_t)d2, dst[3] = (uint32_t)d3;
     }
 }
 
+/* tfl_dsp_widen2d without doubling (the patches of windows inside the image, a kernel row's run at a time); in
+ * assembly two quads a turn: the 4 loads pipelined (the bases alternating after each writeback), 8 SXTAB16 and 8
+ * stores, 26 est. cycles for the two (gcc's loop of one: 16 each). */
 static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+#if AOTC_DSP_ASM
+    if (m & 1) tfl_dsp_widen2d(a, b, 1, zz, dst, 0), a += 4, b += 4, dst += 4;
+    m >>= 1;
+    if (m > 0) {
+        uint32_t v0, u0, v1, u1, e, f;
+        __asm__ volatile("1:\n\t"
+                         "ldr %[v0], [%[a]], #8\n\t"
+                         "ldr %[u0], [%[b]], #8\n\t"
+                         "ldr %[v1], [%[a], #-4]\n\t"
+                         "ldr %[u1], [%[b], #-4]\n\t"
+                         "sxtab16 %[e], %[nz], %[v0]\n\t"
+                         "sxtab16 %[v0], %[nz], %[v0], ror #8\n\t"
+                         "sxtab16 %[f], %[nz], %[u0]\n\t"
+                         "sxtab16 %[u0], %[nz], %[u0], ror #8\n\t"
+                         "str %[e], [%[d]]\n\t"
+                         "str %[v0], [%[d], #4]\n\t"
+                         "str %[f], [%[d], #8]\n\t"
+                         "str %[u0], [%[d], #12]\n\t"
+                         "sxtab16 %[e], %[nz], %[v1]\n\t"
+                         "sxtab16 %[v1], %[nz], %[v1], ror #8\n\t"
+                         "sxtab16 %[f], %[nz], %[u1]\n\t"
+                         "sxtab16 %[u1], %[nz], %[u1], ror #8\n\t"
+                         "str %[e], [%[d], #16]\n\t"
+                         "str %[v1], [%[d], #20]\n\t"
+                         "str %[f], [%[d], #24]\n\t"
+                         "str %[u1], [%[d], #28]\n\t"
+                         "adds %[d], %[d], #32\n\t"
+                         "subs %[m], %[m], #1\n\t"
+                         "bne 1b\n\t"
+                         : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(dst), [m] "+&r"(m), [v0] "=&r"(v0), [u0] "=&r"(u0),
+                           [v1] "=&r"(v1), [u1] "=&r"(u1), [e] "=&r"(e), [f] "=&r"(f)
+                         : [nz] "r"(TFL_DSP_NZ(zz))
+                         : "cc", "memory");
+    }
+#else
     tfl_dsp_widen2d(a, b, m, zz, dst, 0);
+#endif
 }
 
 /* A 1 x 1 window at stride 1 without padding: a tile's positions are consecutive rows of x (c bytes each, a
@@ -552,8 +620,8 @@ static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int3
 #if !AOTC_DSP_ASM
 /* One quad's word v less x_zero (zz: twice), widened into d[0] (E) and d[1] (O). */
 static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint32_t v, uint32_t zz) {
-    d[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-    d[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+    d[0] = tfl_dsp_less_lo(v, zz);
+    d[1] = tfl_dsp_less_hi(v, zz);
 }
 #endif
 
@@ -569,16 +637,15 @@ static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint3
  * byte and a halfword load (the bytes the C's words keep). A run of m >= 1 positions of an output row in one loop:
  * r0 the first's window, the next's `next` bytes on (3 sw), d the first's words, a pair's second 8 bytes on, the
  * next pair's first 104 bytes on from there (odd: d starts at a pair's second); 5 instructions to step (the window,
- * d by s, s = 112 - s, the count), no C between positions (~79 est. cycles a position, 84 inlined a call each). */
+ * d by s, s = 112 - s, the count), no C between positions (~79 est. cycles a position, 84 inlined a call each; each
+ * word less x_zero by two SXTAB16 onto -x_zero, not two extends and two SSUB16: ~65). */
 __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_t row, uint32_t zz, uint32_t *d,
                                                      int32_t m, int32_t next, int32_t odd) {
     uint32_t t0, t1, t2, s = odd ? 104u : 8u;
     const int32_t back = next - 2 * (int32_t)row; /* from row 2 of a window to row 0 of the next */
 #define TFL_DSP_RGB_PUT(v, off)                                                                            \
-    "sxtb16 %[t2], " v "\n\t"                                                                           \
-    "sxtb16 " v ", " v ", ror #8\n\t"                                                                   \
-    "ssub16 %[t2], %[t2], %[zz]\n\t"                                                                    \
-    "ssub16 " v ", " v ", %[zz]\n\t"                                                                    \
+    "sxtab16 %[t2], %[nz], " v "\n\t"                                                                  \
+    "sxtab16 " v ", %[nz], " v ", ror #8\n\t"                                                          \
     "str %[t2], [%[d], #" #off "]\n\t"                                                                  \
     "str " v ", [%[d], #" #off " + 4]\n\t"
     __asm__ volatile("1:\n\t"
@@ -602,7 +669,7 @@ __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_
                      "bne 1b\n\t"
                      : [p] "+&r"(r0), [d] "+&r"(d), [s] "+&r"(s), [m] "+&r"(m), [t0] "=&r"(t0), [t1] "=&r"(t1),
                        [t2] "=&r"(t2)
-                     : [row] "r"(row), [zz] "r"(zz), [back] "r"(back)
+                     : [row] "r"(row), [nz] "r"(TFL_DSP_NZ(zz)), [back] "r"(back)
                      : "cc", "memory");
 #undef TFL_DSP_RGB_PUT
 }
@@ -850,11 +917,157 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
     }
 }
 
+/* The last block of a patch of several (the sums of the blocks before in acc, aotc_dsp_mac4x2's layout, the bias in
+ * them; or the only block, the sums at the bias, where a layer is not fused) with the requantisation in the kernel's epilogue, as aotc_dsp_mac4x2_rq's (TFLite's sign term, the zero point
+ * in ra, SSAT's clamp alone: y_min -128, y_max 127): for each of `count` pairs i, y[2 i oc + t oc + j] for channel j <
+ * 4 and position t < 2 from acc[8 i + 2 j + t] plus the block's quads; rq the 4 channels' mult, ra, right (12 words).
+ * Not the block's sums stored and tfl_dsp_store's pass over them (its set-up a group and tile, its loads and the
+ * stores of 8 words a pair): on IC02's 3 x 3 layers the store took ~17 est. cycles an output. In assembly naked, as
+ * aotc_dsp_mac4x2_rq (the same quads, 16 a turn entered past (-nq) mod 16); a pair starts with the sums' LDM from
+ * acc (the pointer stepped in the frame) and an LDR of the PC. Its locals: [sp .. #44] the channels' terms, [sp,
+ * #48] y, [sp, #52] oc, [sp, #56] the patches' end, [sp, #60] the patch pointer across the epilogue, [sp, #64] w,
+ * [sp, #68] acc, [sp, #72] the loop's entry, [sp, #76] the weights' end. */
+#if AOTC_DSP_ASM
+#define TFL_DSP_RQA_MATH(a, b)                                                                           \
+    "lsl lr, " a ", #1\n\t"                                                                             \
+    "smmlar " a ", lr, r1, r2\n\t"                                                                      \
+    "add " a ", " a ", lr, asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "lsl lr, " b ", #1\n\t"                                                                             \
+    "smmlar " b ", lr, r1, r2\n\t"                                                                      \
+    "add " b ", " b ", lr, asr #31\n\t"                                                                 \
+    "asr " b ", " b ", r3\n\t"                                                                          \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DSP_RQA_TERMS "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */
+__attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((unused)) const uint32_t *p,
+                                                               __attribute__((unused)) int32_t count,
+                                                               __attribute__((unused)) const uint32_t *w,
+                                                               __attribute__((unused)) int32_t nq,
+                                                               __attribute__((unused)) const int32_t *rq,
+                                                               __attribute__((unused)) int8_t *y,
+                                                               __attribute__((unused)) int32_t oc,
+                                                               __attribute__((unused)) const int32_t *acc) {
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc, acc at [sp, #116], #120, #124, #128 after the prologue */
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #80\n\t"
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "str r2, [sp, #64]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "str r4, [sp, #76]\n\t"
+        "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
+        "add r7, r0, r7, lsl #4\n\t"
+        "ldr r5, [sp, #120]\n\t"
+        "ldr r6, [sp, #124]\n\t"
+        "add r4, sp, #48\n\t"
+        "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */
+        "ldr r4, [sp, #128]\n\t"
+        "str r4, [sp, #68]\n\t"
+        "rsbs r5, r3, #0\n\t"
+        "and r5, r5, #15\n\t"
+        "movs r6, #104\n\t"
+        "adr.w r4, 1f\n\t"
+        "mla r4, r5, r6, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #72]\n\t"
+        "ldr r12, [sp, #116]\n\t"
+        "ldmia r12, {r1-r11, lr}\n\t" /* the 12 terms */
+        "stmia sp, {r1-r11, lr}\n"
+        "2:\n\t" /* a pair: w, its sums from acc, into the loop */
+        "ldr r12, [sp, #68]\n\t"
+        "ldr r1, [sp, #64]\n\t"
+        "ldmia r12!, {r4-r11}\n\t"
+        "str r12, [sp, #68]\n\t"
+        "ldr pc, [sp, #72]\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+        "ldr r2, [sp, #76]\n\t"
+        "cmp r1, r2\n\t"
+        "bne 1b\n\t"
+        "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */
+        "ldm sp, {r1, r2, r3}\n\t"
+        "add r0, sp, #12\n\t"
+        TFL_DSP_RQA_MATH("r4", "r5") TFL_DSP_RQA_TERMS TFL_DSP_RQA_MATH("r6", "r7") TFL_DSP_RQA_TERMS
+        TFL_DSP_RQA_MATH("r8", "r9") TFL_DSP_RQA_TERMS TFL_DSP_RQA_MATH("r10", "r11")
+        "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */
+        "add lr, r1, r2\n\t"
+        "strb r4, [r1]\n\t"
+        "strb r6, [r1, #1]\n\t"
+        "strb r8, [r1, #2]\n\t"
+        "strb r10, [r1, #3]\n\t"
+        "strb r5, [lr]\n\t"
+        "strb r7, [lr, #1]\n\t"
+        "strb r9, [lr, #2]\n\t"
+        "strb r11, [lr, #3]\n\t"
+        "add r1, lr, r2\n\t"
+        "str r1, [r0, #-12]\n\t"
+        "ldr r0, [r0]\n\t"
+        "cmp r0, r3\n\t"
+        "bne 2b\n"
+        "9:\n\t"
+        "add sp, sp, #80\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#undef TFL_DSP_RQA_TERMS
+#undef TFL_DSP_RQA_MATH
+#else
+static void tfl_dsp_mac4x2_rqa(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq, const int32_t *rq,
+                               int8_t *y, int32_t oc, const int32_t *acc) {
+    int32_t i, q, j, t;
+    for (i = 0; i < count; ++i, y += 2 * oc, acc += 8) {
+        const uint32_t *ww = w;
+        int32_t a[8];
+        for (j = 0; j < 8; ++j) a[j] = acc[j];
+        for (q = 0; q < nq; ++q, p += 4, ww += 8) {
+            for (j = 0; j < 4; ++j) {
+                a[2 * j] = __smlad((int32_t)p[0], (int32_t)ww[j], a[2 * j]);
+                a[2 * j] = __smlad((int32_t)p[1], (int32_t)ww[4 + j], a[2 * j]);
+                a[2 * j + 1] = __smlad((int32_t)p[2], (int32_t)ww[j], a[2 * j + 1]);
+                a[2 * j + 1] = __smlad((int32_t)p[3], (int32_t)ww[4 + j], a[2 * j + 1]);
+            }
+        }
+        for (j = 0; j < 4; ++j) {
+            const int32_t mult = rq[3 * j], ra = rq[3 * j + 1], right = rq[3 * j + 2];
+            for (t = 0; t < 2; ++t) {
+                const int32_t v = (int32_t)((uint32_t)a[2 * j + t] << 1);
+                y[t * oc + j] = (int8_t)__ssat((tfl_dsp_smmlar(v, mult, ra) + (v >> 31)) >> right, 8);
+            }
+        }
+    }
+}
+#endif
+
+/* tfl_dsp_mac4x2_rqa's terms of channels c0 .. c0 + 3 (mult, ra, right each) where each takes the conv's usual
+ * requantisation (tfl_dsp_usual's test, channel by channel: a layer with a few channels past it, as IC02's 3 x 3
+ * layers' one to seven of 40 to 160 at right shifts of 24 to 27, takes the kernel on its other groups); 0 where
+ * one does not (or the clamp is not SSAT's alone). */
+static int tfl_dsp_rqa_terms(const aotc_tfl_conv_params *p, const int32_t *bias, int32_t c0, int32_t *rq) {
+    const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
+    const uint32_t lim = k_bound < ((int64_t)1 << 30) ? (uint32_t)(((int64_t)1 << 30) - k_bound) : 0u;
+    int32_t j;
+    if (p->y_max != 127 || p->y_min != -128 || c0 + 4 > p->oc) return 0;
+    for (j = 0; j < 4; ++j) {
+        const int32_t b = bias ? bias[c0 + j] : 0, shift = p->shift[c0 + j], right = -shift;
+        const uint32_t ab = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
+        if (p->mult[c0 + j] == INT32_MIN || (uint32_t)(-1 - shift) > (uint32_t)(TFL_DSP_CONV_RIGHT - 1) || ab >= lim)
+            return 0;
+        rq[3 * j] = p->mult[c0 + j];
+        rq[3 * j + 1] = (2 * p->y_zero + 1) * (1 << (right - 1)); /* 2^(right-1) + y_zero 2^right */
+        rq[3 * j + 2] = right;
+    }
+    return 1;
+}
+
 /* CONV_2D on the tiles of tfl_dsp_conv_words. With a fused residual ADD (e), each tile's outputs go to
  * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
-    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = TFL_DSP_BLOCK_QUADS(kq);
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     const int rows = AOTC_TFL_CONV_ROWS && p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                      p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
@@ -924,7 +1137,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             }
             for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
                 const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
-                int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
+                int32_t c[4], rq[12], *a = kq > kc ? acc + g * 8 * pairs : acc;
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
@@ -932,11 +1145,23 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                     tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt);
                     continue;
                 }
-                if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
-                    for (j = 0; j < 4; ++j) {
-                        const int32_t b = bias ? bias[c[j]] : 0;
-                        for (t = 0; t < pairs; ++t) a[8 * t + 2 * j] = a[8 * t + 2 * j + 1] = b;
+                if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none (a pair's 8 words
+                                              * from registers, not a channel's loop a pair: 0.13 M est. cycles less
+                                              * on each of IC02's 3 x 3 x 40 layers) */
+                    int32_t s8[8];
+                    for (j = 0; j < 4; ++j) s8[2 * j] = s8[2 * j + 1] = bias ? bias[c[j]] : 0;
+                    for (t = 0; t < pairs; ++t) memcpy(a + 8 * t, s8, sizeof s8);
+                }
+                if (AOTC_TFL_CONV_LAST && q0 + nq == kq && tfl_dsp_rqa_terms(p, bias, c0, rq)) {
+                    /* the last block (or the only one, of a layer not fused: a channel past the usual
+                     * requantisation in another group, as IC02's 1 x 1 shortcut's) requantised in the kernel, an odd
+                     * tile's last position as before */
+                    tfl_dsp_mac4x2_rqa(patch, n / 2, wg, nq, rq, yt + (int64_t)at * p->oc + c0, p->oc, a);
+                    if (n & 1) {
+                        aotc_dsp_mac4x2(patch + (n / 2) * 4 * nq, 1, wg, nq, a + 8 * (n / 2));
+                        tfl_dsp_store(p, bias, a + 8 * (n / 2), at + n - 1, 1, c0, nc, yt);
                     }
+                    continue;
                 }
                 aotc_dsp_mac4x2(patch, pairs, wg, nq, a);
                 if (q0 + nq == kq) {
@@ -1109,6 +1334,38 @@ void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8
     tfl_conv_s8(p, x, w, bias, y, scratch, NULL);
 }
 
+#if AOTC_QUANT_DSP && !AOTC_TFL_MVE
+/* y[k] = the fused ADD of conv output v[k] and residual r[k], k < n: t1[v] + t2[r] (t1, t2 at their byte 0, their
+ * terms shifted left as tfl_dsp_requant_run's SMMLAR path shifts the sum), requantised there (mult, ra, right: its
+ * terms), clamped below at lo; with floor (the zero point and lo -128) without TFLite's sign term, as
+ * aotc_dsp_mac4x2_rq3 (a negative sum lands at or below -128 either way). One loop, two elements a turn, not the
+ * sums into a buffer and tfl_dsp_requant_run over it: 31 est. cycles an element on IC02's fused ADDs, now ~11. */
+static inline __attribute__((always_inline)) void tfl_dsp_residual_fast(const int32_t *t1, const int32_t *t2,
+                                                                        const int8_t *v, const int8_t *r, int32_t n,
+                                                                        int32_t mult, int32_t ra, int32_t right,
+                                                                        int32_t lo, int floor, int8_t *y) {
+    int32_t k;
+    for (k = 0; k + 1 < n; k += 2) {
+        const int32_t v0 = v[k], v1 = v[k + 1], r0 = r[k], r1 = r[k + 1];
+        const int32_t a0 = t1[v0] + t2[r0], a1 = t1[v1] + t2[r1];
+        int32_t q0, q1;
+        if (floor) {
+            q0 = __ssat(tfl_dsp_smmlar(a0, mult, ra) >> right, 8), q1 = __ssat(tfl_dsp_smmlar(a1, mult, ra) >> right, 8);
+        } else {
+            q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (a0 >> 31)) >> right, 8);
+            q1 = __ssat((tfl_dsp_smmlar(a1, mult, ra) + (a1 >> 31)) >> right, 8);
+            q0 = q0 < lo ? lo : q0, q1 = q1 < lo ? lo : q1;
+        }
+        y[k] = (int8_t)q0, y[k + 1] = (int8_t)q1;
+    }
+    if (k < n) {
+        const int32_t a0 = t1[v[k]] + t2[r[k]];
+        int32_t q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (floor ? 0 : a0 >> 31)) >> right, 8);
+        y[k] = (int8_t)(q0 < lo ? lo : q0);
+    }
+}
+#endif
+
 static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y) {
     const aotc_tfl_binary_params *a = &e->r->add;
     const int8_t *res = e->res + at;
@@ -1194,6 +1451,14 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
         }
         return;
     }
+#if AOTC_QUANT_DSP && !AOTC_TFL_MVE
+    if (e->fast) { /* the tables' shifted terms summed and requantised in one loop */
+        const int32_t right = -a->shift, ra = (1 << (right - 1)) + a->y_zero * (1 << right);
+        if (e->fast == 2) tfl_dsp_residual_fast(e->t_conv + 128, e->t_res + 128, v, res, n, a->mult, ra, right, -128, 1, y);
+        else tfl_dsp_residual_fast(e->t_conv + 128, e->t_res + 128, v, res, n, a->mult, ra, right, a->y_min, 0, y);
+        return;
+    }
+#endif
 #if AOTC_QUANT_DSP
     { /* the tables and one requantisation, as tfl_add_s8_dsp */
         int32_t sum[64], k0;
@@ -1229,7 +1494,7 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         }
     }
 #else
-    tfl_residual e = {r, res, NULL, NULL, 0, NULL};
+    tfl_residual e = {r, res, NULL, NULL, 0, NULL, 0};
 #endif
 #if AOTC_QUANT_DSP && !AOTC_TFL_MVE
     if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
@@ -1243,6 +1508,18 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
             m2 = tfl_dsp_abs64(t2[v]) > m2 ? tfl_dsp_abs64(t2[v]) : m2;
         }
         e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
+        { /* tfl_dsp_requant_run's SMMLAR path with right > 0 and the top clamp 127 (its conditions, once a call):
+           * each table's terms shifted left there (so their sum is, without overflow: both below the bound) */
+            const int32_t left = a->shift > 0 ? a->shift : 0, right = a->shift > 0 ? 0 : -a->shift;
+            if (a->mult != INT32_MIN && left < 30 && e.bound < ((int64_t)1 << (30 - left)) && right > 0 &&
+                right <= 22 && a->y_max == 127 && a->y_min >= -128) {
+                for (v = 0; v < 256; ++v) {
+                    t1[v] = (int32_t)((uint32_t)t1[v] << (left + 1));
+                    t2[v] = (int32_t)((uint32_t)t2[v] << (left + 1));
+                }
+                e.fast = a->y_zero == -128 && a->y_min == -128 ? 2 : 1;
+            }
+        }
         scratch += AOTC_TFL_RESIDUAL_TABLES;
         e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
     }
