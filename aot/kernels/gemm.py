@@ -288,8 +288,13 @@ def _check_matmul(node: Node, graph: Graph) -> str | None:
     return _too_large(*(int(np.prod(s)) for s in shapes), int(np.prod(graph.tensors[node.outputs[0]].shape)))
 
 
-def _fit_matmul(node: Node, graph: Graph, budget: int) -> KernelChoice:
+def _fit_matmul(node: Node, graph: Graph, budget: int, threads: int = 1) -> KernelChoice:
+    """One product (the batches folded into rows) by aotc_sgemm_f32, else aotc_matmul_f32; with a --threads pool
+    the folded product too by aotc_matmul_f32 as a batch of one, which splits it by column blocks over the pool
+    (a transformer's linear layers, exported as MatMul)."""
     plan = _matmul_plan(node, graph, budget)
+    if plan.folded and threads > 1:
+        plan = dataclasses.replace(plan, folded=False, a_batch=(), b_batch=(), out_batch=())
     return KernelChoice("aotc_sgemm_f32" if plan.folded else "aotc_matmul_f32", plan.scratch, plan, GEMM_ASSUMES)
 
 
@@ -354,6 +359,8 @@ def _emit_matmul(ctx: NodeContext) -> None:
 GEMM = Candidate("aotc_gemm_f32", _fit_gemm, lambda n, g, t: not _f64(n, g),
                  facts=KernelFacts(threaded=True))  # column blocks over a --threads pool
 MATMUL = Candidate("aotc_matmul_f32", _fit_matmul, lambda n, g, t: not _f64(n, g),
+                   fit_on=lambda n, g, budget, t: _fit_matmul(n, g, budget, t.threads),
+                   facts=KernelFacts(threaded=True),  # column blocks, or the batch's products, over a --threads pool
                    also=("aotc_sgemm_f32",))  # sgemm: the batches fold into one product
 # float64 (gemm_f64.c): plain blocked loops in double, no scratch
 GEMM_F64 = Candidate("aotc_dgemm_f64", _fit_gemm_f64, lambda n, g, t: _f64(n, g))

@@ -6,7 +6,8 @@ blocks of 16 output channels (a narrow last block), by row bands where a conv ha
 3 x 3 by output planes at stride 1 and 2, the depthwise 5 x 5 by input channels (by blocks of 16 on
 AVX-512), 1 x 1 convs on the GEMM core by column blocks (400 positions with a fused residual; 25,
 whose last tile is shifted), a SiLU by runs of elements, a 1 x 1 conv whose only block of
-channels is cut into runs of positions, and a Gemm by column blocks, for a batch of 2.
+channels is cut into runs of positions, a MatMul by column blocks and a batched one by its products, and a Gemm by
+column blocks, for a batch of 2.
 One bundle (--threads 2) is built three ways, all with -Werror: under ASan/UBSan, under TSan, and
 for aarch64 Linux under qemu-user. Each build runs
 its runner with the pool and without it (AOTC_NO_POOL): the results must be the same bytes (the
@@ -49,8 +50,13 @@ def split_net() -> onnx.ModelProto:
     m = b.pool("MaxPool", h, 3, 2, pad=1)  # 48 planes split across the threads
     # a 1 x 1 conv on a 6 x 6 plane (conv_pwc_avx512.c): one block of 32 channels, whose run of tiles is cut
     k = b.gap(b.conv(b.pool("MaxPool", g, 3, 3), 32, 1, pad=0))
+    # MatMuls as a transformer's: a linear layer (the batches folded into 256 rows) by 3 column blocks, and a
+    # product of two activations per batch (2 products: one each)
+    t = b._node("Reshape", [g, b.const(np.array([2, 128, 400], np.int64), "shape")], (2, 128, 400))
+    mm = b._node("MatMul", [t, b.const(b.weights((400, 48), 400))], (2, 128, 48))
+    mm = b._node("MatMul", [b._node("Transpose", [mm], (2, 48, 128), perm=[0, 2, 1]), mm], (2, 48, 48))
     # a fully connected layer: 2 column blocks, the last 24 wide
-    return b.build([b.gemm(b.concat([b.flatten(m), b.flatten(k)]), 40)])
+    return b.build([b.gemm(b.concat([b.flatten(m), b.flatten(k), b.flatten(mm)]), 40)])
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -107,7 +113,7 @@ def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: boo
     pwc = ["aotc_conv_pwc_f32"] if host and host_has_avx512() else []
     assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
                                                    "aotc_conv_implicit_f32", "aotc_conv_pointwise_f32", *pwc, winograd,
-                                                   "aotc_gemm_f32"]
+                                                   "aotc_gemm_f32", "aotc_matmul_f32"]
     # the Winograd conv's lane: its transformed inputs (products x 128 x tiles) and products (x LANE_M), the
     # band's tiles rounded up to panels of 16: F(2 x 2) 16 products, 10 x 10 tiles; F(4 x 4) 36, 5 x 5
     products, tiles = (16, 112) if winograd == "aotc_conv_winograd_f32" else (36, 32)

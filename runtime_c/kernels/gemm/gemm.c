@@ -679,9 +679,55 @@ void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, co
     }
 }
 
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+/* the fewest multiply-adds a MatMul splits over the pool: below, a region's wake costs about what the second thread
+ * saves (an attention head's small products) */
+#ifndef AOTC_MATMUL_POOL_MIN_MACS
+#define AOTC_MATMUL_POOL_MIN_MACS (1 << 18)
+#endif
+
+/* a batched MatMul's products over the pool, each thread's with its own stack buffer as sgemm_cols' */
+typedef struct {
+    const aotc_matmul_params *p;
+    const float *a, *b;
+    float *c;
+    int32_t use_work;
+} batch_job;
+
+static void matmul_batches(void *arg, int32_t begin, int32_t end) {
+    const batch_job *J = (const batch_job *)arg;
+    const ptrdiff_t mn = (ptrdiff_t)J->p->gemm.m * J->p->gemm.n;
+    float work[AOTC_SGEMM_WORK_BYTES / sizeof(float)];
+    int32_t t;
+    for (t = begin; t < end; ++t)
+        aotc_sgemm_f32(&J->p->gemm, J->a + J->p->a_offsets[t], J->b + J->p->b_offsets[t], NULL, J->c + t * mn,
+                       J->use_work ? work : NULL);
+}
+#endif
+
+/* With the pool, one product of at least 2 PANEL columns splits by C's column blocks (sgemm_cols: each output
+ * summed in the one-thread order), a batch by its products; either only with AOTC_MATMUL_POOL_MIN_MACS of work. */
 void aotc_matmul_f32(const aotc_matmul_params *p, const float *a, const float *b, float *c, float *work) {
     const ptrdiff_t mn = (ptrdiff_t)p->gemm.m * p->gemm.n;
     int32_t t;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    if ((int64_t)p->batch * mn * p->gemm.k >= AOTC_MATMUL_POOL_MIN_MACS) {
+        if (p->batch == 1 && p->gemm.n >= 2 * PANEL) {
+            aotc_sgemm_params gp = p->gemm;
+            cols_job J;
+            J.gp = &gp, J.a = a + p->a_offsets[0], J.b = b + p->b_offsets[0], J.c_in = NULL, J.c = c;
+            J.blocks = gp.n / COLS_WIDTH(gp.n), J.use_work = work != NULL;
+            aotc_parallel_for(sgemm_cols, &J, J.blocks);
+            return;
+        }
+        if (p->batch > 1) {
+            batch_job J;
+            J.p = p, J.a = a, J.b = b, J.c = c, J.use_work = work != NULL;
+            aotc_parallel_for(matmul_batches, &J, p->batch);
+            return;
+        }
+    }
+#endif
     for (t = 0; t < p->batch; ++t) {
         aotc_sgemm_f32(&p->gemm, a + p->a_offsets[t], b + p->b_offsets[t], NULL, c + t * mn, work);
     }
