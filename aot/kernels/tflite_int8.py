@@ -7,6 +7,7 @@ not onnxruntime's (fixed-point multipliers, not float scales) and its layout is 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
@@ -663,7 +664,8 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
 # On the M-profile boards the DSP path (tflite_int8_fc.c) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; on the host the packed kernel a row of the input
 # (tflite_int8_packed.c); the plain loop needs none.
-FC_PACKED = packed_candidate("aotc_tfl_fc_s8_packed", lambda n, g: pack_kp(g.tensors[n.inputs[1]].shape[1]))
+FC_PACKED = packed_candidate("aotc_tfl_fc_s8_packed", lambda n, g: pack_kp(g.tensors[n.inputs[1]].shape[1]),
+                             threaded=True)  # several rows (VNNI): panels of 64 outputs over a --threads pool
 _FC_DENSE = dsp_dense_kernels(
     _fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16" else "aotc_tfl_fc_s8",
     ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16"))
@@ -1121,8 +1123,9 @@ OPS: dict[str, HostOp] = {
     "TflSumRequant": HostOp(_emit_sum_requant, family="tflite_int8", dtypes=("int32",)),
     "TflSum": HostOp(_emit_sum, family="tflite_int8", dtypes=("int8", "int16")),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
-                             kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
-                                              "aotc_tfl_batch_matmul_s16_s8"),)),
+                             kernels=(dataclasses.replace(  # int8 (VNNI): the batch's products over a --threads pool
+                                 by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
+                                         "aotc_tfl_batch_matmul_s16_s8"), facts=KernelFacts(threaded=True)),)),
     "TflResizeBilinear": HostOp(_emit_resize_bilinear, family="tflite_int8", dtypes=("int8", "int16")),
     "TflSquaredDifference": HostOp(_emit_squared_difference, family="tflite_int8", dtypes=("int8",)),
     "TflAbs16": HostOp(_emit_abs16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),

@@ -199,7 +199,7 @@ def test_int8_tflite_convs_split_bit_exact_with_litert(tmp_path, sanitizer):
     flags = f"-fsanitize={sanitizer} -fno-omit-frame-pointer{recover} -DTFL_PK_POOL_MIN_MACS=0"
     meta = build_bundle(SPLIT_INT8, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
     assert meta["threads"]["threaded_kernels"] == ["aotc_tfl_conv_add_s8_packed", "aotc_tfl_conv_s8_packed",
-                                                   "aotc_tfl_depthwise_s8_packed"]
+                                                   "aotc_tfl_depthwise_s8_packed", "aotc_tfl_fc_s8_packed"]
     results = []
     for no_pool in (False, True):
         env = {k: v for k, v in os.environ.items() if k != "AOTC_NO_POOL"}
@@ -211,3 +211,32 @@ def test_int8_tflite_convs_split_bit_exact_with_litert(tmp_path, sanitizer):
     assert results[0] == results[1], "the pool changed the int8 convs' results"
     ref = reference(SPLIT_INT8, [x], tmp_path)["output_0"]
     np.testing.assert_array_equal(np.frombuffer(results[0], np.int8).reshape(ref.shape), ref)
+
+
+@pytest.mark.full
+def test_int8_tflite_attention_split_bit_identical(tmp_path):
+    """An int8 encoder's products over the pool (test_tflite_int8_attention.py's model: BATCH_MATMUL of 3 heads by
+    its products, FULLY_CONNECTED over 37 rows by panels of 64 outputs, 2 of them), every split however small, under
+    ASan/UBSan: the same bytes with the pool as without (that test checks the values against LiteRT's reference)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend"))
+    from test_tflite_int8_attention import attention_model
+
+    data, feeds = attention_model()
+    model = tmp_path / "attention_int8.tflite"
+    model.write_bytes(data)
+    (tmp_path / "in.bin").write_bytes(b"".join(f.tobytes() for f in feeds))
+    flags = ("-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all "
+             "-DTFL_PK_POOL_MIN_MACS=0 -DTFL_MM_POOL_MIN_MACS=0")
+    out = tmp_path / "out"
+    meta = build_bundle(model, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
+    assert {"aotc_tfl_batch_matmul_s8", "aotc_tfl_fc_s8_packed"} <= set(meta["threads"]["threaded_kernels"])
+    results = []
+    for no_pool in (False, True):
+        env = {k: v for k, v in os.environ.items() if k != "AOTC_NO_POOL"}
+        if no_pool:
+            env["AOTC_NO_POOL"] = "1"
+        run([str(out / "runner"), str(tmp_path / "in.bin"), str(tmp_path / f"y{int(no_pool)}.bin"), "3"], env=env)
+        results.append((tmp_path / f"y{int(no_pool)}.bin").read_bytes())
+    assert results[0] == results[1], "the pool changed the int8 products' results"

@@ -2,6 +2,7 @@
  * double rounding) and 16x8 (int64 sums, the int64 requantisation), for each of y's batch of matrices. Where
  * x2's rows are contiguous (b_col 1, no adj_y) the sums of a run of TFL_MM_RUN outputs are carried along the
  * row, so x2 is read in order; else (adj_y: its columns contiguous) each output is one dot product. */
+#include "aotc_threads.h"
 #include "tflite_int8_internal.h"
 #include "tflite_int8_x86.h" /* the requantisation in AVX-512 lanes */
 
@@ -229,18 +230,40 @@ static void tfl_mm_vnni(const aotc_tfl_matmul_params *p, const int8_t *a, const 
 }
 #endif /* TFL_MM_VNNI */
 
+#if TFL_MM_VNNI
+/* the products [begin, end) of y's batch (t = (b0 batch[1] + b1) batch[2] + b2), each on its thread's stack */
+typedef struct {
+    const aotc_tfl_matmul_params *p;
+    const int8_t *x1, *x2;
+    int8_t *y;
+} tfl_mm_job;
+
+static void tfl_mm_products(void *ctx, int32_t begin, int32_t end) {
+    const tfl_mm_job *J = (const tfl_mm_job *)ctx;
+    const aotc_tfl_matmul_params *p = J->p;
+    int32_t t;
+    for (t = begin; t < end; ++t) {
+        const int32_t b2 = t % p->batch[2], b1 = t / p->batch[2] % p->batch[1], b0 = t / p->batch[2] / p->batch[1];
+        const int8_t *a = J->x1 + (int64_t)b0 * p->st1[0] + (int64_t)b1 * p->st1[1] + (int64_t)b2 * p->st1[2];
+        const int8_t *b = J->x2 + (int64_t)b0 * p->st2[0] + (int64_t)b1 * p->st2[1] + (int64_t)b2 * p->st2[2];
+        tfl_mm_vnni(p, a, b, J->y + (int64_t)t * p->m * p->n);
+    }
+}
+
+/* the fewest multiply-adds a BATCH_MATMUL splits its products over a --threads pool */
+#ifndef TFL_MM_POOL_MIN_MACS
+#define TFL_MM_POOL_MIN_MACS (1 << 20)
+#endif
+#endif
+
 void aotc_tfl_batch_matmul_s8(const aotc_tfl_matmul_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
 #if TFL_MM_VNNI
     if (tfl_mm_vnni_takes(p)) {
-        const int64_t mn = (int64_t)p->m * p->n;
-        int8_t *out = y;
-        for (int32_t b0 = 0; b0 < p->batch[0]; ++b0)
-            for (int32_t b1 = 0; b1 < p->batch[1]; ++b1)
-                for (int32_t b2 = 0; b2 < p->batch[2]; ++b2, out += mn) {
-                    const int8_t *a = x1 + (int64_t)b0 * p->st1[0] + (int64_t)b1 * p->st1[1] + (int64_t)b2 * p->st1[2];
-                    const int8_t *b = x2 + (int64_t)b0 * p->st2[0] + (int64_t)b1 * p->st2[1] + (int64_t)b2 * p->st2[2];
-                    tfl_mm_vnni(p, a, b, out);
-                }
+        const int32_t products = p->batch[0] * p->batch[1] * p->batch[2];
+        tfl_mm_job J;
+        J.p = p, J.x1 = x1, J.x2 = x2, J.y = y;
+        if ((int64_t)products * p->m * p->n * p->k >= TFL_MM_POOL_MIN_MACS) aotc_parallel_for(tfl_mm_products, &J, products);
+        else tfl_mm_products(&J, 0, products);
         return;
     }
 #endif

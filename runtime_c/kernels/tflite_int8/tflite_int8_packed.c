@@ -1240,20 +1240,42 @@ TFL_PK_FC_ROWS(1)
 #undef TFL_PK_FC_ROWS
 #endif
 
+#if TFL_PK_VNNI
+/* FULLY_CONNECTED's panels of 64 outputs [begin, end) over every row (aotc_threads.h's work items) */
+typedef struct {
+    const aotc_tfl_fc_params *p;
+    const int8_t *x, *wp;
+    const int32_t *bias;
+    int8_t *y;
+} tfl_pk_fc_job;
+
+static void tfl_pk_fc_panels(void *ctx, int32_t begin, int32_t end) {
+    const tfl_pk_fc_job *J = (const tfl_pk_fc_job *)ctx;
+    const aotc_tfl_fc_params *p = J->p;
+    int32_t i;
+    for (i = begin; i < end; ++i) {
+        const int32_t c0 = 64 * i;
+        switch ((p->out - c0 + 15) / 16) {
+        case 1: tfl_pk_fc_rows1(p, J->x, J->wp, J->bias, c0, J->y); break;
+        case 2: tfl_pk_fc_rows2(p, J->x, J->wp, J->bias, c0, J->y); break;
+        case 3: tfl_pk_fc_rows3(p, J->x, J->wp, J->bias, c0, J->y); break;
+        default: tfl_pk_fc_rows4(p, J->x, J->wp, J->bias, c0, J->y); break;
+        }
+    }
+}
+#endif
+
 void aotc_tfl_fc_s8_packed(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *wp, const int32_t *bias,
                            int8_t *y, uint8_t *scratch) {
     const int32_t kp = tfl_pk_kp(p->in), kq = kp / 4;
     int32_t r, c0;
 #if TFL_PK_VNNI
-    if (p->rows > 1) { /* panels of 64 outputs (their weights stay in the cache) x tiles of rows */
-        for (c0 = 0; c0 < p->out; c0 += 64) {
-            switch ((p->out - c0 + 15) / 16) {
-            case 1: tfl_pk_fc_rows1(p, x, wp, bias, c0, y); break;
-            case 2: tfl_pk_fc_rows2(p, x, wp, bias, c0, y); break;
-            case 3: tfl_pk_fc_rows3(p, x, wp, bias, c0, y); break;
-            default: tfl_pk_fc_rows4(p, x, wp, bias, c0, y); break;
-            }
-        }
+    if (p->rows > 1) { /* panels of 64 outputs (their weights stay in the cache) x tiles of rows, over the pool */
+        tfl_pk_fc_job J;
+        J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.y = y;
+        if ((int64_t)p->rows * p->in * p->out >= TFL_PK_POOL_MIN_MACS)
+            aotc_parallel_for(tfl_pk_fc_panels, &J, (p->out + 63) / 64);
+        else tfl_pk_fc_panels(&J, 0, (p->out + 63) / 64);
         return;
     }
 #endif
