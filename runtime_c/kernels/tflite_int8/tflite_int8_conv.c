@@ -928,18 +928,7 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
  * #48] y, [sp, #52] oc, [sp, #56] the patches' end, [sp, #60] the patch pointer across the epilogue, [sp, #64] w,
  * [sp, #68] acc, [sp, #72] the loop's entry, [sp, #76] the weights' end. */
 #if AOTC_DSP_ASM
-#define TFL_DSP_RQA_MATH(a, b)                                                                           \
-    "lsl lr, " a ", #1\n\t"                                                                             \
-    "smmlar " a ", lr, r1, r2\n\t"                                                                      \
-    "add " a ", " a ", lr, asr #31\n\t"                                                                 \
-    "asr " a ", " a ", r3\n\t"                                                                          \
-    "ssat " a ", #8, " a "\n\t"                                                                         \
-    "lsl lr, " b ", #1\n\t"                                                                             \
-    "smmlar " b ", lr, r1, r2\n\t"                                                                      \
-    "add " b ", " b ", lr, asr #31\n\t"                                                                 \
-    "asr " b ", " b ", r3\n\t"                                                                          \
-    "ssat " b ", #8, " b "\n\t"
-#define TFL_DSP_RQA_TERMS "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */
+/* (its requantisation: tflite_int8_dsp.h's TFL_DSP_RQ2_MATH and TFL_DSP_RQ2_TERMS, as aotc_dsp_mac4x2_rq's) */
 __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((unused)) const uint32_t *p,
                                                                __attribute__((unused)) int32_t count,
                                                                __attribute__((unused)) const uint32_t *w,
@@ -992,8 +981,8 @@ __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((u
         "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */
         "ldm sp, {r1, r2, r3}\n\t"
         "add r0, sp, #12\n\t"
-        TFL_DSP_RQA_MATH("r4", "r5") TFL_DSP_RQA_TERMS TFL_DSP_RQA_MATH("r6", "r7") TFL_DSP_RQA_TERMS
-        TFL_DSP_RQA_MATH("r8", "r9") TFL_DSP_RQA_TERMS TFL_DSP_RQA_MATH("r10", "r11")
+        TFL_DSP_RQ2_MATH("r4", "r5") TFL_DSP_RQ2_TERMS TFL_DSP_RQ2_MATH("r6", "r7") TFL_DSP_RQ2_TERMS
+        TFL_DSP_RQ2_MATH("r8", "r9") TFL_DSP_RQ2_TERMS TFL_DSP_RQ2_MATH("r10", "r11")
         "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */
         "add lr, r1, r2\n\t"
         "strb r4, [r1]\n\t"
@@ -1013,8 +1002,8 @@ __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((u
         "add sp, sp, #80\n\t"
         "pop {r4-r11, pc}\n\t");
 }
-#undef TFL_DSP_RQA_TERMS
-#undef TFL_DSP_RQA_MATH
+#undef TFL_DSP_RQ2_TERMS
+#undef TFL_DSP_RQ2_MATH
 #else
 static void tfl_dsp_mac4x2_rqa(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq, const int32_t *rq,
                                int8_t *y, int32_t oc, const int32_t *acc) {

@@ -491,9 +491,8 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #undef TFL_DSP_RQ1X2
 }
 #undef TFL_DSP_ARG
-#undef TFL_DSP_RQ2_MATH
 #undef TFL_DSP_RQ2_DOUBLED_MATH
-#undef TFL_DSP_RQ2_TERMS
+/* (TFL_DSP_RQ2_MATH and TFL_DSP_RQ2_TERMS stay: tflite_int8_conv.c's tfl_dsp_mac4x2_rqa runs them too) */
 #undef TFL_DSP_RQ3
 #undef TFL_DSP_RQ3_MATH
 #undef TFL_DSP_MAC4X2_RQ_ASM
