@@ -108,3 +108,44 @@ def global_avgpool_scale(x_scale: float, y_scale: float, size: int) -> np.float3
     """QLinearGlobalAveragePool's requantisation scale, x_scale / (y_scale * size) in float32 in that
     order (onnxruntime's MLAS); the sums have x_zero * size taken off."""
     return np.float32(x_scale) / (np.float32(y_scale) * np.float32(size))
+
+
+# TFLite's integer requantisation (LiteRT's reference kernels), used by the .tflite frontend and by the passes that
+# fold int8 ops into tables
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def saturating_rounding_doubling_high_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(a * b * 2) >> 32 rounded to nearest, ties away from zero; INT32_MIN * INT32_MIN saturates."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    s = ab + nudge
+    high = np.where(s >= 0, s >> 31, -((-s) >> 31))  # C division: truncation toward zero
+    return np.where((a == INT32_MIN) & (b == INT32_MIN), INT32_MAX, high).astype(np.int64)
+
+
+def rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """x / 2^exponent rounded to nearest, ties away from zero."""
+    x, exponent = np.asarray(x, np.int64), np.asarray(exponent, np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + (remainder > threshold)
+
+
+def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+                                     single_rounding: bool = True) -> np.ndarray:
+    """TFLite's requantisation of an int32 accumulator: x * multiplier * 2^(shift - 31), rounded.
+
+    single_rounding: one 64-bit product, rounded half up by one arithmetic shift. Otherwise double
+    rounding: RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x * 2^left, m), right). LiteRT's
+    reference kernels round FULLY_CONNECTED once and conv/depthwise twice (measured bit for bit:
+    runtime_c/kernels/tflite_int8/aotc_tflite_int8.h)."""
+    shift = np.asarray(shift, np.int64)
+    if single_rounding:
+        total = 31 - shift
+        return (np.asarray(x, np.int64) * np.asarray(multiplier, np.int64) + (np.int64(1) << (total - 1))) >> total
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    x = (np.asarray(x, np.int64) << left).astype(np.int32).astype(np.int64)  # int32 wrap, as in C++
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)

@@ -34,6 +34,7 @@ import numpy as np
 from aot.ir import Graph, Node
 from aot.ir import tflite_ops as tfl
 from aot.passes.base import Pass
+from aot.qmath import multiply_by_quantized_multiplier
 
 _SIXTH = float(np.float32(1.0 / 6.0))
 
@@ -190,8 +191,6 @@ def _int8_gated(g: Graph, lut: Node, consumers: dict[str, list[Node]], outputs: 
 def _int8_table(lut: Node, mul: Node) -> Node:
     """The TflLut of mul(x, lut(x)): each input byte through the gate's table, then the MUL's arithmetic (LiteRT's
     reference MUL: (x1 - z1)(x2 - z2) requantised with double rounding, plus the output zero point, clamped)."""
-    from aot.frontend.tflite.quant import multiply_by_quantized_multiplier
-
     x = np.arange(-128, 128, dtype=np.int64)
     gate = np.asarray(lut.attrs["table"], np.int64)  # outputs for inputs -128..127
     a, b = (x, gate) if mul.inputs[0] == lut.inputs[0] else (gate, x)

@@ -36,3 +36,22 @@ def test_int8_silu_is_one_table_bit_exact(tmp_path):
     src = "".join(p.read_text() for p in (tmp_path / "silu_out" / "bundle" / "src").glob("*.c"))
     assert src.count("aotc_tfl_mul_s8(") == 1, "the first two MULs are tables; the shared gate's stays a MUL"
     assert src.count("aotc_tfl_lut_s8(") == 3
+
+
+def test_int8_silu_compiles_to_one_table(tmp_path):
+    """The fusion itself, without LiteRT or a C build: LOGISTIC then MUL(x, gate) becomes one TflLut whose table is
+    the MUL's output by input byte (a gate that is a graph output stays two ops)."""
+    from aot.compiler import Options, compile_file
+
+    w = Written()
+    x = w.tensor([1, 64], "int8", quant=(0.1, 5))
+    outs = []
+    for shared in (False, True):
+        g = w.tensor([1, 64], "int8", quant=(1 / 256, -128))
+        w.op("LOGISTIC", [x], [g])
+        y = w.tensor([1, 64], "int8", quant=(0.05, -3))
+        w.op("MUL", [x, g], [y], ("MulOptions", {"fusedActivationFunction": 0}))
+        outs += [y, g] if shared else [y]
+    model = w.save(tmp_path / "silu.tflite", [x], outs)
+    src = "".join(v for k, v in compile_file(model, Options(name="silu")).files.items() if k.startswith("src/"))
+    assert src.count("aotc_tfl_mul_s8(") == 1 and src.count("aotc_tfl_lut_s8(") == 2, src

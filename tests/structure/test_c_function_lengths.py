@@ -99,6 +99,7 @@ def _lines(text: str) -> list[tuple[str, str]]:
 
 
 _SIGNATURE = re.compile(r"(\w+(?:\s*\(\s*\w+\s*\))?)\s*\((?:[^()]|\([^()]*\))*\)[\s\w()]*$")
+_AGGREGATE = re.compile(r"\b(?:typedef|struct|union|enum)\b[\s\w]*$")
 
 
 def c_functions(path: Path) -> list[CFunction]:
@@ -126,7 +127,9 @@ def c_functions(path: Path) -> list[CFunction]:
         for ch in line:
             if depth == 0:
                 if ch == "{":
-                    m = _SIGNATURE.search(head)
+                    # (a struct or union opened after a function-like macro's use, which defines a function the
+                    # scanner cannot see, is not that function's body)
+                    m = None if _AGGREGATE.search(head) else _SIGNATURE.search(head)
                     open_line, name = (start, re.sub(r"\s+", "", m.group(1))) if m else (None, None)
                     depth = 1
                     head = ""
@@ -201,7 +204,12 @@ def test_scanner_spans(tmp_path: Path) -> None:
         "#endif\n"                              # 32
         "#ifdef __cplusplus\n"                  # 33
         "}\n"                                   # 34
-        "#endif\n")                             # 35
+        "#endif\n"                              # 35
+        "#define F(n) void n(void) { }\n"       # 36
+        "F(five)\n"                             # 37: a function the scanner cannot see ...
+        "typedef struct {\n"                    # 38: ... and no body of it
+        "    int c;\n"                          # 39
+        "} five_t;\n")                          # 40
     got = [(f.name, f.first, f.last) for f in c_functions(src)]
     assert got == [("one", 6, 17), ("two", 20, 22), ("three", 27, 27), ("Q(four)", 29, 31)]
 
