@@ -118,35 +118,32 @@ def test_pool_kernels_plain_c(tmp_path, objects):
     assert "MISMATCH" not in out and "aotc_maxpool_u8" in out and " ok " in out, out
 
 
-@pytest.mark.full
-def test_tflite_int8_kernels_avx2(tmp_path, objects):
-    """The tflite_int8 test built for AVX2 without AVX-512 (-march=haswell), under the sanitizers: the elementwise
-    MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D (alone and with the residual ADD),
-    DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed.c TFL_PK_AVX2), which hosts without
-    AVX-512 take and neither the native build (AVX-512 where the host has it) nor the generic one (SSE2) compiles."""
-    require_tool("gcc")
-    if platform.machine() != "x86_64" or not host_has_avx2():
-        pytest.skip("an x86-64 host with AVX2")
-    exe = tmp_path / "test_tflite_int8_kernels_avx2"
-    compile_and_link(objects, "gcc", c_sources("tflite_int8"),
-                     [*WARNINGS, *sanitize_for("tflite_int8"), "-march=haswell"], exe)
-    out = run_checked([str(exe), str(SEED + 4), str(SHAPES["tflite_int8"] // 3)], timeout=300, env=sanitizer_env())
-    assert "MISMATCH" not in out and "aotc_tfl_mul_s8 (runs)" in out and " ok " in out, out
-    assert all(f"aotc_tfl_{k}_s8_packed" in out for k in ("conv", "conv_add", "depthwise", "fc")), out
+# the families with AVX2 paths of their own (-march=haswell, no AVX-512): the seed and the entries that must run
+AVX2_FAMILIES = {
+    # the elementwise MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D (alone and with the
+    # residual ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed.c TFL_PK_AVX2)
+    "tflite_int8": (SEED + 4, ["aotc_tfl_mul_s8 (runs)", *(f"aotc_tfl_{k}_s8_packed" for k in
+                                                          ("conv", "conv_add", "depthwise", "fc"))]),
+    # the ONNX int8 convs' patch quads and depthwise on vpmaddwd / vpmulld (quant_impl.h, AOTC_QUANT_AVX2)
+    "quant": (SEED + 5, ["aotc_qconv_patches_i8"]),
+}
 
 
 @pytest.mark.full
-def test_quant_kernels_avx2(tmp_path, objects):
-    """The ONNX int8 kernels (QLinearConv, ConvInteger, QDQ convs) built for AVX2 without AVX-512 (-march=haswell),
-    under the sanitizers: the patch quads' sums on vpmaddwd (quant_impl.h qconv_quad_lanes, AOTC_QUANT_AVX2), which
-    hosts without AVX-512 take and neither the native build nor the generic one compiles."""
+@pytest.mark.parametrize("family", sorted(AVX2_FAMILIES))
+def test_kernels_avx2(tmp_path, objects, family):
+    """A family's test built for AVX2 without AVX-512 (-march=haswell), under the sanitizers: the paths hosts
+    without AVX-512 take, which neither the native build (AVX-512 where the host has it) nor the generic one (SSE2)
+    compiles (AVX2_FAMILIES)."""
     require_tool("gcc")
     if platform.machine() != "x86_64" or not host_has_avx2():
         pytest.skip("an x86-64 host with AVX2")
-    exe = tmp_path / "test_quant_kernels_avx2"
-    compile_and_link(objects, "gcc", c_sources("quant"), [*WARNINGS, *sanitize_for("quant"), "-march=haswell"], exe)
-    out = run_checked([str(exe), str(SEED + 5), str(SHAPES["quant"] // 3)], timeout=300, env=sanitizer_env())
-    assert "MISMATCH" not in out and "aotc_qconv_patches_i8" in out and " ok " in out, out
+    seed, entries = AVX2_FAMILIES[family]
+    exe = tmp_path / f"test_{family}_kernels_avx2"
+    compile_and_link(objects, "gcc", c_sources(family), [*WARNINGS, *sanitize_for(family), "-march=haswell"], exe)
+    out = run_checked([str(exe), str(seed), str(SHAPES[family] // 3)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and " ok " in out, out
+    assert all(e in out for e in entries), out
 
 
 @pytest.mark.full
