@@ -145,6 +145,37 @@ TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_ze
     return r;
 }
 
+/* A fused residual ADD's rescaling of one input, TFLite's requant_double((x - z) 2^20, m, s) (add_one), in 32-bit
+ * lanes (issue 64: in 64-bit ones, the three requantisations of the ADD took a fifth of an int8 ResNet-50's time).
+ * Exact where s <= 0, e = -s <= 12 and m >= 0: with d = x - z in [-255, 255] nothing wraps, the high product h is
+ * floor((d 2^20 m + 2^30) / 2^31) = floor((d m + 2^10) / 2^11), and the rounding divide's two roundings are one
+ * (tflite_int8_x86.h), floor((d m + K - [h < 0] F) / 2^S), S = 11 + e, K = 2^10 + 2^(10 + e) and F = 2^11 for
+ * e >= 1 (K = 2^10, F = 0 for e = 0). [h < 0] is [d < 0] but where d < 0 and h = 0 (m <= 2^10), and there both
+ * give 0 (0 <= d m + 2^10 < 2^11). With m = mh 2^S + ml, 0 <= ml < 2^S, that is d mh + floor((d ml + K - [d < 0] F)
+ * / 2^S), |d ml + K| < 2^(8 + S) <= 2^31: two 32-bit multiplies, an arithmetic shift. (Checked against the
+ * reference for every d, e and 612 multipliers, small ones among them, and by the kernel tests' "(rescale)".) */
+typedef struct {
+    __m512i z, mh, ml, k, f;
+    __m128i sh; /* S */
+} tfl_pk_add_in;
+
+/* whether an input's (m, s) take tfl_pk_add_in, and its constants where they do */
+static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t s) {
+    const int32_t e = -s, sh = 11 + e;
+    if (s > 0 || e > 12 || m < 0) return 0;
+    a->z = _mm512_set1_epi32(zero), a->sh = _mm_cvtsi32_si128(sh);
+    a->mh = _mm512_set1_epi32(m >> sh), a->ml = _mm512_set1_epi32(m & ((1 << sh) - 1));
+    a->k = _mm512_set1_epi32((1 << 10) + (e > 0 ? 1 << (10 + e) : 0)), a->f = _mm512_set1_epi32(e > 0 ? 1 << 11 : 0);
+    return 1;
+}
+
+TFL_PK_INLINE __m512i tfl_pk_add_rescale(const tfl_pk_add_in *a, __m512i x) {
+    const __m512i d = _mm512_sub_epi32(x, a->z);
+    __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(d, a->ml), a->k);
+    t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
+    return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_sra_epi32(t, a->sh));
+}
+
 /* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
  * residual ADD's three requantisations (per tensor) where add is set; lo8, hi8: the last clamp's bounds (the ADD's
  * where fused) in bytes, flo, fhi in dwords */
@@ -152,9 +183,11 @@ typedef struct {
     tfl_pk_rq rq;
     int32_t y_zero;
     __m512i yz, lo, hi, flo, fhi, lo8, hi8;
-    int add, conv_x1;
+    int add, conv_x1, add32;
     tfl_x86_rq r1, r2, ro;
     __m512i z1, z2, ayz, alo, ahi;
+    tfl_pk_add_in in1, in2; /* add32: the ADD's inputs rescaled in 32-bit lanes (tfl_pk_add_in) */
+    tfl_pk_rq aro;          /* add32: the ADD's output requantisation, its zero point folded where it can be */
 } tfl_pk_out;
 
 TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const int32_t *shift, __mmask16 m) {
@@ -164,7 +197,7 @@ TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const
 static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
     o->y_zero = p->y_zero;
     o->yz = _mm512_set1_epi32(p->y_zero), o->lo = _mm512_set1_epi32(p->y_min), o->hi = _mm512_set1_epi32(p->y_max);
-    o->add = r != NULL;
+    o->add = r != NULL, o->add32 = 0;
     o->flo = o->lo, o->fhi = o->hi;
     if (r != NULL) {
         const aotc_tfl_binary_params *a = &r->add;
@@ -176,12 +209,15 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
         o->ayz = _mm512_set1_epi32(a->y_zero), o->alo = _mm512_set1_epi32(a->y_min);
         o->ahi = _mm512_set1_epi32(a->y_max);
         o->flo = o->alo, o->fhi = o->ahi;
+        o->add32 = tfl_pk_add_in_init(&o->in1, a->x1_zero, a->m1, a->s1) &&
+                   tfl_pk_add_in_init(&o->in2, a->x2_zero, a->m2, a->s2);
+        if (o->add32) o->aro = tfl_pk_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift), a->y_zero);
     }
     o->lo8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->flo)), o->hi8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->fhi));
 }
 
 /* 16 sums requantised by rq, plus the output zero point (tfl_x86_requant; no first shift unless rq->shl) */
-TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
+TFL_PK_INLINE __m512i tfl_pk_requant_z(const tfl_pk_rq *rq, __m512i acc, __m512i yz) {
     const tfl_x86_rq *q = &rq->q;
     const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
     const __m512i a = rq->shl ? _mm512_sllv_epi32(acc, q->left) : acc;
@@ -191,7 +227,11 @@ TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, _
     to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
     const __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
                                               _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
-    return rq->zfold ? v : _mm512_add_epi32(v, o->yz);
+    return rq->zfold ? v : _mm512_add_epi32(v, yz);
+}
+
+TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
+    return tfl_pk_requant_z(rq, acc, o->yz);
 }
 
 /* 16 sums through the output stage but its last clamp (o->flo, o->fhi): requantised with the zero point; with the
@@ -203,6 +243,9 @@ TFL_PK_INLINE __m512i tfl_pk_out_lanes(const tfl_pk_out *o, const tfl_pk_rq *rq,
         v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
         const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
+        if (o->add32)
+            return tfl_pk_requant_z(&o->aro, _mm512_add_epi32(tfl_pk_add_rescale(&o->in1, x1), tfl_pk_add_rescale(&o->in2, x2)),
+                                    o->ayz);
         const __m512i a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
         const __m512i b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
         v = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
