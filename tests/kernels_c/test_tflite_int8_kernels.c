@@ -492,6 +492,9 @@ static int check_conv(int kind, int wide) {
      * apart, not folded into the rounding terms: tflite_int8_packed.c, tfl_pk_rq) */
     if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = rand_int(1, 2);
     if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = -rand_int(24, 30);
+    /* and a fifth with one at shift 0 (no right shift: the odd lanes' result shifted up into place, not the one shift
+     * of tfl_pk_rq's odd1 that every other block takes) */
+    if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = 0;
     p.mult = mult, p.shift = shift;
     y = bytes(yn * xs), ref = bytes(yn * xs);
     if (packed) scratch_bytes = kind == K_DEPTHWISE ? aotc_tfl_depthwise_s8_packed_scratch_bytes(&p)
@@ -968,6 +971,44 @@ static int check_conv_add_rescale(void) {
     return bad;
 }
 
+/* the packed DEPTHWISE_CONV_2D on an input past TFL_PK_DW_ACROSS_BYTES (512 KiB; a fortieth of the calls, the others
+ * none: each is 6 M taps), which it takes a run of output rows at a time across its blocks of channels
+ * (tflite_int8_packed.c): channels past whole blocks, strides 1 and 2, 3 x 3 and 5 x 5, VALID or SAME, one or two
+ * images (a run's rows across them) */
+static int check_dw_across(void) {
+    aotc_tfl_conv_params p;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *y, *ref;
+    uint8_t *scratch;
+    size_t xn, yn;
+    int bad;
+    if (!chance(1, 40)) return 0;
+    memset(&p, 0, sizeof p);
+    p.n = rand_int(1, 2), p.kh = p.kw = chance(1, 2) ? 3 : 5, p.sh = p.sw = rand_int(1, 2), p.dh = p.dw = 1;
+    do {
+        p.h = rand_int(60, 100), p.w = rand_int(60, 100);
+        p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+    } while (p.oh <= 0 || p.ow <= 0);
+    p.c = (int32_t)((600000 + p.n * p.h * p.w - 1) / ((int64_t)p.n * p.h * p.w)) + rand_int(0, 20), p.oc = p.c;
+    p.depth_multiplier = 1, p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
+    act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);
+    xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.kh * p.kw * p.c, 1, -127, 127);
+    bias = (int32_t *)ints((size_t)p.c, 4, -(1 << 16), 1 << 16);
+    mult = (int32_t *)bytes((size_t)p.c * 4), shift = (int32_t *)bytes((size_t)p.c * 4);
+    for (c = 0; c < p.c; ++c) multiplier(ldexp(around(128.0 / (64.0 * 64.0 * p.kh)), (int)(c % 3) - 1), &mult[c], &shift[c]);
+    p.mult = mult, p.shift = shift;
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_depthwise_s8_packed_scratch_bytes(&p));
+    run_packed(&p, K_DEPTHWISE, NULL, x, w, bias, NULL, 0, y, ref, scratch);
+    bad = differ("aotc_tfl_depthwise_s8_packed (across)", y, ref, yn, 1);
+    if (bad)
+        printf("  n %d h %d w %d c %d, %d x %d stride %d, pads %d %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.kh,
+               (int)p.kw, (int)p.sh, (int)p.pad_top, (int)p.pad_left);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
+    return bad;
+}
+
 static int check_leaky_relu(void) {
     aotc_tfl_binary_params p;
     void *x, *y, *ref;
@@ -1389,6 +1430,7 @@ static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
 static int c_add_rescale(int unused) { return (void)unused, check_add_rescale(); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_conv_add_rescale(int unused) { return (void)unused, check_conv_add_rescale(); }
+static int c_dw_across(int unused) { return (void)unused, check_dw_across(); }
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
 static int c_lstm(int unused) { return (void)unused, check_lstm(); }
@@ -1474,6 +1516,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_mul_s8 (one element)", c_runs8_one, B_MUL},
     {"aotc_tfl_add_s8 (rescale)", c_add_rescale, 0},
     {"aotc_tfl_conv_add_s8_packed (rescale)", c_conv_add_rescale, 0},
+    {"aotc_tfl_depthwise_s8_packed (across)", c_dw_across, 0},
     {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
     {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */

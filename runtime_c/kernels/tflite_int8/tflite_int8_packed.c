@@ -129,13 +129,19 @@ static void tfl_pk_patches(const aotc_tfl_conv_params *p, const int8_t *x, int32
  * the separate add of z did) */
 typedef struct {
     tfl_x86_rq q;
-    int shl, zfold;
+    __m512i sh_o1; /* odd1: the odd lanes' shift less 32 */
+    int shl, zfold, odd1;
 } tfl_pk_rq;
 
+/* (odd1, where every lane that has a multiplier shifts right, e >= 1: the odd lanes' result, floor(t / 2^(31 + e)),
+ * as the high half of t >> (e - 1), one arithmetic shift where it took a shift down and one up into place) */
 TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_zero) {
+    const __m512i zero = _mm512_setzero_si512();
     tfl_pk_rq r;
     r.q = tfl_x86_rq_init(mult, shift);
-    r.shl = _mm512_cmpgt_epi32_mask(shift, _mm512_setzero_si512()) != 0;
+    r.sh_o1 = _mm512_sub_epi64(r.q.sh_o, _mm512_set1_epi64(32));
+    r.odd1 = _mm512_mask_cmpge_epi32_mask(_mm512_test_epi32_mask(mult, mult), shift, zero) == 0;
+    r.shl = _mm512_cmpgt_epi32_mask(shift, zero) != 0;
     r.zfold = _mm512_cmplt_epi32_mask(shift, _mm512_set1_epi32(-23)) == 0;
     if (r.zfold) {
         const __m512i z = _mm512_set1_epi64(y_zero);
@@ -226,8 +232,27 @@ TFL_PK_INLINE __m512i tfl_pk_requant_z(const tfl_pk_rq *rq, __m512i acc, __m512i
     te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
     to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
     const __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
-                                              _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
+                                              rq->odd1 ? _mm512_srav_epi64(to, rq->sh_o1)
+                                                       : _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
     return rq->zfold ? v : _mm512_add_epi32(v, yz);
+}
+
+/* n (1 to TFL_PK_MR4) sums at s, 4 apart, requantised in place by rq where it has no first shift, its zero point
+ * folded and odd1 (tfl_pk_requant_z in such a block, its constants in registers for the n: issue 64, the output
+ * stage was a fifth of an int8 MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
+TFL_PK_INLINE void tfl_pk_requant_col(const tfl_pk_rq *rq, __m512i *s, int n) {
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
+    const __m512i fix_e = rq->q.fix_e, fix_o = rq->q.fix_o, sh_e = rq->q.sh_e, sh_o1 = rq->sh_o1;
+    int r;
+    for (r = 0; r < n; ++r) {
+        const __m512i a = s[4 * r];
+        const __m512i pe = _mm512_mul_epi32(a, mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), mult_odd);
+        __m512i te = _mm512_add_epi64(pe, k_e), to = _mm512_add_epi64(po, k_o);
+        te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, fix_e);
+        to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, fix_o);
+        s[4 * r] = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, sh_e), _mm512_srav_epi64(to, sh_o1));
+    }
 }
 
 TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
@@ -339,8 +364,12 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
     const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
     int r, j;
     for (j = 0; j < nb; ++j) {
-        const tfl_pk_rq q = rqs[j];
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
+        if (!o->add && !rqs[j].shl && rqs[j].zfold && rqs[j].odd1) {
+            tfl_pk_requant_col(&rqs[j], sums + j, mr);
+            continue;
+        }
+        const tfl_pk_rq q = rqs[j];
         for (r = 0; r < mr; ++r) sums[4 * r + j] = tfl_pk_out_lanes(o, &q, sums[4 * r + j], res + r * ys + 16 * j, mj);
     }
     for (r = 0; r < mr; ++r) {
@@ -957,8 +986,19 @@ typedef struct {
     const tfl_pk_out *o;
     int8_t *y;
     uint8_t *scratch;
-    int32_t runs; /* of output rows, a block */
+    int32_t runs;  /* of output rows, a block */
+    int32_t blocks, across; /* across: items run-major (a run's rows for every block in turn), else block-major */
 } tfl_pk_dw_job;
+
+/* An input past which DEPTHWISE_CONV_2D goes a run of TFL_PK_DW_RUN output rows at a time across the blocks, not a
+ * block at a time down the image: a block's band reads 16 bytes of each pixel, so block by block such an input came
+ * from past the L2 once for each block (issue 64: MobileNetV2's 112 x 112 x 96 stride-2 layer spent 45 % of its time
+ * making bands); run by run its rows stay in the cache for the next blocks, at the cost of kh - sh rows made again a
+ * run */
+#ifndef TFL_PK_DW_ACROSS_BYTES
+#define TFL_PK_DW_ACROSS_BYTES (512 * 1024)
+#endif
+#define TFL_PK_DW_RUN 8
 
 static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
     const tfl_pk_dw_job *J = (const tfl_pk_dw_job *)ctx;
@@ -978,7 +1018,8 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
     int32_t i, r;
     for (i = begin; i < end; ++i) {
         /* the block's requantisation, bias (and the byte path's weights), a ring anew, then the run's rows */
-        const int32_t c0 = i / J->runs * 16, r0 = i % J->runs * per_run, r1 = r0 + per_run < rows ? r0 + per_run : rows;
+        const int32_t blk = J->across ? i % J->blocks : i / J->runs, run = J->across ? i / J->blocks : i % J->runs;
+        const int32_t c0 = blk * 16, r0 = run * per_run, r1 = r0 + per_run < rows ? r0 + per_run : rows;
         const __mmask16 m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
         const __m512i bv = _mm512_loadu_si512(J->bias + c0);
         tfl_pk_dw_ring ring;
@@ -1004,18 +1045,21 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
     tfl_pk_dw_job J;
     tfl_pk_out_init(&o, p, NULL);
     const int32_t blocks = (p->c + 15) / 16;
-    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch, J.runs = 1;
-#if defined(AOTC_THREADS) && AOTC_THREADS > 1
     const int32_t rows = p->n * p->oh;
+    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch, J.runs = 1;
+    J.blocks = blocks, J.across = blocks > 1 && rows > TFL_PK_DW_RUN && (int64_t)p->n * p->h * p->w * p->c > TFL_PK_DW_ACROSS_BYTES;
+    if (J.across) J.runs = (rows + TFL_PK_DW_RUN - 1) / TFL_PK_DW_RUN;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
     if (aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK &&
         (int64_t)rows * p->ow * p->c * p->kh * p->kw >= TFL_PK_POOL_MIN_MACS / 4) { /* (a tap: about 4 MACs of a conv) */
-        J.runs = (TFL_PK_DW_ITEMS + blocks - 1) / blocks;
-        J.runs = J.runs < rows ? J.runs : rows;
+        int32_t runs = (TFL_PK_DW_ITEMS + blocks - 1) / blocks;
+        runs = runs < rows ? runs : rows;
+        J.runs = runs > J.runs ? runs : J.runs;
         aotc_parallel_for(tfl_pk_dw_items, &J, blocks * J.runs);
         return;
     }
 #endif
-    tfl_pk_dw_items(&J, 0, blocks);
+    tfl_pk_dw_items(&J, 0, blocks * J.runs);
 }
 #elif TFL_PK_AVX2
 /* m (1 .. 8) int8 at x sign-extended to 8 int32 lanes (past m: 0) */
