@@ -321,6 +321,14 @@ TFL_PK_INLINE void tfl_pk_store_g(const tfl_pk_out *o, __m512i s0, __m512i s1, _
 
 #define TFL_PK_MR 8 /* output positions a register block of CONV_2D (x 16 channels) */
 
+/* a block's mr sums (tfl_pk_conv_block's) to y, position r's at y + r ys (a residual at res + r ys where the ADD is
+ * fused) */
+static __attribute__((noinline)) void tfl_pk_block_store(const tfl_pk_out *o, const __m512i *sums, int mr, int8_t *y,
+                                                         const int8_t *res, int64_t ys, __mmask16 m) {
+    int r;
+    for (r = 0; r < mr; ++r) tfl_pk_store(o, sums[r], y + r * ys, res + r * ys, m);
+}
+
 /* mr positions' patches x one block of 16 channels' packed weights (wb: rows x rq quads of 16 x 4 bytes), from
  * the folded bias, to y (ys bytes between positions): position r's patch is `rows` runs of rq quads, run j at
  * a[r] + j rowstep (a tile's patches: one run; a span's windows: a kernel row a run) */
@@ -330,26 +338,27 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
     /* the sums in named variables, not an array: gcc 12 then keeps the weights' vector in a register (with an
      * array it spilled it a quad, and took twice the time) */
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias, s4 = bias, s5 = bias, s6 = bias, s7 = bias;
-    int32_t j, q;
-    for (j = 0; j < rows; ++j)
-        for (q = 0; q < rq; ++q, wb += 64) {
-            const __m512i w = _mm512_loadu_si512(wb);
-            const int64_t at = j * rowstep + 4 * q;
-            int32_t v;
+    const int32_t quads = rows * rq;
+    int32_t k, q = 0;
+    int64_t at = 0; /* (one loop over the quads, as tfl_pk_conv_tile's: around two nested ones gcc 12 copied every
+                     * sum out of its register and back at each byte dot product, and an int8 MobileNetV2's 16-channel
+                     * layer took twice the time) */
+    for (k = 0; k < quads; ++k, wb += 64, at = ++q < rq ? at + 4 : (q = 0, at + 4 + rowstep - 4 * (int64_t)rq)) {
+        const __m512i w = _mm512_loadu_si512(wb);
+        int32_t v;
 #define TFL_PK_DP(r, s)                                                                                         \
     if (mr > r) memcpy(&v, a[r] + at, 4), s = _mm512_dpbusd_epi32(s, _mm512_set1_epi32(v), w)
-            TFL_PK_DP(0, s0); TFL_PK_DP(1, s1); TFL_PK_DP(2, s2); TFL_PK_DP(3, s3);
-            TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
+        TFL_PK_DP(0, s0); TFL_PK_DP(1, s1); TFL_PK_DP(2, s2); TFL_PK_DP(3, s3);
+        TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
 #undef TFL_PK_DP
-        }
-    if (mr > 0) tfl_pk_store(o, s0, y, res, m);
-    if (mr > 1) tfl_pk_store(o, s1, y + ys, res + ys, m);
-    if (mr > 2) tfl_pk_store(o, s2, y + 2 * ys, res + 2 * ys, m);
-    if (mr > 3) tfl_pk_store(o, s3, y + 3 * ys, res + 3 * ys, m);
-    if (mr > 4) tfl_pk_store(o, s4, y + 4 * ys, res + 4 * ys, m);
-    if (mr > 5) tfl_pk_store(o, s5, y + 5 * ys, res + 5 * ys, m);
-    if (mr > 6) tfl_pk_store(o, s6, y + 6 * ys, res + 6 * ys, m);
-    if (mr > 7) tfl_pk_store(o, s7, y + 7 * ys, res + 7 * ys, m);
+    }
+    {
+        /* the sums out of registers once, for the output stage apart (as tfl_pk_conv_tile's: inlined, it kept gcc 12
+         * copying the sums between registers at each dot product) */
+        __m512i sums[TFL_PK_MR];
+        sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3, sums[4] = s4, sums[5] = s5, sums[6] = s6, sums[7] = s7;
+        tfl_pk_block_store(o, sums, mr, y, res, ys, m);
+    }
 }
 
 #define TFL_PK_MR4 6 /* output positions a register tile of CONV_2D over 2 to 4 blocks of 16 channels */
