@@ -162,24 +162,42 @@ TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_ze
  * reference for every d, e and 612 multipliers, small ones among them, and by the kernel tests' "(rescale)".) */
 typedef struct {
     __m512i z, mh, ml, k, f;
-    __m128i sh; /* S */
+    __m128i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 */
+    int mode;
 } tfl_pk_add_in;
+
+/* how tfl_pk_add_rescale_mode makes an input's d mh and d ml: by 32-bit multiplies (vpmulld); d ml by a 16-bit one
+ * (vpmaddwd: ml < 2^15, the high halves' product 0); where m = 2^k (k >= 11) and e = 0 (TFLite's multiplier 1/2 of
+ * the ADD's input of the larger scale, m = 2^30) none: the rescaling is d 2^(k - 11), one shift */
+enum { TFL_PK_ADD_MUL, TFL_PK_ADD_ML16, TFL_PK_ADD_POW };
 
 /* whether an input's (m, s) take tfl_pk_add_in, and its constants where they do */
 static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t s) {
     const int32_t e = -s, sh = 11 + e;
+    int32_t k = 11;
     if (s > 0 || e > 12 || m < 0) return 0;
     a->z = _mm512_set1_epi32(zero), a->sh = _mm_cvtsi32_si128(sh);
     a->mh = _mm512_set1_epi32(m >> sh), a->ml = _mm512_set1_epi32(m & ((1 << sh) - 1));
     a->k = _mm512_set1_epi32((1 << 10) + (e > 0 ? 1 << (10 + e) : 0)), a->f = _mm512_set1_epi32(e > 0 ? 1 << 11 : 0);
+    a->mode = (m & ((1 << sh) - 1)) < (1 << 15) ? TFL_PK_ADD_ML16 : TFL_PK_ADD_MUL;
+    if (e == 0 && m >= (1 << 11) && (m & (m - 1)) == 0) {
+        while (((int32_t)1 << k) != m) ++k;
+        a->mode = TFL_PK_ADD_POW;
+    }
+    a->pow = _mm_cvtsi32_si128(k - 11);
     return 1;
 }
 
-TFL_PK_INLINE __m512i tfl_pk_add_rescale(const tfl_pk_add_in *a, __m512i x) {
+TFL_PK_INLINE __m512i tfl_pk_add_rescale_mode(const tfl_pk_add_in *a, __m512i x, int mode) {
     const __m512i d = _mm512_sub_epi32(x, a->z);
-    __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(d, a->ml), a->k);
+    if (mode == TFL_PK_ADD_POW) return _mm512_sll_epi32(d, a->pow);
+    __m512i t = _mm512_add_epi32(mode == TFL_PK_ADD_ML16 ? _mm512_madd_epi16(d, a->ml) : _mm512_mullo_epi32(d, a->ml), a->k);
     t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
     return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_sra_epi32(t, a->sh));
+}
+
+TFL_PK_INLINE __m512i tfl_pk_add_rescale(const tfl_pk_add_in *a, __m512i x) {
+    return tfl_pk_add_rescale_mode(a, x, TFL_PK_ADD_MUL);
 }
 
 /* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
@@ -240,6 +258,40 @@ TFL_PK_INLINE __m512i tfl_pk_requant_z(const tfl_pk_rq *rq, __m512i acc, __m512i
 /* n (1 to TFL_PK_MR4) sums at s, 4 apart, requantised in place by rq where it has no first shift, its zero point
  * folded and odd1 (tfl_pk_requant_z in such a block, its constants in registers for the n: issue 64, the output
  * stage was a fifth of an int8 MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
+/* whether rq takes tfl_pk_requant_fast: no first shift, the zero point folded, odd1 */
+TFL_PK_INLINE int tfl_pk_rq_fast(const tfl_pk_rq *rq) { return !rq->shl && rq->zfold && rq->odd1; }
+
+/* tfl_pk_requant_z where tfl_pk_rq_fast(rq), rq's constants passed in (registers in a loop) */
+TFL_PK_INLINE __m512i tfl_pk_requant_fast(__m512i a, __m512i mult, __m512i mult_odd, __m512i k_e, __m512i k_o,
+                                          __m512i fix_e, __m512i fix_o, __m512i sh_e, __m512i sh_o1) {
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i pe = _mm512_mul_epi32(a, mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), mult_odd);
+    __m512i te = _mm512_add_epi64(pe, k_e), to = _mm512_add_epi64(po, k_o);
+    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, fix_e);
+    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, fix_o);
+    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, sh_e), _mm512_srav_epi64(to, sh_o1));
+}
+
+/* a fused ADD's n sums (s, 4 apart; residuals at res, ys apart, m) through the output stage but its last clamp, where
+ * add32 and both requantisations tfl_pk_rq_fast: the constants in registers or read in place, no tests a sum */
+TFL_PK_INLINE void tfl_pk_add_col(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i *s, int n, const int8_t *res,
+                                  int64_t ys, __mmask16 m, int mc, int mr) {
+    const tfl_pk_add_in *ic = o->conv_x1 ? &o->in1 : &o->in2, *ir = o->conv_x1 ? &o->in2 : &o->in1;
+    const tfl_pk_rq *ro = &o->aro;
+    const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
+    const __m512i fix_e = rq->q.fix_e, fix_o = rq->q.fix_o, sh_e = rq->q.sh_e, sh_o1 = rq->sh_o1;
+    const __m512i lo = o->lo, hi = o->hi;
+    int r;
+    for (r = 0; r < n; ++r) {
+        const __m512i v = _mm512_min_epi32(_mm512_max_epi32(tfl_pk_requant_fast(s[4 * r], mult, mult_odd, k_e, k_o, fix_e,
+                                                                                 fix_o, sh_e, sh_o1), lo), hi);
+        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res + r * ys));
+        const __m512i sum = _mm512_add_epi32(tfl_pk_add_rescale_mode(ic, v, mc), tfl_pk_add_rescale_mode(ir, rv, mr));
+        s[4 * r] = tfl_pk_requant_fast(sum, ro->q.mult, ro->q.mult_odd, ro->q.k_e, ro->q.k_o, ro->q.fix_e, ro->q.fix_o,
+                                       ro->q.sh_e, ro->sh_o1);
+    }
+}
+
 TFL_PK_INLINE void tfl_pk_requant_col(const tfl_pk_rq *rq, __m512i *s, int n) {
     const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
     const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
@@ -374,8 +426,23 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
     int r, j;
     for (j = 0; j < nb; ++j) {
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
-        if (!o->add && !rqs[j].shl && rqs[j].zfold && rqs[j].odd1) {
+        if (!o->add && tfl_pk_rq_fast(&rqs[j])) {
             tfl_pk_requant_col(&rqs[j], sums + j, mr);
+            continue;
+        }
+        if (o->add && o->add32 && tfl_pk_rq_fast(&rqs[j]) && tfl_pk_rq_fast(&o->aro)) {
+            /* each pair of the inputs' modes its own loop (the conv's input, the residual's) */
+            const int mc = (o->conv_x1 ? o->in1 : o->in2).mode, mres = (o->conv_x1 ? o->in2 : o->in1).mode;
+            const int8_t *rj = res + 16 * j;
+#define TFL_PK_ADD_COL(A, B)                                                                                    \
+    else if (mc == A && mres == B) tfl_pk_add_col(o, &rqs[j], sums + j, mr, rj, ys, mj, A, B);
+            if (0) {
+            }
+            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_POW)
+            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_MUL) TFL_PK_ADD_COL(TFL_PK_ADD_MUL, TFL_PK_ADD_POW)
+            TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_POW)
+            else tfl_pk_add_col(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_MUL);
+#undef TFL_PK_ADD_COL
             continue;
         }
         const tfl_pk_rq q = rqs[j];
