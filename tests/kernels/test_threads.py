@@ -195,8 +195,11 @@ def test_int8_tflite_convs_split_bit_exact_with_litert(tmp_path, sanitizer):
     x.tofile(tmp_path / "in.bin")
     out = tmp_path / "out"
     recover = " -fno-sanitize-recover=all" if "undefined" in sanitizer else ""
-    # every conv split, however small (TFL_PK_POOL_MIN_MACS: by default the calling thread runs the 5 x 5 alone)
-    flags = f"-fsanitize={sanitizer} -fno-omit-frame-pointer{recover} -DTFL_PK_POOL_MIN_MACS=0"
+    # every conv split, however small (TFL_PK_POOL_MIN_MACS: by default the calling thread runs the 5 x 5 alone), and
+    # both depthwise convs (80 channels, 20 and 10 rows) a run of rows across the blocks at a time, as on an input past
+    # TFL_PK_DW_ACROSS_BYTES
+    flags = (f"-fsanitize={sanitizer} -fno-omit-frame-pointer{recover} -DTFL_PK_POOL_MIN_MACS=0 "
+             "-DTFL_PK_DW_ACROSS_BYTES=0")
     meta = build_bundle(SPLIT_INT8, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
     assert meta["threads"]["threaded_kernels"] == ["aotc_tfl_conv_add_s8_packed", "aotc_tfl_conv_s8_packed",
                                                    "aotc_tfl_depthwise_s8_packed", "aotc_tfl_fc_s8_packed"]

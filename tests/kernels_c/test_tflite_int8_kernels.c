@@ -492,6 +492,9 @@ static int check_conv(int kind, int wide) {
      * apart, not folded into the rounding terms: tflite_int8_packed.c, tfl_pk_rq) */
     if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = rand_int(1, 2);
     if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = -rand_int(24, 30);
+    /* and a fifth with one at shift 0 (no right shift: the odd lanes' result shifted up into place, not the one shift
+     * of tfl_pk_rq's odd1 that every other block takes) */
+    if (packed && !amx && chance(1, 5)) shift[rand_int(0, p.oc - 1)] = 0;
     p.mult = mult, p.shift = shift;
     y = bytes(yn * xs), ref = bytes(yn * xs);
     if (packed) scratch_bytes = kind == K_DEPTHWISE ? aotc_tfl_depthwise_s8_packed_scratch_bytes(&p)
@@ -899,6 +902,110 @@ static int check_add_rescale(void) {
     bad = differ("aotc_tfl_add_s8", y, ref, (size_t)p.count, 1);
     if (bad) printf("  m1 %ld s1 %d, x1_zero %d\n", (long)p.m1, (int)p.s1, (int)p.x1_zero);
     free(x1), free(x2), free(y), free(ref);
+    return bad;
+}
+
+/* a fused residual ADD's input multiplier and shift at the edges of the packed output stage's 32-bit rescaling
+ * (tflite_int8_packed.c, tfl_pk_add_in): 2^30 (an ADD's larger input, shift 0), the largest, around 2^10 (below,
+ * its sign term differs from the high product's sign), small ones, powers of 2, negative ones (which it leaves to
+ * the 64-bit lanes); right shifts 0 to 14 (it takes up to 12), a left one */
+static void add_edge_multiplier(int32_t *m, int32_t *s) {
+    switch (rand_int(0, 7)) {
+    case 7: *m = -rand_int(1, INT32_MAX); break;
+    case 0: *m = 1 << 30; break;
+    case 1: *m = INT32_MAX - rand_int(0, 3); break;
+    case 2: *m = rand_int(1023, 1026); break;
+    case 3: *m = rand_int(0, 8191); break;
+    case 4: *m = 1 << rand_int(11, 30); break;
+    default: *m = rand_int(1 << 30, INT32_MAX); break;
+    }
+    *s = chance(1, 8) ? rand_int(1, 2) : -rand_int(0, 14);
+}
+
+/* the packed CONV_2D with its residual ADD fused, its ADD's inputs' multipliers at add_edge_multiplier's edges and
+ * x - zero over [-255, 255] (conv outputs and residuals over int8, zero points at the ends by turns), the ADD's
+ * output rescaled so that its sum's low bits show where the inputs' multipliers are small (issue 64) */
+static int check_conv_add_rescale(void) {
+    aotc_tfl_conv_params p;
+    aotc_tfl_residual_params r;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *res, *y, *ref;
+    uint8_t *scratch;
+    size_t xn, yn;
+    int bad, in_place;
+    memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
+    p.n = 1, p.h = rand_int(1, 3), p.w = rand_int(1, 40), p.c = rand_int(1, 8), p.oc = rand_int(1, 70);
+    p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1, p.oh = p.h, p.ow = p.w, p.depth_multiplier = 1;
+    p.x_zero = rand_int(-128, 127), p.y_zero = chance(1, 3) ? (chance(1, 2) ? -128 : 127) : rand_int(-128, 127);
+    p.y_min = -128, p.y_max = 127;
+    xn = (size_t)p.h * p.w * p.c, yn = (size_t)p.h * p.w * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.oc * p.c, 1, -127, 127);
+    bias = (int32_t *)ints((size_t)p.oc, 4, -(1 << 14), 1 << 14);
+    mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
+    for (c = 0; c < p.oc; ++c) /* (outputs over int8 and past it: saturating) */
+        multiplier(around(2.0 / (64.0 * sqrt((double)p.c))), &mult[c], &shift[c]);
+    p.mult = mult, p.shift = shift;
+    r.conv_x1 = chance(1, 2), r.add.count = (int64_t)yn;
+    r.add.x1_zero = chance(1, 3) ? (chance(1, 2) ? -128 : 127) : rand_int(-128, 127);
+    r.add.x2_zero = chance(1, 3) ? (chance(1, 2) ? -128 : 127) : rand_int(-128, 127);
+    if (r.conv_x1) r.add.x1_zero = p.y_zero; else r.add.x2_zero = p.y_zero;
+    add_edge_multiplier(&r.add.m1, &r.add.s1), add_edge_multiplier(&r.add.m2, &r.add.s2);
+    {
+        /* the output's scale: the sum's largest magnitude to about int8's */
+        const double a = ldexp((double)r.add.m1, r.add.s1 + 20 - 31), b = ldexp((double)r.add.m2, r.add.s2 + 20 - 31);
+        multiplier(a + b > 0.0 ? around(0.5 / (a + b)) : 1.0, &r.add.mult, &r.add.shift);
+        if (r.add.shift > 31) r.add.mult = 1 << 30, r.add.shift = 31;
+    }
+    r.add.y_zero = rand_int(-128, 127), r.add.y_min = -128, r.add.y_max = 127;
+    res = (int8_t *)ints(yn, 1, -128, 127);
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
+    in_place = chance(1, 2);
+    if (in_place) memcpy(y, res, yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_conv_s8_packed_scratch_bytes(&p) + 1);
+    run_packed(&p, K_CONV_ADD, &r, x, w, bias, res, in_place, y, ref, scratch);
+    bad = differ("aotc_tfl_conv_add_s8_packed (rescale)", y, ref, yn, 1);
+    if (bad)
+        printf("  m1 %ld s1 %d z1 %d, m2 %ld s2 %d z2 %d, mult %ld shift %d\n", (long)r.add.m1, (int)r.add.s1,
+               (int)r.add.x1_zero, (long)r.add.m2, (int)r.add.s2, (int)r.add.x2_zero, (long)r.add.mult, (int)r.add.shift);
+    free(x), free(w), free(bias), free(mult), free(shift), free(res), free(y), free(ref), free(scratch);
+    return bad;
+}
+
+/* the packed DEPTHWISE_CONV_2D on an input past TFL_PK_DW_ACROSS_BYTES (512 KiB; a fortieth of the calls, the others
+ * none: each is 6 M taps), which it takes a run of output rows at a time across its blocks of channels
+ * (tflite_int8_packed.c): channels past whole blocks, strides 1 and 2, 3 x 3 and 5 x 5, VALID or SAME, one or two
+ * images (a run's rows across them) */
+static int check_dw_across(void) {
+    aotc_tfl_conv_params p;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *y, *ref;
+    uint8_t *scratch;
+    size_t xn, yn;
+    int bad;
+    if (!chance(1, 40)) return 0;
+    memset(&p, 0, sizeof p);
+    p.n = rand_int(1, 2), p.kh = p.kw = chance(1, 2) ? 3 : 5, p.sh = p.sw = rand_int(1, 2), p.dh = p.dw = 1;
+    do {
+        p.h = rand_int(60, 100), p.w = rand_int(60, 100);
+        p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+    } while (p.oh <= 0 || p.ow <= 0);
+    p.c = (int32_t)((600000 + p.n * p.h * p.w - 1) / ((int64_t)p.n * p.h * p.w)) + rand_int(0, 20), p.oc = p.c;
+    p.depth_multiplier = 1, p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
+    act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);
+    xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.kh * p.kw * p.c, 1, -127, 127);
+    bias = (int32_t *)ints((size_t)p.c, 4, -(1 << 16), 1 << 16);
+    mult = (int32_t *)bytes((size_t)p.c * 4), shift = (int32_t *)bytes((size_t)p.c * 4);
+    for (c = 0; c < p.c; ++c) multiplier(ldexp(around(128.0 / (64.0 * 64.0 * p.kh)), (int)(c % 3) - 1), &mult[c], &shift[c]);
+    p.mult = mult, p.shift = shift;
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_depthwise_s8_packed_scratch_bytes(&p));
+    run_packed(&p, K_DEPTHWISE, NULL, x, w, bias, NULL, 0, y, ref, scratch);
+    bad = differ("aotc_tfl_depthwise_s8_packed (across)", y, ref, yn, 1);
+    if (bad)
+        printf("  n %d h %d w %d c %d, %d x %d stride %d, pads %d %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.kh,
+               (int)p.kw, (int)p.sh, (int)p.pad_top, (int)p.pad_left);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
     return bad;
 }
 
@@ -1322,6 +1429,8 @@ static int c_runs16(int op) { return check_binary_runs(op, 1); }
 static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
 static int c_add_rescale(int unused) { return (void)unused, check_add_rescale(); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
+static int c_conv_add_rescale(int unused) { return (void)unused, check_conv_add_rescale(); }
+static int c_dw_across(int unused) { return (void)unused, check_dw_across(); }
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
 static int c_lstm(int unused) { return (void)unused, check_lstm(); }
@@ -1406,6 +1515,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_add_s8 (one element)", c_runs8_one, B_ADD},
     {"aotc_tfl_mul_s8 (one element)", c_runs8_one, B_MUL},
     {"aotc_tfl_add_s8 (rescale)", c_add_rescale, 0},
+    {"aotc_tfl_conv_add_s8_packed (rescale)", c_conv_add_rescale, 0},
+    {"aotc_tfl_depthwise_s8_packed (across)", c_dw_across, 0},
     {"aotc_tfl_batch_matmul_s8 (tall)", check_matmul, MM_S8 | MM_TALL},
     {"aotc_tfl_batch_matmul_s8 (deep)", check_matmul, MM_S8 | MM_DEEP},
 #if defined(__x86_64__) /* (AMX's shapes: on the boards the plain loop the entries above check, and too large a heap) */

@@ -129,13 +129,19 @@ static void tfl_pk_patches(const aotc_tfl_conv_params *p, const int8_t *x, int32
  * the separate add of z did) */
 typedef struct {
     tfl_x86_rq q;
-    int shl, zfold;
+    __m512i sh_o1; /* odd1: the odd lanes' shift less 32 */
+    int shl, zfold, odd1;
 } tfl_pk_rq;
 
+/* (odd1, where every lane that has a multiplier shifts right, e >= 1: the odd lanes' result, floor(t / 2^(31 + e)),
+ * as the high half of t >> (e - 1), one arithmetic shift where it took a shift down and one up into place) */
 TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_zero) {
+    const __m512i zero = _mm512_setzero_si512();
     tfl_pk_rq r;
     r.q = tfl_x86_rq_init(mult, shift);
-    r.shl = _mm512_cmpgt_epi32_mask(shift, _mm512_setzero_si512()) != 0;
+    r.sh_o1 = _mm512_sub_epi64(r.q.sh_o, _mm512_set1_epi64(32));
+    r.odd1 = _mm512_mask_cmpge_epi32_mask(_mm512_test_epi32_mask(mult, mult), shift, zero) == 0;
+    r.shl = _mm512_cmpgt_epi32_mask(shift, zero) != 0;
     r.zfold = _mm512_cmplt_epi32_mask(shift, _mm512_set1_epi32(-23)) == 0;
     if (r.zfold) {
         const __m512i z = _mm512_set1_epi64(y_zero);
@@ -145,6 +151,55 @@ TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_ze
     return r;
 }
 
+/* A fused residual ADD's rescaling of one input, TFLite's requant_double((x - z) 2^20, m, s) (add_one), in 32-bit
+ * lanes (issue 64: in 64-bit ones, the three requantisations of the ADD took a fifth of an int8 ResNet-50's time).
+ * Exact where s <= 0, e = -s <= 12 and m >= 0: with d = x - z in [-255, 255] nothing wraps, the high product h is
+ * floor((d 2^20 m + 2^30) / 2^31) = floor((d m + 2^10) / 2^11), and the rounding divide's two roundings are one
+ * (tflite_int8_x86.h), floor((d m + K - [h < 0] F) / 2^S), S = 11 + e, K = 2^10 + 2^(10 + e) and F = 2^11 for
+ * e >= 1 (K = 2^10, F = 0 for e = 0). [h < 0] is [d < 0] but where d < 0 and h = 0 (m <= 2^10), and there both
+ * give 0 (0 <= d m + 2^10 < 2^11). With m = mh 2^S + ml, 0 <= ml < 2^S, that is d mh + floor((d ml + K - [d < 0] F)
+ * / 2^S), |d ml + K| < 2^(8 + S) <= 2^31: two 32-bit multiplies, an arithmetic shift. (Checked against the
+ * reference for every d, e and 612 multipliers, small ones among them, and by the kernel tests' "(rescale)".) */
+typedef struct {
+    __m512i z, mh, ml, k, f;
+    __m128i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 */
+    int mode;
+} tfl_pk_add_in;
+
+/* how tfl_pk_add_rescale_mode makes an input's d mh and d ml: by 32-bit multiplies (vpmulld); d ml by a 16-bit one
+ * (vpmaddwd: ml < 2^15, the high halves' product 0); where m = 2^k (k >= 11) and e = 0 (TFLite's multiplier 1/2 of
+ * the ADD's input of the larger scale, m = 2^30) none: the rescaling is d 2^(k - 11), one shift */
+enum { TFL_PK_ADD_MUL, TFL_PK_ADD_ML16, TFL_PK_ADD_POW };
+
+/* whether an input's (m, s) take tfl_pk_add_in, and its constants where they do */
+static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t s) {
+    const int32_t e = -s, sh = 11 + e;
+    int32_t k = 11;
+    if (s > 0 || e > 12 || m < 0) return 0;
+    a->z = _mm512_set1_epi32(zero), a->sh = _mm_cvtsi32_si128(sh);
+    a->mh = _mm512_set1_epi32(m >> sh), a->ml = _mm512_set1_epi32(m & ((1 << sh) - 1));
+    a->k = _mm512_set1_epi32((1 << 10) + (e > 0 ? 1 << (10 + e) : 0)), a->f = _mm512_set1_epi32(e > 0 ? 1 << 11 : 0);
+    a->mode = (m & ((1 << sh) - 1)) < (1 << 15) ? TFL_PK_ADD_ML16 : TFL_PK_ADD_MUL;
+    if (e == 0 && m >= (1 << 11) && (m & (m - 1)) == 0) {
+        while (((int32_t)1 << k) != m) ++k;
+        a->mode = TFL_PK_ADD_POW;
+    }
+    a->pow = _mm_cvtsi32_si128(k - 11);
+    return 1;
+}
+
+TFL_PK_INLINE __m512i tfl_pk_add_rescale_mode(const tfl_pk_add_in *a, __m512i x, int mode) {
+    const __m512i d = _mm512_sub_epi32(x, a->z);
+    if (mode == TFL_PK_ADD_POW) return _mm512_sll_epi32(d, a->pow);
+    __m512i t = _mm512_add_epi32(mode == TFL_PK_ADD_ML16 ? _mm512_madd_epi16(d, a->ml) : _mm512_mullo_epi32(d, a->ml), a->k);
+    t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
+    return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_sra_epi32(t, a->sh));
+}
+
+TFL_PK_INLINE __m512i tfl_pk_add_rescale(const tfl_pk_add_in *a, __m512i x) {
+    return tfl_pk_add_rescale_mode(a, x, TFL_PK_ADD_MUL);
+}
+
 /* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
  * residual ADD's three requantisations (per tensor) where add is set; lo8, hi8: the last clamp's bounds (the ADD's
  * where fused) in bytes, flo, fhi in dwords */
@@ -152,9 +207,11 @@ typedef struct {
     tfl_pk_rq rq;
     int32_t y_zero;
     __m512i yz, lo, hi, flo, fhi, lo8, hi8;
-    int add, conv_x1;
+    int add, conv_x1, add32;
     tfl_x86_rq r1, r2, ro;
     __m512i z1, z2, ayz, alo, ahi;
+    tfl_pk_add_in in1, in2; /* add32: the ADD's inputs rescaled in 32-bit lanes (tfl_pk_add_in) */
+    tfl_pk_rq aro;          /* add32: the ADD's output requantisation, its zero point folded where it can be */
 } tfl_pk_out;
 
 TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const int32_t *shift, __mmask16 m) {
@@ -164,7 +221,7 @@ TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const
 static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
     o->y_zero = p->y_zero;
     o->yz = _mm512_set1_epi32(p->y_zero), o->lo = _mm512_set1_epi32(p->y_min), o->hi = _mm512_set1_epi32(p->y_max);
-    o->add = r != NULL;
+    o->add = r != NULL, o->add32 = 0;
     o->flo = o->lo, o->fhi = o->hi;
     if (r != NULL) {
         const aotc_tfl_binary_params *a = &r->add;
@@ -176,12 +233,15 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
         o->ayz = _mm512_set1_epi32(a->y_zero), o->alo = _mm512_set1_epi32(a->y_min);
         o->ahi = _mm512_set1_epi32(a->y_max);
         o->flo = o->alo, o->fhi = o->ahi;
+        o->add32 = tfl_pk_add_in_init(&o->in1, a->x1_zero, a->m1, a->s1) &&
+                   tfl_pk_add_in_init(&o->in2, a->x2_zero, a->m2, a->s2);
+        if (o->add32) o->aro = tfl_pk_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift), a->y_zero);
     }
     o->lo8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->flo)), o->hi8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->fhi));
 }
 
 /* 16 sums requantised by rq, plus the output zero point (tfl_x86_requant; no first shift unless rq->shl) */
-TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
+TFL_PK_INLINE __m512i tfl_pk_requant_z(const tfl_pk_rq *rq, __m512i acc, __m512i yz) {
     const tfl_x86_rq *q = &rq->q;
     const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
     const __m512i a = rq->shl ? _mm512_sllv_epi32(acc, q->left) : acc;
@@ -190,8 +250,65 @@ TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, _
     te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
     to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
     const __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
-                                              _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
-    return rq->zfold ? v : _mm512_add_epi32(v, o->yz);
+                                              rq->odd1 ? _mm512_srav_epi64(to, rq->sh_o1)
+                                                       : _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
+    return rq->zfold ? v : _mm512_add_epi32(v, yz);
+}
+
+/* n (1 to TFL_PK_MR4) sums at s, 4 apart, requantised in place by rq where it has no first shift, its zero point
+ * folded and odd1 (tfl_pk_requant_z in such a block, its constants in registers for the n: issue 64, the output
+ * stage was a fifth of an int8 MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
+/* whether rq takes tfl_pk_requant_fast: no first shift, the zero point folded, odd1 */
+TFL_PK_INLINE int tfl_pk_rq_fast(const tfl_pk_rq *rq) { return !rq->shl && rq->zfold && rq->odd1; }
+
+/* tfl_pk_requant_z where tfl_pk_rq_fast(rq), rq's constants passed in (registers in a loop) */
+TFL_PK_INLINE __m512i tfl_pk_requant_fast(__m512i a, __m512i mult, __m512i mult_odd, __m512i k_e, __m512i k_o,
+                                          __m512i fix_e, __m512i fix_o, __m512i sh_e, __m512i sh_o1) {
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i pe = _mm512_mul_epi32(a, mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), mult_odd);
+    __m512i te = _mm512_add_epi64(pe, k_e), to = _mm512_add_epi64(po, k_o);
+    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, fix_e);
+    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, fix_o);
+    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, sh_e), _mm512_srav_epi64(to, sh_o1));
+}
+
+/* a fused ADD's n sums (s, 4 apart; residuals at res, ys apart, m) through the output stage but its last clamp, where
+ * add32 and both requantisations tfl_pk_rq_fast: the constants in registers or read in place, no tests a sum */
+TFL_PK_INLINE void tfl_pk_add_col(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i *s, int n, const int8_t *res,
+                                  int64_t ys, __mmask16 m, int mc, int mr) {
+    const tfl_pk_add_in *ic = o->conv_x1 ? &o->in1 : &o->in2, *ir = o->conv_x1 ? &o->in2 : &o->in1;
+    const tfl_pk_rq *ro = &o->aro;
+    const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
+    const __m512i fix_e = rq->q.fix_e, fix_o = rq->q.fix_o, sh_e = rq->q.sh_e, sh_o1 = rq->sh_o1;
+    const __m512i lo = o->lo, hi = o->hi;
+    int r;
+    for (r = 0; r < n; ++r) {
+        const __m512i v = _mm512_min_epi32(_mm512_max_epi32(tfl_pk_requant_fast(s[4 * r], mult, mult_odd, k_e, k_o, fix_e,
+                                                                                 fix_o, sh_e, sh_o1), lo), hi);
+        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res + r * ys));
+        const __m512i sum = _mm512_add_epi32(tfl_pk_add_rescale_mode(ic, v, mc), tfl_pk_add_rescale_mode(ir, rv, mr));
+        s[4 * r] = tfl_pk_requant_fast(sum, ro->q.mult, ro->q.mult_odd, ro->q.k_e, ro->q.k_o, ro->q.fix_e, ro->q.fix_o,
+                                       ro->q.sh_e, ro->sh_o1);
+    }
+}
+
+TFL_PK_INLINE void tfl_pk_requant_col(const tfl_pk_rq *rq, __m512i *s, int n) {
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
+    const __m512i fix_e = rq->q.fix_e, fix_o = rq->q.fix_o, sh_e = rq->q.sh_e, sh_o1 = rq->sh_o1;
+    int r;
+    for (r = 0; r < n; ++r) {
+        const __m512i a = s[4 * r];
+        const __m512i pe = _mm512_mul_epi32(a, mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), mult_odd);
+        __m512i te = _mm512_add_epi64(pe, k_e), to = _mm512_add_epi64(po, k_o);
+        te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, fix_e);
+        to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, fix_o);
+        s[4 * r] = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, sh_e), _mm512_srav_epi64(to, sh_o1));
+    }
+}
+
+TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
+    return tfl_pk_requant_z(rq, acc, o->yz);
 }
 
 /* 16 sums through the output stage but its last clamp (o->flo, o->fhi): requantised with the zero point; with the
@@ -203,6 +320,9 @@ TFL_PK_INLINE __m512i tfl_pk_out_lanes(const tfl_pk_out *o, const tfl_pk_rq *rq,
         v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
         const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
+        if (o->add32)
+            return tfl_pk_requant_z(&o->aro, _mm512_add_epi32(tfl_pk_add_rescale(&o->in1, x1), tfl_pk_add_rescale(&o->in2, x2)),
+                                    o->ayz);
         const __m512i a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
         const __m512i b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
         v = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
@@ -253,6 +373,14 @@ TFL_PK_INLINE void tfl_pk_store_g(const tfl_pk_out *o, __m512i s0, __m512i s1, _
 
 #define TFL_PK_MR 8 /* output positions a register block of CONV_2D (x 16 channels) */
 
+/* a block's mr sums (tfl_pk_conv_block's) to y, position r's at y + r ys (a residual at res + r ys where the ADD is
+ * fused) */
+static __attribute__((noinline)) void tfl_pk_block_store(const tfl_pk_out *o, const __m512i *sums, int mr, int8_t *y,
+                                                         const int8_t *res, int64_t ys, __mmask16 m) {
+    int r;
+    for (r = 0; r < mr; ++r) tfl_pk_store(o, sums[r], y + r * ys, res + r * ys, m);
+}
+
 /* mr positions' patches x one block of 16 channels' packed weights (wb: rows x rq quads of 16 x 4 bytes), from
  * the folded bias, to y (ys bytes between positions): position r's patch is `rows` runs of rq quads, run j at
  * a[r] + j rowstep (a tile's patches: one run; a span's windows: a kernel row a run) */
@@ -262,26 +390,27 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
     /* the sums in named variables, not an array: gcc 12 then keeps the weights' vector in a register (with an
      * array it spilled it a quad, and took twice the time) */
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias, s4 = bias, s5 = bias, s6 = bias, s7 = bias;
-    int32_t j, q;
-    for (j = 0; j < rows; ++j)
-        for (q = 0; q < rq; ++q, wb += 64) {
-            const __m512i w = _mm512_loadu_si512(wb);
-            const int64_t at = j * rowstep + 4 * q;
-            int32_t v;
+    const int32_t quads = rows * rq;
+    int32_t k, q = 0;
+    int64_t at = 0; /* (one loop over the quads, as tfl_pk_conv_tile's: around two nested ones gcc 12 copied every
+                     * sum out of its register and back at each byte dot product, and an int8 MobileNetV2's 16-channel
+                     * layer took twice the time) */
+    for (k = 0; k < quads; ++k, wb += 64, at = ++q < rq ? at + 4 : (q = 0, at + 4 + rowstep - 4 * (int64_t)rq)) {
+        const __m512i w = _mm512_loadu_si512(wb);
+        int32_t v;
 #define TFL_PK_DP(r, s)                                                                                         \
     if (mr > r) memcpy(&v, a[r] + at, 4), s = _mm512_dpbusd_epi32(s, _mm512_set1_epi32(v), w)
-            TFL_PK_DP(0, s0); TFL_PK_DP(1, s1); TFL_PK_DP(2, s2); TFL_PK_DP(3, s3);
-            TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
+        TFL_PK_DP(0, s0); TFL_PK_DP(1, s1); TFL_PK_DP(2, s2); TFL_PK_DP(3, s3);
+        TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
 #undef TFL_PK_DP
-        }
-    if (mr > 0) tfl_pk_store(o, s0, y, res, m);
-    if (mr > 1) tfl_pk_store(o, s1, y + ys, res + ys, m);
-    if (mr > 2) tfl_pk_store(o, s2, y + 2 * ys, res + 2 * ys, m);
-    if (mr > 3) tfl_pk_store(o, s3, y + 3 * ys, res + 3 * ys, m);
-    if (mr > 4) tfl_pk_store(o, s4, y + 4 * ys, res + 4 * ys, m);
-    if (mr > 5) tfl_pk_store(o, s5, y + 5 * ys, res + 5 * ys, m);
-    if (mr > 6) tfl_pk_store(o, s6, y + 6 * ys, res + 6 * ys, m);
-    if (mr > 7) tfl_pk_store(o, s7, y + 7 * ys, res + 7 * ys, m);
+    }
+    {
+        /* the sums out of registers once, for the output stage apart (as tfl_pk_conv_tile's: inlined, it kept gcc 12
+         * copying the sums between registers at each dot product) */
+        __m512i sums[TFL_PK_MR];
+        sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3, sums[4] = s4, sums[5] = s5, sums[6] = s6, sums[7] = s7;
+        tfl_pk_block_store(o, sums, mr, y, res, ys, m);
+    }
 }
 
 #define TFL_PK_MR4 6 /* output positions a register tile of CONV_2D over 2 to 4 blocks of 16 channels */
@@ -296,8 +425,27 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
     const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
     int r, j;
     for (j = 0; j < nb; ++j) {
-        const tfl_pk_rq q = rqs[j];
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
+        if (!o->add && tfl_pk_rq_fast(&rqs[j])) {
+            tfl_pk_requant_col(&rqs[j], sums + j, mr);
+            continue;
+        }
+        if (o->add && o->add32 && tfl_pk_rq_fast(&rqs[j]) && tfl_pk_rq_fast(&o->aro)) {
+            /* each pair of the inputs' modes its own loop (the conv's input, the residual's) */
+            const int mc = (o->conv_x1 ? o->in1 : o->in2).mode, mres = (o->conv_x1 ? o->in2 : o->in1).mode;
+            const int8_t *rj = res + 16 * j;
+#define TFL_PK_ADD_COL(A, B)                                                                                    \
+    else if (mc == A && mres == B) tfl_pk_add_col(o, &rqs[j], sums + j, mr, rj, ys, mj, A, B);
+            if (0) {
+            }
+            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_POW)
+            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_MUL) TFL_PK_ADD_COL(TFL_PK_ADD_MUL, TFL_PK_ADD_POW)
+            TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_POW)
+            else tfl_pk_add_col(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_MUL);
+#undef TFL_PK_ADD_COL
+            continue;
+        }
+        const tfl_pk_rq q = rqs[j];
         for (r = 0; r < mr; ++r) sums[4 * r + j] = tfl_pk_out_lanes(o, &q, sums[4 * r + j], res + r * ys + 16 * j, mj);
     }
     for (r = 0; r < mr; ++r) {
@@ -914,8 +1062,19 @@ typedef struct {
     const tfl_pk_out *o;
     int8_t *y;
     uint8_t *scratch;
-    int32_t runs; /* of output rows, a block */
+    int32_t runs;  /* of output rows, a block */
+    int32_t blocks, across; /* across: items run-major (a run's rows for every block in turn), else block-major */
 } tfl_pk_dw_job;
+
+/* An input past which DEPTHWISE_CONV_2D goes a run of TFL_PK_DW_RUN output rows at a time across the blocks, not a
+ * block at a time down the image: a block's band reads 16 bytes of each pixel, so block by block such an input came
+ * from past the L2 once for each block (issue 64: MobileNetV2's 112 x 112 x 96 stride-2 layer spent 45 % of its time
+ * making bands); run by run its rows stay in the cache for the next blocks, at the cost of kh - sh rows made again a
+ * run */
+#ifndef TFL_PK_DW_ACROSS_BYTES
+#define TFL_PK_DW_ACROSS_BYTES (512 * 1024)
+#endif
+#define TFL_PK_DW_RUN 8
 
 static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
     const tfl_pk_dw_job *J = (const tfl_pk_dw_job *)ctx;
@@ -935,7 +1094,8 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
     int32_t i, r;
     for (i = begin; i < end; ++i) {
         /* the block's requantisation, bias (and the byte path's weights), a ring anew, then the run's rows */
-        const int32_t c0 = i / J->runs * 16, r0 = i % J->runs * per_run, r1 = r0 + per_run < rows ? r0 + per_run : rows;
+        const int32_t blk = J->across ? i % J->blocks : i / J->runs, run = J->across ? i / J->blocks : i % J->runs;
+        const int32_t c0 = blk * 16, r0 = run * per_run, r1 = r0 + per_run < rows ? r0 + per_run : rows;
         const __mmask16 m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
         const __m512i bv = _mm512_loadu_si512(J->bias + c0);
         tfl_pk_dw_ring ring;
@@ -961,18 +1121,21 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
     tfl_pk_dw_job J;
     tfl_pk_out_init(&o, p, NULL);
     const int32_t blocks = (p->c + 15) / 16;
-    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch, J.runs = 1;
-#if defined(AOTC_THREADS) && AOTC_THREADS > 1
     const int32_t rows = p->n * p->oh;
+    J.p = p, J.x = x, J.wp = wp, J.bias = bias, J.o = &o, J.y = y, J.scratch = scratch, J.runs = 1;
+    J.blocks = blocks, J.across = blocks > 1 && rows > TFL_PK_DW_RUN && (int64_t)p->n * p->h * p->w * p->c > TFL_PK_DW_ACROSS_BYTES;
+    if (J.across) J.runs = (rows + TFL_PK_DW_RUN - 1) / TFL_PK_DW_RUN;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
     if (aotc_tfl_depthwise_s8_packed_scratch_bytes(p) <= TFL_PK_DW_STACK &&
         (int64_t)rows * p->ow * p->c * p->kh * p->kw >= TFL_PK_POOL_MIN_MACS / 4) { /* (a tap: about 4 MACs of a conv) */
-        J.runs = (TFL_PK_DW_ITEMS + blocks - 1) / blocks;
-        J.runs = J.runs < rows ? J.runs : rows;
+        int32_t runs = (TFL_PK_DW_ITEMS + blocks - 1) / blocks;
+        runs = runs < rows ? runs : rows;
+        J.runs = runs > J.runs ? runs : J.runs;
         aotc_parallel_for(tfl_pk_dw_items, &J, blocks * J.runs);
         return;
     }
 #endif
-    tfl_pk_dw_items(&J, 0, blocks);
+    tfl_pk_dw_items(&J, 0, blocks * J.runs);
 }
 #elif TFL_PK_AVX2
 /* m (1 .. 8) int8 at x sign-extended to 8 int32 lanes (past m: 0) */
