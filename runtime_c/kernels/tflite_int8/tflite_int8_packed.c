@@ -255,9 +255,6 @@ TFL_PK_INLINE __m512i tfl_pk_requant_z(const tfl_pk_rq *rq, __m512i acc, __m512i
     return rq->zfold ? v : _mm512_add_epi32(v, yz);
 }
 
-/* n (1 to TFL_PK_MR4) sums at s, 4 apart, requantised in place by rq where it has no first shift, its zero point
- * folded and odd1 (tfl_pk_requant_z in such a block, its constants in registers for the n: issue 64, the output
- * stage was a fifth of an int8 MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
 /* whether rq takes tfl_pk_requant_fast: no first shift, the zero point folded, odd1 */
 TFL_PK_INLINE int tfl_pk_rq_fast(const tfl_pk_rq *rq) { return !rq->shl && rq->zfold && rq->odd1; }
 
@@ -292,6 +289,9 @@ TFL_PK_INLINE void tfl_pk_add_col(const tfl_pk_out *o, const tfl_pk_rq *rq, __m5
     }
 }
 
+/* n (1 to TFL_PK_MR4) sums at s, 4 apart, requantised in place by rq where tfl_pk_rq_fast(rq) (tfl_pk_requant_z in
+ * such a block, its constants in registers for the n: issue 64, the output stage was a fifth of an int8
+ * MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
 TFL_PK_INLINE void tfl_pk_requant_col(const tfl_pk_rq *rq, __m512i *s, int n) {
     const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
     const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
