@@ -293,18 +293,10 @@ TFL_PK_INLINE void tfl_pk_add_col(const tfl_pk_out *o, const tfl_pk_rq *rq, __m5
  * such a block, its constants in registers for the n: issue 64, the output stage was a fifth of an int8
  * MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
 TFL_PK_INLINE void tfl_pk_requant_col(const tfl_pk_rq *rq, __m512i *s, int n) {
-    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
     const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
     const __m512i fix_e = rq->q.fix_e, fix_o = rq->q.fix_o, sh_e = rq->q.sh_e, sh_o1 = rq->sh_o1;
     int r;
-    for (r = 0; r < n; ++r) {
-        const __m512i a = s[4 * r];
-        const __m512i pe = _mm512_mul_epi32(a, mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), mult_odd);
-        __m512i te = _mm512_add_epi64(pe, k_e), to = _mm512_add_epi64(po, k_o);
-        te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, fix_e);
-        to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, fix_o);
-        s[4 * r] = _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, sh_e), _mm512_srav_epi64(to, sh_o1));
-    }
+    for (r = 0; r < n; ++r) s[4 * r] = tfl_pk_requant_fast(s[4 * r], mult, mult_odd, k_e, k_o, fix_e, fix_o, sh_e, sh_o1);
 }
 
 TFL_PK_INLINE __m512i tfl_pk_requant(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i acc) {
