@@ -940,7 +940,7 @@ __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((u
     /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc, acc at [sp, #116], #120, #124, #128 after the prologue */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #80\n\t"
+        "sub sp, sp, #80\n\t" AOTC_DSP_MAC4X2_WPRE
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
         "str r2, [sp, #64]\n\t"
