@@ -1235,18 +1235,22 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int8_t *const img = x + (int64_t)b * ih * xrow;
             int32_t iy = oy * sh + iy00;
             int8_t *dst = patch;
-            for (ky = 0; ky < kh; ++ky, iy += dh, dst += span) {
-                if ((uint32_t)iy >= (uint32_t)ih) {
-                    tfl_mve_fill(dst, xz, span);
-                } else if (inside) {
-                    tfl_mve_copy(dst, img + (int64_t)iy * xrow + ix0 * c, span);
-                } else {
-                    const int8_t *const src = img + (int64_t)iy * xrow;
-                    int8_t *d = dst;
-                    for (kx = 0; kx < kw; ++kx, d += c) {
-                        const int32_t ix = ix0 + kx * dw;
-                        if ((uint32_t)ix >= (uint32_t)iw) tfl_mve_fill(d, xz, c);
-                        else tfl_mve_copy(d, src + ix * c, c);
+            if (inside && iy >= 0 && iy + (kh - 1) * dh < ih) { /* every window row inside: one loop */
+                tfl_mve_copy_rows(patch, img + (int64_t)iy * xrow + ix0 * c, span, dh * xrow, kh);
+            } else {
+                for (ky = 0; ky < kh; ++ky, iy += dh, dst += span) {
+                    if ((uint32_t)iy >= (uint32_t)ih) {
+                        tfl_mve_fill(dst, xz, span);
+                    } else if (inside) {
+                        tfl_mve_copy(dst, img + (int64_t)iy * xrow + ix0 * c, span);
+                    } else {
+                        const int8_t *const src = img + (int64_t)iy * xrow;
+                        int8_t *d = dst;
+                        for (kx = 0; kx < kw; ++kx, d += c) {
+                            const int32_t ix = ix0 + kx * dw;
+                            if ((uint32_t)ix >= (uint32_t)iw) tfl_mve_fill(d, xz, c);
+                            else tfl_mve_copy(d, src + ix * c, c);
+                        }
                     }
                 }
             }
