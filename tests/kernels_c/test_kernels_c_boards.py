@@ -207,7 +207,8 @@ def test_dsp_kernels_compile_with_clang_for_cortex_m(tmp_path, core, level):
 # Helium's entries on the M55 (tflite_int8_mve.h's assembly loops), the word of their names test_tflite_int8_kernels.c
 # takes, and the entries each must report
 HELIUM_ENTRIES = {
-    "conv": ("aotc_tfl_conv", ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", r"aotc_tfl_conv_s8 \(pointwise, late\)")),
+    "conv": ("aotc_tfl_conv", ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", r"aotc_tfl_conv_s8 \(pointwise, late\)",
+                               r"aotc_tfl_conv_add_s8 \(residual, late\)")),
     "depthwise": ("aotc_tfl_depthwise_s8", ("aotc_tfl_depthwise_s8", r"aotc_tfl_depthwise_s8 \(ring\)",
                                             r"aotc_tfl_depthwise_s8 \(ring, 6 q wide\)")),
     "fc": ("aotc_tfl_fc_s8", ("aotc_tfl_fc_s8",)),
@@ -225,10 +226,11 @@ def test_helium_paths_on_the_m55(tmp_path, objects, op, level):
     every tail past whole vectors of 16, and none), a position's groups (tfl_mve_dot_groups) and their usual
     requantisation (tfl_mve_requant_groups), 1 x 1 layers 4 channels over every position (tfl_mve_pw_group), 4 to 24
     channels out (the last group of 4 overlapping the one before), windows of 1 to 5 x 5, strides, dilations,
-    padding, the usual requantisation and others; the fused residual ADD in vectors. DEPTHWISE_CONV_2D: MobileNet's
-    and KWS's 3 x 3 layers of 4n channels (tfl_mve_dw3_row's blocks of 3 and of 2 at column strides 1 and 2, rows of
-    2 to 30, SAME and VALID), the others by the DSP path. FULLY_CONNECTED: tfl_mve_dot4q's and tfl_mve_sum4q's
-    loops, any input length."""
+    padding, the usual requantisation and others; the fused residual ADD in vectors, and by tables
+    (tfl_mve_residual_fast, "(residual, late)": no upper clamp, half at the zero point -128). DEPTHWISE_CONV_2D:
+    MobileNet's and KWS's 3 x 3 layers of 4n channels (tfl_mve_dw3_row's blocks of 3 and of 2 at column strides 1
+    and 2, rows of 2 to 30, SAME and VALID), the others by the DSP path. FULLY_CONNECTED: tfl_mve_dot4q's and
+    tfl_mve_sum4q's loops, any input length."""
     only, entries = HELIUM_ENTRIES[op]
     cpu = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", level]
     out = run_on_board(objects, tmp_path, "tflite_int8", "mps3-an547", cpu, 150, only=only)

@@ -96,7 +96,7 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
 enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64, K_TILES = 128,
-       K_AMX = 256, K_MULT = 512 };
+       K_AMX = 256, K_MULT = 512, K_RES = 1024 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -401,8 +401,8 @@ static int check_conv(int kind, int wide) {
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
     const int ring = kind & (K_RING | K_RING6 | K_PW | K_MULT), pw = (kind & K_PW) != 0, tiles = (kind & K_TILES) != 0;
-    const int amx = (kind & K_AMX) != 0;
-    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX | K_MULT);
+    const int amx = (kind & K_AMX) != 0, resfast = (kind & K_RES) != 0;
+    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW | K_TILES | K_AMX | K_MULT | K_RES);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 8 taps (two
@@ -522,6 +522,13 @@ static int check_conv(int kind, int wide) {
         multiplier(s1 / twice, &r.add.m1, &r.add.s1), multiplier(s2 / twice, &r.add.m2, &r.add.s2);
         multiplier(twice / (1048576.0 * so), &r.add.mult, &r.add.shift);
         act_range(-128, 127, r.add.y_zero, &r.add.y_min, &r.add.y_max);
+        /* K_RES (an entry of its own, the last): the ADD's output without an upper clamp, half at the zero point and
+         * lower clamp -128: the tables' loops of the DSP path (tfl_dsp_residual_fast) and Helium's
+         * (tfl_mve_residual_fast), with TFLite's sign term and a lower clamp (ReLU's) or without */
+        if (resfast) {
+            r.add.y_max = 127;
+            if (chance(1, 2)) r.add.y_zero = r.add.y_min = -128;
+        }
         res = ints(yn, 1, -128, 127);
         in_place = chance(1, 2);
         if (in_place) memcpy(y, res, yn);
@@ -1525,6 +1532,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_conv_s8_packed (AMX blockings)", c_conv8, K_CONV | K_PACKED | K_AMX},
     {"aotc_tfl_conv_add_s8_packed (AMX blockings)", c_conv8, K_CONV_ADD | K_PACKED | K_AMX},
 #endif
+    {"aotc_tfl_conv_add_s8 (residual, late)", c_conv8, K_CONV_ADD | K_RES},
 };
 
 int main(int argc, char **argv) {

@@ -257,20 +257,26 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r9, lr, r2, r9\n\t"                                                                       \
     "smlad r11, lr, r3, r11\n\t"
 #elif AOTC_DSP_M33
-/* The M33's quad: the M7's instructions (12 LDRs, no LDRD, which takes 3 cycles there as on the M4; 104 bytes), each
- * load two instructions or more before what reads it (no load-use stall): 29 cycles for 32 multiply-accumulates on
- * its model (the M4's order: 32, its two LDRDs 3 each and two SMLADs right after the load they read) */
+/* The M33's quad: 12 LDRs (no LDRD, which takes 3 cycles there as on the M4), each load two instructions or more
+ * before what reads it (no load-use stall), and no ADD of the weights' pointer: the quad's first weight load is
+ * pre-indexed with writeback ([r1, #32]!), so r1 enters each quad 32 bytes before its weights (the kernels start it
+ * at w - 32, AOTC_DSP_MAC4X2_WPRE, and their ends are biased alike) and the other 7 are at positive offsets from
+ * where it lands. The next instruction after it does not read r1 (the model counts a written-back base as loaded).
+ * 28 cycles for 32 multiply-accumulates on its model (with an ADD of the pointer: 29; the M4's order: 30, its two
+ * LDRDs 3 each; VWW -O3's aotc_dsp_mac4x2_rq3 7,533,884 est. cycles in the M4's order, 7,327,292 with the ADD,
+ * 7,121,354); 104 bytes as the other cores' quads (three loads .w), so the kernels' entries past (-nq) mod 16 quads
+ * are the same. */
 #define AOTC_DSP_MAC4X2_QUAD                                                                            \
+    "ldr r2, [r1, #32]!\n\t"    /* channel 0's E; r1 at the quad's weights */                          \
     "ldr.w r12, [r0], #16\n\t" /* E(t0) */                                                            \
-    "ldr r2, [r1]\n\t"         /* channel 0's E */                                                    \
+    "ldr.w r3, [r1, #4]\n\t"                                                                           \
     "ldr lr, [r0, #-8]\n\t"    /* E(t1) */                                                            \
-    "ldr r3, [r1, #4]\n\t"                                                                           \
     "smlad r4, r12, r2, r4\n\t"                                                                      \
     "smlad r5, lr, r2, r5\n\t"                                                                       \
-    "ldr r2, [r1, #8]\n\t"                                                                           \
+    "ldr.w r2, [r1, #8]\n\t"                                                                           \
     "smlad r6, r12, r3, r6\n\t"                                                                      \
     "smlad r7, lr, r3, r7\n\t"                                                                       \
-    "ldr r3, [r1, #12]\n\t"                                                                          \
+    "ldr.w r3, [r1, #12]\n\t"                                                                          \
     "smlad r8, r12, r2, r8\n\t"                                                                      \
     "smlad r9, lr, r2, r9\n\t"                                                                       \
     "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                     \
@@ -282,14 +288,14 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "ldr lr, [r0, #-4]\n\t"    /* O(t1) */                                                            \
     "smlad r6, r12, r3, r6\n\t"                                                                      \
     "smlad r5, lr, r2, r5\n\t"                                                                       \
-    "ldr.w r2, [r1, #24]\n\t"                                                                        \
+    "ldr r2, [r1, #24]\n\t"                                                                          \
     "smlad r7, lr, r3, r7\n\t"                                                                       \
-    "ldr.w r3, [r1, #28]\n\t"                                                                        \
-    "add.w r1, r1, #32\n\t"                                                                          \
+    "ldr r3, [r1, #28]\n\t"                                                                          \
     "smlad r8, r12, r2, r8\n\t"                                                                      \
     "smlad r10, r12, r3, r10\n\t"                                                                    \
     "smlad r9, lr, r2, r9\n\t"                                                                       \
     "smlad r11, lr, r3, r11\n\t"
+#define AOTC_DSP_MAC4X2_WPRE "sub r2, r2, #32\n\t" /* w (r2 at a kernel's entry) less 32: the quads' pre-index */
 #else
 #define AOTC_DSP_MAC4X2_QUAD                                                                            \
     "ldr.w r2, [r0], #16\n\t"  /* E(t0); the bases alternate: a load after one whose writeback */ \
@@ -319,6 +325,9 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
     "smlad r10, r2, lr, r10\n\t"                                                                       \
     "smlad r11, r3, lr, r11\n\t"
 #endif
+#ifndef AOTC_DSP_MAC4X2_WPRE
+#define AOTC_DSP_MAC4X2_WPRE "" /* the M4's and M7's quads step r1 themselves from w */
+#endif
 #define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_ARG const uint32_t *p,
                                                                      AOTC_DSP_ARG int32_t count,
@@ -330,7 +339,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_AR
      * against the end and the PC is loaded: 33 est. cycles, not 36 (IC02's multi-block layers take it ~45 K times) */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #20\n\t"
+        "sub sp, sp, #20\n\t" AOTC_DSP_MAC4X2_WPRE
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
         "ldr r4, [sp, #56]\n\t"

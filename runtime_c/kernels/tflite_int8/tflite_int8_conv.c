@@ -28,6 +28,7 @@ typedef struct {
      * the output's mult, left, -right, y_min, y_max */
     int32x4_t q[11];
     int usual; /* no shift of the three above 0 */
+    int32_t fm, fra, fnr; /* with fast (tfl_mve_residual_fast): the output's mult, rounding term and -right */
 #endif
 } tfl_residual;
 
@@ -940,7 +941,7 @@ __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((u
     /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc, acc at [sp, #116], #120, #124, #128 after the prologue */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #80\n\t"
+        "sub sp, sp, #80\n\t" AOTC_DSP_MAC4X2_WPRE
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
         "str r2, [sp, #64]\n\t"
@@ -1215,39 +1216,55 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     }
     const int usual = tfl_mve_requant_usual(p->shift, oc, p->y_min, p->y_max);
     const int32x4_t yzv = vdupq_n_s32(p->y_zero);
+    /* p's fields in locals (the patch's and y's stores could alias *p: gcc loaded them again a kernel row and a
+     * position, about 60 cycles a position of ResNet-8's 3 x 3 layers), the rows stepped, not multiplied */
+    const int32_t kh = p->kh, kw = p->kw, sw = p->sw, dh = p->dh, dw = p->dw, pl = p->pad_left, ih = p->h;
+    const int32_t iw = p->w, ow = p->ow, oh = p->oh, xz = p->x_zero, iy00 = -p->pad_top, sh = p->sh;
+    const int32_t *const mult = p->mult, *const shift = p->shift;
+    const int32_t ng0 = oc / 4 < 16 ? oc / 4 : 16; /* the groups of the first (often only) run of 16 */
     int32_t ox = 0, oy = 0, b = 0; /* pos's column, row and batch, stepped */
-    for (pos = 0; pos < total; ++pos, ox = ox + 1 < p->ow ? ox + 1 : 0, oy += ox == 0,
-        b += oy == p->oh && ox == 0, oy = oy == p->oh ? 0 : oy) {
+    for (pos = 0; pos < total; ++pos, ox = ox + 1 < ow ? ox + 1 : 0, oy += ox == 0,
+        b += oy == oh && ox == 0, oy = oy == oh ? 0 : oy) {
         const int8_t *px = patch;
         int8_t *yp = e != NULL ? row : y + (int64_t)pos * oc;
         if (direct) {
             px = x + (int64_t)pos * c;
         } else {
-            const int32_t ix0 = ox * p->sw - p->pad_left;
-            const int32_t inside = p->dw == 1 && ix0 >= 0 && ix0 + p->kw <= p->w;
-            for (ky = 0; ky < p->kh; ++ky) {
-                const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
-                int8_t *dst = patch + ky * span;
-                const int8_t *src = x + ((int64_t)b * p->h + iy) * xrow;
-                if (iy < 0 || iy >= p->h) {
-                    tfl_mve_fill(dst, p->x_zero, span);
-                } else if (inside) {
-                    tfl_mve_copy(dst, src + ix0 * c, span);
-                } else {
-                    for (kx = 0; kx < p->kw; ++kx, dst += c) {
-                        const int32_t ix = ix0 + kx * p->dw;
-                        if (ix < 0 || ix >= p->w) tfl_mve_fill(dst, p->x_zero, c);
-                        else tfl_mve_copy(dst, src + ix * c, c);
+            const int32_t ix0 = ox * sw - pl;
+            const int32_t inside = dw == 1 && ix0 >= 0 && ix0 + kw <= iw;
+            const int8_t *const img = x + (int64_t)b * ih * xrow;
+            int32_t iy = oy * sh + iy00;
+            int8_t *dst = patch;
+            if (inside && iy >= 0 && iy + (kh - 1) * dh < ih) { /* every window row inside: one loop */
+                tfl_mve_copy_rows(patch, img + (int64_t)iy * xrow + ix0 * c, span, dh * xrow, kh);
+            } else {
+                for (ky = 0; ky < kh; ++ky, iy += dh, dst += span) {
+                    if ((uint32_t)iy >= (uint32_t)ih) {
+                        tfl_mve_fill(dst, xz, span);
+                    } else if (inside) {
+                        tfl_mve_copy(dst, img + (int64_t)iy * xrow + ix0 * c, span);
+                    } else {
+                        const int8_t *const src = img + (int64_t)iy * xrow;
+                        int8_t *d = dst;
+                        for (kx = 0; kx < kw; ++kx, d += c) {
+                            const int32_t ix = ix0 + kx * dw;
+                            if ((uint32_t)ix >= (uint32_t)iw) tfl_mve_fill(d, xz, c);
+                            else tfl_mve_copy(d, src + ix * c, c);
+                        }
                     }
                 }
             }
         }
         if (usual) { /* whole groups' sums by the assembly loop, 16 groups a time, then requantised */
             int32_t sums[64] __attribute__((aligned(8)));
-            for (o = 0; o + 4 <= oc; o += 64) {
+            if (oc >= 4) {
+                tfl_mve_dot_groups(px, k, w, ng0, sums);
+                tfl_mve_requant_groups(sums, wsum, mult, shift, yzv, yp, ng0);
+            }
+            for (o = 64; o + 4 <= oc; o += 64) {
                 const int32_t ng = (oc - o) / 4 < 16 ? (oc - o) / 4 : 16;
                 tfl_mve_dot_groups(px, k, w + (int64_t)o * k, ng, sums);
-                tfl_mve_requant_groups(sums, wsum + o, p->mult + o, p->shift + o, yzv, yp + o, ng);
+                tfl_mve_requant_groups(sums, wsum + o, mult + o, shift + o, yzv, yp + o, ng);
             }
             if (oc % 4 != 0) { /* the last 4 channels, overlapping the group before */
                 const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)(oc - 4) * k, k),
@@ -1355,7 +1372,111 @@ static inline __attribute__((always_inline)) void tfl_dsp_residual_fast(const in
 }
 #endif
 
+#if AOTC_TFL_MVE && TFL_MVE_ALL_REGS
+/* Helium's form of tfl_dsp_residual_fast: the ADD's two rescalings by table (each input byte's requant_double, as the
+ * DSP path's tables, but indexed by the byte unsigned and not shifted: the requantisation's left shift is 0 where it
+ * applies), 4 elements a gather each, their sum requantised as tfl_dsp_requant_run's SMMLAR path does, VQRDMULH of
+ * the sum being SMMLAR of the doubled sum (the tables' sum is below 2^30, the multiplier positive: no saturation):
+ * y = SAT8((ra + VQRDMULH(a, mult) [+ (a >> 31)]) >> right) [max lo], the sign term and lo where floor is 0 (e->fast
+ * 1). A turn of 4 is 11 or 14 instructions, 22 or 28 est. cycles on the M55's model (the gathers 4 each), where
+ * add_one's three requantisations in vectors took 26 instructions, about 67 (ResNet-8's fused ADDs, 28,672
+ * elements: 482,944 est. cycles). The tables cost about 2,700 cycles a call (vectors of 4 bytes' rescalings). */
+static inline __attribute__((always_inline)) void tfl_mve_residual_fast(const tfl_residual *e, const int8_t *v,
+                                                                        const int8_t *res, int32_t n, int8_t *y) {
+    const int32_t mult = e->fm, ra = e->fra, nr = e->fnr;
+    const int32_t *tc = e->t_conv, *tr = e->t_res;
+    int32x4_t xv, xr, s, t;
+    if (e->fast == 2) {
+        __asm__ volatile("dlstp.32 lr, %[n]\n"
+                         "1:\n\t"
+                         "vldrb.u32 %q[xv], [%[v]], #4\n\t"
+                         "vldrb.u32 %q[xr], [%[r]], #4\n\t"
+                         "vldrw.u32 %q[s], [%[tc], %q[xv], uxtw #2]\n\t"
+                         "vldrw.u32 %q[t], [%[tr], %q[xr], uxtw #2]\n\t"
+                         "vadd.i32 %q[s], %q[s], %q[t]\n\t"
+                         "vqrdmulh.s32 %q[s], %q[s], %[m]\n\t"
+                         "vadd.i32 %q[s], %q[s], %[ra]\n\t"
+                         "vshl.s32 %q[s], %[nr]\n\t"
+                         "vqmovnb.s32 %q[s], %q[s]\n\t"
+                         "vqmovnb.s16 %q[s], %q[s]\n\t"
+                         "vstrb.32 %q[s], [%[y]], #4\n\t"
+                         "letp lr, 1b"
+                         : [xv] "=&w"(xv), [xr] "=&w"(xr), [s] "=&w"(s), [t] "=&w"(t), [v] "+l"(v), [r] "+l"(res),
+                           [y] "+l"(y)
+                         : [n] "r"(n), [tc] "r"(tc), [tr] "r"(tr), [m] "r"(mult), [ra] "r"(ra), [nr] "r"(nr)
+                         : "lr", "memory");
+    } else {
+        const int32x4_t lo = e->q[9];
+        __asm__ volatile("dlstp.32 lr, %[n]\n"
+                         "1:\n\t"
+                         "vldrb.u32 %q[xv], [%[v]], #4\n\t"
+                         "vldrb.u32 %q[xr], [%[r]], #4\n\t"
+                         "vldrw.u32 %q[s], [%[tc], %q[xv], uxtw #2]\n\t"
+                         "vldrw.u32 %q[t], [%[tr], %q[xr], uxtw #2]\n\t"
+                         "vadd.i32 %q[s], %q[s], %q[t]\n\t"
+                         "vshr.s32 %q[t], %q[s], #31\n\t"
+                         "vqrdmulh.s32 %q[s], %q[s], %[m]\n\t"
+                         "vadd.i32 %q[s], %q[s], %[ra]\n\t"
+                         "vadd.i32 %q[s], %q[s], %q[t]\n\t"
+                         "vshl.s32 %q[s], %[nr]\n\t"
+                         "vmax.s32 %q[s], %q[s], %q[lo]\n\t"
+                         "vqmovnb.s32 %q[s], %q[s]\n\t"
+                         "vqmovnb.s16 %q[s], %q[s]\n\t"
+                         "vstrb.32 %q[s], [%[y]], #4\n\t"
+                         "letp lr, 1b"
+                         : [xv] "=&w"(xv), [xr] "=&w"(xr), [s] "=&w"(s), [t] "=&w"(t), [v] "+l"(v), [r] "+l"(res),
+                           [y] "+l"(y)
+                         : [n] "r"(n), [tc] "r"(tc), [tr] "r"(tr), [m] "r"(mult), [ra] "r"(ra), [nr] "r"(nr),
+                           [lo] "w"(lo)
+                         : "lr", "memory");
+    }
+}
+
+/* tfl_mve_residual_fast's tables in t (AOTC_TFL_RESIDUAL_TABLES words: the scratch's room for them), where its
+ * requantisation holds (tfl_dsp_requant_run's SMMLAR path with right > 0, no left shift, the top clamp 127, the sum
+ * of the tables below 2^30): t[b] = requant_double(((int8_t)b - zero) 2^20, m, s) of input 1, t[256 + b] input 2's
+ * (negated for a SUB), by tfl_mve_rq on vectors of 4 bytes (bit for bit requant_double's); e->fast 2 at the zero
+ * point and lower clamp -128, else 1. Otherwise nothing (add_one's vectors then). */
+static void tfl_mve_residual_tables(tfl_residual *e, int32_t *t) {
+    const aotc_tfl_binary_params *a = &e->r->add;
+    const int32_t right = -a->shift;
+    uint32_t b1 = 0, b2 = 0;
+    int32_t b;
+    if (a->mult == INT32_MIN || a->mult < 0 || right <= 0 || right > 22 || a->y_max != 127 || a->y_min < -128)
+        return;
+    for (b = 0; b < 256; b += 4) {
+        const int32x4_t x = vshrq_n_s32(vshlq_n_s32(vreinterpretq_s32_u32(vidupq_n_u32((uint32_t)b, 1)), 24), 24);
+        const int32x4_t t1 = tfl_mve_rq(vshlq_n_s32(vsubq_n_s32(x, a->x1_zero), 20), e->q[0], e->q[1], e->q[2]);
+        int32x4_t t2 = tfl_mve_rq(vshlq_n_s32(vsubq_n_s32(x, a->x2_zero), 20), e->q[3], e->q[4], e->q[5]);
+        if (a->subtract) t2 = vnegq_s32(t2);
+        vst1q_s32(t + b, t1), vst1q_s32(t + 256 + b, t2);
+        b1 = vmaxavq_s32(b1, t1), b2 = vmaxavq_s32(b2, t2);
+    }
+    if ((uint64_t)b1 + b2 >= ((uint64_t)1 << 30)) return;
+    e->t_conv = e->r->conv_x1 ? t : t + 256, e->t_res = e->r->conv_x1 ? t + 256 : t;
+    e->fast = a->y_zero == -128 && a->y_min == -128 ? 2 : 1;
+    e->fm = a->mult, e->fra = (1 << (right - 1)) + a->y_zero * (1 << right), e->fnr = -right;
+}
+#endif
+
+#if AOTC_TFL_MVE && TFL_MVE_ALL_REGS
+/* With the tables (tfl_mve_residual_tables), tfl_mve_residual_fast; else add_one's vectors, apart (noinline): their
+ * registers q4 .. q7 made every call save and restore d8 .. d15 (34 est. cycles a call of the tables' loop, ResNet-8's
+ * fused ADDs a position a call) */
+__attribute__((noinline)) static void tfl_residual_vec(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n,
+                                                       int8_t *y);
 static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y) {
+    if (e->fast && n > 0) {
+        tfl_mve_residual_fast(e, v, e->res + at, n, y + at);
+        return;
+    }
+    tfl_residual_vec(e, v, at, n, y);
+}
+#define TFL_RESIDUAL_BODY tfl_residual_vec
+#else
+#define TFL_RESIDUAL_BODY tfl_residual_run
+#endif
+static void TFL_RESIDUAL_BODY(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y) {
     const aotc_tfl_binary_params *a = &e->r->add;
     const int8_t *res = e->res + at;
     int32_t k;
@@ -1475,7 +1596,10 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         e.q[9] = vdupq_n_s32(a->y_min), e.q[10] = vdupq_n_s32(a->y_max);
         e.usual = a->s1 <= 0 && a->s2 <= 0 && a->shift <= 0;
     }
-    if (scratch != NULL) { /* (tfl_residual_run's vectors need no tables: their room left) */
+    if (scratch != NULL) { /* the ADD's tables where tfl_mve_residual_fast applies (else add_one's vectors) */
+#if TFL_MVE_ALL_REGS
+        tfl_mve_residual_tables(&e, (int32_t *)scratch);
+#endif
         scratch += AOTC_TFL_RESIDUAL_TABLES;
         if (tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
             int32_t np;

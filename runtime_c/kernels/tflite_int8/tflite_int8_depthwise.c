@@ -1436,7 +1436,42 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
 /* kernel row ky from r0 (the row's column of A); X4: B's last column (x's, or x_zero's word where padding). The
  * fourth column's address (r0 + 3 c) by an ADD between A's multiplies of the second column, once r3 is free: just
  * before its load it stalled the address phase a cycle (3 a turn) */
-#define TFL_DWS2_ROW(ky, X4)                                                                              \
+#if AOTC_DSP_M33
+/* The M33's order of a kernel row (the same instructions, T too: on the M33 a load's result is a cycle late for the
+ * next instruction, 5 a row and the rows' steps 2 a turn on its model): each column's load two instructions or more
+ * before its SXTB16s (a weight load between, or the multiplies of r1 first, the load of the next column between
+ * them and those of r3: TFL_DWS2_AX), the fourth column's address in r1 (one stall left, a row), and T (the next
+ * row's step into r1) inside B's multiplies (TFL_DWS2_BT). tfl_dsp_dws2_floor on VWW -O3, its model: 508,864 ->
+ * 478,784 est. cycles. */
+#define TFL_DWS2_WX(t, addr)                                                                              \
+    "ldr r12, [sp, #(32 + 8 * (" #t "))]\n\tldr r1, " addr "\n\tldr lr, [sp, #(36 + 8 * (" #t "))]\n\t"       \
+    "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
+#define TFL_DWS2_AX(addr)                                                                                 \
+    "smlabb r5, r1, lr, r5\n\t"                                                                           \
+    "smlatt r7, r1, lr, r7\n\t"                                                                           \
+    "ldr r1, " addr "\n\t"                                                                               \
+    "smlabb r4, r3, r12, r4\n\t"                                                                          \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
+    "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
+#define TFL_DWS2_BT(T)                                                                                    \
+    "smlabb r9, r1, lr, r9\n\t"                                                                           \
+    "smlatt r11, r1, lr, r11\n\t" T                                                                       \
+    "smlabb r8, r3, r12, r8\n\t"                                                                          \
+    "smlatt r10, r3, r12, r10\n\t"
+#define TFL_DWS2_ROW(ky, X4, T)                                                                           \
+    TFL_DWS2_WX(3 * ky, "[r0]") TFL_DWS2_AX("[r0, r2, lsl #1]") TFL_DWS2_B                                   \
+    "ldr lr, [sp, #(36 + 8 * (3 * " #ky " + 2))]\n\tldr r12, [sp, #(32 + 8 * (3 * " #ky " + 2))]\n\t"       \
+    TFL_DWS2_AX(X4) TFL_DWS2_B TFL_DWS2_WX(3 * ky + 1, "[r0, r2]")                                           \
+    "smlabb r5, r1, lr, r5\n\t"                                                                           \
+    "smlatt r7, r1, lr, r7\n\t"                                                                           \
+    "add r1, r0, r2, lsl #1\n\t"                                                                          \
+    "smlabb r4, r3, r12, r4\n\t"                                                                          \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
+    "ldr r1, [r1, r2]\n\t"                                                                               \
+    "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t" TFL_DWS2_BT(T)
+#else
+/* (T: an instruction after the row, a load into r1: the M33's order takes it inside the row) */
+#define TFL_DWS2_ROW(ky, X4, T)                                                                           \
     TFL_DWS2_W(3 * ky) TFL_DWS2_X("[r0]") TFL_DWS2_A TFL_DWS2_X("[r0, r2, lsl #1]") TFL_DWS2_B                \
     TFL_DWS2_W(3 * ky + 2) TFL_DWS2_A TFL_DWS2_X(X4) TFL_DWS2_B                                              \
     TFL_DWS2_W(3 * ky + 1) TFL_DWS2_X("[r0, r2]")                                                            \
@@ -1445,7 +1480,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "add r3, r0, r2, lsl #1\n\t"                                                                          \
     "smlabb r5, r1, lr, r5\n\t"                                                                           \
     "smlatt r7, r1, lr, r7\n\t"                                                                           \
-    TFL_DWS2_X("[r3, r2]") TFL_DWS2_B
+    TFL_DWS2_X("[r3, r2]") TFL_DWS2_B T
+#endif
 #define TFL_DWS2_RQS(a) /* TFL_DW_RQ2's, mult r12, ra lr, right r3, r1 a temporary */                       \
     "smmlar r1, " a ", r12, lr\n\t"                                                                     \
     "add " a ", r1, " a ", asr #31\n\t"                                                                 \
@@ -1487,10 +1523,10 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
  * requantisation, A's word to y and B's to y + oc, y on by 2 oc; then r0 = s + 4 c (also at #152, the next pair's)
  * and r12 = the row's end of pairs (#156) for the loop's test */
 #define TFL_DWS2_TURN(R8, E, X4) /* R8: the 8 sums' requantisation, E: a load after it (floor's c) */     \
-    "ldm sp, {r4-r11}\n\t" TFL_DWS2_ROW(0, X4) "ldr r1, [sp, #220]\n\t"                                     \
-    "add r0, r0, r1\n\t" TFL_DWS2_ROW(1, X4) "ldr r1, [sp, #244]\n\t"                                       \
+    "ldm sp, {r4-r11}\n\t" TFL_DWS2_ROW(0, X4, "ldr r1, [sp, #220]\n\t")                                   \
+    "add r0, r0, r1\n\t" TFL_DWS2_ROW(1, X4, "ldr r1, [sp, #244]\n\t")                                     \
     "adds r0, r0, r1\n\t"                                                                                 \
-    "bcs 5f\n\t" TFL_DWS2_ROW(2, X4) "5:\n\t" R8                                                          \
+    "bcs 5f\n\t" TFL_DWS2_ROW(2, X4, "") "5:\n\t" R8                                                      \
     "bfi r4, r5, #8, #8\n\t"                                                                              \
     "bfi r4, r6, #16, #8\n\t"                                                                             \
     "bfi r4, r7, #24, #8\n\t"                                                                             \
@@ -1595,6 +1631,9 @@ TFL_DWS2_FN(tfl_dsp_dws2_sign, TFL_DWS2_RQS8, "")
 #undef TFL_DWS2_RQF
 #undef TFL_DWS2_RQS
 #undef TFL_DWS2_ROW
+#undef TFL_DWS2_WX
+#undef TFL_DWS2_AX
+#undef TFL_DWS2_BT
 #undef TFL_DWS2_B
 #undef TFL_DWS2_A
 #undef TFL_DWS2_MUL

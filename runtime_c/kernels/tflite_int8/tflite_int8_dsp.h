@@ -143,7 +143,7 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
 /* The body of aotc_dsp_mac4x2_rq and aotc_dsp_mac4x2_rq2, M their requantisation of a channel's two sums */
 #define TFL_DSP_MAC4X2_RQ_ASM(M) \
     "push {r4-r11, lr}\n\t" \
-    "sub sp, sp, #108\n\t" \
+    "sub sp, sp, #108\n\t" AOTC_DSP_MAC4X2_WPRE \
     "cmp r1, #0\n\t" \
     "ble 9f\n\t" \
     "str r2, [sp, #64]\n\t" \
@@ -282,7 +282,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
      * group, oc's upper half counting the groups left less 1 down) */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #120\n\t"
+        "sub sp, sp, #120\n\t" AOTC_DSP_MAC4X2_WPRE
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
         "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
