@@ -21,6 +21,44 @@
     !defined(AOTC_NO_INTRINSICS)
 #include <immintrin.h>
 #define AOTC_QUANT_VNNI 1
+#include "aotc_threads.h" /* --threads: the convs split over the pool (p->lanes) */
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+#define AOTC_QX86_MAX_LANES AOTC_THREADS
+#else
+#define AOTC_QX86_MAX_LANES 1
+#endif
+/* A thread's state through a conv's items (aotc_parallel_for), its own cache lines: what its lane of the
+ * scratch holds from one item to the next */
+typedef struct {
+    int32_t held;  /* the block or range whose patch quads its scratch holds (-1: none) */
+    int32_t wkey;  /* qconv_dense: the pass (and channel chunk) whose re-ordered weights its work holds (-1: none) */
+    int32_t init;  /* its work's cache of blocks cleared */
+    int32_t next;  /* qconv_dense: the cache's next entry */
+    int32_t nb, bpos[16], blanes[16]; /* qconv_dense: the blocks of the range it holds */
+    int32_t sums[64];                 /* qconv_patches_vnni: the held block's patch sums */
+} __attribute__((aligned(64))) aotc_qx86_lane;
+
+/* Whether a conv of `macs` multiply-adds splits over the pool: a --threads build, a lane of scratch a thread
+ * (p->lanes), and work enough (AOTC_QCONV_POOL_MIN_MACS) */
+static inline int aotc_qx86_split(const aotc_qconv_params *p, int64_t macs) {
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    return p->lanes >= AOTC_THREADS && macs >= AOTC_QCONV_POOL_MIN_MACS;
+#else
+    (void)p, (void)macs;
+    return 0;
+#endif
+}
+
+/* A split conv's output positions an item: whole rows, at least AOTC_QCONV_POOL_RUN (the whole plane unsplit) */
+static inline int32_t aotc_qx86_run(const aotc_qconv_params *p, int split) {
+    return split ? (AOTC_QCONV_POOL_RUN + p->out_w - 1) / p->out_w * p->out_w : p->out_h * p->out_w;
+}
+
+/* Chunks of channels to cut each of `items` into so that the pool has about 8 items a thread, at most `most` */
+static inline int32_t aotc_qx86_chunks(int32_t items, int32_t most, int split) {
+    const int32_t want = split ? (8 * AOTC_QX86_MAX_LANES + items - 1) / items : 1;
+    return want < most ? (want > 1 ? want : 1) : (most > 1 ? most : 1);
+}
 #else
 #define AOTC_QUANT_VNNI 0
 #endif
