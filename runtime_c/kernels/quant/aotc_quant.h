@@ -203,7 +203,8 @@ typedef struct {
 #ifndef AOTC_QCONV_POOL_MIN_MACS
 #define AOTC_QCONV_POOL_MIN_MACS 1048576 /* 2^20 */
 #endif
-/* the output positions of an item of a split conv's work: whole output rows, at least this many */
+/* the output positions of an item of a split conv's work (quant_config.h aotc_qx86_run: twice this on the paths
+ * without a patch block) */
 #define AOTC_QCONV_POOL_RUN 64
 
 /* Whether the weights are packed (w_packed), and whether tile 0 (no scratch) can come: never on the

@@ -325,13 +325,13 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
      * column did, some rows on: from the cache */
     const int32_t oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
     const int32_t shift = oh_first * p->stride_h * in_w;
-    const int interior = pos0 + 16 <= plane_out && oh_first * p->stride_h - p->pad_top >= 0 &&
-                         oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
+    const int rows_in = oh_first * p->stride_h - p->pad_top >= 0 &&
+                        oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
     uint8_t (*idx)[64];
     int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG], (*offs)[64] = cache->offs;
     int32_t lanes, g, i, j, e, oh, ow;
-    for (e = 0; interior && e < AOTC_QX86_CACHE; ++e) {
-        if (cache->col[e] == col) {
+    for (e = 0; rows_in && e < AOTC_QX86_CACHE; ++e) {
+        if (cache->col[e] == col && cache->lanes[e] <= plane_out - pos0) {
             for (g = 0; g < kg; ++g) {
                 const int32_t b = cache->base[e][g], left = plane_in - (b == INT32_MIN ? 0 : b + shift);
                 base[g] = b == INT32_MIN ? 0 : b + shift;
@@ -342,7 +342,7 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
         }
     }
     e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_CACHE;
-    cache->col[e] = interior ? col : -1;
+    cache->col[e] = rows_in ? col : -1; /* (reused only where its lanes end by plane_out: a range's end) */
     idx = cache->idx[e];
     for (g = 0; g < kg; ++g) lo[g] = INT32_MAX, hi[g] = INT32_MIN;
     oh = oh_first, ow = col;
@@ -665,22 +665,30 @@ static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, in
 
 /* The block from pos0, kept in the cache (entries of `stride` bytes, `count` of them; the slot after
  * them is for a block made again, on a full cache's turn): by column where its kernel rows all lie
- * inside the image (a block at the same column some rows on reads as it did, from shift bytes on),
- * else by position. */
+ * inside the image (a block at the same column some rows on reads as it did, from shift bytes on), else
+ * by position. A block kept by column serves a later position only where its lanes end by plane_out (the
+ * plane's, or a split conv's range's, end: a block made at a range's end may have fewer lanes than 16). */
 static const AOTC_Q(x86_dblock) *AOTC_Q(x86_dense_get)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
                                                       int32_t npat, const uint8_t (*tap)[4], uint8_t *cache,
                                                       int32_t stride, int32_t count, int32_t *next, int32_t *shift) {
     const int32_t ow_n = p->out_w, oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n;
-    const int interior = pos0 + 16 <= plane_out && oh_first * p->stride_h - p->pad_top >= 0 &&
-                         oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
-    const int32_t key = interior ? pos0 % ow_n : -1 - pos0;
+    const int rows_in = oh_first * p->stride_h - p->pad_top >= 0 &&
+                        oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
+    const int32_t col = pos0 % ow_n, pkey = -1 - pos0, key = rows_in ? col : pkey;
     AOTC_Q(x86_dblock) *bk;
     int32_t e, kh;
-    *shift = interior ? oh_first * p->stride_h * p->in_w : 0;
     for (e = 0; e < count; ++e) {
         bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
-        if (bk->key == key) return bk;
+        if (bk->key == pkey) {
+            *shift = 0;
+            return bk;
+        }
+        if (rows_in && bk->key == col && bk->lanes <= plane_out - pos0) {
+            *shift = oh_first * p->stride_h * p->in_w;
+            return bk;
+        }
     }
+    *shift = rows_in ? oh_first * p->stride_h * p->in_w : 0;
     e = *next, *next = (*next + 1) % count;
     bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
     AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, bk, (uint8_t *)bk + AOTC_QX86_DHEAD);
@@ -1180,7 +1188,9 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
         J.pat[pp].ic_b = (ra + 1) / k_h, J.pat[pp].kh_b = (ra + 1) % k_h;
         for (j = 0; j < 4; ++j) J.tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
     }
-    J.run = aotc_qx86_run(p, split);
+    /* with the quads made once, a split conv's ranges hold at most nblk blocks where they can, so that a thread
+     * taking several chunks of a range's channels makes its quads once */
+    J.run = aotc_qx86_run(p, split, J.quads ? J.nblk * 16 : 2 * AOTC_QCONV_POOL_RUN);
     J.ranges = (plane_out + J.run - 1) / J.run;
     J.passes = J.quads ? 1 : (mg + pass - 1) / pass;
     {
@@ -1432,7 +1442,7 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
     }
     J.p = p, J.x = x, J.y = y, J.scratch = (uint8_t *)(void *)scratch, J.wq = wq, J.init = init, J.lane = lane;
     J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_depthwise_front_bytes(p), p);
-    J.run = aotc_qx86_run(p, split);
+    J.run = aotc_qx86_run(p, split, 2 * AOTC_QCONV_POOL_RUN);
     J.ranges = (plane_out + J.run - 1) / J.run;
     J.chunks = aotc_qx86_chunks(p->batch * J.ranges, (channels + 15) / 16, split);
     J.cstep = (channels + J.chunks - 1) / J.chunks;

@@ -49,9 +49,13 @@ static inline int aotc_qx86_split(const aotc_qconv_params *p, int64_t macs) {
 #endif
 }
 
-/* A split conv's output positions an item: whole rows, at least AOTC_QCONV_POOL_RUN (the whole plane unsplit) */
-static inline int32_t aotc_qx86_run(const aotc_qconv_params *p, int split) {
-    return split ? (AOTC_QCONV_POOL_RUN + p->out_w - 1) / p->out_w * p->out_w : p->out_h * p->out_w;
+/* A split conv's output positions an item (the whole plane unsplit): on planes up to 32 wide, whose blocks of
+ * 16 positions span rows, `most` (a multiple of 16, so that the blocks are those of the whole plane), else whole
+ * rows, as many as `most` holds, at least one (blocks end at a row's end there) */
+static inline int32_t aotc_qx86_run(const aotc_qconv_params *p, int split, int32_t most) {
+    if (!split) return p->out_h * p->out_w;
+    if (p->out_w <= 32) return most;
+    return most >= p->out_w ? most / p->out_w * p->out_w : p->out_w;
 }
 
 /* Chunks of channels to cut each of `items` into so that the pool has about 8 items a thread, at most `most` */
