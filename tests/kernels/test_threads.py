@@ -254,7 +254,9 @@ QCONV_LAYERS = (  # name, input, output channels, kernel, stride, group, residua
     ("expand", "odd", 128, 1, 1, 1, None),       # 1 x 1, read from the planes: split
     ("dw", "expand", 128, 3, 1, 128, None),      # depthwise over the plane: split
     ("down", "dw", 128, 1, 2, 1, None),          # 1 x 1 at stride 2, 16 x 16: split
-    ("dw2", "down", 128, 3, 2, 128, None),       # depthwise at stride 2, 8 x 8: 74 K taps, below the threshold
+    ("up", "down", 256, 1, 1, 1, None),          # 1 x 1, 256 channels: split
+    ("dw16", "up", 256, 3, 1, 256, None),        # depthwise on 16 x 16, 4 ranges: chunks of channels too: split
+    ("dw2", "dw16", 256, 3, 2, 256, None),       # depthwise at stride 2, 8 x 8: 295 K taps, below the threshold
     ("wide", "dw2", 256, 1, 1, 1, None),         # 1 x 1 on 64 positions: one block, chunks of channels: split
     ("late", "wide", 32, 3, 1, 1, None),         # dense on 8 x 8, 256 input channels: split
     ("small", "late", 32, 3, 1, 1, "late"),      # 590 K multiply-adds with its residual: below the threshold
