@@ -1472,9 +1472,20 @@ static inline __m512i AOTC_Q(x86_widen16)(const QT *src, int32_t sw) {
  * 16 kernel rows (vertical dilation 1): the padded input rows of one channel kept in a ring of k_h slots of the scratch
  * (each input row copied once per channel), 16 outputs summed at a time as int32 lanes over the
  * taps, from sums started at bias - x_zero sum (w - w_zero), requantised in registers. 0 (nothing
- * done) for other shapes. */
-static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+ * done) for other shapes. Its items are the output planes (image, channel), on the pool where the conv splits
+ * (p->lanes: each thread's ring in its own lane of the scratch, lane_bytes apart). */
+typedef struct {
+    const aotc_qconv_params *p;
+    const QT *x;
+    const int8_t *w;
+    QT *y, *scratch;
+    int64_t lane_bytes;
+} AOTC_Q(x86_dwrjob);
+
+static void AOTC_Q(x86_depthwise_planes)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_dwrjob) *J = (const AOTC_Q(x86_dwrjob) *)ctx;
+    const aotc_qconv_params *p = J->p;
+    QT *const scratch = J->scratch + aotc_thread_index() * J->lane_bytes;
     const int32_t sw = p->stride_w, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t row_len = AOTC_QCONV_DW_ROW(p->out_w, k_w, sw, p->dil_w);
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero, ow_n = p->out_w;
@@ -1482,51 +1493,63 @@ static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *
     const int32_t body = p->in_w < row_len - lead ? p->in_w : row_len - lead;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero);
-    int32_t n, c, oh, kh, i, ow0;
-    if ((sw != 1 && sw != 2) || p->dil_h != 1 || k_h > 16 || taps > 64) return 0;
-    for (n = 0; n < p->batch; ++n) {
-        for (c = 0; c < p->out_c; ++c) {
-            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
-            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
-            const int8_t *wc = w + (int64_t)c * taps;
-            const int32_t wz = p->w_zero[c];
-            const __m512 sc = _mm512_set1_ps(p->scale[c]);
-            __m512i wv[64];
-            int32_t held[16], wsum = 0;
-            for (i = 0; i < taps; ++i) {
-                wv[i] = _mm512_set1_epi32(wc[i] - wz);
-                wsum += wc[i] - wz;
+    int32_t i, oh, kh, ow0;
+    for (i = begin; i < end; ++i) {
+        const int32_t n = i / p->out_c, c = i % p->out_c;
+        const QT *plane = J->x + ((int64_t)n * p->in_c + c) * plane_in;
+        QT *yo = J->y + ((int64_t)n * p->out_c + c) * plane_out;
+        const int8_t *wc = J->w + (int64_t)c * taps;
+        const int32_t wz = p->w_zero[c];
+        const __m512 sc = _mm512_set1_ps(p->scale[c]);
+        __m512i wv[64];
+        int32_t held[16], wsum = 0, t;
+        for (t = 0; t < taps; ++t) {
+            wv[t] = _mm512_set1_epi32(wc[t] - wz);
+            wsum += wc[t] - wz;
+        }
+        const __m512i init = _mm512_set1_epi32(p->bias[c] - xz * wsum);
+        for (kh = 0; kh < k_h; ++kh) held[kh] = INT32_MIN;
+        memset(scratch, (uint8_t)(QT)xz, (size_t)k_h * (size_t)row_len); /* the slots' padding */
+        for (oh = 0; oh < p->out_h; ++oh) {
+            const QT *r[16];
+            QT *yr = yo + (int64_t)oh * ow_n;
+            for (kh = 0; kh < k_h; ++kh) { /* the input rows under this output row, in ring slots */
+                const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                const int32_t slot = (int32_t)((uint32_t)(ih + k_h * 65536) % (uint32_t)k_h);
+                QT *row = scratch + (int64_t)slot * row_len;
+                if (held[slot] != ih) {
+                    if (ih >= 0 && ih < p->in_h) memcpy(row + lead, plane + (int64_t)ih * p->in_w, (size_t)body);
+                    else memset(row + lead, (uint8_t)(QT)xz, (size_t)body);
+                    held[slot] = ih;
+                }
+                r[kh] = row;
             }
-            const __m512i init = _mm512_set1_epi32(p->bias[c] - xz * wsum);
-            for (kh = 0; kh < k_h; ++kh) held[kh] = INT32_MIN;
-            memset(scratch, (uint8_t)(QT)xz, (size_t)k_h * (size_t)row_len); /* the slots' padding */
-            for (oh = 0; oh < p->out_h; ++oh) {
-                const QT *r[16];
-                QT *yr = yo + (int64_t)oh * ow_n;
-                for (kh = 0; kh < k_h; ++kh) { /* the input rows under this output row, in ring slots */
-                    const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-                    const int32_t slot = (int32_t)((uint32_t)(ih + k_h * 65536) % (uint32_t)k_h);
-                    QT *row = scratch + (int64_t)slot * row_len;
-                    if (held[slot] != ih) {
-                        if (ih >= 0 && ih < p->in_h) memcpy(row + lead, plane + (int64_t)ih * p->in_w, (size_t)body);
-                        else memset(row + lead, (uint8_t)(QT)xz, (size_t)body);
-                        held[slot] = ih;
+            for (ow0 = 0; ow0 < ow_n; ow0 += 16) {
+                __m512i a = init;
+                int32_t kw, tap = 0;
+                for (kh = 0; kh < k_h; ++kh) {
+                    const QT *src = r[kh] + (int64_t)ow0 * sw;
+                    for (kw = 0; kw < k_w; ++kw, ++tap) {
+                        a = _mm512_add_epi32(a, _mm512_mullo_epi32(AOTC_Q(x86_widen16)(src + kw * p->dil_w, sw), wv[tap]));
                     }
-                    r[kh] = row;
                 }
-                for (ow0 = 0; ow0 < ow_n; ow0 += 16) {
-                    __m512i a = init;
-                    int32_t kw, tap = 0;
-                    for (kh = 0; kh < k_h; ++kh) {
-                        const QT *src = r[kh] + (int64_t)ow0 * sw;
-                        for (kw = 0; kw < k_w; ++kw, ++tap) {
-                            a = _mm512_add_epi32(a, _mm512_mullo_epi32(AOTC_Q(x86_widen16)(src + kw * p->dil_w, sw), wv[tap]));
-                        }
-                    }
-                    _mm_mask_storeu_epi8((void *)(yr + ow0), AOTC_Q(x86_lanes)(ow_n - ow0), AOTC_Q(x86_requant16)(a, sc, lo, hi, zp));
-                }
+                _mm_mask_storeu_epi8((void *)(yr + ow0), AOTC_Q(x86_lanes)(ow_n - ow0), AOTC_Q(x86_requant16)(a, sc, lo, hi, zp));
             }
         }
+    }
+}
+
+static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t planes = p->batch * p->out_c;
+    AOTC_Q(x86_dwrjob) J;
+    if ((p->stride_w != 1 && p->stride_w != 2) || p->dil_h != 1 || p->k_h > 16 || p->k_h * p->k_w > 64) return 0;
+    J.p = p, J.x = x, J.w = w, J.y = y, J.scratch = scratch;
+    J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_depthwise_front_bytes(p), p);
+    if (aotc_qx86_split(p, (int64_t)planes * p->out_h * p->out_w * p->k_h * p->k_w)) {
+        aotc_parallel_for(AOTC_Q(x86_depthwise_planes), &J, planes);
+    } else {
+        AOTC_Q(x86_depthwise_planes)(&J, 0, planes);
     }
     return 1;
 }
