@@ -381,8 +381,9 @@ def _depthwise_rows(node: Node, graph: Graph, budget: int, isa: str = "") -> Ker
     return KernelChoice(_depthwise_kernel(node, graph), rows + work, detail=DepthwisePlan(work=work))
 
 
-# --threads: the fewest multiply-adds (taps of a depthwise conv) a conv splits over the pool (the C checks it too)
+# --threads: the fewest multiply-adds a conv, and taps a depthwise conv, splits over the pool (the C checks them too)
 POOL_MIN_MACS = define("aotc_quant.h", "AOTC_QCONV_POOL_MIN_MACS")
+POOL_MIN_TAPS = define("aotc_quant.h", "AOTC_QCONV_POOL_MIN_TAPS")
 
 
 def conv_macs(node: Node, graph: Graph) -> int:
@@ -394,7 +395,8 @@ def conv_macs(node: Node, graph: Graph) -> int:
 def pool_lanes(node: Node, graph: Graph, threads: int) -> int:
     """The lanes of scratch a conv takes on an AVX-512 host: one a thread where it splits over a --threads pool
     (quant_avx512vnni.h: output positions, or channels, a thread each in its own lane), else 1."""
-    return threads if threads > 1 and conv_macs(node, graph) >= POOL_MIN_MACS else 1
+    least = POOL_MIN_TAPS if _is_depthwise(node, graph) else POOL_MIN_MACS
+    return threads if threads > 1 and conv_macs(node, graph) >= least else 1
 
 
 def on_lanes(choice: KernelChoice, lanes: int, extra: int = 0) -> KernelChoice:

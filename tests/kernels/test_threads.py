@@ -245,7 +245,7 @@ def test_int8_tflite_attention_split_bit_identical(tmp_path):
 # The ONNX int8 convs (QDQ and QOperator models reach the same QLinearConv kernels) split over the pool on AVX-512 VNNI
 # hosts (quant_avx512vnni.h): each conv of AOTC_QCONV_POOL_MIN_MACS or more takes a lane of scratch a thread
 # (aotc_qconv_params.lanes) and runs its items (ranges of output positions x chunks of channels) there; smaller ones
-# stay on the calling thread.
+# (AOTC_QCONV_POOL_MIN_TAPS for a depthwise conv) stay on the calling thread.
 QCONV_LAYERS = (  # name, input, output channels, kernel, stride, group, residual (the output of that layer added)
     ("stem", "x", 32, 3, 1, 1, None),            # dense, quad rows made once (32 channels), 32 x 32: split
     ("res", "stem", 32, 3, 1, 1, "stem"),        # dense with the residual ADD in its stores: split
@@ -256,10 +256,11 @@ QCONV_LAYERS = (  # name, input, output channels, kernel, stride, group, residua
     ("down", "dw", 128, 1, 2, 1, None),          # 1 x 1 at stride 2, 16 x 16: split
     ("up", "down", 256, 1, 1, 1, None),          # 1 x 1, 256 channels: split
     ("dw16", "up", 256, 3, 1, 256, None),        # depthwise on 16 x 16, 4 ranges: chunks of channels too: split
-    ("dw2", "dw16", 256, 3, 2, 256, None),       # depthwise at stride 2, 8 x 8: 295 K taps, below the threshold
+    ("dw2", "dw16", 256, 3, 2, 256, None),       # depthwise at stride 2, 8 x 8: 295 K taps: split
     ("wide", "dw2", 256, 1, 1, 1, None),         # 1 x 1 on 64 positions: one block, chunks of channels: split
     ("late", "wide", 32, 3, 1, 1, None),         # dense on 8 x 8, 256 input channels: split
-    ("small", "late", 32, 3, 1, 1, "late"),      # 590 K multiply-adds with its residual: below the threshold
+    ("dw8", "late", 32, 3, 1, 32, None),         # depthwise, 37 K taps: below the threshold
+    ("small", "dw8", 32, 3, 1, 1, "late"),       # 590 K multiply-adds with its residual: below the threshold
     ("square", "small", 32, 2, 1, 1, None),      # 2 x 2 (the windows path, which keeps one thread): below
 )
 
@@ -329,7 +330,7 @@ def test_qlinear_convs_split_bit_identical(tmp_path, dtype):
     run([str(one / "runner"), str(tmp_path / "in.bin"), str(tmp_path / "one.bin"), "1"])
     expected = (tmp_path / "one.bin").read_bytes()
     np.testing.assert_array_equal(np.frombuffer(expected, np.float32).reshape(ref.shape), ref)
-    split = sum(1 for name, src, m, k, stride, group, _ in QCONV_LAYERS if name not in ("dw2", "small", "square"))
+    split = sum(1 for name, src, m, k, stride, group, _ in QCONV_LAYERS if name not in ("dw8", "small", "square"))
     # without VBMI (an AVX-512 VNNI CPU before Ice Lake) the 1 x 1 path gathers every conv's patches and the depthwise
     # convs take their ring of rows, by output planes
     no_vbmi = " -march=native -mno-avx512vbmi"

@@ -203,6 +203,13 @@ typedef struct {
 #ifndef AOTC_QCONV_POOL_MIN_MACS
 #define AOTC_QCONV_POOL_MIN_MACS 1048576 /* 2^20 */
 #endif
+/* ... and the fewest taps (output elements x kernel taps) a depthwise conv splits over: a tap costs about a
+ * quarter of a conv's multiply-add (16 lanes of 4 taps a vpdpbusd, and a vpermt2b, against 64 products); at
+ * 2^20 an int8 MobileNetV2's depthwise convs of 14 x 14 and 7 x 7 (12-29 us each, a quarter of its run at two
+ * threads) had stayed on one thread */
+#ifndef AOTC_QCONV_POOL_MIN_TAPS
+#define AOTC_QCONV_POOL_MIN_TAPS 262144 /* 2^18 */
+#endif
 /* the output positions of an item of a split conv's work (quant_config.h aotc_qx86_run: twice this on the paths
  * without a patch block) */
 #define AOTC_QCONV_POOL_RUN 64

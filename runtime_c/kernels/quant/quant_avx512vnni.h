@@ -110,6 +110,50 @@ static int32_t AOTC_Q(qadd_avx512)(const aotc_qbinary_params *p, const QT *a, co
     return i;
 }
 
+/* The residual ADD of a QLinearConvAdd whose conv went to tmp (aotc_qconv_patches_add_*): a and b of y's shape,
+ * with no broadcasting, so one run of n elements (qadd_avx512's 16 at a time, not each output row's few; where
+ * rows are one element, whose strides are 0 and whose bias the compiler made for a scalar a, as compiled), in runs
+ * of AOTC_QX86_ADD_RUN elements over the pool where the conv split and the ADD has AOTC_QX86_ADD_POOL_MIN
+ * elements */
+#define AOTC_QX86_ADD_RUN 4096
+#ifndef AOTC_QX86_ADD_POOL_MIN
+#define AOTC_QX86_ADD_POOL_MIN 32768
+#endif
+typedef struct {
+    const aotc_qbinary_params *p;
+    const QT *a, *b;
+    QT *y;
+    int64_t n;
+} AOTC_Q(x86_addjob);
+
+static void AOTC_Q(x86_add_runs)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_addjob) *J = (const AOTC_Q(x86_addjob) *)ctx;
+    const int64_t i0 = (int64_t)begin * AOTC_QX86_ADD_RUN;
+    const int64_t i1 = (int64_t)end * AOTC_QX86_ADD_RUN < J->n ? (int64_t)end * AOTC_QX86_ADD_RUN : J->n;
+    aotc_qbinary_params f = *J->p;
+    f.shape.rank = 1, f.shape.shape[0] = (int32_t)(i1 - i0), f.shape.a_strides[0] = f.shape.b_strides[0] = 1;
+    AOTC_Q(qadd)(&f, J->a + i0, J->b + i0, J->y + i0);
+}
+
+static void AOTC_Q(x86_residual_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, const QT *a, const QT *b,
+                                     QT *y) {
+    const aotc_broadcast *s = &r->add.shape;
+    AOTC_Q(x86_addjob) J;
+    int32_t k, runs;
+    if (s->a_strides[s->rank - 1] != 1 || s->b_strides[s->rank - 1] != 1) { /* rows of one element: as compiled */
+        AOTC_Q(qadd)(&r->add, a, b, y);
+        return;
+    }
+    J.p = &r->add, J.a = a, J.b = b, J.y = y, J.n = 1;
+    for (k = 0; k < r->add.shape.rank; ++k) J.n *= r->add.shape.shape[k];
+    runs = (int32_t)((J.n + AOTC_QX86_ADD_RUN - 1) / AOTC_QX86_ADD_RUN);
+    if (p->lanes >= AOTC_QX86_MAX_LANES && AOTC_QX86_MAX_LANES > 1 && J.n >= AOTC_QX86_ADD_POOL_MIN) {
+        aotc_parallel_for(AOTC_Q(x86_add_runs), &J, runs);
+    } else {
+        AOTC_Q(x86_add_runs)(&J, 0, runs);
+    }
+}
+
 #ifndef QX86_DPBUSD8
 /* a0..a7 += the 16 positions' quad row xv times the weight word at byte q of w0..w7 (one vpdpbusd each) */
 #define QX86_DPBUSD8(xv, q)                                                                                 \

@@ -38,13 +38,14 @@ typedef struct {
     int32_t sums[64];                 /* qconv_patches_vnni: the held block's patch sums */
 } __attribute__((aligned(64))) aotc_qx86_lane;
 
-/* Whether a conv of `macs` multiply-adds splits over the pool: a --threads build, a lane of scratch a thread
- * (p->lanes), and work enough (AOTC_QCONV_POOL_MIN_MACS) */
-static inline int aotc_qx86_split(const aotc_qconv_params *p, int64_t macs) {
+/* Whether a conv of `work` multiply-adds (a depthwise conv's: taps) splits over the pool: a --threads build, a
+ * lane of scratch a thread (p->lanes), and work enough (AOTC_QCONV_POOL_MIN_MACS, AOTC_QCONV_POOL_MIN_TAPS) */
+static inline int aotc_qx86_split(const aotc_qconv_params *p, int64_t work) {
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
-    return p->lanes >= AOTC_THREADS && macs >= AOTC_QCONV_POOL_MIN_MACS;
+    const int depthwise = p->group == p->in_c && p->group == p->out_c && p->group > 1;
+    return p->lanes >= AOTC_THREADS && work >= (depthwise ? AOTC_QCONV_POOL_MIN_TAPS : AOTC_QCONV_POOL_MIN_MACS);
 #else
-    (void)p, (void)macs;
+    (void)p, (void)work;
     return 0;
 #endif
 }

@@ -1171,7 +1171,11 @@ void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_
 #endif
     if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
         AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
+#if AOTC_QUANT_VNNI
+        AOTC_Q(x86_residual_add)(p, r, r->conv_a ? tmp : res, r->conv_a ? res : tmp, y); /* as one run */
+#else
         AOTC_Q(qadd)(&r->add, r->conv_a ? tmp : res, r->conv_a ? res : tmp, y);
+#endif
         return;
     }
 #if AOTC_QUANT_VNNI
