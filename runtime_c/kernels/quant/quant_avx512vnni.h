@@ -1048,12 +1048,11 @@ typedef struct {
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_djob);
 
-static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
-    const AOTC_Q(x86_djob) *J = (const AOTC_Q(x86_djob) *)ctx;
+/* (the input, weights and scratch restrict parameters, as the kernel's own; y may be the residual) */
+static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
+                                         const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                                         uint8_t *AOTC_RESTRICT scratch) {
     const aotc_qconv_params *p = J->p;
-    const int32_t self = aotc_thread_index();
-    aotc_qx86_lane *L = &J->lane[self];
-    uint8_t *const scratch = J->scratch + self * J->lane_bytes;
     uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_patch_bytes(p, J->tile), aotc_qconv_dense_work_bytes(p),
                                           AOTC_QX86_ALIGN);
     const int32_t cg = J->cg, mg = J->mg, kq = J->kq, npat = J->npat, stride = J->stride, count = J->count;
@@ -1076,7 +1075,7 @@ static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
         const int32_t ng = J->quads ? i / (J->chunks * J->ranges) : i / (J->ranges * J->chunks * J->passes);
         const int32_t n = ng / p->group, g = ng % p->group, r0 = r * J->run;
         const int32_t r1 = r0 + J->run < plane_out ? r0 + J->run : plane_out;
-        const QT *xg = J->x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+        const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
         QT *yn = J->y + (int64_t)n * p->out_c * plane_out;
         const QT *resn = J->res != NULL ? J->res + (int64_t)n * p->out_c * plane_out : NULL;
         int32_t oc, pos0, nc;
@@ -1104,7 +1103,7 @@ static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
                 }
                 nb = L->nb;
                 for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
-                    const int32_t *const wq = (const int32_t *)(const void *)(J->w + (int64_t)oc * kp);
+                    const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
                     for (b = 0; b < nb; ++b) {
                         const uint8_t *qb = scratch + (int64_t)b * kq * 64;
                         __m512i a[16], s;
@@ -1126,7 +1125,7 @@ static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
             const int32_t c0 = c0p + ch * J->cstep, c1 = c0 + J->cstep < c1p ? c0 + J->cstep : c1p;
             const int32_t wkey = (g * J->passes + ps) * J->chunks + ch;
             /* the pass's weights: in place when packed, else re-ordered in the work block */
-            const int32_t *const wpass = p->w_packed ? (const int32_t *)(const void *)(J->w + (int64_t)c0 * kp)
+            const int32_t *const wpass = p->w_packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
                                                      : (const int32_t *)(const void *)wbuf;
             const int8_t *pf = NULL, *pf_end = NULL;
             int64_t pf_step = 0;
@@ -1135,15 +1134,15 @@ static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
                 for (oc = c0; oc < c1; oc += nc) {
                     int32_t *dst = (int32_t *)(void *)wbuf + (int64_t)(oc - c0) * kq;
                     nc = c1 - oc < J->nmax ? c1 - oc : J->nmax;
-                    AOTC_Q(x86_dense_weights)(J->w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, dst);
+                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, dst);
                 }
                 L->wkey = wkey;
             }
             if (J->ranges == 1 && J->chunks == 1) {
                 /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so that their
                  * re-ordering does not wait on memory */
-                pf = J->w + (int64_t)c1 * kp;
-                pf_end = J->w + (int64_t)((g + 1) * mg - c1 < J->pass ? (g + 1) * mg : c1 + J->pass) * kp;
+                pf = w + (int64_t)c1 * kp;
+                pf_end = w + (int64_t)((g + 1) * mg - c1 < J->pass ? (g + 1) * mg : c1 + J->pass) * kp;
                 pf_step = ((pf_end - pf) / ((plane_out + 15) / 16) + 63) / 64 * 64;
             }
             for (pos0 = r0; pos0 < r1;) {
@@ -1184,6 +1183,12 @@ static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
             }
         }
     }
+}
+
+static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_djob) *J = (const AOTC_Q(x86_djob) *)ctx;
+    const int32_t self = aotc_thread_index();
+    AOTC_Q(x86_dense_run)(J, begin, end, &J->lane[self], J->x, J->w, J->scratch + self * J->lane_bytes);
 }
 
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
@@ -1268,12 +1273,111 @@ typedef struct {
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_pjob);
 
-static void AOTC_Q(x86_patches_items)(void *ctx, int32_t begin, int32_t end) {
-    const AOTC_Q(x86_pjob) *J = (const AOTC_Q(x86_pjob) *)ctx;
+/* qconv_patches_vnni on one thread: its items (below) in this function's loops, which gcc compiles to the tighter
+ * code (there, inlined, the dot products ran out of vector registers and reloaded the patch rows at each weight:
+ * the 1 x 1 convs of an int8 MobileNetV2 took 10-20 % longer) */
+static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
+                                       uint8_t *AOTC_RESTRICT scratch) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int pointwise = p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+                          p->pad_left == 0 && p->in_w == p->out_w && p->in_h == p->out_h;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
+    int32_t sums[AOTC_QCONV_PATCH_TILE];
+    int32_t n, g, oc, p0, t0, j, q;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            {
+                const int32_t c0 = g * mg, cn = mg;
+                for (p0 = 0; p0 < plane_out; p0 += tile) {
+                    /* as the plain path: whole lanes, the last block re-reading some of the one before */
+                    const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
+                    const int32_t width = (np + 15) / 16 * 16;
+                    const int32_t q0 = width <= plane_out ? p0 + np - width : 0;
+                    const int32_t real = width <= plane_out ? width : plane_out;
+                    AOTC_Q(x86_patch_quads)(p, xg, k, q0, real, width, kq, pointwise, scratch);
+                    if (p->w_zero_any) { /* each patch's sum (the padding rows hold the zero point too) */
+                        for (t0 = 0; t0 < width; t0 += 16) {
+                            __m512i s = _mm512_setzero_si512();
+                            for (q = 0; q < kq; ++q) {
+                                s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(scratch + ((int64_t)q * width + t0) * 4)),
+                                                        ones);
+                            }
+                            _mm512_storeu_si512((void *)(sums + t0), s);
+                        }
+                    }
+                    for (oc = c0; oc < c0 + cn; oc += 6) { /* 6 channels x up to 64 positions at a time */
+                        const int32_t nb = c0 + cn - oc < 6 ? c0 + cn - oc : 6;
+                        const int8_t *wr[6];
+                        for (j = 0; j < 6; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
+                        for (t0 = 0; t0 < width; t0 += 64) {
+                            const uint8_t *pq = scratch + (int64_t)t0 * 4;
+                            const int64_t stride = (int64_t)width * 4;
+                            const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
+                            __m512i a[24];
+                            int32_t v;
+                            /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
+#define QX86_DOT6_CALL(NV)                                                                                 \
+    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
+    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
+                            switch (nv) {
+                            case 4: QX86_DOT6_CALL(4) break;
+                            case 3: QX86_DOT6_CALL(3) break;
+                            case 2: QX86_DOT6_CALL(2) break;
+                            default: QX86_DOT6_CALL(1) break;
+                            }
+#undef QX86_DOT6_CALL
+                            for (v = 0; v < nv; ++v) {
+                                const int32_t t = t0 + 16 * v;
+                                const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
+                                for (j = 0; j < nb; ++j) {
+                                    const int32_t c = oc + j;
+                                    __m512i s = _mm512_add_epi32(a[4 * j + v], _mm512_set1_epi32(p->bias[c]));
+                                    if (p->w_zero_any) {
+                                        s = _mm512_sub_epi32(s, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
+                                                                                   _mm512_loadu_si512((const void *)(sums + t))));
+                                    }
+                                    _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t), m,
+                                                         AOTC_Q(x86_requant16)(s, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                                }
+                            }
+                        }
+                    }
+            }
+            }
+        }
+    }
+}
+
+/* x86_dot6xNV out of line for the split conv's items (inlined there, gcc ran out of vector registers and reloaded
+ * the patch rows at each weight) */
+static __attribute__((noinline)) void AOTC_Q(x86_dot6_any)(const aotc_qconv_params *p, int32_t nv, const uint8_t *pq,
+                                                          int64_t stride, const int8_t *const *wr, int32_t kq,
+                                                          __m512i *a) {
+    /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
+#define QX86_DOT6_CALL(NV)                                                                                 \
+    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
+    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
+    switch (nv) {
+    case 4: QX86_DOT6_CALL(4) break;
+    case 3: QX86_DOT6_CALL(3) break;
+    case 2: QX86_DOT6_CALL(2) break;
+    default: QX86_DOT6_CALL(1) break;
+    }
+#undef QX86_DOT6_CALL
+}
+
+/* (the buffers as restrict parameters, as the kernel's own: without them gcc reloaded the channels' constants
+ * after each store, and the 1 x 1 convs of an int8 MobileNetV2 took 10-22 % longer) */
+static inline void AOTC_Q(x86_patches_run)(const AOTC_Q(x86_pjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
+                                           const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                                           QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
     const aotc_qconv_params *p = J->p;
-    const int32_t self = aotc_thread_index();
-    aotc_qx86_lane *L = &J->lane[self];
-    uint8_t *const scratch = J->scratch + self * J->lane_bytes;
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kq = (k + 3) / 4, kp = kq * 4, tile = J->tile;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
@@ -1283,8 +1387,8 @@ static void AOTC_Q(x86_patches_items)(void *ctx, int32_t begin, int32_t end) {
     int32_t i, oc, t0, j, q;
     for (i = begin; i < end; ++i) {
         const int32_t key = i / J->chunks, ch = i % J->chunks, ng = key / J->blocks, n = ng / p->group, g = ng % p->group;
-        const QT *xg = J->x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
-        QT *yn = J->y + (int64_t)n * p->out_c * plane_out;
+        const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+        QT *yn = y + (int64_t)n * p->out_c * plane_out;
         const int32_t p0 = key % J->blocks * tile;
         /* as the plain path: whole lanes, the last block re-reading some of the one before (not storing them again) */
         const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
@@ -1309,24 +1413,14 @@ static void AOTC_Q(x86_patches_items)(void *ctx, int32_t begin, int32_t end) {
         for (oc = c0; oc < c1; oc += 6) { /* 6 channels x up to 64 positions at a time */
             const int32_t nb = c1 - oc < 6 ? c1 - oc : 6;
             const int8_t *wr[6];
-            for (j = 0; j < 6; ++j) wr[j] = aotc_qconv_wrow(p, J->w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
+            for (j = 0; j < 6; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
             for (t0 = 0; t0 < width; t0 += 64) {
                 const uint8_t *pq = scratch + (int64_t)t0 * 4;
                 const int64_t stride = (int64_t)width * 4;
                 const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
                 __m512i a[24];
                 int32_t v;
-                /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
-#define QX86_DOT6_CALL(NV)                                                                                 \
-    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
-    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
-                switch (nv) {
-                case 4: QX86_DOT6_CALL(4) break;
-                case 3: QX86_DOT6_CALL(3) break;
-                case 2: QX86_DOT6_CALL(2) break;
-                default: QX86_DOT6_CALL(1) break;
-                }
-#undef QX86_DOT6_CALL
+                AOTC_Q(x86_dot6_any)(p, nv, pq, stride, wr, kq, a);
                 for (v = 0; v < nv; ++v) {
                     const int32_t t = t0 + 16 * v;
                     /* the block's positions from p0 (those before it are the block before's) */
@@ -1347,6 +1441,12 @@ static void AOTC_Q(x86_patches_items)(void *ctx, int32_t begin, int32_t end) {
     }
 }
 
+static void AOTC_Q(x86_patches_items)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_pjob) *J = (const AOTC_Q(x86_pjob) *)ctx;
+    const int32_t self = aotc_thread_index();
+    AOTC_Q(x86_patches_run)(J, begin, end, &J->lane[self], J->x, J->w, J->y, J->scratch + self * J->lane_bytes);
+}
+
 /* qconv_patches_vnni's items, on the pool where the conv splits (its patch blocks `tile` positions in lanes of
  * the scratch lane_bytes apart) */
 static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
@@ -1363,9 +1463,12 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
     J.chunks = aotc_qx86_chunks(p->batch * p->group * J.blocks, (mg + 5) / 6, split);
     J.cstep = ((mg + J.chunks - 1) / J.chunks + 5) / 6 * 6;
     J.chunks = (mg + J.cstep - 1) / J.cstep;
+    if (!split) {
+        AOTC_Q(qconv_patches_one)(p, tile, x, w, y, scratch);
+        return;
+    }
     AOTC_Q(x86_lanes_init)(lane);
-    if (split) aotc_parallel_for(AOTC_Q(x86_patches_items), &J, p->batch * p->group * J.blocks * J.chunks);
-    else AOTC_Q(x86_patches_items)(&J, 0, p->batch * p->group * J.blocks * J.chunks);
+    aotc_parallel_for(AOTC_Q(x86_patches_items), &J, p->batch * p->group * J.blocks * J.chunks);
 }
 
 /* qconv_patches_vnni with no patch block (tile 0): one block of 16 positions' patch in the work block
@@ -1407,12 +1510,10 @@ typedef struct {
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_dwjob);
 
-static void AOTC_Q(x86_depthwise_items)(void *ctx, int32_t begin, int32_t end) {
-    const AOTC_Q(x86_dwjob) *J = (const AOTC_Q(x86_dwjob) *)ctx;
+static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
+                                             const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y, uint8_t *scratch) {
     const aotc_qconv_params *p = J->p;
-    const int32_t self = aotc_thread_index();
-    aotc_qx86_lane *L = &J->lane[self];
-    uint8_t *const work = aotc_qconv_work(p, J->scratch + self * J->lane_bytes, aotc_qconv_depthwise_front_bytes(p),
+    uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_depthwise_front_bytes(p),
                                           aotc_qconv_depthwise_x86_work_bytes(p), AOTC_QX86_ALIGN);
     aotc_qx86_wcache *const cache = (aotc_qx86_wcache *)(void *)work;
     const int32_t kg = p->k_h * ((p->k_w + 3) / 4), plane_in = p->in_h * p->in_w;
@@ -1431,8 +1532,8 @@ static void AOTC_Q(x86_depthwise_items)(void *ctx, int32_t begin, int32_t end) {
         const int32_t ch = i % J->chunks, r = i / J->chunks % J->ranges, n = i / (J->chunks * J->ranges);
         const int32_t r0 = r * J->run, r1 = r0 + J->run < plane_out ? r0 + J->run : plane_out;
         const int32_t c0 = ch * J->cstep, c1 = c0 + J->cstep < channels ? c0 + J->cstep : channels;
-        const QT *xn = J->x + (int64_t)n * channels * plane_in;
-        QT *yn = J->y + (int64_t)n * channels * plane_out;
+        const QT *xn = x + (int64_t)n * channels * plane_in;
+        QT *yn = y + (int64_t)n * channels * plane_out;
         int32_t pos0;
         for (pos0 = r0; pos0 < r1;) {
             __m512i iv[AOTC_QX86_KG];
@@ -1455,6 +1556,12 @@ static void AOTC_Q(x86_depthwise_items)(void *ctx, int32_t begin, int32_t end) {
             pos0 += lanes;
         }
     }
+}
+
+static void AOTC_Q(x86_depthwise_items)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_dwjob) *J = (const AOTC_Q(x86_dwjob) *)ctx;
+    const int32_t self = aotc_thread_index();
+    AOTC_Q(x86_depthwise_run)(J, begin, end, &J->lane[self], J->x, J->y, J->scratch + self * J->lane_bytes);
 }
 
 static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
