@@ -238,7 +238,9 @@ static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
 /* The lanes of a job, each holding nothing yet */
 static inline void AOTC_Q(x86_lanes_init)(aotc_qx86_lane *lane) {
     int32_t t;
-    for (t = 0; t < AOTC_QX86_MAX_LANES; ++t) lane[t].held = -1, lane[t].wkey = -1, lane[t].init = 0, lane[t].next = 0;
+    for (t = 0; t < AOTC_QX86_MAX_LANES; ++t) {
+        lane[t].held = -1, lane[t].wkey = -1, lane[t].init = 0, lane[t].next = 0, lane[t].wrange = -1;
+    }
 }
 
 /* Four 16-byte rows (as unsigned bytes: x + AOTC_QOFFSET) interleaved into 16 words of four bytes,
@@ -1522,7 +1524,6 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
     const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
     const __m512i zero = _mm512_set1_epi8((char)(uint8_t)(p->x_zero + AOTC_QOFFSET));
     const int32_t *const wq = J->wq, *const init = J->init;
-    int32_t lo_off[AOTC_QX86_KG];
     int32_t i, c, g;
     if (!L->init) {
         AOTC_Q(x86_wcache_init)(cache);
@@ -1534,12 +1535,22 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
         const int32_t c0 = ch * J->cstep, c1 = c0 + J->cstep < channels ? c0 + J->cstep : channels;
         const QT *xn = x + (int64_t)n * channels * plane_in;
         QT *yn = y + (int64_t)n * channels * plane_out;
-        int32_t pos0;
-        for (pos0 = r0; pos0 < r1;) {
+        const int held = L->wrange == r; /* the range's windows, made for the chunk before */
+        int32_t pos0, b;
+        L->wrange = -1;
+        for (pos0 = r0, b = 0; pos0 < r1; ++b) {
             __m512i iv[AOTC_QX86_KG];
             __mmask64 lm[AOTC_QX86_KG];
-            const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, r1, cache, lo_off, lm, iv);
+            int32_t lo_off[AOTC_QX86_KG];
             int full = 1; /* every window whole: plain loads (masked ones took 3 % more of a QDQ MobileNetV2 on Zen 5) */
+            int32_t lanes;
+            if (b < AOTC_QX86_WMEMO) {
+                if (!held) L->wlanes[b] = AOTC_Q(x86_windows)(p, pos0, r1, cache, L->lo_off[b], L->lm[b], L->iv[b]);
+                lanes = L->wlanes[b];
+                for (g = 0; g < kg; ++g) iv[g] = L->iv[b][g], lm[g] = L->lm[b][g], lo_off[g] = L->lo_off[b][g];
+            } else {
+                lanes = AOTC_Q(x86_windows)(p, pos0, r1, cache, lo_off, lm, iv);
+            }
             for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
             for (c = c0; c < c1; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
@@ -1555,6 +1566,7 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
             }
             pos0 += lanes;
         }
+        if (b <= AOTC_QX86_WMEMO) L->wrange = r;
     }
 }
 
@@ -1593,7 +1605,15 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
     }
     J.p = p, J.x = x, J.y = y, J.scratch = (uint8_t *)(void *)scratch, J.wq = wq, J.init = init, J.lane = lane;
     J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_depthwise_front_bytes(p), p);
-    J.run = aotc_qx86_run(p, split, 2 * AOTC_QCONV_POOL_RUN);
+    /* ranges of whole rows that are whole blocks of 16 positions too (lcm(out_w, 16) positions), so that a range
+     * cuts no block, whether blocks span rows or end at a row's end (a stride-2 conv's); where the channels are cut
+     * into chunks (14 x 14, 7 x 7), a range's windows are made once for a thread's run of its chunks (up to
+     * AOTC_QX86_WMEMO blocks), not once a chunk (1.5-2 x those convs' time) */
+    {
+        int32_t a = p->out_w, b = 16;
+        while (b != 0) { const int32_t t = a % b; a = b, b = t; } /* gcd */
+        J.run = split ? p->out_w / a * 16 : plane_out;
+    }
     J.ranges = (plane_out + J.run - 1) / J.run;
     J.chunks = aotc_qx86_chunks(p->batch * J.ranges, (channels + 15) / 16, split);
     J.cstep = (channels + J.chunks - 1) / J.chunks;

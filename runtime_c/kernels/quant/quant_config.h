@@ -27,6 +27,7 @@
 #else
 #define AOTC_QX86_MAX_LANES 1
 #endif
+#define AOTC_QX86_WMEMO 8 /* blocks of a depthwise range whose windows a thread keeps */
 /* A thread's state through a conv's items (aotc_parallel_for), its own cache lines: what its lane of the
  * scratch holds from one item to the next */
 typedef struct {
@@ -36,6 +37,11 @@ typedef struct {
     int32_t next;  /* qconv_dense: the cache's next entry */
     int32_t nb, bpos[16], blanes[16]; /* qconv_dense: the blocks of the range it holds */
     int32_t sums[64];                 /* qconv_patches_vnni: the held block's patch sums */
+    /* depthwise_flat: the windows of range wrange's blocks (x86_windows, up to AOTC_QX86_WMEMO), for its next chunk
+     * of channels */
+    __m512i iv[AOTC_QX86_WMEMO][AOTC_QX86_KG];
+    __mmask64 lm[AOTC_QX86_WMEMO][AOTC_QX86_KG];
+    int32_t lo_off[AOTC_QX86_WMEMO][AOTC_QX86_KG], wlanes[AOTC_QX86_WMEMO], wrange;
 } __attribute__((aligned(64))) aotc_qx86_lane;
 
 /* Whether a conv of `work` multiply-adds (a depthwise conv's: taps) splits over the pool: a --threads build, a
