@@ -408,13 +408,24 @@ def on_lanes(choice: KernelChoice, lanes: int, extra: int = 0) -> KernelChoice:
     return KernelChoice(choice.kernel, lanes * lane + extra, detail=choice.detail._replace(lanes=lanes))
 
 
+# --threads: the bytes a lane may take whatever the step spares (the arena grows by the other lanes): with its share
+# of the spare memory alone, ResNet-18's first residual convs had no patch block (tile 0) at two threads, and ran
+# their slower path (13 % more work than one thread's)
+LANE_FLOOR = 128 * 1024
+
+
+def lane_budget(budget: int, lanes: int) -> int:
+    """The spare memory each of `lanes` lanes of a conv's scratch is fitted to."""
+    return budget if lanes <= 1 else max(budget // lanes, LANE_FLOOR)
+
+
 def _x86_patches_on(node: Node, graph: Graph, budget: int, t: TargetTraits) -> KernelChoice | None:
     """A lane a thread, each fitted to its share of the step's spare memory; but on the dense path each keeps at
     least the blocks of index vectors of an output row's columns and two more (the arena grows by a few KiB where
     the step spares less): with less, ResNet-18's stem kept 2 blocks a thread for its 7 columns and made each of
     its 784 blocks again (3 % of the run), or none, and ran the slower patch path (12 %)."""
     lanes = pool_lanes(node, graph, t.threads)
-    choice = _fit_patches(node, graph, budget // lanes, isa="avx512")
+    choice = _fit_patches(node, graph, lane_budget(budget, lanes), isa="avx512")
     dense = _dense_plan(s := _conv_shape(node, graph), choice.detail.packed)
     if lanes > 1 and dense:
         stride, front, count = dense
@@ -554,7 +565,7 @@ def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "", lanes: i
     that the ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its
     stores; the others do not); `lanes` of them with a --threads pool (on_lanes), tmp after them."""
     out = graph.tensors[node.outputs[0]].nbytes
-    choice = _fit_patches(node, graph, max(budget - out, 0), isa=isa)
+    choice = _fit_patches(node, graph, lane_budget(max(budget - out, 0), lanes), isa=isa)
     choice = KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
     return on_lanes(choice, lanes, out)
 
