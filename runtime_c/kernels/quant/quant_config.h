@@ -56,12 +56,14 @@ static inline int aotc_qx86_split(const aotc_qconv_params *p, int64_t work) {
 #endif
 }
 
-/* A split conv's output positions an item (the whole plane unsplit): on planes up to 32 wide, whose blocks of
- * 16 positions span rows, `most` (a multiple of 16, so that the blocks are those of the whole plane), else whole
- * rows, as many as `most` holds, at least one (blocks end at a row's end there) */
+/* A split conv's output positions an item (the whole plane unsplit): where a block of 16 positions that spans two
+ * output rows still reads windows of 64 bytes (every stride-1 conv, and stride 2 on planes up to 15 wide), so that
+ * the whole plane's blocks start at multiples of 16, `most` (a multiple of 16: the same blocks), else whole rows,
+ * as many as `most` holds, at least one (blocks end at a row's end there). (Rows of 56 at stride 1 had made 4
+ * blocks a row, not 3.5: 12 % more work) */
 static inline int32_t aotc_qx86_run(const aotc_qconv_params *p, int split, int32_t most) {
     if (!split) return p->out_h * p->out_w;
-    if (p->out_w <= 32) return most;
+    if (p->stride_h * p->in_w + (15 - p->out_w) * p->stride_w + (p->k_w - 1) * p->dil_w <= 63) return most;
     return most >= p->out_w ? most / p->out_w * p->out_w : p->out_w;
 }
 
