@@ -20,7 +20,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
+from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, TargetTraits
 from aot.kernels.c_defines import define
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
@@ -145,6 +145,7 @@ class PatchPlan(NamedTuple):
     # a QLinearConvAdd on hosts: the conv first fills tmp, the scratch's last output-size bytes (_fit_residual)
     tmp: bool = False
     work: int = 0  # bytes past the patch block for the path's own buffers (aotc_qconv_params.work)
+    lanes: int = 1  # --threads: a lane of scratch (the patch block, then the work) a thread (aotc_qconv_params.lanes)
 
 
 class DepthwisePlan(NamedTuple):
@@ -153,6 +154,7 @@ class DepthwisePlan(NamedTuple):
 
     run: int = 0
     work: int = 0
+    lanes: int = 1  # --threads: a lane of scratch (the rows, then the work) a thread (aotc_qconv_params.lanes)
 
 
 # aotc_quant.h's limits of the AVX-512 VNNI paths (quant_avx512vnni.h) and of the DSP extension's conv path,
@@ -379,19 +381,80 @@ def _depthwise_rows(node: Node, graph: Graph, budget: int, isa: str = "") -> Ker
     return KernelChoice(_depthwise_kernel(node, graph), rows + work, detail=DepthwisePlan(work=work))
 
 
+# --threads: the fewest multiply-adds a conv, and taps a depthwise conv, splits over the pool (the C checks them too)
+POOL_MIN_MACS = define("aotc_quant.h", "AOTC_QCONV_POOL_MIN_MACS")
+POOL_MIN_TAPS = define("aotc_quant.h", "AOTC_QCONV_POOL_MIN_TAPS")
+
+
+def conv_macs(node: Node, graph: Graph) -> int:
+    """A QLinearConv's multiply-adds: output elements x input channels a group x kernel taps (as the C counts them)."""
+    w = graph.tensors[node.inputs[3]].shape
+    return math.prod(graph.tensors[node.outputs[0]].shape) * math.prod(w[1:])
+
+
+def pool_lanes(node: Node, graph: Graph, threads: int) -> int:
+    """The lanes of scratch a conv takes on an AVX-512 host: one a thread where it splits over a --threads pool
+    (quant_avx512vnni.h: output positions, or channels, a thread each in its own lane), else 1."""
+    least = POOL_MIN_TAPS if _is_depthwise(node, graph) else POOL_MIN_MACS
+    return threads if threads > 1 and conv_macs(node, graph) >= least else 1
+
+
+def on_lanes(choice: KernelChoice, lanes: int, extra: int = 0) -> KernelChoice:
+    """`choice` (one lane's scratch, and `extra` bytes after the lanes) with `lanes` lanes of it, each rounded up to
+    64 bytes (aotc_qconv_lane_bytes)."""
+    if lanes <= 1:
+        return choice
+    lane = -(-(choice.scratch - extra) // 64) * 64
+    return KernelChoice(choice.kernel, lanes * lane + extra, detail=choice.detail._replace(lanes=lanes))
+
+
+# --threads: the bytes a lane may take whatever the step spares (the arena grows by the other lanes): with its share
+# of the spare memory alone, ResNet-18's first residual convs had no patch block (tile 0) at two threads, and ran
+# their slower path (13 % more work than one thread's)
+LANE_FLOOR = 128 * 1024
+
+
+def lane_budget(budget: int, lanes: int) -> int:
+    """The spare memory each of `lanes` lanes of a conv's scratch is fitted to."""
+    return budget if lanes <= 1 else max(budget // lanes, LANE_FLOOR)
+
+
+def _x86_patches_on(node: Node, graph: Graph, budget: int, t: TargetTraits) -> KernelChoice | None:
+    """A lane a thread, each fitted to its share of the step's spare memory; but on the dense path each keeps at
+    least the blocks of index vectors of an output row's columns and two more (the arena grows by a few KiB where
+    the step spares less): with less, ResNet-18's stem kept 2 blocks a thread for its 7 columns and made each of
+    its 784 blocks again (3 % of the run), or none, and ran the slower patch path (12 %)."""
+    lanes = pool_lanes(node, graph, t.threads)
+    choice = _fit_patches(node, graph, lane_budget(budget, lanes), isa="avx512")
+    dense = _dense_plan(s := _conv_shape(node, graph), choice.detail.packed)
+    if lanes > 1 and dense:
+        stride, front, count = dense
+        least = front + min(count, -(-s.out_w // 16) + 2) * stride
+        if choice.detail.work < least:
+            choice = KernelChoice(choice.kernel, choice.scratch + least - choice.detail.work,
+                                  detail=choice.detail._replace(work=least))
+    return on_lanes(choice, lanes)
+
+
+def _x86_depthwise_on(node: Node, graph: Graph, budget: int, t: TargetTraits) -> KernelChoice | None:
+    return on_lanes(_depthwise_rows(node, graph, budget, "avx512"), pool_lanes(node, graph, t.threads))
+
+
 # a RAM budget's "tiles" (Candidate.fit_least) for the M-profile patch paths: blocks below PATCH_FLOOR
 _DSP_LEAST = partial(_fit_patches, host=False, isa="arm-dsp", least=True)
 _M_LEAST = partial(_fit_patches, host=False, least=True)
 M_PROFILE = KernelFacts(isa="m-profile")  # the Cortex-M cores' paths: small stacks, blocks in the plan's scratch
 ARM_DSP = KernelFacts(isa="arm-dsp")  # ... with the DSP extension: its conv path's widened weights in the scratch too
-# an AVX-512 host: quant_avx512vnni.h's paths (a build with VNNI takes them) have their buffers in the scratch
-AVX512 = KernelFacts(isa="avx512")
+# an AVX-512 host: quant_avx512vnni.h's paths (a build with VNNI takes them) have their buffers in the scratch, and
+# with --threads split the larger convs over the pool (a lane of scratch a thread)
+AVX512 = KernelFacts(isa="avx512", threaded=True)
 QCONV_KERNELS = (
     # On the M-profile boards (the DSP extension's SMLAD) 4 channels at a time where the shape allows
     Candidate("aotc_qconv_depthwise_i8", _depthwise_dsp, applies=lambda n, g, t: _is_depthwise(n, g),
               facts=M_PROFILE, also=("aotc_qconv_depthwise_u8",)),
     Candidate("aotc_qconv_depthwise_i8", lambda n, g, budget: _depthwise_rows(n, g, budget, "avx512"),
-              applies=lambda n, g, t: _is_depthwise(n, g), facts=AVX512, also=("aotc_qconv_depthwise_u8",)),
+              applies=lambda n, g, t: _is_depthwise(n, g), facts=AVX512, also=("aotc_qconv_depthwise_u8",),
+              fit_on=_x86_depthwise_on),
     Candidate("aotc_qconv_depthwise_i8", _depthwise_rows,
               applies=lambda n, g, t: _is_depthwise(n, g), also=("aotc_qconv_depthwise_u8",)),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False, isa="arm-dsp"),
@@ -399,7 +462,7 @@ QCONV_KERNELS = (
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False), facts=M_PROFILE,
               also=("aotc_qconv_patches_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, isa="avx512"), facts=AVX512,
-              also=("aotc_qconv_patches_u8",)),
+              also=("aotc_qconv_patches_u8",), fit_on=_x86_patches_on),
     Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",)),
 )
 
@@ -462,6 +525,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         "dw4": "0" if patches else str(ctx.choice.detail.run),
         "w_packed": str(int(patches and ctx.choice.detail.packed)),
         **({"work": str(ctx.choice.detail.work)} if ctx.choice.detail.work else {}),
+        **({"lanes": str(ctx.choice.detail.lanes)} if ctx.choice.detail.lanes > 1 else {}),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else "")
@@ -496,13 +560,14 @@ def _emit_qconv_add(ctx: NodeContext) -> None:
              ctx.ptr(res), ctx.ptr(y), scratch, tmp)
 
 
-def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "") -> KernelChoice:
+def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "", lanes: int = 1) -> KernelChoice:
     """On hosts: _fit_patches's block (and work) in what the step spares beyond tmp, the conv's whole output
     that the ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its
-    stores; the others do not)."""
+    stores; the others do not); `lanes` of them with a --threads pool (on_lanes), tmp after them."""
     out = graph.tensors[node.outputs[0]].nbytes
-    choice = _fit_patches(node, graph, max(budget - out, 0), isa=isa)
-    return KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
+    choice = _fit_patches(node, graph, lane_budget(max(budget - out, 0), lanes), isa=isa)
+    choice = KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
+    return on_lanes(choice, lanes, out)
 
 
 QCONV_ADD_KERNELS = (
@@ -511,7 +576,8 @@ QCONV_ADD_KERNELS = (
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
               facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_residual(n, g, budget, "avx512"),
-              facts=AVX512, also=("aotc_qconv_patches_add_u8",)),
+              facts=AVX512, also=("aotc_qconv_patches_add_u8",),
+              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads))),
     Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),
 )
 

@@ -243,3 +243,115 @@ def test_int8_tflite_attention_split_bit_identical(tmp_path):
         run([str(out / "runner"), str(tmp_path / "in.bin"), str(tmp_path / f"y{int(no_pool)}.bin"), "3"], env=env)
         results.append((tmp_path / f"y{int(no_pool)}.bin").read_bytes())
     assert results[0] == results[1], "the pool changed the int8 products' results"
+
+
+# The ONNX int8 convs (QDQ and QOperator models reach the same QLinearConv kernels) split over the pool on AVX-512 VNNI
+# hosts (quant_avx512vnni.h): each conv of AOTC_QCONV_POOL_MIN_MACS or more takes a lane of scratch a thread
+# (aotc_qconv_params.lanes) and runs its items (ranges of output positions x chunks of channels) there; smaller ones
+# (AOTC_QCONV_POOL_MIN_TAPS for a depthwise conv) stay on the calling thread.
+QCONV_LAYERS = (  # name, input, output channels, kernel, stride, group, residual (the output of that layer added)
+    ("stem", "x", 32, 3, 1, 1, None),            # dense, quad rows made once (32 channels), 32 x 32: split
+    ("res", "stem", 32, 3, 1, 1, "stem"),        # dense with the residual ADD in its stores: split
+    ("narrow", "res", 16, 3, 1, 1, None),        # dense by passes, packed (16 channels): split
+    ("odd", "narrow", 24, 3, 1, 1, None),        # dense, weights re-ordered (24 channels), weight zero points: split
+    ("expand", "odd", 128, 1, 1, 1, None),       # 1 x 1, read from the planes: split
+    ("dw", "expand", 128, 3, 1, 128, None),      # depthwise over the plane: split
+    ("down", "dw", 128, 1, 2, 1, None),          # 1 x 1 at stride 2, 16 x 16: split
+    ("up", "down", 256, 1, 1, 1, None),          # 1 x 1, 256 channels: split
+    ("dw16", "up", 256, 3, 1, 256, None),        # depthwise on 16 x 16, 4 ranges: chunks of channels too: split
+    ("dw2", "dw16", 256, 3, 2, 256, None),       # depthwise at stride 2, 8 x 8: 295 K taps: split
+    ("wide", "dw2", 256, 1, 1, 1, None),         # 1 x 1 on 64 positions: one block, chunks of channels: split
+    ("late", "wide", 32, 3, 1, 1, None),         # dense on 8 x 8, 256 input channels: split
+    ("dw8", "late", 32, 3, 1, 32, None),         # depthwise, 37 K taps: below the threshold
+    ("small", "dw8", 32, 3, 1, 1, "late"),       # 590 K multiply-adds with its residual: below the threshold
+    ("square", "small", 32, 2, 1, 1, None),      # 2 x 2 (the windows path, which keeps one thread): below
+)
+
+
+def qconv_net(dtype: str) -> onnx.ModelProto:
+    """QLinearConv layers of every path (QCONV_LAYERS) on a batch of 2, activations of `dtype` (int8 weights),
+    per-channel weight scales, the residuals as QLinearAdd (aotc fuses them into the conv)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(64)
+    act = {"int8": (TensorProto.INT8, np.int8, 0), "uint8": (TensorProto.UINT8, np.uint8, 128)}[dtype]
+    inits, nodes, chans = [], [], {"x": 16}
+
+    def const(name: str, value: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(value, name))
+        return name
+
+    const("s", np.float32(0.05)), const("z", np.array(act[2], act[1]))
+    nodes.append(helper.make_node("QuantizeLinear", ["input", "s", "z"], ["x"]))
+    for name, src, m, k, stride, group, res in QCONV_LAYERS:
+        c = chans[src]
+        taps = c // group * k * k
+        w = rng.integers(-127, 128, (m, c // group, k, k), dtype=np.int8)
+        wz = rng.integers(-3, 4, m).astype(np.int8) if name == "odd" else np.zeros(m, np.int8)
+        ws = (rng.uniform(0.5, 1.5, m) * 0.01).astype(np.float32)
+        ys = np.float32(0.05 * 0.01 * 70 * np.sqrt(taps))
+        b = rng.integers(-2000, 2000, m).astype(np.int32)
+        ins = [src, "s", "z", const(f"{name}_w", w), const(f"{name}_ws", ws), const(f"{name}_wz", wz),
+               const(f"{name}_ys", ys), "z", const(f"{name}_b", b)]
+        out = f"{name}_conv" if res else name
+        nodes.append(helper.make_node("QLinearConv", ins, [out], kernel_shape=[k, k], strides=[stride, stride],
+                                      pads=[k // 2] * 4 if k % 2 else [0, 0, 1, 1], group=group))
+        if res:  # the sum at the layer's output scale: "s" (inputs and sums share it)
+            nodes.append(helper.make_node("QLinearAdd", [out, f"{name}_ys", "z", res, f"{res}_ys", "z", f"{name}_ys",
+                                                          "z"], [name], domain="com.microsoft"))
+        chans[name] = m
+    last = QCONV_LAYERS[-1][0]
+    nodes.append(helper.make_node("DequantizeLinear", [last, f"{last}_ys", "z"], ["output"]))
+    graph = helper.make_graph(nodes, "qconv_split", [helper.make_tensor_value_info("input", TensorProto.FLOAT,
+                                                                                    [2, 16, 32, 32])],
+                              [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                   helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_qlinear_convs_split_bit_identical(tmp_path, dtype):
+    """Each QLinearConv path split over the pool where it has the work (dense: quad rows made once, by passes,
+    re-ordered weights, a fused residual; 1 x 1 from the planes and at stride 2; depthwise; a plane of one block),
+    under ASan/UBSan and TSan: the same bytes with the pool, without it (AOTC_NO_POOL) and from a --threads 1 bundle,
+    and onnxruntime's."""
+    import onnxruntime as ort
+
+    if not host_has_avx512():
+        pytest.skip("the int8 convs split on AVX-512 VNNI hosts (quant_avx512vnni.h)")
+    model = qconv_net(dtype)
+    onnx.save(model, tmp_path / "qconv.onnx")
+    x = np.random.default_rng(1).standard_normal((2, 16, 32, 32)).astype(np.float32) * 3
+    x.tofile(tmp_path / "in.bin")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    ref = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(
+        None, {"input": x})[0]
+    one = tmp_path / "one"
+    build_bundle(tmp_path / "qconv.onnx", one)
+    run([str(one / "runner"), str(tmp_path / "in.bin"), str(tmp_path / "one.bin"), "1"])
+    expected = (tmp_path / "one.bin").read_bytes()
+    np.testing.assert_array_equal(np.frombuffer(expected, np.float32).reshape(ref.shape), ref)
+    split = sum(1 for name, src, m, k, stride, group, _ in QCONV_LAYERS if name not in ("dw8", "small", "square"))
+    # without VBMI (an AVX-512 VNNI CPU before Ice Lake) the 1 x 1 path gathers every conv's patches and the depthwise
+    # convs take their ring of rows, by output planes
+    no_vbmi = " -march=native -mno-avx512vbmi"
+    for sanitizer, isa in (("address,undefined", ""), ("thread", ""), ("address,undefined", no_vbmi)):
+        out = tmp_path / (sanitizer.replace(",", "_") + isa.replace(" ", "_"))
+        recover = " -fno-sanitize-recover=all" if "undefined" in sanitizer else ""
+        flags = (f"-DCMAKE_C_FLAGS=-O1 -fsanitize={sanitizer} -fno-omit-frame-pointer{recover}{isa}",
+                 *(("-DAOTC_NATIVE=OFF",) if isa else ()))
+        meta = build_bundle(tmp_path / "qconv.onnx", out, "--threads", "2", cmake_args=flags)
+        assert {"aotc_qconv_depthwise_i8", "aotc_qconv_patches_i8"} <= {
+            k.replace("_u8", "_i8") for k in meta["threads"]["threaded_kernels"]}
+        source = next((out / "bundle" / "src").glob("qconv*.c")).read_text()
+        assert source.count(".lanes = 2") == split + 1  # (the 2 x 2 conv has the work: its path keeps one thread)
+        for no_pool in (False, True):
+            env = {k: v for k, v in os.environ.items() if k != "AOTC_NO_POOL"}
+            env["TSAN_OPTIONS"] = "halt_on_error=1 exitcode=66"
+            if no_pool:
+                env["AOTC_NO_POOL"] = "1"
+            res = tmp_path / f"{out.name}{int(no_pool)}.bin"
+            run([str(out / "runner"), str(tmp_path / "in.bin"), str(res), "2"], env=env)
+            assert res.read_bytes() == expected, f"{sanitizer}, pool {not no_pool}: not the one-thread bundle's bytes"

@@ -201,3 +201,25 @@ def test_quant_integer_requantisation_on_host(tmp_path, objects):
     out = run_checked([str(exe), str(SEED), "1000"], timeout=300)
     assert "MISMATCH" not in out and " ok " in out, out
 
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("sanitizer", ["address,undefined", "thread"])
+def test_quant_convs_split_over_the_pool(tmp_path, objects, sanitizer):
+    """The QLinearConv kernels built as a --threads 2 bundle builds them (AOTC_THREADS=2 with threads.c, -march=native:
+    on an AVX-512 VNNI host the paths of quant_avx512vnni.h split over the pool), every conv split however small
+    (AOTC_QCONV_POOL_MIN_MACS=0, AOTC_QCONV_POOL_MIN_TAPS=0) where the test gives it a lane of scratch a thread (3
+    shapes in 4), the fused residual ADDs by runs of elements (AOTC_QX86_ADD_POOL_MIN=0): each exactly the reference,
+    under ASan/UBSan and under TSan."""
+    require_tool("gcc")
+    exe = tmp_path / "test_quant_kernels_pool"
+    flags = [*WARNINGS, "-O1", "-g", f"-fsanitize={sanitizer}", "-fno-omit-frame-pointer", *HOST_BUILDS["native"],
+             "-DAOTC_THREADS=2", "-DAOTC_QCONV_POOL_MIN_MACS=0", "-DAOTC_QCONV_POOL_MIN_TAPS=0",
+             "-DAOTC_QX86_ADD_POOL_MIN=0", "-pthread",
+             *(["-fno-sanitize-recover=all"] if "undefined" in sanitizer else [])]
+    if platform.machine() != "x86_64" or not host_has_avx512f():
+        pytest.skip("an AVX-512 host: the int8 convs split on quant_avx512vnni.h's paths")
+    compile_and_link(objects, "gcc", [*c_sources("quant"), kernel_file("threads.c")], flags, exe, link=["-pthread"])
+    out = run_checked([str(exe), str(SEED + 64), "300"], timeout=600,
+                      env={**sanitizer_env(), "TSAN_OPTIONS": "halt_on_error=1 exitcode=66"})
+    assert "MISMATCH" not in out and "aotc_qconv" in out and "no pool" not in out, out

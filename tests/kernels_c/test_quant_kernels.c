@@ -8,6 +8,7 @@
  * under qemu (the DSP extension's paths on the M4 and M55, plain C and the integer requantisation on
  * the M3): every target must give the same integers. */
 #include "aotc_quant.h"
+#include "aotc_threads.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
 
@@ -216,6 +217,12 @@ static int check_conv(int kind, int u8) {
 #endif
         scratch_n = (size_t)aotc_qconv_patches_scratch_bytes(&p, tile);
     }
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    if (chance(3, 4)) { /* a --threads plan (aot/kernels/quant.py on_lanes): a lane of the scratch a thread */
+        p.lanes = AOTC_THREADS;
+        scratch_n = (size_t)AOTC_THREADS * (size_t)aotc_qconv_lane_bytes((int64_t)scratch_n - p.work, &p);
+    }
+#endif
     scratch = alloc_bytes(scratch_n);
     if (fused) {
         memset(&r, 0, sizeof r);
@@ -250,11 +257,11 @@ static int check_conv(int kind, int u8) {
     if (bad) {
         printf("  batch %d, %d -> %d channels, group %d, in %d x %d, out %d x %d, kernel %d x %d, stride %d x %d, "
                "dilation %d x %d, pads %d %d, x_zero %d, y_zero %d, clamp [%d, %d], w_zero_any %d, tile %d, "
-               "packed %d, dw4 %d, in place %d, work %d\n",
+               "packed %d, dw4 %d, in place %d, work %d, lanes %d\n",
                (int)p.batch, (int)p.in_c, (int)p.out_c, (int)p.group, (int)p.in_h, (int)p.in_w, (int)p.out_h,
                (int)p.out_w, (int)p.k_h, (int)p.k_w, (int)p.stride_h, (int)p.stride_w, (int)p.dil_h, (int)p.dil_w,
                (int)p.pad_top, (int)p.pad_left, (int)p.x_zero, (int)p.y_zero, (int)lo, (int)hi, (int)p.w_zero_any,
-               (int)tile, (int)p.w_packed, (int)p.dw4, in_place, (int)p.work);
+               (int)tile, (int)p.w_packed, (int)p.dw4, in_place, (int)p.work, (int)p.lanes);
     }
     if (w_arg != w) free(w_arg);
     free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch);
@@ -678,6 +685,9 @@ static const entry ENTRIES[] = {
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
     int failed = check_reference() | check_requant(100 * shapes);
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    if (aotc_threads_start() != 0) printf("no pool: its threads could not start\n");
+#endif
     size_t e;
     int32_t i;
     printf("%-34s %s\n", "aotc_requant", failed ? "MISMATCH" : "ok");

@@ -192,7 +192,27 @@ typedef struct {
                                * weights of the DSP extension's conv path, the AVX-512 VNNI paths' re-ordered
                                * weights and index vectors (aotc_qconv_*_work_bytes below). 0: none, and the
                                * paths needing more than given are not taken */
+    int32_t lanes;            /* --threads (AVX-512 VNNI hosts): the threads whose scratch the plan gave, each a lane of
+                               * aotc_qconv_lane_bytes (the patch block or rows, then the work), that the conv splits
+                               * its output positions (or channels) over; 0 or 1: one thread, one lane */
 } aotc_qconv_params;
+
+/* The fewest multiply-adds (taps for a depthwise conv) a QLinearConv splits over a --threads pool: below, a
+ * region's wake and the lines that pass between the cores cost about what the second thread saves (as
+ * TFL_PK_POOL_MIN_MACS); aot/kernels/quant.py gives such convs a lane of scratch a thread (p->lanes). */
+#ifndef AOTC_QCONV_POOL_MIN_MACS
+#define AOTC_QCONV_POOL_MIN_MACS 1048576 /* 2^20 */
+#endif
+/* ... and the fewest taps (output elements x kernel taps) a depthwise conv splits over: a tap costs about a
+ * quarter of a conv's multiply-add (16 lanes of 4 taps a vpdpbusd, and a vpermt2b, against 64 products); at
+ * 2^20 an int8 MobileNetV2's depthwise convs of 14 x 14 and 7 x 7 (12-29 us each, a quarter of its run at two
+ * threads) had stayed on one thread */
+#ifndef AOTC_QCONV_POOL_MIN_TAPS
+#define AOTC_QCONV_POOL_MIN_TAPS 262144 /* 2^18 */
+#endif
+/* the output positions of an item of a split conv's work (quant_config.h aotc_qx86_run: twice this on the paths
+ * without a patch block) */
+#define AOTC_QCONV_POOL_RUN 64
 
 /* Whether the weights are packed (w_packed), and whether tile 0 (no scratch) can come: never on the
  * M-profile cores, which aotc plans neither for, so their code stays as it was. */
@@ -398,6 +418,12 @@ static inline int64_t aotc_qconv_depthwise_front_bytes(const aotc_qconv_params *
 
 static inline int64_t aotc_qconv_depthwise_scratch_bytes(const aotc_qconv_params *p) {
     return aotc_qconv_depthwise_front_bytes(p) + p->work;
+}
+
+/* One thread's lane of a split conv's scratch (p->lanes > 1): `front` (the patch block or rows) and p->work,
+ * rounded up to 64 bytes, so that every lane's work starts as the first's does and no two threads share a line */
+static inline int64_t aotc_qconv_lane_bytes(int64_t front, const aotc_qconv_params *p) {
+    return (front + p->work + 63) / 64 * 64;
 }
 
 /* The work block of a conv's scratch, p->work bytes after `front` (the patch block or the rows), its

@@ -110,6 +110,50 @@ static int32_t AOTC_Q(qadd_avx512)(const aotc_qbinary_params *p, const QT *a, co
     return i;
 }
 
+/* The residual ADD of a QLinearConvAdd whose conv went to tmp (aotc_qconv_patches_add_*): a and b of y's shape,
+ * with no broadcasting, so one run of n elements (qadd_avx512's 16 at a time, not each output row's few; where
+ * rows are one element, whose strides are 0 and whose bias the compiler made for a scalar a, as compiled), in runs
+ * of AOTC_QX86_ADD_RUN elements over the pool where the conv split and the ADD has AOTC_QX86_ADD_POOL_MIN
+ * elements */
+#define AOTC_QX86_ADD_RUN 4096
+#ifndef AOTC_QX86_ADD_POOL_MIN
+#define AOTC_QX86_ADD_POOL_MIN 32768
+#endif
+typedef struct {
+    const aotc_qbinary_params *p;
+    const QT *a, *b;
+    QT *y;
+    int64_t n;
+} AOTC_Q(x86_addjob);
+
+static void AOTC_Q(x86_add_runs)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_addjob) *J = (const AOTC_Q(x86_addjob) *)ctx;
+    const int64_t i0 = (int64_t)begin * AOTC_QX86_ADD_RUN;
+    const int64_t i1 = (int64_t)end * AOTC_QX86_ADD_RUN < J->n ? (int64_t)end * AOTC_QX86_ADD_RUN : J->n;
+    aotc_qbinary_params f = *J->p;
+    f.shape.rank = 1, f.shape.shape[0] = (int32_t)(i1 - i0), f.shape.a_strides[0] = f.shape.b_strides[0] = 1;
+    AOTC_Q(qadd)(&f, J->a + i0, J->b + i0, J->y + i0);
+}
+
+static void AOTC_Q(x86_residual_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, const QT *a, const QT *b,
+                                     QT *y) {
+    const aotc_broadcast *s = &r->add.shape;
+    AOTC_Q(x86_addjob) J;
+    int32_t k, runs;
+    if (s->a_strides[s->rank - 1] != 1 || s->b_strides[s->rank - 1] != 1) { /* rows of one element: as compiled */
+        AOTC_Q(qadd)(&r->add, a, b, y);
+        return;
+    }
+    J.p = &r->add, J.a = a, J.b = b, J.y = y, J.n = 1;
+    for (k = 0; k < r->add.shape.rank; ++k) J.n *= r->add.shape.shape[k];
+    runs = (int32_t)((J.n + AOTC_QX86_ADD_RUN - 1) / AOTC_QX86_ADD_RUN);
+    if (p->lanes >= AOTC_QX86_MAX_LANES && AOTC_QX86_MAX_LANES > 1 && J.n >= AOTC_QX86_ADD_POOL_MIN) {
+        aotc_parallel_for(AOTC_Q(x86_add_runs), &J, runs);
+    } else {
+        AOTC_Q(x86_add_runs)(&J, 0, runs);
+    }
+}
+
 #ifndef QX86_DPBUSD8
 /* a0..a7 += the 16 positions' quad row xv times the weight word at byte q of w0..w7 (one vpdpbusd each) */
 #define QX86_DPBUSD8(xv, q)                                                                                 \
@@ -189,6 +233,14 @@ QX86_DOT6(1)
 /* Lanes [0, n) of 16 as a byte mask. */
 static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
     return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n > 0 ? n : 0)) - 1u);
+}
+
+/* The lanes of a job, each holding nothing yet */
+static inline void AOTC_Q(x86_lanes_init)(aotc_qx86_lane *lane) {
+    int32_t t;
+    for (t = 0; t < AOTC_QX86_MAX_LANES; ++t) {
+        lane[t].held = -1, lane[t].wkey = -1, lane[t].init = 0, lane[t].next = 0, lane[t].wrange = -1;
+    }
 }
 
 /* Four 16-byte rows (as unsigned bytes: x + AOTC_QOFFSET) interleaved into 16 words of four bytes,
@@ -319,13 +371,13 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
      * column did, some rows on: from the cache */
     const int32_t oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
     const int32_t shift = oh_first * p->stride_h * in_w;
-    const int interior = oh_first * p->stride_h - p->pad_top >= 0 &&
-                         oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
+    const int rows_in = oh_first * p->stride_h - p->pad_top >= 0 &&
+                        oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
     uint8_t (*idx)[64];
     int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG], (*offs)[64] = cache->offs;
     int32_t lanes, g, i, j, e, oh, ow;
-    for (e = 0; interior && e < AOTC_QX86_CACHE; ++e) {
-        if (cache->col[e] == col) {
+    for (e = 0; rows_in && e < AOTC_QX86_CACHE; ++e) {
+        if (cache->col[e] == col && cache->lanes[e] <= plane_out - pos0) {
             for (g = 0; g < kg; ++g) {
                 const int32_t b = cache->base[e][g], left = plane_in - (b == INT32_MIN ? 0 : b + shift);
                 base[g] = b == INT32_MIN ? 0 : b + shift;
@@ -336,7 +388,7 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
         }
     }
     e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_CACHE;
-    cache->col[e] = interior ? col : -1;
+    cache->col[e] = rows_in ? col : -1; /* (reused only where its lanes end by plane_out: a range's end) */
     idx = cache->idx[e];
     for (g = 0; g < kg; ++g) lo[g] = INT32_MAX, hi[g] = INT32_MIN;
     oh = oh_first, ow = col;
@@ -659,22 +711,30 @@ static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, in
 
 /* The block from pos0, kept in the cache (entries of `stride` bytes, `count` of them; the slot after
  * them is for a block made again, on a full cache's turn): by column where its kernel rows all lie
- * inside the image (a block at the same column some rows on reads as it did, from shift bytes on),
- * else by position. */
+ * inside the image (a block at the same column some rows on reads as it did, from shift bytes on), else
+ * by position. A block kept by column serves a later position only where its lanes end by plane_out (the
+ * plane's, or a split conv's range's, end: a block made at a range's end may have fewer lanes than 16). */
 static const AOTC_Q(x86_dblock) *AOTC_Q(x86_dense_get)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
                                                       int32_t npat, const uint8_t (*tap)[4], uint8_t *cache,
                                                       int32_t stride, int32_t count, int32_t *next, int32_t *shift) {
     const int32_t ow_n = p->out_w, oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n;
-    const int interior = pos0 + 16 <= plane_out && oh_first * p->stride_h - p->pad_top >= 0 &&
-                         oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
-    const int32_t key = interior ? pos0 % ow_n : -1 - pos0;
+    const int rows_in = oh_first * p->stride_h - p->pad_top >= 0 &&
+                        oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
+    const int32_t col = pos0 % ow_n, pkey = -1 - pos0, key = rows_in ? col : pkey;
     AOTC_Q(x86_dblock) *bk;
     int32_t e, kh;
-    *shift = interior ? oh_first * p->stride_h * p->in_w : 0;
     for (e = 0; e < count; ++e) {
         bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
-        if (bk->key == key) return bk;
+        if (bk->key == pkey) {
+            *shift = 0;
+            return bk;
+        }
+        if (rows_in && bk->key == col && bk->lanes <= plane_out - pos0) {
+            *shift = oh_first * p->stride_h * p->in_w;
+            return bk;
+        }
     }
+    *shift = rows_in ? oh_first * p->stride_h * p->in_w : 0;
     e = *next, *next = (*next + 1) % count;
     bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
     AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, bk, (uint8_t *)bk + AOTC_QX86_DHEAD);
@@ -967,166 +1027,258 @@ static inline void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t 
     }
 }
 
+/* qconv_dense's work, as items for one thread or the pool (aotc_threads.h): the conv's shape and plan, and
+ * how the work is cut. Ranges of `run` output positions (the whole plane unsplit, else whole rows of at least
+ * AOTC_QCONV_POOL_RUN); with the quad rows made once in the scratch (`quads`) an item is (image and group,
+ * range, chunk of channels), range-major; else (image and group, pass, chunk of the pass's channels, range),
+ * so that a thread's consecutive items share a pass's re-ordered weights. Each thread has its own lane of the
+ * scratch (lane_bytes apart: the patch block, then the work with its weights and kept blocks). */
+typedef struct {
+    const aotc_qconv_params *p;
+    const QT *x;
+    const int8_t *w;
+    QT *y;
+    uint8_t *scratch;
+    const aotc_qresidual_params *r;
+    const QT *res;
+    AOTC_Q(x86_resid) rv;
+    int64_t lane_bytes, kp;
+    int32_t tile, cg, mg, kq, ics, qsafe, qfast, npat, stride, pass, nmax, wbytes, count, nblk, quads;
+    int32_t run, ranges, passes, chunks, cstep;
+    AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
+    uint8_t tap[AOTC_QX86_PAT][4];
+    aotc_qx86_lane *lane;
+} AOTC_Q(x86_djob);
+
+/* (the input, weights and scratch restrict parameters, as the kernel's own; y may be the residual) */
+static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
+                                         const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                                         uint8_t *AOTC_RESTRICT scratch) {
+    const aotc_qconv_params *p = J->p;
+    uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_patch_bytes(p, J->tile), aotc_qconv_dense_work_bytes(p),
+                                          AOTC_QX86_ALIGN);
+    const int32_t cg = J->cg, mg = J->mg, kq = J->kq, npat = J->npat, stride = J->stride, count = J->count;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int64_t kp = J->kp, step = (int64_t)J->ics * plane_in;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
+    const AOTC_Q(x86_resid) *const rvp = J->r != NULL ? &J->rv : NULL;
+    const uint8_t (*const tap)[4] = (const uint8_t (*)[4])J->tap;
+    int32_t *const wbuf = (int32_t *)(void *)work;
+    uint8_t *const cache = work + (J->wbytes + 63) / 64 * 64;
+    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
+    int32_t i, e;
+    if (!L->init) {
+        for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride))->key = INT32_MIN;
+        L->init = 1, L->next = 0;
+    }
+    for (i = begin; i < end; ++i) {
+        const int32_t r = J->quads ? i / J->chunks % J->ranges : i % J->ranges;
+        const int32_t ng = J->quads ? i / (J->chunks * J->ranges) : i / (J->ranges * J->chunks * J->passes);
+        const int32_t n = ng / p->group, g = ng % p->group, r0 = r * J->run;
+        const int32_t r1 = r0 + J->run < plane_out ? r0 + J->run : plane_out;
+        const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+        QT *yn = J->y + (int64_t)n * p->out_c * plane_out;
+        const QT *resn = J->res != NULL ? J->res + (int64_t)n * p->out_c * plane_out : NULL;
+        int32_t oc, pos0, nc;
+        if (J->quads) { /* packed weights: the range's blocks' quad rows made once into the scratch */
+            const int32_t key = i / J->chunks, ch = i % J->chunks;
+            const int32_t c0 = g * mg + ch * J->cstep, c1 = c0 + J->cstep < (g + 1) * mg ? c0 + J->cstep : (g + 1) * mg;
+            for (pos0 = r0; pos0 < r1;) { /* a batch of up to nblk blocks */
+                int32_t b, nb;
+                if (L->held == key) { /* the whole range, made for the item before */
+                    pos0 = r1;
+                } else {
+                    const int32_t first = pos0;
+                    for (nb = 0; nb < J->nblk && pos0 < r1; ++nb) {
+                        int32_t shift;
+                        const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count,
+                                                                             &L->next, &shift);
+                        AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
+                        AOTC_Q(x86_dense_quads)(xg, step, seg, (const uint8_t *)bk + AOTC_QX86_DHEAD, bk->pad, npat, kq,
+                                                J->qfast, J->qsafe, zfill, scratch + (int64_t)nb * kq * 64);
+                        L->bpos[nb] = pos0, L->blanes[nb] = bk->lanes;
+                        pos0 += bk->lanes;
+                    }
+                    L->nb = nb;
+                    L->held = first == r0 && pos0 >= r1 ? key : -1;
+                }
+                nb = L->nb;
+                for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
+                    const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
+                    for (b = 0; b < nb; ++b) {
+                        const uint8_t *qb = scratch + (int64_t)b * kq * 64;
+                        __m512i a[16], s;
+                        if (L->blanes[b] <= AOTC_QX86_NARROW) {
+                            AOTC_Q(x86_dense_narrowb)(qb, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
+                            AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
+                            continue;
+                        }
+                        if (L->blanes[b] > 8) AOTC_Q(x86_dense_dotb16)(qb, kq, wq, p->w_zero_any, a, &s);
+                        else AOTC_Q(x86_dense_dotb16y)(qb, kq, wq, p->w_zero_any, a, &s);
+                        AOTC_Q(x86_dense_store)(p, a, s, oc, 16, AOTC_Q(x86_lanes)(L->blanes[b]), L->bpos[b], plane_out, lo,
+                                                hi, zp, yn, rvp, resn);
+                    }
+                }
+            }
+        } else {
+            const int32_t ps = i / (J->ranges * J->chunks) % J->passes, ch = i / J->ranges % J->chunks;
+            const int32_t c0p = g * mg + ps * J->pass, c1p = c0p + J->pass < (g + 1) * mg ? c0p + J->pass : (g + 1) * mg;
+            const int32_t c0 = c0p + ch * J->cstep, c1 = c0 + J->cstep < c1p ? c0 + J->cstep : c1p;
+            const int32_t wkey = (g * J->passes + ps) * J->chunks + ch;
+            /* the pass's weights: in place when packed, else re-ordered in the work block */
+            const int32_t *const wpass = p->w_packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
+                                                     : (const int32_t *)(const void *)wbuf;
+            const int8_t *pf = NULL, *pf_end = NULL;
+            int64_t pf_step = 0;
+            if (c0 >= c1) continue;
+            if (!p->w_packed && L->wkey != wkey) {
+                for (oc = c0; oc < c1; oc += nc) {
+                    int32_t *dst = (int32_t *)(void *)wbuf + (int64_t)(oc - c0) * kq;
+                    nc = c1 - oc < J->nmax ? c1 - oc : J->nmax;
+                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, dst);
+                }
+                L->wkey = wkey;
+            }
+            if (J->ranges == 1 && J->chunks == 1) {
+                /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so that their
+                 * re-ordering does not wait on memory */
+                pf = w + (int64_t)c1 * kp;
+                pf_end = w + (int64_t)((g + 1) * mg - c1 < J->pass ? (g + 1) * mg : c1 + J->pass) * kp;
+                pf_step = ((pf_end - pf) / ((plane_out + 15) / 16) + 63) / 64 * 64;
+            }
+            for (pos0 = r0; pos0 < r1;) {
+                int32_t shift, j;
+                const AOTC_Q(x86_dblock) *bk;
+                const uint8_t *iv;
+                const int32_t *wp = wpass;
+                __mmask16 lm;
+                for (j = 0; j < pf_step && pf < pf_end; j += 64, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T1);
+                bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count, &L->next, &shift);
+                iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
+                lm = AOTC_Q(x86_lanes)(bk->lanes);
+                AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
+                for (oc = c0; oc < c1; oc += nc) {
+                    __m512i a[16], s;
+                    nc = c1 - oc < J->nmax ? c1 - oc : J->nmax;
+#define QX86_DENSE_CALL(f)                                                                                 \
+    f(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe, wp, zfill, p->w_zero_any, a, &s)
+                    if (bk->lanes <= AOTC_QX86_NARROW && nc > 8) { /* 16 channels a vector */
+                        AOTC_Q(x86_dense_narrow)(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe, wp, zfill,
+                                                 p->w_zero_any, bk->lanes, a, &s);
+                        AOTC_Q(x86_narrow_store)(p, a, s, oc, nc, bk->lanes, pos0, plane_out, yn, J->r, resn);
+                        wp += (int64_t)kq * 16;
+                        continue;
+                    }
+                    if (bk->lanes > 8) {
+                        if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16));
+                        else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8));
+                    } else {
+                        if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16y));
+                        else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8y));
+                    }
+#undef QX86_DENSE_CALL
+                    wp += (int64_t)kq * (nc > 8 ? 16 : 8);
+                    AOTC_Q(x86_dense_store)(p, a, s, oc, nc, lm, pos0, plane_out, lo, hi, zp, yn, rvp, resn);
+                }
+                pos0 += bk->lanes;
+            }
+        }
+    }
+}
+
+static void AOTC_Q(x86_dense_items)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_djob) *J = (const AOTC_Q(x86_djob) *)ctx;
+    const int32_t self = aotc_thread_index();
+    AOTC_Q(x86_dense_run)(J, begin, end, &J->lane[self], J->x, J->w, J->scratch + self * J->lane_bytes);
+}
+
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
  * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
  * AOTC_QX86_DBUF bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks: aotc_qx86_dense_plan) or the
  * work block is not given. It keeps as many blocks as the work holds (aotc_qx86_dense_kept): all of a plane's
- * where the step spares the memory, else fewer, made again when their turn comes round. */
+ * where the step spares the memory, else fewer, made again when their turn comes round. Its items
+ * (x86_dense_items) on the pool where the conv splits (p->lanes: each thread a lane of the scratch). */
 static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                const int8_t *AOTC_RESTRICT w, QT *y, uint8_t *AOTC_RESTRICT scratch,
                                const aotc_qresidual_params *r, const QT *res) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
-    const int32_t ics = 4 * period / taps;
-    const int32_t qsafe0 = ((cg * k_h - 1) * k_w + 3) / 4, qsafe = qsafe0 < kq ? qsafe0 : kq;
+    const int32_t qsafe0 = ((cg * k_h - 1) * k_w + 3) / 4;
     /* quads whose rows A and B lie in channels whose 64-byte windows end inside the group's planes */
     const int32_t dsafe = (63 + p->in_h * p->in_w - 1) / (p->in_h * p->in_w);
     const int32_t qfast0 = cg > dsafe ? (((cg - dsafe) * k_h - 1) * k_w + 3) / 4 : 0;
-    const int32_t qfast = qfast0 < qsafe ? qfast0 : qsafe;
-    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
-    const int64_t kp = 4 * (int64_t)kq;
+    const int32_t plane_out = p->out_h * p->out_w;
+    const int split = aotc_qx86_split(p, (int64_t)p->batch * p->out_c * plane_out * cg * taps);
     /* the work block: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks in
      * AOTC_QX86_DBUF bytes), then `count` kept blocks of `stride` bytes. Packed weights (w_packed: blocks of 16
      * channels already as a pass re-orders them) are read where they are, in passes of as many channels as
      * would have been re-ordered (`pass` output channels, `nmax` a register block) */
-    const int packed = p->w_packed;
-    int32_t stride = 0, pass = 0, nmax = 0, wbytes = 0, count = 0;
+    int32_t stride = 0, pass = 0, nmax = 0, wbytes = 0, count = 0, pp, j, items;
     const int32_t npat = aotc_qx86_dense_plan(p, &stride, &pass, &nmax, &wbytes, &count);
     uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_patch_bytes(p, tile), aotc_qconv_dense_work_bytes(p),
                                           AOTC_QX86_ALIGN);
-    const int32_t kept = npat == 0 ? 0 : aotc_qx86_dense_kept(p, wbytes, stride, count); /* blocks the work keeps */
-    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
-    const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
-    const AOTC_Q(x86_resid) rv = r != NULL ? AOTC_Q(x86_resid_init)(r) : (AOTC_Q(x86_resid)){0};
-    const AOTC_Q(x86_resid) *const rvp = r != NULL ? &rv : NULL;
+    aotc_qx86_lane lane[AOTC_QX86_MAX_LANES];
+    AOTC_Q(x86_djob) J;
+    if (npat == 0 || work == NULL) return 0;
+    J.p = p, J.x = x, J.w = w, J.y = y, J.scratch = scratch, J.r = r, J.res = res, J.tile = tile, J.lane = lane;
+    J.rv = r != NULL ? AOTC_Q(x86_resid_init)(r) : (AOTC_Q(x86_resid)){0};
+    J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_patch_bytes(p, tile), p);
+    J.kp = 4 * (int64_t)kq, J.cg = cg, J.mg = mg, J.kq = kq, J.ics = 4 * period / taps, J.npat = npat;
+    J.qsafe = qsafe0 < kq ? qsafe0 : kq, J.qfast = qfast0 < J.qsafe ? qfast0 : J.qsafe;
+    J.stride = stride, J.pass = pass, J.nmax = nmax, J.wbytes = wbytes;
+    J.count = aotc_qx86_dense_kept(p, wbytes, stride, count); /* blocks the work keeps */
     /* blocks whose quad rows the scratch holds (a patch block of tile positions: (tile + 15) / 16 x 16
      * kp bytes), made once where the output channels take more than one register block of 16 and read
      * back by each (the stem and ResNet-18's 3 x 3 convs: 5 % fewer cycles in layers 2-3, 14 % in 4) */
-    const int32_t nblk = (tile + 15) / 16 < 16 ? (tile + 15) / 16 : 16;
-    int32_t *const wbuf = (int32_t *)(void *)work;
-    uint8_t *const cache = work + (wbytes + 63) / 64 * 64;
-    AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
-    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
-    uint8_t tap[AOTC_QX86_PAT][4];
-    const int8_t *pf, *pf_end;
-    int64_t pf_step;
-    int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
-    if (npat == 0 || work == NULL) return 0;
-    count = kept;
+    J.nblk = (tile + 15) / 16 < 16 ? (tile + 15) / 16 : 16;
+    J.quads = p->w_packed && scratch != NULL && J.nblk > 0 && mg > 16;
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
         const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
-        pat[pp].ic_a = ta / taps, pat[pp].kh_a = ra % k_h;
-        pat[pp].ic_b = (ra + 1) / k_h, pat[pp].kh_b = (ra + 1) % k_h;
-        for (j = 0; j < 4; ++j) tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
+        J.pat[pp].ic_a = ta / taps, J.pat[pp].kh_a = ra % k_h;
+        J.pat[pp].ic_b = (ra + 1) / k_h, J.pat[pp].kh_b = (ra + 1) % k_h;
+        for (j = 0; j < 4; ++j) J.tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
     }
-    for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride))->key = INT32_MIN;
-    if (packed && scratch != NULL && nblk > 0 && mg > 16) { /* quad rows made once, in the scratch */
-        for (n = 0; n < p->batch; ++n) {
-            for (g = 0; g < p->group; ++g) {
-                const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
-                QT *yn = y + (int64_t)n * p->out_c * plane_out;
-                const QT *resn = res != NULL ? res + (int64_t)n * p->out_c * plane_out : NULL;
-                for (pos0 = 0; pos0 < plane_out;) { /* a chunk of up to nblk blocks */
-                    int32_t bpos[16], blanes[16], nb = 0, b;
-                    for (; nb < nblk && pos0 < plane_out; ++nb) {
-                        int32_t shift;
-                        const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat, (const uint8_t (*)[4])tap,
-                                                                             cache, stride, count, &next, &shift);
-                        AOTC_Q(x86_dense_segs)(bk, shift, pat, npat, plane_in, seg);
-                        AOTC_Q(x86_dense_quads)(xg, (int64_t)ics * plane_in, seg, (const uint8_t *)bk + AOTC_QX86_DHEAD,
-                                                bk->pad, npat, kq, qfast, qsafe, zfill, scratch + (int64_t)nb * kq * 64);
-                        bpos[nb] = pos0, blanes[nb] = bk->lanes;
-                        pos0 += bk->lanes;
-                    }
-                    for (oc = g * mg; oc < (g + 1) * mg; oc += 16) { /* packed: whole blocks of 16 channels */
-                        const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
-                        for (b = 0; b < nb; ++b) {
-                            const uint8_t *qb = scratch + (int64_t)b * kq * 64;
-                            __m512i a[16], s;
-                            if (blanes[b] <= AOTC_QX86_NARROW) {
-                                AOTC_Q(x86_dense_narrowb)(qb, kq, wq, p->w_zero_any, blanes[b], a, &s);
-                                AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, blanes[b], bpos[b], plane_out, yn, r, resn);
-                                continue;
-                            }
-                            if (blanes[b] > 8) AOTC_Q(x86_dense_dotb16)(qb, kq, wq, p->w_zero_any, a, &s);
-                            else AOTC_Q(x86_dense_dotb16y)(qb, kq, wq, p->w_zero_any, a, &s);
-                            AOTC_Q(x86_dense_store)(p, a, s, oc, 16, AOTC_Q(x86_lanes)(blanes[b]), bpos[b], plane_out, lo, hi,
-                                                    zp, yn, rvp, resn);
-                        }
-                    }
-                }
-            }
-        }
-        return 1;
+    /* with the quads made once, a split conv's ranges hold at most nblk blocks where they can, so that a thread
+     * taking several chunks of a range's channels makes its quads once */
+    J.run = aotc_qx86_run(p, split, J.quads ? J.nblk * 16 : 2 * AOTC_QCONV_POOL_RUN);
+    J.ranges = (plane_out + J.run - 1) / J.run;
+    J.passes = J.quads ? 1 : (mg + pass - 1) / pass;
+    {
+        const int32_t span = J.quads ? mg : pass < mg ? pass : mg; /* the channels a chunk cuts */
+        J.chunks = aotc_qx86_chunks(p->batch * p->group * J.ranges * J.passes, (span + nmax - 1) / nmax, split);
+        J.cstep = ((span + J.chunks - 1) / J.chunks + nmax - 1) / nmax * nmax;
+        J.chunks = (span + J.cstep - 1) / J.cstep;
     }
-    for (n = 0; n < p->batch; ++n) {
-        for (g = 0; g < p->group; ++g) {
-            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
-            QT *yn = y + (int64_t)n * p->out_c * plane_out;
-            const QT *resn = res != NULL ? res + (int64_t)n * p->out_c * plane_out : NULL;
-            for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
-                /* the pass's weights: in place when packed, else re-ordered in the work block */
-                const int32_t *const wpass = packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
-                                                    : (const int32_t *)(const void *)wbuf;
-                const int32_t *wp;
-                c1 = (g + 1) * mg - c0 < pass ? (g + 1) * mg : c0 + pass;
-                for (oc = c0; oc < c1 && !packed; oc += nc) {
-                    int32_t *dst = (int32_t *)(void *)wbuf + (int64_t)(oc - c0) * kq;
-                    nc = c1 - oc < nmax ? c1 - oc : nmax;
-                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, dst);
-                }
-                /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so
-                 * that their re-ordering does not wait on memory */
-                pf = w + (int64_t)c1 * kp;
-                pf_end = w + (int64_t)((g + 1) * mg - c1 < pass ? (g + 1) * mg : c1 + pass) * kp;
-                pf_step = ((pf_end - pf) / ((plane_out + 15) / 16) + 63) / 64 * 64;
-                for (pos0 = 0; pos0 < plane_out;) {
-                    int32_t shift;
-                    for (j = 0; j < pf_step && pf < pf_end; j += 64, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T1);
-                    {
-                    const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat, (const uint8_t (*)[4])tap,
-                                                                         cache, stride, count, &next, &shift);
-                    const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
-                    const __mmask16 lm = AOTC_Q(x86_lanes)(bk->lanes);
-                    AOTC_Q(x86_dense_segs)(bk, shift, pat, npat, plane_in, seg);
-                    wp = wpass;
-                    for (oc = c0; oc < c1; oc += nc) {
-                        __m512i a[16], s;
-                        nc = c1 - oc < nmax ? c1 - oc : nmax;
-#define QX86_DENSE_CALL(f)                                                                                 \
-    f(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe, wp, zfill, p->w_zero_any, a, &s)
-                        if (bk->lanes <= AOTC_QX86_NARROW && nc > 8) { /* 16 channels a vector */
-                            AOTC_Q(x86_dense_narrow)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
-                                                     wp, zfill, p->w_zero_any, bk->lanes, a, &s);
-                            AOTC_Q(x86_narrow_store)(p, a, s, oc, nc, bk->lanes, pos0, plane_out, yn, r, resn);
-                            wp += (int64_t)kq * 16;
-                            continue;
-                        }
-                        if (bk->lanes > 8) {
-                            if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16));
-                            else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8));
-                        } else {
-                            if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16y));
-                            else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8y));
-                        }
-#undef QX86_DENSE_CALL
-                        wp += (int64_t)kq * (nc > 8 ? 16 : 8);
-                        AOTC_Q(x86_dense_store)(p, a, s, oc, nc, lm, pos0, plane_out, lo, hi, zp, yn, rvp, resn);
-                    }
-                    pos0 += bk->lanes;
-                    }
-                }
-            }
-        }
-    }
+    AOTC_Q(x86_lanes_init)(lane);
+    items = p->batch * p->group * J.ranges * J.passes * J.chunks;
+    if (split) aotc_parallel_for(AOTC_Q(x86_dense_items), &J, items);
+    else AOTC_Q(x86_dense_items)(&J, 0, items);
     return 1;
 }
 #endif
 
-/* QLinearConv on patches (aotc_qconv_patches_*) with VNNI: 8 output channels x 16 positions summed
+/* QLinearConv on patches (aotc_qconv_patches_*) with VNNI: 6 output channels x up to 64 positions summed
  * at a time in registers (vpdpbusd of a quad row of the patch against each channel's weight word),
- * requantised in registers and stored as a masked run. */
-static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+ * requantised in registers and stored as masked runs. Its work as items (image and group, block of `tile`
+ * positions, chunk of channels), block-major: one thread runs them all, or (p->lanes, aotc_qx86_split) the
+ * pool, each thread gathering its blocks' patches in its own lane of the scratch (lane_bytes apart) and keeping
+ * the last block it gathered for its next item; the channels are cut into chunks only where blocks are few. */
+typedef struct {
+    const aotc_qconv_params *p;
+    const QT *x;
+    const int8_t *w;
+    QT *y;
+    uint8_t *scratch;
+    int64_t lane_bytes;
+    int32_t tile, blocks, chunks, cstep, pointwise;
+    aotc_qx86_lane *lane;
+} AOTC_Q(x86_pjob);
+
+/* qconv_patches_vnni on one thread: its items (below) in this function's loops, which gcc compiles to the tighter
+ * code (there, inlined, the dot products ran out of vector registers and reloaded the patch rows at each weight:
+ * the 1 x 1 convs of an int8 MobileNetV2 took 10-20 % longer) */
+static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
                                        uint8_t *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
@@ -1204,6 +1356,123 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
     }
 }
 
+/* x86_dot6xNV out of line for the split conv's items (inlined there, gcc ran out of vector registers and reloaded
+ * the patch rows at each weight) */
+static __attribute__((noinline)) void AOTC_Q(x86_dot6_any)(const aotc_qconv_params *p, int32_t nv, const uint8_t *pq,
+                                                          int64_t stride, const int8_t *const *wr, int32_t kq,
+                                                          __m512i *a) {
+    /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
+#define QX86_DOT6_CALL(NV)                                                                                 \
+    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
+    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
+    switch (nv) {
+    case 4: QX86_DOT6_CALL(4) break;
+    case 3: QX86_DOT6_CALL(3) break;
+    case 2: QX86_DOT6_CALL(2) break;
+    default: QX86_DOT6_CALL(1) break;
+    }
+#undef QX86_DOT6_CALL
+}
+
+/* (the buffers as restrict parameters, as the kernel's own: without them gcc reloaded the channels' constants
+ * after each store, and the 1 x 1 convs of an int8 MobileNetV2 took 10-22 % longer) */
+static inline void AOTC_Q(x86_patches_run)(const AOTC_Q(x86_pjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
+                                           const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                                           QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+    const aotc_qconv_params *p = J->p;
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4, tile = J->tile;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
+    int32_t *const sums = L->sums;
+    int32_t i, oc, t0, j, q;
+    for (i = begin; i < end; ++i) {
+        const int32_t key = i / J->chunks, ch = i % J->chunks, ng = key / J->blocks, n = ng / p->group, g = ng % p->group;
+        const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+        QT *yn = y + (int64_t)n * p->out_c * plane_out;
+        const int32_t p0 = key % J->blocks * tile;
+        /* as the plain path: whole lanes, the last block re-reading some of the one before (not storing them again) */
+        const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
+        const int32_t width = (np + 15) / 16 * 16;
+        const int32_t q0 = width <= plane_out ? p0 + np - width : 0;
+        const int32_t real = width <= plane_out ? width : plane_out;
+        const int32_t c0 = g * mg + ch * J->cstep, c1 = c0 + J->cstep < (g + 1) * mg ? c0 + J->cstep : (g + 1) * mg;
+        if (L->held != key) {
+            AOTC_Q(x86_patch_quads)(p, xg, k, q0, real, width, kq, J->pointwise, scratch);
+            if (p->w_zero_any) { /* each patch's sum (the padding rows hold the zero point too) */
+                for (t0 = 0; t0 < width; t0 += 16) {
+                    __m512i s = _mm512_setzero_si512();
+                    for (q = 0; q < kq; ++q) {
+                        s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(scratch + ((int64_t)q * width + t0) * 4)),
+                                                ones);
+                    }
+                    _mm512_storeu_si512((void *)(sums + t0), s);
+                }
+            }
+            L->held = key;
+        }
+        for (oc = c0; oc < c1; oc += 6) { /* 6 channels x up to 64 positions at a time */
+            const int32_t nb = c1 - oc < 6 ? c1 - oc : 6;
+            const int8_t *wr[6];
+            for (j = 0; j < 6; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
+            for (t0 = 0; t0 < width; t0 += 64) {
+                const uint8_t *pq = scratch + (int64_t)t0 * 4;
+                const int64_t stride = (int64_t)width * 4;
+                const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
+                __m512i a[24];
+                int32_t v;
+                AOTC_Q(x86_dot6_any)(p, nv, pq, stride, wr, kq, a);
+                for (v = 0; v < nv; ++v) {
+                    const int32_t t = t0 + 16 * v;
+                    /* the block's positions from p0 (those before it are the block before's) */
+                    const __mmask16 m = AOTC_Q(x86_lanes)(real - t) & (__mmask16)~AOTC_Q(x86_lanes)(p0 - q0 - t);
+                    for (j = 0; j < nb; ++j) {
+                        const int32_t c = oc + j;
+                        __m512i s = _mm512_add_epi32(a[4 * j + v], _mm512_set1_epi32(p->bias[c]));
+                        if (p->w_zero_any) {
+                            s = _mm512_sub_epi32(s, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
+                                                                       _mm512_loadu_si512((const void *)(sums + t))));
+                        }
+                        _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t), m,
+                                             AOTC_Q(x86_requant16)(s, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                    }
+                }
+            }
+        }
+    }
+}
+
+static void AOTC_Q(x86_patches_items)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_pjob) *J = (const AOTC_Q(x86_pjob) *)ctx;
+    const int32_t self = aotc_thread_index();
+    AOTC_Q(x86_patches_run)(J, begin, end, &J->lane[self], J->x, J->w, J->y, J->scratch + self * J->lane_bytes);
+}
+
+/* qconv_patches_vnni's items, on the pool where the conv splits (its patch blocks `tile` positions in lanes of
+ * the scratch lane_bytes apart) */
+static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
+                                       uint8_t *AOTC_RESTRICT scratch, int64_t lane_bytes) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, plane_out = p->out_h * p->out_w;
+    const int split = aotc_qx86_split(p, (int64_t)p->batch * p->out_c * plane_out * cg * p->k_h * p->k_w);
+    aotc_qx86_lane lane[AOTC_QX86_MAX_LANES];
+    AOTC_Q(x86_pjob) J;
+    J.p = p, J.x = x, J.w = w, J.y = y, J.scratch = scratch, J.lane_bytes = lane_bytes, J.tile = tile, J.lane = lane;
+    J.pointwise = p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+                  p->pad_left == 0 && p->in_w == p->out_w && p->in_h == p->out_h;
+    J.blocks = (plane_out + tile - 1) / tile;
+    J.chunks = aotc_qx86_chunks(p->batch * p->group * J.blocks, (mg + 5) / 6, split);
+    J.cstep = ((mg + J.chunks - 1) / J.chunks + 5) / 6 * 6;
+    J.chunks = (mg + J.cstep - 1) / J.cstep;
+    if (!split) {
+        AOTC_Q(qconv_patches_one)(p, tile, x, w, y, scratch);
+        return;
+    }
+    AOTC_Q(x86_lanes_init)(lane);
+    aotc_parallel_for(AOTC_Q(x86_patches_items), &J, p->batch * p->group * J.blocks * J.chunks);
+}
+
 /* qconv_patches_vnni with no patch block (tile 0): one block of 16 positions' patch in the work block
  * (aotc_qconv_patches_x86_work_bytes), 0 (nothing done) where it would take more than AOTC_QX86_WBUF bytes
  * or the work block is smaller. */
@@ -1211,7 +1480,7 @@ static int AOTC_Q(qconv_patches_work)(const aotc_qconv_params *p, const QT *AOTC
                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *scratch) {
     uint8_t *const work = aotc_qconv_work(p, scratch, 0, aotc_qconv_block_work_bytes(p, 0), AOTC_QX86_ALIGN);
     if (work == NULL) return 0;
-    AOTC_Q(qconv_patches_vnni)(p, 16, x, w, y, work);
+    AOTC_Q(qconv_patches_vnni)(p, 16, x, w, y, work, aotc_qconv_lane_bytes(0, p));
     return 1;
 }
 
@@ -1226,23 +1495,99 @@ static int AOTC_Q(qconv_patches_work)(const aotc_qconv_params *p, const QT *AOTC
  * (w - w_zero as bytes, so every weight zero point must be 0), from bias - (x_zero + offset) sum (w -
  * w_zero), then requantised. The window cache, the weight words and the sums' starts are the work
  * block (aotc_qconv_depthwise_x86_work_bytes: AOTC_QDW_FLAT_WORDS weight words at most). 0 (nothing done)
- * where the weights or the shape do not suit it, or the work block is not given. */
-static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *scratch) {
-    const int32_t k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w, groups = (k_w + 3) / 4, kg = k_h * groups;
-    const int32_t in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w, plane_in = in_h * in_w;
-    const int32_t plane_out = p->out_h * ow_n, channels = p->out_c, xz = p->x_zero + AOTC_QOFFSET;
-    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
-    const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
-    const __m512i zero = _mm512_set1_epi8((char)(uint8_t)xz);
+ * where the weights or the shape do not suit it, or the work block is not given. Its work is
+ * x86_depthwise_items, on the pool where the conv splits (p->lanes). */
+
+/* depthwise_flat's work as items (image, range of `run` output positions, chunk of channels) for one thread or
+ * the pool: each thread's window cache in its own lane of the scratch (lane_bytes apart), the weight words and
+ * sums' starts (wq, init) made once in the first lane's */
+typedef struct {
+    const aotc_qconv_params *p;
+    const QT *x;
+    QT *y;
+    uint8_t *scratch;
+    const int32_t *wq, *init;
+    int64_t lane_bytes;
+    int32_t run, ranges, chunks, cstep;
+    aotc_qx86_lane *lane;
+} AOTC_Q(x86_dwjob);
+
+static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
+                                             const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y, uint8_t *scratch) {
+    const aotc_qconv_params *p = J->p;
     uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_depthwise_front_bytes(p),
                                           aotc_qconv_depthwise_x86_work_bytes(p), AOTC_QX86_ALIGN);
     aotc_qx86_wcache *const cache = (aotc_qx86_wcache *)(void *)work;
+    const int32_t kg = p->k_h * ((p->k_w + 3) / 4), plane_in = p->in_h * p->in_w;
+    const int32_t plane_out = p->out_h * p->out_w, channels = p->out_c;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
+    const __m512i zero = _mm512_set1_epi8((char)(uint8_t)(p->x_zero + AOTC_QOFFSET));
+    const int32_t *const wq = J->wq, *const init = J->init;
+    int32_t i, c, g;
+    if (!L->init) {
+        AOTC_Q(x86_wcache_init)(cache);
+        L->init = 1;
+    }
+    for (i = begin; i < end; ++i) {
+        const int32_t ch = i % J->chunks, r = i / J->chunks % J->ranges, n = i / (J->chunks * J->ranges);
+        const int32_t r0 = r * J->run, r1 = r0 + J->run < plane_out ? r0 + J->run : plane_out;
+        const int32_t c0 = ch * J->cstep, c1 = c0 + J->cstep < channels ? c0 + J->cstep : channels;
+        const QT *xn = x + (int64_t)n * channels * plane_in;
+        QT *yn = y + (int64_t)n * channels * plane_out;
+        const int held = L->wrange == r; /* the range's windows, made for the chunk before */
+        int32_t pos0, b;
+        L->wrange = -1;
+        for (pos0 = r0, b = 0; pos0 < r1; ++b) {
+            __m512i iv[AOTC_QX86_KG];
+            __mmask64 lm[AOTC_QX86_KG];
+            int32_t lo_off[AOTC_QX86_KG];
+            int full = 1; /* every window whole: plain loads (masked ones took 3 % more of a QDQ MobileNetV2 on Zen 5) */
+            int32_t lanes;
+            if (b < AOTC_QX86_WMEMO) {
+                if (!held) L->wlanes[b] = AOTC_Q(x86_windows)(p, pos0, r1, cache, L->lo_off[b], L->lm[b], L->iv[b]);
+                lanes = L->wlanes[b];
+                for (g = 0; g < kg; ++g) iv[g] = L->iv[b][g], lm[g] = L->lm[b][g], lo_off[g] = L->lo_off[b][g];
+            } else {
+                lanes = AOTC_Q(x86_windows)(p, pos0, r1, cache, lo_off, lm, iv);
+            }
+            for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
+            for (c = c0; c < c1; ++c) {
+                const QT *plane = xn + (int64_t)c * plane_in;
+                __m512i a = _mm512_set1_epi32(init[c]);
+                for (g = 0; g < kg; ++g) {
+                    const __m512i raw = full ? _mm512_loadu_si512((const void *)(plane + lo_off[g]))
+                                             : _mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g]));
+                    const __m512i win = _mm512_xor_si512(raw, flip);
+                    a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, iv[g], zero), _mm512_set1_epi32(wq[c * kg + g]));
+                }
+                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), AOTC_Q(x86_lanes)(lanes),
+                                     AOTC_Q(x86_requant16)(a, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+            }
+            pos0 += lanes;
+        }
+        if (b <= AOTC_QX86_WMEMO) L->wrange = r;
+    }
+}
+
+static void AOTC_Q(x86_depthwise_items)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_dwjob) *J = (const AOTC_Q(x86_dwjob) *)ctx;
+    const int32_t self = aotc_thread_index();
+    AOTC_Q(x86_depthwise_run)(J, begin, end, &J->lane[self], J->x, J->y, J->scratch + self * J->lane_bytes);
+}
+
+static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *scratch) {
+    const int32_t k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w, groups = (k_w + 3) / 4, kg = k_h * groups;
+    const int32_t plane_out = p->out_h * p->out_w, channels = p->out_c, xz = p->x_zero + AOTC_QOFFSET;
+    const int split = aotc_qx86_split(p, (int64_t)p->batch * channels * plane_out * taps);
+    uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_depthwise_front_bytes(p),
+                                          aotc_qconv_depthwise_x86_work_bytes(p), AOTC_QX86_ALIGN);
     int32_t *const wq = (int32_t *)(void *)(work + AOTC_QX86_WCACHE_BYTES), *const init = wq + channels * kg;
-    int32_t lo_off[AOTC_QX86_KG];
-    int32_t n, c, i, kh, j, pos0;
+    aotc_qx86_lane lane[AOTC_QX86_MAX_LANES];
+    AOTC_Q(x86_dwjob) J;
+    int32_t c, i, kh, j, items;
     if (work == NULL) return 0; /* (aotc_qconv_depthwise_x86_work_bytes 0: the path does not take p) */
-    AOTC_Q(x86_wcache_init)(cache);
     for (c = 0; c < channels; ++c) { /* weight words and the sums' starts */
         const int8_t *wc = w + (int64_t)c * taps;
         int32_t sum = 0;
@@ -1258,31 +1603,25 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
             }
         }
     }
-    for (n = 0; n < p->batch; ++n) {
-        const QT *xn = x + (int64_t)n * channels * plane_in;
-        QT *yn = y + (int64_t)n * channels * plane_out;
-        for (pos0 = 0; pos0 < plane_out;) {
-            __m512i iv[AOTC_QX86_KG];
-            __mmask64 lm[AOTC_QX86_KG];
-            const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, plane_out, cache, lo_off, lm, iv);
-            int32_t g;
-            int full = 1; /* every window whole: plain loads (masked ones took 3 % more of a QDQ MobileNetV2 on Zen 5) */
-            for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
-            for (c = 0; c < channels; ++c) {
-                const QT *plane = xn + (int64_t)c * plane_in;
-                __m512i a = _mm512_set1_epi32(init[c]);
-                for (g = 0; g < kg; ++g) {
-                    const __m512i raw = full ? _mm512_loadu_si512((const void *)(plane + lo_off[g]))
-                                             : _mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g]));
-                    const __m512i win = _mm512_xor_si512(raw, flip);
-                    a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, iv[g], zero), _mm512_set1_epi32(wq[c * kg + g]));
-                }
-                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), AOTC_Q(x86_lanes)(lanes),
-                                     AOTC_Q(x86_requant16)(a, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
-            }
-            pos0 += lanes;
-        }
+    J.p = p, J.x = x, J.y = y, J.scratch = (uint8_t *)(void *)scratch, J.wq = wq, J.init = init, J.lane = lane;
+    J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_depthwise_front_bytes(p), p);
+    /* ranges of whole rows that are whole blocks of 16 positions too (lcm(out_w, 16) positions), so that a range
+     * cuts no block, whether blocks span rows or end at a row's end (a stride-2 conv's); where the channels are cut
+     * into chunks (14 x 14, 7 x 7), a range's windows are made once for a thread's run of its chunks (up to
+     * AOTC_QX86_WMEMO blocks), not once a chunk (1.5-2 x those convs' time) */
+    {
+        int32_t a = p->out_w, b = 16;
+        while (b != 0) { const int32_t t = a % b; a = b, b = t; } /* gcd */
+        J.run = split ? p->out_w / a * 16 : plane_out;
     }
+    J.ranges = (plane_out + J.run - 1) / J.run;
+    J.chunks = aotc_qx86_chunks(p->batch * J.ranges, (channels + 15) / 16, split);
+    J.cstep = (channels + J.chunks - 1) / J.chunks;
+    J.chunks = (channels + J.cstep - 1) / J.cstep;
+    AOTC_Q(x86_lanes_init)(lane);
+    items = p->batch * J.ranges * J.chunks;
+    if (split) aotc_parallel_for(AOTC_Q(x86_depthwise_items), &J, items);
+    else AOTC_Q(x86_depthwise_items)(&J, 0, items);
     return 1;
 }
 #endif
@@ -1304,9 +1643,20 @@ static inline __m512i AOTC_Q(x86_widen16)(const QT *src, int32_t sw) {
  * 16 kernel rows (vertical dilation 1): the padded input rows of one channel kept in a ring of k_h slots of the scratch
  * (each input row copied once per channel), 16 outputs summed at a time as int32 lanes over the
  * taps, from sums started at bias - x_zero sum (w - w_zero), requantised in registers. 0 (nothing
- * done) for other shapes. */
-static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+ * done) for other shapes. Its items are the output planes (image, channel), on the pool where the conv splits
+ * (p->lanes: each thread's ring in its own lane of the scratch, lane_bytes apart). */
+typedef struct {
+    const aotc_qconv_params *p;
+    const QT *x;
+    const int8_t *w;
+    QT *y, *scratch;
+    int64_t lane_bytes;
+} AOTC_Q(x86_dwrjob);
+
+static void AOTC_Q(x86_depthwise_planes)(void *ctx, int32_t begin, int32_t end) {
+    const AOTC_Q(x86_dwrjob) *J = (const AOTC_Q(x86_dwrjob) *)ctx;
+    const aotc_qconv_params *p = J->p;
+    QT *const scratch = J->scratch + aotc_thread_index() * J->lane_bytes;
     const int32_t sw = p->stride_w, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t row_len = AOTC_QCONV_DW_ROW(p->out_w, k_w, sw, p->dil_w);
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero, ow_n = p->out_w;
@@ -1314,51 +1664,63 @@ static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *
     const int32_t body = p->in_w < row_len - lead ? p->in_w : row_len - lead;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero);
-    int32_t n, c, oh, kh, i, ow0;
-    if ((sw != 1 && sw != 2) || p->dil_h != 1 || k_h > 16 || taps > 64) return 0;
-    for (n = 0; n < p->batch; ++n) {
-        for (c = 0; c < p->out_c; ++c) {
-            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
-            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
-            const int8_t *wc = w + (int64_t)c * taps;
-            const int32_t wz = p->w_zero[c];
-            const __m512 sc = _mm512_set1_ps(p->scale[c]);
-            __m512i wv[64];
-            int32_t held[16], wsum = 0;
-            for (i = 0; i < taps; ++i) {
-                wv[i] = _mm512_set1_epi32(wc[i] - wz);
-                wsum += wc[i] - wz;
+    int32_t i, oh, kh, ow0;
+    for (i = begin; i < end; ++i) {
+        const int32_t n = i / p->out_c, c = i % p->out_c;
+        const QT *plane = J->x + ((int64_t)n * p->in_c + c) * plane_in;
+        QT *yo = J->y + ((int64_t)n * p->out_c + c) * plane_out;
+        const int8_t *wc = J->w + (int64_t)c * taps;
+        const int32_t wz = p->w_zero[c];
+        const __m512 sc = _mm512_set1_ps(p->scale[c]);
+        __m512i wv[64];
+        int32_t held[16], wsum = 0, t;
+        for (t = 0; t < taps; ++t) {
+            wv[t] = _mm512_set1_epi32(wc[t] - wz);
+            wsum += wc[t] - wz;
+        }
+        const __m512i init = _mm512_set1_epi32(p->bias[c] - xz * wsum);
+        for (kh = 0; kh < k_h; ++kh) held[kh] = INT32_MIN;
+        memset(scratch, (uint8_t)(QT)xz, (size_t)k_h * (size_t)row_len); /* the slots' padding */
+        for (oh = 0; oh < p->out_h; ++oh) {
+            const QT *r[16];
+            QT *yr = yo + (int64_t)oh * ow_n;
+            for (kh = 0; kh < k_h; ++kh) { /* the input rows under this output row, in ring slots */
+                const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                const int32_t slot = (int32_t)((uint32_t)(ih + k_h * 65536) % (uint32_t)k_h);
+                QT *row = scratch + (int64_t)slot * row_len;
+                if (held[slot] != ih) {
+                    if (ih >= 0 && ih < p->in_h) memcpy(row + lead, plane + (int64_t)ih * p->in_w, (size_t)body);
+                    else memset(row + lead, (uint8_t)(QT)xz, (size_t)body);
+                    held[slot] = ih;
+                }
+                r[kh] = row;
             }
-            const __m512i init = _mm512_set1_epi32(p->bias[c] - xz * wsum);
-            for (kh = 0; kh < k_h; ++kh) held[kh] = INT32_MIN;
-            memset(scratch, (uint8_t)(QT)xz, (size_t)k_h * (size_t)row_len); /* the slots' padding */
-            for (oh = 0; oh < p->out_h; ++oh) {
-                const QT *r[16];
-                QT *yr = yo + (int64_t)oh * ow_n;
-                for (kh = 0; kh < k_h; ++kh) { /* the input rows under this output row, in ring slots */
-                    const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-                    const int32_t slot = (int32_t)((uint32_t)(ih + k_h * 65536) % (uint32_t)k_h);
-                    QT *row = scratch + (int64_t)slot * row_len;
-                    if (held[slot] != ih) {
-                        if (ih >= 0 && ih < p->in_h) memcpy(row + lead, plane + (int64_t)ih * p->in_w, (size_t)body);
-                        else memset(row + lead, (uint8_t)(QT)xz, (size_t)body);
-                        held[slot] = ih;
+            for (ow0 = 0; ow0 < ow_n; ow0 += 16) {
+                __m512i a = init;
+                int32_t kw, tap = 0;
+                for (kh = 0; kh < k_h; ++kh) {
+                    const QT *src = r[kh] + (int64_t)ow0 * sw;
+                    for (kw = 0; kw < k_w; ++kw, ++tap) {
+                        a = _mm512_add_epi32(a, _mm512_mullo_epi32(AOTC_Q(x86_widen16)(src + kw * p->dil_w, sw), wv[tap]));
                     }
-                    r[kh] = row;
                 }
-                for (ow0 = 0; ow0 < ow_n; ow0 += 16) {
-                    __m512i a = init;
-                    int32_t kw, tap = 0;
-                    for (kh = 0; kh < k_h; ++kh) {
-                        const QT *src = r[kh] + (int64_t)ow0 * sw;
-                        for (kw = 0; kw < k_w; ++kw, ++tap) {
-                            a = _mm512_add_epi32(a, _mm512_mullo_epi32(AOTC_Q(x86_widen16)(src + kw * p->dil_w, sw), wv[tap]));
-                        }
-                    }
-                    _mm_mask_storeu_epi8((void *)(yr + ow0), AOTC_Q(x86_lanes)(ow_n - ow0), AOTC_Q(x86_requant16)(a, sc, lo, hi, zp));
-                }
+                _mm_mask_storeu_epi8((void *)(yr + ow0), AOTC_Q(x86_lanes)(ow_n - ow0), AOTC_Q(x86_requant16)(a, sc, lo, hi, zp));
             }
         }
+    }
+}
+
+static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t planes = p->batch * p->out_c;
+    AOTC_Q(x86_dwrjob) J;
+    if ((p->stride_w != 1 && p->stride_w != 2) || p->dil_h != 1 || p->k_h > 16 || p->k_h * p->k_w > 64) return 0;
+    J.p = p, J.x = x, J.w = w, J.y = y, J.scratch = scratch;
+    J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_depthwise_front_bytes(p), p);
+    if (aotc_qx86_split(p, (int64_t)planes * p->out_h * p->out_w * p->k_h * p->k_w)) {
+        aotc_parallel_for(AOTC_Q(x86_depthwise_planes), &J, planes);
+    } else {
+        AOTC_Q(x86_depthwise_planes)(&J, 0, planes);
     }
     return 1;
 }

@@ -585,7 +585,7 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
-    if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
+    if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch, aotc_qconv_lane_bytes(aotc_qconv_patch_bytes(p, tile), p));
     else if (!AOTC_Q(qconv_patches_work)(p, x, w, y, scratch)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #elif AOTC_QCONV_NOSCRATCH
     if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch, NULL, NULL);
@@ -1171,7 +1171,11 @@ void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_
 #endif
     if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
         AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
+#if AOTC_QUANT_VNNI
+        AOTC_Q(x86_residual_add)(p, r, r->conv_a ? tmp : res, r->conv_a ? res : tmp, y); /* as one run */
+#else
         AOTC_Q(qadd)(&r->add, r->conv_a ? tmp : res, r->conv_a ? res : tmp, y);
+#endif
         return;
     }
 #if AOTC_QUANT_VNNI
