@@ -27,6 +27,8 @@ kernel family by kernel family:
 - "general": at -Os, and the specialised M-profile paths left out (dsp_paths.SPECIALISED: 1 x 1 convs by rows,
   the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
   patches, the depthwise band);
+- "dw-compact" (issue 67): as "general", and the depthwise layers by the compact DSP path (tfl_depthwise_s8_compact:
+  any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), no other depthwise code;
 - "dw-plain": as "general", and the depthwise layers by the plain loop (no depthwise DSP code);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
@@ -70,6 +72,7 @@ class FlashLevel:
     cold: bool = False  # only the bundle's cold sources (Bundle.cold_sources) at `opt`, the others as the build type
     general: bool = False  # the specialised M-profile paths left out (aot/kernels/dsp_paths.py SPECIALISED)
     plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
+    compact_dw: bool = False  # every M-profile depthwise path but the compact one: the depthwise layers by it
 
 
 LEVELS = (
@@ -89,6 +92,9 @@ LEVELS = (
                "by the general DSP paths",
                "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
                "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
+    FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
+               "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code)",
+               "TBD", general=True, compact_dw=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
                "layers by the plain loop (no depthwise DSP path)",
                "3.9x to 4.0x the est. cycles of the general level on the M4 (KWS DS-CNN, VWW MobileNet int8; "

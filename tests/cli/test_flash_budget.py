@@ -6,6 +6,7 @@ takes the flash."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from aot.footprint import measure, summary
 
 HERE = Path(__file__).resolve().parents[1]
 PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
+KWS = HERE.parent / "bench" / "models" / "keras" / "kws_dscnn_int8.tflite"
 # person_int8 on the M4 (what a --gc-sections link keeps): 43.5 KB, 42.9 KB with its cold files at -Os, 39.9 KB at
 # -O2, 20.1 KB by the general DSP paths, 5.7 KB with the portable kernels
 PORTABLE = 12_000
@@ -68,7 +70,7 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
     assert metas["cold"]["flash_budget"]["level"] == "cold-Os"
     portable = metas["portable"]["flash_budget"]
     assert portable["level"] == "portable" and [t["level"] for t in portable["levels_tried"]] == \
-        ["none", "cold-Os", "O2", "Os", "general", "dw-plain", "portable"]
+        ["none", "cold-Os", "O2", "Os", "general", "dw-compact", "dw-plain", "portable"]
     assert metas["portable"]["memory"]["arena_bytes"] < metas["plain"]["memory"]["arena_bytes"]  # no scratch
     metas["both"] = _compile(tmp_path / "both", "mps2-an386", PORTABLE, ram_budget=7000)
     assert metas["both"]["flash_budget"]["level"] == "portable" and metas["both"]["memory"]["arena_bytes"] <= 7000
@@ -192,3 +194,43 @@ def test_fit_walks_the_ladder(monkeypatch, sizes, budget, kept, builds):
         got = flash.fit(budget, ladder, bundle_at, "mps2-an386", "Release")
         assert got.metadata["flash_budget"]["level"] == f"l{kept}"
     assert len(calls) == builds, calls
+
+
+@pytest.mark.full
+def test_compact_depthwise_level_between_general_and_plain_on_the_m4(tmp_path, monkeypatch):
+    """Issue 67: KWS DS-CNN at the levels "general", "dw-compact" and "dw-plain" alone (as bench/flash_budget.py
+    compiles each), Release, on the M4 under qemu. dw-compact leaves out every depthwise DSP path but the compact one
+    (runtime/aotc_symbols.h), links tfl_depthwise_s8_compact, and its library lies between the other two in flash
+    and in instructions: under 1.8x general's (1.54x at this stop), under half dw-plain's; outputs identical to
+    level none's on seeded inputs."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot import flash
+    from aot.bench import board_counts, insn_count_plugin
+    from aot.kernels.dsp_paths import DW_PATHS
+
+    plugin = insn_count_plugin(tmp_path)
+    got: dict[str, tuple[int, int, list[np.ndarray]]] = {}
+    for level in (lv for lv in flash.LEVELS if lv.name in ("none", "general", "dw-compact", "dw-plain")):
+        monkeypatch.setattr(flash, "LEVELS", (level,))
+        b = compile_file(KWS, Options(name="m", target="mps2-an386", flash_budget=10**9, build_type="Release"))
+        left = set(re.findall(r"^#define (AOTC_TFL_DW_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
+        if level.name == "dw-compact":
+            assert left == set(DW_PATHS) - {"AOTC_TFL_DW_COMPACT"}, left
+        else:
+            assert "AOTC_TFL_DW_COMPACT" in left
+        out = tmp_path / level.name
+        b.write(out / "bundle")
+        configure(out, "mps2-an386", build_type="Release")
+        build(out)
+        meta = b.metadata
+        feeds = [np.random.default_rng(7).integers(-128, 128, tuple(i["shape"])).astype(np.int8)
+                 for i in meta["inputs"]]
+        count, _ = board_counts(out, meta, feeds, plugin)
+        y, _ = run_bundle(out, meta, feeds)
+        nm = subprocess.run(["arm-none-eabi-nm", *out.glob("lib*.a")], capture_output=True, text=True).stdout
+        assert ("tfl_depthwise_s8_compact" in nm) == (level.name == "dw-compact"), level.name
+        got[level.name] = (meta["flash_budget"]["flash_bytes"], count, [y[o["name"]] for o in meta["outputs"]])
+    for name in ("general", "dw-compact", "dw-plain"):
+        assert all(np.array_equal(a, z) for a, z in zip(got[name][2], got["none"][2], strict=True)), name
+    assert got["dw-plain"][0] < got["dw-compact"][0] < got["general"][0]
+    assert got["general"][1] < got["dw-compact"][1] < min(1.8 * got["general"][1], 0.5 * got["dw-plain"][1])

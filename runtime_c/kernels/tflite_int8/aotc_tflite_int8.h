@@ -570,6 +570,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_MULT_WIDE
 #define AOTC_TFL_DW_MULT_WIDE 1
 #endif
+/* COMPACT (issue 67): the compact depthwise path (tfl_depthwise_s8_compact), a --flash-budget level's, taken only
+ * where DSP and MULT are left out (so with every macro 1 it is never compiled in) */
+#ifndef AOTC_TFL_DW_COMPACT
+#define AOTC_TFL_DW_COMPACT 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

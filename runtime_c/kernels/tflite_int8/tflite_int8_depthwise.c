@@ -2551,6 +2551,136 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
 #undef TFL_MVE_DW_MAC
 #endif /* AOTC_TFL_MVE */
 
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
+/* ---- The compact path (AOTC_TFL_DW_COMPACT, issue 67) ----------------------------------------------------------------
+ * A --flash-budget level's depthwise (aot/flash.py "dw-compact"), between the general DSP paths and the plain loop:
+ * compiled only where every other depthwise DSP path is left out. Any depthwise shape: 4 output channels at a time
+ * (any depth multiplier; a last group of fewer than 4 repeats its last channel, not stored), each tap one word of the 4
+ * channels' input bytes, 2 SXTB16s and 4 multiply-accumulates on the weights widened once a group. A run of positions
+ * whose windows lie inside the image is read in place (a 3 x 3 window by aotc_dsp_dw3x3_run's assembly, others by
+ * tfl_dsp_dwc_taps); any other position's window is first copied as words (x_zero's bytes in the padding, whose share
+ * the base takes off as tfl_dsp_dw_one's; the 4 channels' bytes gathered where they are not 4 adjacent inputs). No
+ * ring, band, columns, stride-2 or doubled-sum code: about 2 KB of code at -Os. Requantised by
+ * tfl_dsp_requant_run's SMMLAR form where a channel takes it (its terms set once a group), else by requant_double:
+ * LiteRT's integers either way. */
+#define TFL_DWC_RUN 8 /* the positions read in place at a time (their sums on the stack) */
+
+/* aotc_dsp_dw3x3_run for any window (kh x kw taps; in C) */
+__attribute__((noinline)) static void tfl_dsp_dwc_taps(const int8_t *x, int32_t pstep, int32_t count, int32_t step,
+                                                       int32_t row, int32_t kh, int32_t kw, const uint32_t *wq,
+                                                       const int32_t *base, int32_t *acc) {
+    int32_t i, ky, kx;
+    for (i = 0; i < count; ++i, x += pstep, acc += 4) {
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+        const uint32_t *wp = wq;
+        const int8_t *r = x;
+        for (ky = 0; ky < kh; ++ky, r += row)
+            for (kx = 0; kx < kw; ++kx, wp += 2) AOTC_DSP_DW_TAP(aotc_dsp_load32(r + kx * step), wp);
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
+/* the bytes at p[at[0]], ..., p[at[3]] as one word (lane j in byte j) */
+static inline uint32_t tfl_dsp_dwc_gather(const int8_t *p, const int32_t *at) {
+    return (uint32_t)(uint8_t)p[at[0]] | (uint32_t)(uint8_t)p[at[1]] << 8 | (uint32_t)(uint8_t)p[at[2]] << 16 |
+           (uint32_t)(uint8_t)p[at[3]] << 24;
+}
+
+__attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                              const int8_t *w, const int32_t *bias, int8_t *y,
+                                                              uint32_t *scratch) {
+    uint32_t local[3 * TFL_DSP_TAPS + 4 * TFL_DWC_RUN];
+    int32_t q[4], xo[4], base[4], mult[4], shift[4], s[4], ra[4], right[4], sign[4], fast[4];
+    const int32_t kh = p->kh, kw = p->kw, taps = kh * kw, c = p->c, oc = p->oc, h = p->h, wd = p->w;
+    const int32_t step = p->dw * c, row = p->dh * wd * c;
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    int32_t o, i, j, t, b, oy, ox, ky, kx, n;
+    /* the widened weights, a window's words and a run's sums: on the stack up to TFL_DSP_TAPS taps, else in the
+     * layer's scratch where the plan gave enough (micro_speech's 10 x 8 windows: tfl_depthwise_s8_mult's) */
+    uint32_t *const wq = taps <= TFL_DSP_TAPS ? local : scratch, *const win = wq + 2 * taps;
+    int32_t *const acc = (int32_t *)(win + taps);
+    if (taps > TFL_DSP_TAPS &&
+        (scratch == NULL || aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 4 * (3 * (int64_t)taps + 4 * TFL_DWC_RUN)))
+        return 0;
+    /* output columns [ox_lo, ox_hi) have the whole window inside the row */
+    int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
+    while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
+    for (o = 0; o < oc; o += 4) {
+        const int gather = p->depth_multiplier != 1 || o + 4 > oc;
+        int32_t ws[4] = {0, 0, 0, 0};
+        for (j = 0; j < 4; ++j) {
+            q[j] = o + j < oc ? o + j : oc - 1;
+            xo[j] = q[j] / p->depth_multiplier;
+        }
+        const int one = xo[0] == xo[3]; /* the 4 outputs of one input channel (a depth multiplier of 4 or more) */
+        for (t = 0; t < taps; ++t) { /* the 4 channels' weights of each tap widened, and summed */
+            const int8_t *wt = w + (ptrdiff_t)t * oc;
+            const uint32_t v = tfl_dsp_dwc_gather(wt, q);
+            wq[2 * t] = (uint32_t)__sxtb16(v), wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
+            for (j = 0; j < 4; ++j) ws[j] += (int8_t)(v >> (8 * j));
+        }
+        for (j = 0; j < 4; ++j) { /* the base (the bias less x_zero's share) and the requantisation's terms */
+            const int32_t bj = bias ? bias[q[j]] : 0, sh = p->shift[q[j]];
+            const int32_t left = sh > 0 ? sh : 0, rt = sh > 0 ? 0 : -sh;
+            const uint32_t mag = bj < 0 ? 0u - (uint32_t)bj : (uint32_t)bj;
+            base[j] = (int32_t)((uint32_t)bj - (uint32_t)p->x_zero * (uint32_t)ws[j]);
+            mult[j] = p->mult[q[j]], shift[j] = sh;
+            fast[j] = mult[j] != INT32_MIN && left < 30 && rt <= 22 &&
+                      (int64_t)taps * TFL_DSP_PRODUCT_MAX + (int64_t)mag < ((int64_t)1 << (30 - left));
+            s[j] = left + 1, right[j] = rt, sign[j] = rt > 0 ? -1 : 0;
+            ra[j] = (rt > 0 ? 1 << (rt - 1) : 0) + p->y_zero * (1 << rt);
+        }
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (ptrdiff_t)b * h * wd * c;
+            int8_t *yo = y + (ptrdiff_t)b * p->oh * p->ow * oc + o;
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                const int inside = !gather && iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
+                for (ox = 0; ox < p->ow; ox += n) {
+                    const int32_t ix0 = ox * p->sw - p->pad_left;
+                    const int8_t *src = (const int8_t *)win;
+                    int32_t sx = 4, sy = 4 * kw;
+                    n = 1;
+                    if (inside && ox >= ox_lo && ox < ox_hi) { /* a run read in place */
+                        n = ox_hi - ox < TFL_DWC_RUN ? ox_hi - ox : TFL_DWC_RUN;
+                        src = xb + ((ptrdiff_t)iy0 * wd + ix0) * c + o, sx = step, sy = row;
+                    } else { /* the window's words, x_zero's bytes in the padding */
+                        for (ky = 0, t = 0; ky < kh; ++ky) {
+                            const int32_t iy = iy0 + ky * p->dh;
+                            for (kx = 0; kx < kw; ++kx, ++t) {
+                                const int32_t ix = ix0 + kx * p->dw;
+                                const ptrdiff_t at = ((ptrdiff_t)iy * wd + ix) * c;
+                                win[t] = (uint32_t)iy >= (uint32_t)h || (uint32_t)ix >= (uint32_t)wd ? zb
+                                         : one ? (uint32_t)(uint8_t)xb[at + xo[0]] * 0x01010101u
+                                         : gather ? tfl_dsp_dwc_gather(xb + at, xo)
+                                                  : aotc_dsp_load32(xb + at + o);
+                            }
+                        }
+                    }
+                    if (kh == 3 && kw == 3)
+                        aotc_dsp_dw3x3_run(src, p->sw * c, n, sx, sy, wq, base, acc);
+                    else
+                        tfl_dsp_dwc_taps(src, p->sw * c, n, sx, sy, kh, kw, wq, base, acc);
+                    for (i = 0; i < n; ++i, yo += oc)
+                        for (j = 0; j < 4 && o + j < oc; ++j) {
+                            const int32_t sum = acc[4 * i + j];
+                            int32_t v;
+                            if (fast[j]) {
+                                const int32_t a = (int32_t)((uint32_t)sum << s[j]);
+                                v = (tfl_dsp_smmlar(a, mult[j], ra[j]) + ((a >> 31) & sign[j])) >> right[j];
+                            } else {
+                                v = requant_double(sum, mult[j], shift[j]) + p->y_zero;
+                            }
+                            yo[j] = clamp8(v, p->y_min, p->y_max);
+                        }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
 #if AOTC_TFL_MVE
@@ -2560,6 +2690,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
     if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
+#endif
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
+    if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
 #endif
     (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
