@@ -201,8 +201,8 @@ def test_compact_depthwise_level_between_general_and_plain_on_the_m4(tmp_path, m
     """Issue 67: KWS DS-CNN at the levels "general", "dw-compact" and "dw-plain" alone (as bench/flash_budget.py
     compiles each), Release, on the M4 under qemu. dw-compact leaves out every depthwise DSP path but the compact one
     (runtime/aotc_symbols.h), links tfl_depthwise_s8_compact, and its library lies between the other two in flash
-    and in instructions: under 1.8x general's (1.54x at this stop), under half dw-plain's; outputs identical to
-    level none's on seeded inputs."""
+    and in instructions: under 1.5x general's (1.31x at this stop; 1.42x in est. cycles), under half dw-plain's;
+    outputs identical to level none's on seeded inputs."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot import flash
     from aot.bench import board_counts, insn_count_plugin
@@ -233,4 +233,4 @@ def test_compact_depthwise_level_between_general_and_plain_on_the_m4(tmp_path, m
     for name in ("general", "dw-compact", "dw-plain"):
         assert all(np.array_equal(a, z) for a, z in zip(got[name][2], got["none"][2], strict=True)), name
     assert got["dw-plain"][0] < got["dw-compact"][0] < got["general"][0]
-    assert got["general"][1] < got["dw-compact"][1] < min(1.8 * got["general"][1], 0.5 * got["dw-plain"][1])
+    assert got["general"][1] < got["dw-compact"][1] < min(1.5 * got["general"][1], 0.5 * got["dw-plain"][1])

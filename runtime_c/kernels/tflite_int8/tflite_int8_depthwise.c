@@ -2560,10 +2560,9 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
  * whose windows lie inside the image is read in place (a 3 x 3 window by aotc_dsp_dw3x3_run's assembly, others by
  * tfl_dsp_dwc_taps); any other position's window is first copied as words (x_zero's bytes in the padding, whose share
  * the base takes off as tfl_dsp_dw_one's; the 4 channels' bytes gathered where they are not 4 adjacent inputs). No
- * ring, band, columns, stride-2 or doubled-sum code: about 2 KB of code at -Os. Requantised by
- * tfl_dsp_requant_run's SMMLAR form where a channel takes it (its terms set once a group), else by requant_double:
- * LiteRT's integers either way. */
-#define TFL_DWC_RUN 8 /* the positions read in place at a time (their sums on the stack) */
+ * ring, band, columns, stride-2 or doubled-sum code: about 2 KB of code at -Os. A run's sums requantised channel by
+ * channel by tfl_dsp_requant_run: LiteRT's integers. */
+#define TFL_DWC_RUN 16 /* the positions whose sums are requantised at a time (on the stack) */
 
 /* aotc_dsp_dw3x3_run for any window (kh x kw taps; in C) */
 __attribute__((noinline)) static void tfl_dsp_dwc_taps(const int8_t *x, int32_t pstep, int32_t count, int32_t step,
@@ -2586,15 +2585,66 @@ static inline uint32_t tfl_dsp_dwc_gather(const int8_t *p, const int32_t *at) {
            (uint32_t)(uint8_t)p[at[3]] << 24;
 }
 
+/* A lane's requantisation, set once a group: tfl_dsp_dw_requant_ssat's terms where it takes SSAT's form */
+typedef struct {
+    int32_t ch, ssat, s, mult, ra, right;
+    int64_t bound; /* at least every |sum| */
+} tfl_dsp_dwc_rq;
+
+/* The sums of n positions' lanes (acc[4 i + j]) requantised to yo (the first position's lane 0), the first `lanes`
+ * of them: SSAT's form where the lane takes it, else tfl_dsp_requant_run (one copy of it). */
+__attribute__((noinline)) static void tfl_dsp_dwc_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
+                                                        const tfl_dsp_dwc_rq *rq, int32_t lanes, int8_t *yo) {
+    int32_t j;
+    for (j = 0; j < lanes; ++j, ++rq) {
+#if !AOTC_TFL_MVE
+        if (rq->ssat) {
+            tfl_dsp_dw_requant_ssat(acc + j, n, rq->s, rq->mult, rq->ra, rq->right, yo + j, p->oc);
+            continue;
+        }
+#endif
+        tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[rq->ch], p->shift[rq->ch], p->y_zero, p->y_min, p->y_max, yo + j,
+                            p->oc, rq->bound);
+    }
+}
+
+/* The window of the position whose top-left input is (iy0, ix0) as words (tfl_depthwise_s8_compact's 4 lanes each:
+ * mode 0 the 4 bytes from xo[0], 1 gathered from xo[0..3], 2 xo[0]'s byte in all 4), x_zero's bytes (zb) in the
+ * padding. */
+__attribute__((noinline)) static void tfl_dsp_dwc_window(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0,
+                                                         int32_t ix0, const int32_t *xo, int mode, uint32_t zb,
+                                                         uint32_t *win) {
+    /* (p's fields and xo's read once: the stores to win could alias them) */
+    const int32_t c = p->c, wd = p->w, h = p->h, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw, step = dw * c;
+    const int32_t x0 = xo[0];
+    int32_t ky, kx;
+    for (ky = 0; ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * dh;
+        if ((uint32_t)iy >= (uint32_t)h) {
+            for (kx = 0; kx < kw; ++kx) *win++ = zb;
+            continue;
+        }
+        const int8_t *xp = xb + ((ptrdiff_t)iy * wd + ix0) * c + x0;
+        for (kx = 0; kx < kw; ++kx, xp += step) {
+            const uint32_t ix = (uint32_t)(ix0 + kx * dw);
+            *win++ = ix >= (uint32_t)wd ? zb
+                     : mode == 0       ? aotc_dsp_load32(xp)
+                     : mode == 1       ? tfl_dsp_dwc_gather(xp - x0, xo)
+                                       : (uint32_t)(uint8_t)*xp * 0x01010101u;
+        }
+    }
+}
+
 __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_conv_params *p, const int8_t *x,
                                                               const int8_t *w, const int32_t *bias, int8_t *y,
                                                               uint32_t *scratch) {
     uint32_t local[3 * TFL_DSP_TAPS + 4 * TFL_DWC_RUN];
-    int32_t q[4], xo[4], base[4], mult[4], shift[4], s[4], ra[4], right[4], sign[4], fast[4];
+    int32_t q[4], xo[4], base[4];
+    tfl_dsp_dwc_rq rq[4];
     const int32_t kh = p->kh, kw = p->kw, taps = kh * kw, c = p->c, oc = p->oc, h = p->h, wd = p->w;
-    const int32_t step = p->dw * c, row = p->dh * wd * c;
+    const int32_t step = p->dw * c, row = p->dh * wd * c, pstep = p->sw * c;
     const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
-    int32_t o, i, j, t, b, oy, ox, ky, kx, n;
+    int32_t o, i, j, k, t, b, oy, ox, n;
     /* the widened weights, a window's words and a run's sums: on the stack up to TFL_DSP_TAPS taps, else in the
      * layer's scratch where the plan gave enough (micro_speech's 10 x 8 windows: tfl_depthwise_s8_mult's) */
     uint32_t *const wq = taps <= TFL_DSP_TAPS ? local : scratch, *const win = wq + 2 * taps;
@@ -2606,75 +2656,78 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
     int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
     for (o = 0; o < oc; o += 4) {
-        const int gather = p->depth_multiplier != 1 || o + 4 > oc;
+        const int32_t lanes = oc - o < 4 ? oc - o : 4;
+        const int gather = p->depth_multiplier != 1 || lanes < 4;
         int32_t ws[4] = {0, 0, 0, 0};
+        uint32_t b_max = 0;
         for (j = 0; j < 4; ++j) {
             q[j] = o + j < oc ? o + j : oc - 1;
             xo[j] = q[j] / p->depth_multiplier;
         }
         const int one = xo[0] == xo[3]; /* the 4 outputs of one input channel (a depth multiplier of 4 or more) */
         for (t = 0; t < taps; ++t) { /* the 4 channels' weights of each tap widened, and summed */
-            const int8_t *wt = w + (ptrdiff_t)t * oc;
-            const uint32_t v = tfl_dsp_dwc_gather(wt, q);
+            const uint32_t v = tfl_dsp_dwc_gather(w + (ptrdiff_t)t * oc, q);
             wq[2 * t] = (uint32_t)__sxtb16(v), wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
             for (j = 0; j < 4; ++j) ws[j] += (int8_t)(v >> (8 * j));
         }
-        for (j = 0; j < 4; ++j) { /* the base (the bias less x_zero's share) and the requantisation's terms */
-            const int32_t bj = bias ? bias[q[j]] : 0, sh = p->shift[q[j]];
-            const int32_t left = sh > 0 ? sh : 0, rt = sh > 0 ? 0 : -sh;
+        for (j = 0; j < 4; ++j) { /* the base: the bias less x_zero's share; the bias's largest size for the bound */
+            const int32_t bj = bias ? bias[q[j]] : 0;
             const uint32_t mag = bj < 0 ? 0u - (uint32_t)bj : (uint32_t)bj;
             base[j] = (int32_t)((uint32_t)bj - (uint32_t)p->x_zero * (uint32_t)ws[j]);
-            mult[j] = p->mult[q[j]], shift[j] = sh;
-            fast[j] = mult[j] != INT32_MIN && left < 30 && rt <= 22 &&
-                      (int64_t)taps * TFL_DSP_PRODUCT_MAX + (int64_t)mag < ((int64_t)1 << (30 - left));
-            s[j] = left + 1, right[j] = rt, sign[j] = rt > 0 ? -1 : 0;
-            ra[j] = (rt > 0 ? 1 << (rt - 1) : 0) + p->y_zero * (1 << rt);
+            b_max = mag > b_max ? mag : b_max;
+        }
+        const int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
+        for (j = 0; j < 4; ++j) { /* each lane's requantisation: SSAT's form (tfl_dsp_dw_store's test), else none */
+            const int32_t mult = p->mult[q[j]], shift = p->shift[q[j]];
+            const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+            rq[j].ch = q[j], rq[j].mult = mult, rq[j].s = left + 1, rq[j].right = right;
+            rq[j].ssat = !AOTC_TFL_MVE && p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
+                         bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22;
+            rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
+            rq[j].bound = bound;
+        }
+        for (j = 0; j < 4; ++j) { /* each lane's requantisation: SSAT's form (tfl_dsp_dw_store's test), else none */
+            const int32_t mult = p->mult[q[j]], shift = p->shift[q[j]];
+            const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+            rq[j].ch = q[j], rq[j].mult = mult, rq[j].s = left + 1, rq[j].right = right;
+            rq[j].ssat = !AOTC_TFL_MVE && p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
+                         bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22;
+            rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
+            rq[j].bound = bound;
         }
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (ptrdiff_t)b * h * wd * c;
             int8_t *yo = y + (ptrdiff_t)b * p->oh * p->ow * oc + o;
+            int32_t m = 0; /* the sums in acc (a run may span rows: y's positions follow each other) */
             for (oy = 0; oy < p->oh; ++oy) {
                 const int32_t iy0 = oy * p->sh - p->pad_top;
                 const int inside = !gather && iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
                 for (ox = 0; ox < p->ow; ox += n) {
-                    const int32_t ix0 = ox * p->sw - p->pad_left;
-                    const int8_t *src = (const int8_t *)win;
-                    int32_t sx = 4, sy = 4 * kw;
-                    n = 1;
-                    if (inside && ox >= ox_lo && ox < ox_hi) { /* a run read in place */
-                        n = ox_hi - ox < TFL_DWC_RUN ? ox_hi - ox : TFL_DWC_RUN;
-                        src = xb + ((ptrdiff_t)iy0 * wd + ix0) * c + o, sx = step, sy = row;
-                    } else { /* the window's words, x_zero's bytes in the padding */
-                        for (ky = 0, t = 0; ky < kh; ++ky) {
-                            const int32_t iy = iy0 + ky * p->dh;
-                            for (kx = 0; kx < kw; ++kx, ++t) {
-                                const int32_t ix = ix0 + kx * p->dw;
-                                const ptrdiff_t at = ((ptrdiff_t)iy * wd + ix) * c;
-                                win[t] = (uint32_t)iy >= (uint32_t)h || (uint32_t)ix >= (uint32_t)wd ? zb
-                                         : one ? (uint32_t)(uint8_t)xb[at + xo[0]] * 0x01010101u
-                                         : gather ? tfl_dsp_dwc_gather(xb + at, xo)
-                                                  : aotc_dsp_load32(xb + at + o);
-                            }
+                    n = p->ow - ox < TFL_DWC_RUN - m ? p->ow - ox : TFL_DWC_RUN - m;
+                    for (i = 0; i < n; i += k) {
+                        const int32_t at = ox + i, ix0 = at * p->sw - p->pad_left;
+                        const int8_t *src = (const int8_t *)win;
+                        int32_t sx = 4, sy = 4 * kw;
+                        k = 1;
+                        if (inside && at >= ox_lo && at < ox_hi) { /* read in place */
+                            k = ox_hi - at < n - i ? ox_hi - at : n - i;
+                            src = xb + ((ptrdiff_t)iy0 * wd + ix0) * c + o, sx = step, sy = row;
+                        } else { /* the window's words, x_zero's bytes in the padding */
+                            tfl_dsp_dwc_window(p, xb, iy0, ix0, xo, gather + one, zb, win);
                         }
+                        if (kh == 3 && kw == 3)
+                            aotc_dsp_dw3x3_run(src, pstep, k, sx, sy, wq, base, acc + 4 * (m + i));
+                        else
+                            tfl_dsp_dwc_taps(src, pstep, k, sx, sy, kh, kw, wq, base, acc + 4 * (m + i));
                     }
-                    if (kh == 3 && kw == 3)
-                        aotc_dsp_dw3x3_run(src, p->sw * c, n, sx, sy, wq, base, acc);
-                    else
-                        tfl_dsp_dwc_taps(src, p->sw * c, n, sx, sy, kh, kw, wq, base, acc);
-                    for (i = 0; i < n; ++i, yo += oc)
-                        for (j = 0; j < 4 && o + j < oc; ++j) {
-                            const int32_t sum = acc[4 * i + j];
-                            int32_t v;
-                            if (fast[j]) {
-                                const int32_t a = (int32_t)((uint32_t)sum << s[j]);
-                                v = (tfl_dsp_smmlar(a, mult[j], ra[j]) + ((a >> 31) & sign[j])) >> right[j];
-                            } else {
-                                v = requant_double(sum, mult[j], shift[j]) + p->y_zero;
-                            }
-                            yo[j] = clamp8(v, p->y_min, p->y_max);
-                        }
+                    m += n;
+                    if (m == TFL_DWC_RUN) {
+                        tfl_dsp_dwc_store(p, acc, m, rq, lanes, yo);
+                        yo += m * oc, m = 0;
+                    }
                 }
             }
+            if (m > 0) tfl_dsp_dwc_store(p, acc, m, rq, lanes, yo);
         }
     }
     return 1;
