@@ -29,7 +29,10 @@ kernel family by kernel family:
   patches, the depthwise band);
 - "dw-compact" (issue 67): as "general", and the depthwise layers by the compact DSP path (tfl_depthwise_s8_compact:
   any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), no other depthwise code;
-- "dw-plain": as "general", and the depthwise layers by the plain loop (no depthwise DSP code);
+- "conv-compact" (issue 67): as "dw-compact", and the convs by the compact DSP path (tfl_conv_s8_compact: a position's
+  patch widened once, two output channels' SMLADs a quad, each output requantised alone; about 1.2 KB at -Os), no
+  other conv code but the fused ADD's;
+- "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -73,6 +76,7 @@ class FlashLevel:
     general: bool = False  # the specialised M-profile paths left out (aot/kernels/dsp_paths.py SPECIALISED)
     plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
     compact_dw: bool = False  # every M-profile depthwise path but the compact one: the depthwise layers by it
+    compact_conv: bool = False  # every M-profile conv path but the compact one (and the fused ADD's): the convs by it
 
 
 LEVELS = (
@@ -95,10 +99,13 @@ LEVELS = (
     FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
                "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code)",
                "TBD", general=True, compact_dw=True),
-    FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
-               "layers by the plain loop (no depthwise DSP path)",
-               "3.9x to 4.0x the est. cycles of the general level on the M4 (KWS DS-CNN, VWW MobileNet int8; "
-               "bench/flash_budget.py, docs/firmware.md)", general=True, plain_dw=True),
+    FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
+               "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
+               "depthwise code",
+               "TBD", general=True, compact_dw=True, compact_conv=True),
+    FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
+               "layers by the plain loop (no depthwise DSP code)",
+               "TBD", general=True, plain_dw=True, compact_conv=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",

@@ -257,3 +257,25 @@ def test_compact_depthwise_path_on_the_m4(tmp_path, objects, level):
     syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
                           text=True, check=True).stdout
     assert "tfl_depthwise_s8_compact" in syms
+
+
+# the compact conv path alone (a --flash-budget level's, aot/flash.py "conv-compact"): every other conv DSP path
+# left out but the fused ADD's, as the level's aotc_symbols.h leaves them
+COMPACT_CONV = [f"-DAOTC_TFL_CONV_{m}=0" for m in ("ROWS", "RGB", "FUSED", "SINGLE", "DBL", "FLOOR", "SIGN", "ODD",
+                                                  "PLAIN", "LAST")]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+def test_compact_conv_path_on_the_m4(tmp_path, objects, entry, level):
+    """CONV_2D (alone and with its residual ADD fused) by the compact DSP path (tfl_conv_s8_compact, issue 67) on the
+    M4 at a Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's entries (patches of any length, a last
+    part of under 4 bytes, odd channel counts, pads, strides, dilations, right shifts past 22, clamps narrower than
+    int8) against LiteRT's reference arithmetic bit for bit; the path is in the image."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *COMPACT_CONV, level], 300,
+                       only=entry)
+    assert "MISMATCH" not in out and re.search(rf"{entry} +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert "tfl_conv_s8_compact" in syms

@@ -575,6 +575,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_COMPACT
 #define AOTC_TFL_DW_COMPACT 1
 #endif
+/* CONV_COMPACT (issue 67): the compact conv path (tfl_conv_s8_compact), a --flash-budget level's, taken only where
+ * FUSED and PLAIN are left out (so with every macro 1 it is never compiled in) */
+#ifndef AOTC_TFL_CONV_COMPACT
+#define AOTC_TFL_CONV_COMPACT 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif
