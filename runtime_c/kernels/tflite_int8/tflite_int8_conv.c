@@ -1311,8 +1311,8 @@ static void tfl_dsp_cc_2x2(const uint32_t *x, const int8_t *w, ptrdiff_t k, int3
 #else
 #define TFL_DSP_CC_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 /* tfl_dsp_cc_2x2 in assembly (r0 x, r1 w, r2 k, r3 nq; acc and pairs on the stack): the 4 sums, the quad's 4 patch
- * words (one LDM), a word of weights and its widened half in the 14 registers, 21 instructions a quad (16 MACs); x's
- * start and the step from a pair's last quad to the next pair's rows on the stack. */
+ * words (one LDM), a word of weights and its widened half in the 14 registers, 20 instructions a quad (16 MACs), two
+ * quads a turn; x's start and the step from a pair's last quad to the next pair's rows on the stack. */
 __attribute__((naked, noinline)) static void tfl_dsp_cc_2x2(TFL_DSP_CC_ARG const uint32_t *x, TFL_DSP_CC_ARG const int8_t *w,
                                                             TFL_DSP_CC_ARG ptrdiff_t k, TFL_DSP_CC_ARG int32_t nq,
                                                             TFL_DSP_CC_ARG int32_t *acc, TFL_DSP_CC_ARG int32_t pairs) {
@@ -1324,25 +1324,28 @@ __attribute__((naked, noinline)) static void tfl_dsp_cc_2x2(TFL_DSP_CC_ARG const
     "sxtb16 r12, r12, ror #8\n\t"                                                                               \
     "smlad " a ", r9, r12, " a "\n\t"                                                                           \
     "smlad " b ", r11, r12, " b "\n\t"
+#define TFL_DSP_CC_QUAD                                                                                         \
+    "ldm r0!, {r8, r9, r10, r11}\n\t" TFL_DSP_CC_ROW("", "r4", "r5") TFL_DSP_CC_ROW(", r2", "r6", "r7")           \
+    "add r1, r1, #4\n\t"
     __asm__ volatile("push {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"
                      "sub sp, sp, #8\n\t"
                      "str r0, [sp]\n\t"            /* x's start */
                      "lsl r12, r2, #1\n\t"
                      "sub r12, r12, r3, lsl #2\n\t"
                      "str r12, [sp, #4]\n\t"       /* 2 k - 4 nq: from a pair's last quad to the next pair's rows */
-                     "add r3, r0, r3, lsl #4\n"    /* x's end */
+                     "add r3, r0, r3, lsl #4\n\t"
+                     "sub r3, r3, #16\n"           /* x's end less a quad: two quads a turn while x is below it */
                      "3:\n\t"
                      "mov r4, #0\n\t"
                      "mov r5, #0\n\t"
                      "mov r6, #0\n\t"
                      "mov r7, #0\n\t"
+                     "b 4f\n"
+                     "1:\n\t" TFL_DSP_CC_QUAD TFL_DSP_CC_QUAD
+                     "4:\n\t"
                      "cmp r0, r3\n\t"
-                     "bcs 2f\n"
-                     "1:\n\t"
-                     "ldm r0!, {r8, r9, r10, r11}\n\t" TFL_DSP_CC_ROW("", "r4", "r5") TFL_DSP_CC_ROW(", r2", "r6", "r7")
-                     "add r1, r1, #4\n\t"
-                     "cmp r0, r3\n\t"
-                     "bcc 1b\n"
+                     "blo 1b\n\t"
+                     "bne 2f\n\t" TFL_DSP_CC_QUAD /* an odd last quad */
                      "2:\n\t"
                      "ldr r12, [sp, #44]\n\t"
                      "stm r12!, {r4, r5, r6, r7}\n\t"
@@ -1356,6 +1359,7 @@ __attribute__((naked, noinline)) static void tfl_dsp_cc_2x2(TFL_DSP_CC_ARG const
                      "bgt 3b\n\t"
                      "add sp, sp, #8\n\t"
                      "pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t");
+#undef TFL_DSP_CC_QUAD
 #undef TFL_DSP_CC_ROW
 }
 #endif
@@ -1398,26 +1402,34 @@ __attribute__((noinline)) static void tfl_dsp_cc_store(const int32_t *a, int32_t
                                                        int8_t *y1) {
     const int32_t lo = p->y_min, hi = p->y_max;
     int32_t j;
+    if (y1 == NULL) {
+        for (j = o; j < o + n; ++j, tc += 3, a += 2) y0[j] = tfl_dsp_cc_rq(a[0], tc, p, j, lo, hi);
+        return;
+    }
     for (j = o; j < o + n; ++j, tc += 3, a += 2) {
-        y0[j] = tfl_dsp_cc_rq(a[0], tc, p, j, lo, hi);
-        if (y1 != NULL) y1[j] = tfl_dsp_cc_rq(a[1], tc, p, j, lo, hi);
+        const int8_t v0 = tfl_dsp_cc_rq(a[0], tc, p, j, lo, hi), v1 = tfl_dsp_cc_rq(a[1], tc, p, j, lo, hi);
+        y0[j] = v0, y1[j] = v1;
     }
 }
 
-/* The patch of output position t (in y's order) as bytes into d (k of them, x_zero's in the padding) */
-static void tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t, int8_t *d) {
+/* The patch of output position t (in y's order): in place where `direct` (a 1 x 1 window inside the image, whole
+ * quads: x's bytes at the position), else copied into d (k bytes, x_zero's in the padding); its first byte */
+static const int8_t *tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t, int8_t *d, int direct) {
     const int32_t c = p->c, per = p->oh * p->ow, b = t / per, oy = t % per / p->ow, ox = t % p->ow;
+    int8_t *const first = d;
     int32_t ky, kx;
+    if (direct) return x + (((ptrdiff_t)b * p->h + oy * p->sh) * p->w + ox * p->sw) * c;
     for (ky = 0; ky < p->kh; ++ky) {
         const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
         for (kx = 0; kx < p->kw; ++kx, d += c) {
             const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
             if ((uint32_t)iy < (uint32_t)p->h && (uint32_t)ix < (uint32_t)p->w)
-                memcpy(d, x + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * c, (size_t)c);
+                tfl_dsp_copy(d, x + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * c, c);
             else
                 memset(d, p->x_zero, (size_t)c);
         }
     }
+    return first;
 }
 
 #define TFL_DSP_CC_CHUNK 32 /* the channels whose sums (two positions') are on the stack at a time */
@@ -1428,6 +1440,9 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kf = k / 4, oc = p->oc, zb = p->x_zero;
     const int32_t total = p->n * p->oh * p->ow;
     const int64_t lim = ((int64_t)1 << 30) - (int64_t)k * TFL_DSP_PRODUCT_MAX;
+    /* a 1 x 1 window always inside the image, whole quads: the patches read in place */
+    const int direct = p->kh == 1 && p->kw == 1 && k % 4 == 0 && p->pad_top == 0 && p->pad_left == 0 &&
+                       (p->oh - 1) * p->sh < p->h && (p->ow - 1) * p->sw < p->w;
     int32_t sums[2 * TFL_DSP_CC_CHUNK], terms[3 * TFL_DSP_CC_CHUNK], np, t, o, c0, n, q, i, r;
     const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2 || words < 6 * kq || (e != NULL && e->tile == NULL)) return 0;
@@ -1438,12 +1453,13 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     if (tc != NULL) tfl_dsp_cc_terms(p, bias, 0, oc, lim, tc);
     for (t = 0; t < total; t += 2) {
         const int two = t + 1 < total; /* (an odd last position: its patch twice, stored once) */
-        tfl_dsp_cc_patch(p, x, t, patch);
-        tfl_dsp_cc_patch(p, x, two ? t + 1 : t, patch + 4 * kq);
-        for (r = 0; r < 2; ++r)
-            for (i = k; i < 4 * kq; ++i) patch[4 * kq * r + i] = (int8_t)zb; /* (0 once less x_zero) */
+        const int8_t *const s0 = tfl_dsp_cc_patch(p, x, t, patch, direct);
+        const int8_t *const s1 = tfl_dsp_cc_patch(p, x, two ? t + 1 : t, patch + 4 * kq, direct);
+        if (!direct)
+            for (r = 0; r < 2; ++r)
+                for (i = k; i < 4 * kq; ++i) patch[4 * kq * r + i] = (int8_t)zb; /* (0 once less x_zero) */
         for (q = 0; q < kq; ++q) {
-            const uint32_t u = aotc_dsp_load32(patch + 4 * q), v = aotc_dsp_load32(patch + 4 * (kq + q));
+            const uint32_t u = aotc_dsp_load32(s0 + 4 * q), v = aotc_dsp_load32(s1 + 4 * q);
             wide[4 * q] = tfl_dsp_less_lo(u, (uint32_t)zb), wide[4 * q + 1] = tfl_dsp_less_hi(u, (uint32_t)zb);
             wide[4 * q + 2] = tfl_dsp_less_lo(v, (uint32_t)zb), wide[4 * q + 3] = tfl_dsp_less_hi(v, (uint32_t)zb);
         }
