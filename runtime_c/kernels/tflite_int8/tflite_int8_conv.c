@@ -1277,9 +1277,9 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
 /* ---- The compact path (AOTC_TFL_CONV_COMPACT, issue 67) -------------------------------------------------------------
  * A --flash-budget level's CONV_2D (aot/flash.py "conv-compact"), between the general DSP paths and the portable loop:
  * compiled only where the others are left out (FUSED and PLAIN 0: tfl_conv_s8_dsp then takes nothing). Any shape, two
- * output positions at a time (an odd last one twice, stored once): their patches (kh kw c bytes, x_zero's in the
- * padding) copied into the scratch the plan gives the DSP path and widened once as x - x_zero (E / O halves of each
- * quad, SXTAB16), then two output channels at a time over the quads (tfl_dsp_cc_2x2: each quad of a weights' row one
+ * output positions at a time (an odd last one twice, stored once): their patches widened once as x - x_zero (E / O
+ * halves of each quad, SXTAB16; 0 in the padding) into the scratch the plan gives the DSP path, straight from x where
+ * c is a multiple of 4, else copied as bytes first (x_zero's in the padding), then two output channels at a time over the quads (tfl_dsp_cc_2x2: each quad of a weights' row one
  * load and 2 SXTB16s for 4 SMLADs; a last part of under 4 bytes byte by byte), each output requantised alone
  * (tfl_dsp_cc_store: SMMLAR's form where the sum and the channel's terms allow, else requant_double): LiteRT's
  * integers. No rows, 3-channel, block, tile or doubled-sum code: about 1.5 KB at -Os. Its scratch, where the plan's
@@ -1412,13 +1412,10 @@ __attribute__((noinline)) static void tfl_dsp_cc_store(const int32_t *a, int32_t
     }
 }
 
-/* The patch of output position t (in y's order): in place where `direct` (a 1 x 1 window inside the image, whole
- * quads: x's bytes at the position), else copied into d (k bytes, x_zero's in the padding); its first byte */
-static const int8_t *tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t, int8_t *d, int direct) {
+/* The patch of output position t (in y's order) as bytes into d (k of them, x_zero's in the padding) */
+static void tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t, int8_t *d) {
     const int32_t c = p->c, per = p->oh * p->ow, b = t / per, oy = t % per / p->ow, ox = t % p->ow;
-    int8_t *const first = d;
     int32_t ky, kx;
-    if (direct) return x + (((ptrdiff_t)b * p->h + oy * p->sh) * p->w + ox * p->sw) * c;
     for (ky = 0; ky < p->kh; ++ky) {
         const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
         for (kx = 0; kx < p->kw; ++kx, d += c) {
@@ -1429,7 +1426,30 @@ static const int8_t *tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_
                 memset(d, p->x_zero, (size_t)c);
         }
     }
-    return first;
+}
+
+/* Where c is a multiple of 4: the patches of output positions t0 and t1 widened straight from x as x - x_zero, into
+ * tfl_dsp_cc_2x2's layout (E(t0), O(t0), E(t1), O(t1) a quad); a tap in the padding reads x_zero's bytes (0 so) */
+static void tfl_dsp_cc_widen2(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t0, int32_t t1, uint32_t *wx) {
+    const int32_t c = p->c, per = p->oh * p->ow;
+    const int32_t b0 = t0 / per, oy0 = t0 % per / p->ow * p->sh - p->pad_top, ox0 = t0 % p->ow * p->sw - p->pad_left;
+    const int32_t b1 = t1 / per, oy1 = t1 % per / p->ow * p->sh - p->pad_top, ox1 = t1 % p->ow * p->sw - p->pad_left;
+    const uint32_t zb = (uint32_t)p->x_zero, zw = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    int32_t ky, kx, i;
+    for (ky = 0; ky < p->kh; ++ky)
+        for (kx = 0; kx < p->kw; ++kx) {
+            const int32_t iy0 = oy0 + ky * p->dh, ix0 = ox0 + kx * p->dw, iy1 = oy1 + ky * p->dh, ix1 = ox1 + kx * p->dw;
+            const int in0 = (uint32_t)iy0 < (uint32_t)p->h && (uint32_t)ix0 < (uint32_t)p->w;
+            const int in1 = (uint32_t)iy1 < (uint32_t)p->h && (uint32_t)ix1 < (uint32_t)p->w;
+            const int8_t *s0 = in0 ? x + (((ptrdiff_t)b0 * p->h + iy0) * p->w + ix0) * c : (const int8_t *)&zw;
+            const int8_t *s1 = in1 ? x + (((ptrdiff_t)b1 * p->h + iy1) * p->w + ix1) * c : (const int8_t *)&zw;
+            const int32_t st0 = in0 ? 4 : 0, st1 = in1 ? 4 : 0;
+            for (i = 0; i < c; i += 4, s0 += st0, s1 += st1, wx += 4) {
+                const uint32_t u = aotc_dsp_load32(s0), v = aotc_dsp_load32(s1);
+                wx[0] = tfl_dsp_less_lo(u, zb), wx[1] = tfl_dsp_less_hi(u, zb);
+                wx[2] = tfl_dsp_less_lo(v, zb), wx[3] = tfl_dsp_less_hi(v, zb);
+            }
+        }
 }
 
 #define TFL_DSP_CC_CHUNK 32 /* the channels whose sums (two positions') are on the stack at a time */
@@ -1440,9 +1460,6 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kf = k / 4, oc = p->oc, zb = p->x_zero;
     const int32_t total = p->n * p->oh * p->ow;
     const int64_t lim = ((int64_t)1 << 30) - (int64_t)k * TFL_DSP_PRODUCT_MAX;
-    /* a 1 x 1 window always inside the image, whole quads: the patches read in place */
-    const int direct = p->kh == 1 && p->kw == 1 && k % 4 == 0 && p->pad_top == 0 && p->pad_left == 0 &&
-                       (p->oh - 1) * p->sh < p->h && (p->ow - 1) * p->sw < p->w;
     int32_t sums[2 * TFL_DSP_CC_CHUNK], terms[3 * TFL_DSP_CC_CHUNK], np, t, o, c0, n, q, i, r;
     const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2 || words < 6 * kq || (e != NULL && e->tile == NULL)) return 0;
@@ -1453,15 +1470,18 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     if (tc != NULL) tfl_dsp_cc_terms(p, bias, 0, oc, lim, tc);
     for (t = 0; t < total; t += 2) {
         const int two = t + 1 < total; /* (an odd last position: its patch twice, stored once) */
-        const int8_t *const s0 = tfl_dsp_cc_patch(p, x, t, patch, direct);
-        const int8_t *const s1 = tfl_dsp_cc_patch(p, x, two ? t + 1 : t, patch + 4 * kq, direct);
-        if (!direct)
+        if (p->c % 4 == 0) { /* widened straight from x */
+            tfl_dsp_cc_widen2(p, x, t, two ? t + 1 : t, wide);
+        } else { /* copied as bytes, then widened (quads across taps, a last part of under 4 bytes) */
+            tfl_dsp_cc_patch(p, x, t, patch);
+            tfl_dsp_cc_patch(p, x, two ? t + 1 : t, patch + 4 * kq);
             for (r = 0; r < 2; ++r)
                 for (i = k; i < 4 * kq; ++i) patch[4 * kq * r + i] = (int8_t)zb; /* (0 once less x_zero) */
-        for (q = 0; q < kq; ++q) {
-            const uint32_t u = aotc_dsp_load32(s0 + 4 * q), v = aotc_dsp_load32(s1 + 4 * q);
-            wide[4 * q] = tfl_dsp_less_lo(u, (uint32_t)zb), wide[4 * q + 1] = tfl_dsp_less_hi(u, (uint32_t)zb);
-            wide[4 * q + 2] = tfl_dsp_less_lo(v, (uint32_t)zb), wide[4 * q + 3] = tfl_dsp_less_hi(v, (uint32_t)zb);
+            for (q = 0; q < kq; ++q) {
+                const uint32_t u = aotc_dsp_load32(patch + 4 * q), v = aotc_dsp_load32(patch + 4 * (kq + q));
+                wide[4 * q] = tfl_dsp_less_lo(u, (uint32_t)zb), wide[4 * q + 1] = tfl_dsp_less_hi(u, (uint32_t)zb);
+                wide[4 * q + 2] = tfl_dsp_less_lo(v, (uint32_t)zb), wide[4 * q + 3] = tfl_dsp_less_hi(v, (uint32_t)zb);
+            }
         }
         int8_t *const yo = e != NULL ? e->tile : y + (ptrdiff_t)t * oc;
         for (c0 = 0; c0 < oc; c0 += n) { /* a chunk of channels, two rows a time: an odd last one with the one before */
