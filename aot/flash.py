@@ -98,20 +98,23 @@ LEVELS = (
                "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
     FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
                "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code)",
-               "TBD", general=True, compact_dw=True),
+               "1.30x to 1.42x the est. cycles of the general level on the M4 (KWS DS-CNN 1.42x, VWW MobileNet 1.30x; "
+               "TFLM micro_speech's depth multiplier 8 layer 7.7x, and more flash: its level is not taken there; "
+               "bench/flash_budget.py)", general=True, compact_dw=True),
     FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
                "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
                "depthwise code",
-               "TBD", general=True, compact_dw=True, compact_conv=True),
+               "1.35x to 1.55x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.35x, VWW MobileNet "
+               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
-               "TBD", general=True, plain_dw=True, compact_conv=True),
+               "2.4x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 2.41x, VWW MobileNet 2.37x: the "
+               "plain depthwise loop; bench/flash_budget.py)", general=True, plain_dw=True, compact_conv=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "2.6x to 13x the est. cycles of the dw-plain level on the M4 (the plain loops; MLPerf Tiny int8, TFLM "
-               "micro_speech; "
-               "docs/firmware.md)"),
+               "1.0x to 5.9x the est. cycles of the dw-plain level on the M4 (the plain loops: KWS DS-CNN 2.7x, VWW "
+               "MobileNet 2.3x, IC ResNet-8 5.9x, TFLM micro_speech 1.01x; bench/flash_budget.py)"),
 )
 
 UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "
