@@ -36,7 +36,7 @@ from aot.kernels.tflite_int8 import (
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
             "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN", "AOTC_TFL_DW_MULT",
-            "AOTC_TFL_DW_MULT_WIDE", "AOTC_TFL_DW_COMPACT")
+            "AOTC_TFL_DW_MULT_WIDE", "AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_LOOP_SMALL")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
@@ -174,10 +174,13 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         depthwise = depthwise or c.kernel == "aotc_tfl_depthwise_s8"
         conv = conv or c.kernel != "aotc_tfl_depthwise_s8"
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
+    # the plain depthwise loop in its smallest form (a DSP path's fallback), but at the level where it takes the
+    # depthwise layers (plain_depthwise: its faster form, the window clipped once a position)
+    need.add("AOTC_TFL_DW_LOOP_SMALL")
     if plain_depthwise or compact_depthwise:
         need -= set(DW_PATHS)
-    if compact_depthwise and not plain_depthwise and depthwise:
-        need.add("AOTC_TFL_DW_COMPACT")
+    if compact_depthwise and not plain_depthwise:
+        need |= {"AOTC_TFL_DW_LOOP_SMALL", *(["AOTC_TFL_DW_COMPACT"] if depthwise else [])}
     if compact_conv:
         need -= set(CONV_PATHS) - {"AOTC_TFL_CONV_RESIDUAL"}
         if conv:

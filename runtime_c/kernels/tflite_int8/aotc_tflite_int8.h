@@ -580,6 +580,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_CONV_COMPACT
 #define AOTC_TFL_CONV_COMPACT 1
 #endif
+/* DW_LOOP_SMALL (issue 67): DEPTHWISE_CONV_2D's plain loop in its smallest form on the cores with the DSP extension
+ * (each tap tests its row and column); 0: each position's window clipped once, faster (a --flash-budget level's, where
+ * the plain loop takes the depthwise layers) */
+#ifndef AOTC_TFL_DW_LOOP_SMALL
+#define AOTC_TFL_DW_LOOP_SMALL 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

@@ -2748,6 +2748,27 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
     if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
 #endif
     (void)scratch;
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t ic = oc / p->depth_multiplier, acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
+                            acc += (xv - p->x_zero) * w[((int64_t)i * p->kw + j) * p->oc + oc];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                }
+#else
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
      * every tap tested its row and column and indexed x and w in 64 bits) */
@@ -2775,6 +2796,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     yp[o] = clamp8(v, p->y_min, p->y_max);
                 }
             }
+#endif
 }
 
 void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
