@@ -32,7 +32,8 @@ kernel family by kernel family:
 - "conv-compact" (issue 67): as "dw-compact", and the convs by the compact DSP path (tfl_conv_s8_compact: a position's
   patch widened once, two output channels' SMLADs a quad, each output requantised alone; about 1.2 KB at -Os), no
   other conv code but the fused ADD's;
-- "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code);
+- "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code; the loop in its
+  faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -108,13 +109,14 @@ LEVELS = (
                "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
-               "2.4x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 2.41x, VWW MobileNet 2.37x: the "
-               "plain depthwise loop; bench/flash_budget.py)", general=True, plain_dw=True, compact_conv=True),
+               "1.54x to 1.58x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.54x, VWW MobileNet "
+               "1.58x: the plain depthwise loop, its window clipped once a position; bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "1.0x to 5.9x the est. cycles of the dw-plain level on the M4 (the plain loops: KWS DS-CNN 2.7x, VWW "
-               "MobileNet 2.3x, IC ResNet-8 5.9x, TFLM micro_speech 1.01x; bench/flash_budget.py)"),
+               "1.0x to 4.8x the est. cycles of the dw-plain level on the M4 (the plain loops: KWS DS-CNN 2.7x, VWW "
+               "MobileNet 2.5x, IC ResNet-8 4.8x, TFLM micro_speech 1.02x; bench/flash_budget.py)"),
 )
 
 UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "
