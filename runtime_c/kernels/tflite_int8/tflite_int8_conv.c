@@ -1279,13 +1279,14 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
  * compiled only where the others are left out (FUSED and PLAIN 0: tfl_conv_s8_dsp then takes nothing). Any shape, two
  * output positions at a time (an odd last one twice, stored once): their patches widened once as x - x_zero (E / O
  * halves of each quad, SXTAB16; 0 in the padding) into the scratch the plan gives the DSP path, straight from x where
- * c is a multiple of 4, else copied as bytes first (x_zero's in the padding), then two output channels at a time over the quads (tfl_dsp_cc_2x2: each quad of a weights' row one
- * load and 2 SXTB16s for 4 SMLADs; a last part of under 4 bytes byte by byte), each output requantised alone
- * (tfl_dsp_cc_store: SMMLAR's form where the sum and the channel's terms allow, else requant_double): LiteRT's
- * integers. No rows, 3-channel, block, tile or doubled-sum code: about 1.5 KB at -Os. Its scratch, where the plan's
- * holds it (else the plain loop's): the 2 patches' bytes (k rounded up to words) and their widened quads (4 words a
- * quad), then the channels' requantisation terms (3 words each) where it holds them too (else a chunk's at a time, on
- * the stack); the sums of up to TFL_DSP_CC_CHUNK channels on the stack. */
+ * c is a multiple of 4, else copied as bytes first (x_zero's in the padding); then two output channels at a time over
+ * the quads (tfl_dsp_cc_2x2: each quad of a weights' row one load and 2 SXTB16s for 4 SMLADs; a last part of under 4
+ * bytes byte by byte), each output requantised alone (tfl_dsp_cc_store: SMMLAR's form where the layer's bound and the
+ * channel's terms allow, else requant_double): LiteRT's integers. No rows, 3-channel, block, tile or doubled-sum code:
+ * about 2.5 KB at -Os. Its scratch, where the plan's holds it (else the plain loop's): the 2 patches' bytes (k rounded
+ * up to words) and their widened quads (4 words a quad), then the channels' requantisation terms (3 words each) where
+ * it holds them too (else a chunk's at a time, on the stack); the sums of up to TFL_DSP_CC_CHUNK channels on the
+ * stack. */
 
 /* The sums of `pairs` pairs of weights' rows (w: pair i's rows at w + 2 i k and w + (2 i + 1) k; k 0: one row, twice)
  * over nq quads of 2 positions' widened patches (x: E(t0), O(t0), E(t1), O(t1) a quad): acc[4 i ..] = {row 0 t0,
@@ -1313,7 +1314,8 @@ static void tfl_dsp_cc_2x2(const uint32_t *x, const int8_t *w, ptrdiff_t k, int3
 /* tfl_dsp_cc_2x2 in assembly (r0 x, r1 w, r2 k, r3 nq; acc and pairs on the stack): the 4 sums, the quad's 4 patch
  * words (one LDM), a word of weights and its widened half in the 14 registers, 20 instructions a quad (16 MACs), two
  * quads a turn; x's start and the step from a pair's last quad to the next pair's rows on the stack. */
-__attribute__((naked, noinline)) static void tfl_dsp_cc_2x2(TFL_DSP_CC_ARG const uint32_t *x, TFL_DSP_CC_ARG const int8_t *w,
+__attribute__((naked, noinline)) static void tfl_dsp_cc_2x2(TFL_DSP_CC_ARG const uint32_t *x,
+                                                            TFL_DSP_CC_ARG const int8_t *w,
                                                             TFL_DSP_CC_ARG ptrdiff_t k, TFL_DSP_CC_ARG int32_t nq,
                                                             TFL_DSP_CC_ARG int32_t *acc, TFL_DSP_CC_ARG int32_t pairs) {
 #define TFL_DSP_CC_ROW(off, a, b)                                                                               \
@@ -1438,7 +1440,8 @@ static void tfl_dsp_cc_widen2(const aotc_tfl_conv_params *p, const int8_t *x, in
     int32_t ky, kx, i;
     for (ky = 0; ky < p->kh; ++ky)
         for (kx = 0; kx < p->kw; ++kx) {
-            const int32_t iy0 = oy0 + ky * p->dh, ix0 = ox0 + kx * p->dw, iy1 = oy1 + ky * p->dh, ix1 = ox1 + kx * p->dw;
+            const int32_t iy0 = oy0 + ky * p->dh, ix0 = ox0 + kx * p->dw;
+            const int32_t iy1 = oy1 + ky * p->dh, ix1 = ox1 + kx * p->dw;
             const int in0 = (uint32_t)iy0 < (uint32_t)p->h && (uint32_t)ix0 < (uint32_t)p->w;
             const int in1 = (uint32_t)iy1 < (uint32_t)p->h && (uint32_t)ix1 < (uint32_t)p->w;
             const int8_t *s0 = in0 ? x + (((ptrdiff_t)b0 * p->h + iy0) * p->w + ix0) * c : (const int8_t *)&zw;

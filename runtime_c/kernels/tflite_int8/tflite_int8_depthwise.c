@@ -2552,7 +2552,7 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
 #endif /* AOTC_TFL_MVE */
 
 #if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
-/* ---- The compact path (AOTC_TFL_DW_COMPACT, issue 67) ----------------------------------------------------------------
+/* ---- The compact path (AOTC_TFL_DW_COMPACT, issue 67) --------------------------------------------------------------
  * A --flash-budget level's depthwise (aot/flash.py "dw-compact"), between the general DSP paths and the plain loop:
  * compiled only where every other depthwise DSP path is left out. Any depthwise shape: 4 output channels at a time
  * (any depth multiplier; a last group of fewer than 4 repeats its last channel, not stored), each tap one word of the 4
@@ -2786,8 +2786,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                 for (int32_t o = 0; o < oc; ++o) {
                     int32_t acc = 0;
                     for (int32_t i = ky0; i < ky1; ++i) {
-                        const int8_t *xp = x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c +
-                                           o / p->depth_multiplier;
+                        const int8_t *xp =
+                            x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c +
+                            o / p->depth_multiplier;
                         const int8_t *wp = w + ((ptrdiff_t)i * kw + kx0) * oc + o;
                         for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc += (*xp - xz) * *wp;
                     }
