@@ -27,7 +27,13 @@ kernel family by kernel family:
 - "general": at -Os, and the specialised M-profile paths left out (dsp_paths.SPECIALISED: 1 x 1 convs by rows,
   the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
   patches, the depthwise band);
-- "dw-plain": as "general", and the depthwise layers by the plain loop (no depthwise DSP code);
+- "dw-compact" (issue 67): as "general", and the depthwise layers by the compact DSP path (tfl_depthwise_s8_compact:
+  any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), no other depthwise code;
+- "conv-compact" (issue 67): as "dw-compact", and the convs by the compact DSP path (tfl_conv_s8_compact: a position's
+  patch widened once, two output channels' SMLADs a quad, each output requantised alone; about 1.2 KB at -Os), no
+  other conv code but the fused ADD's;
+- "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code; the loop in its
+  faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -70,6 +76,8 @@ class FlashLevel:
     cold: bool = False  # only the bundle's cold sources (Bundle.cold_sources) at `opt`, the others as the build type
     general: bool = False  # the specialised M-profile paths left out (aot/kernels/dsp_paths.py SPECIALISED)
     plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
+    compact_dw: bool = False  # every M-profile depthwise path but the compact one: the depthwise layers by it
+    compact_conv: bool = False  # every M-profile conv path but the compact one (and the fused ADD's): the convs by it
 
 
 LEVELS = (
@@ -89,16 +97,26 @@ LEVELS = (
                "by the general DSP paths",
                "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
                "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
-    FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
-               "layers by the plain loop (no depthwise DSP path)",
-               "3.9x to 4.0x the est. cycles of the general level on the M4 (KWS DS-CNN, VWW MobileNet int8; "
-               "bench/flash_budget.py, docs/firmware.md)", general=True, plain_dw=True),
+    FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
+               "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code)",
+               "1.30x to 1.42x the est. cycles of the general level on the M4 (KWS DS-CNN 1.42x, VWW MobileNet 1.30x; "
+               "TFLM micro_speech's depth multiplier 8 layer 7.7x, and more flash: its level is not taken there; "
+               "bench/flash_budget.py)", general=True, compact_dw=True),
+    FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
+               "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
+               "depthwise code",
+               "1.35x to 1.55x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.35x, VWW MobileNet "
+               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True),
+    FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
+               "layers by the plain loop (no depthwise DSP code)",
+               "1.54x to 1.58x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.54x, VWW MobileNet "
+               "1.58x: the plain depthwise loop, its window clipped once a position; bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "2.6x to 13x the est. cycles of the dw-plain level on the M4 (the plain loops; MLPerf Tiny int8, TFLM "
-               "micro_speech; "
-               "docs/firmware.md)"),
+               "1.0x to 4.8x the est. cycles of the dw-plain level on the M4 (the plain loops: KWS DS-CNN 2.7x, VWW "
+               "MobileNet 2.5x, IC ResNet-8 4.8x, TFLM micro_speech 1.02x; bench/flash_budget.py)"),
 )
 
 UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "

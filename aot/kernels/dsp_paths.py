@@ -36,10 +36,10 @@ from aot.kernels.tflite_int8 import (
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
             "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN", "AOTC_TFL_DW_MULT",
-            "AOTC_TFL_DW_MULT_WIDE")
+            "AOTC_TFL_DW_MULT_WIDE", "AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_LOOP_SMALL")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
-              "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST")
+              "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
 PATHS = DW_PATHS + CONV_PATHS
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
@@ -153,23 +153,38 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
 
 
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
-             plain_depthwise: bool = False) -> tuple[str, ...]:
+             plain_depthwise: bool = False, compact_depthwise: bool = False,
+             compact_conv: bool = False) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
     ones (the fused sums as they are where they were doubled); `plain_depthwise` (the level after): every depthwise
-    path, the depthwise layers then by the plain loop."""
+    path, the depthwise layers then by the plain loop; `compact_depthwise` (the level between them, issue 67): every
+    depthwise path but AOTC_TFL_DW_COMPACT, which no layer takes otherwise (the C takes it only where DSP and MULT
+    are 0), the depthwise layers then by tfl_depthwise_s8_compact; `compact_conv` (issue 67): every conv path but the
+    fused ADD's and AOTC_TFL_CONV_COMPACT (taken only where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact."""
     need: set[str] = set()
-    dsp = False
+    dsp = depthwise = conv = False
     for node, c in layers(graph, choices):
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
             continue
         dsp = True
+        depthwise = depthwise or c.kernel == "aotc_tfl_depthwise_s8"
+        conv = conv or c.kernel != "aotc_tfl_depthwise_s8"
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
-    if plain_depthwise:
+    # the plain depthwise loop in its smallest form (a DSP path's fallback), but at the level where it takes the
+    # depthwise layers (plain_depthwise: its faster form, the window clipped once a position)
+    need.add("AOTC_TFL_DW_LOOP_SMALL")
+    if plain_depthwise or compact_depthwise:
         need -= set(DW_PATHS)
+    if compact_depthwise and not plain_depthwise:
+        need |= {"AOTC_TFL_DW_LOOP_SMALL", *(["AOTC_TFL_DW_COMPACT"] if depthwise else [])}
+    if compact_conv:
+        need -= set(CONV_PATHS) - {"AOTC_TFL_CONV_RESIDUAL"}
+        if conv:
+            need.add("AOTC_TFL_CONV_COMPACT")
     if general:
         need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
     return tuple(sorted(set(PATHS) - need)) if dsp else ()

@@ -237,3 +237,47 @@ def test_helium_paths_on_the_m55(tmp_path, objects, op, level):
     for entry in entries:
         assert re.search(rf"^{entry} +ok \(150 shapes\)$", out, re.M), out
     assert "MISMATCH" not in out, out
+
+
+# the compact depthwise path alone (a --flash-budget level's, aot/flash.py "dw-compact"): every other depthwise DSP
+# path left out, as the level's aotc_symbols.h leaves them
+COMPACT_DW = ["-DAOTC_TFL_DW_DSP=0", "-DAOTC_TFL_DW_MULT=0"]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_compact_depthwise_path_on_the_m4(tmp_path, objects, level):
+    """DEPTHWISE_CONV_2D by the compact DSP path (tfl_depthwise_s8_compact, issue 67) on the M4 at a Release's and a
+    MinSizeRel's level: test_tflite_int8_kernels.c's depthwise entries (random windows, strides, dilations and pads,
+    channel counts not a multiple of 4: the last group's tail, depth multipliers 2, 3, 8 and more, MobileNet's 3 x 3,
+    clamps narrower than int8, per-channel multipliers and shifts) against LiteRT's reference arithmetic bit for bit;
+    the path is in the image (its own function, not the plain loop's)."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *COMPACT_DW, level], 300,
+                       only="depthwise_s8")
+    assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 +ok \(300 shapes\)", out), out
+    assert re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert "tfl_depthwise_s8_compact" in syms
+
+
+# the compact conv path alone (a --flash-budget level's, aot/flash.py "conv-compact"): every other conv DSP path
+# left out but the fused ADD's, as the level's aotc_symbols.h leaves them
+COMPACT_CONV = [f"-DAOTC_TFL_CONV_{m}=0" for m in ("ROWS", "RGB", "FUSED", "SINGLE", "DBL", "FLOOR", "SIGN", "ODD",
+                                                  "PLAIN", "LAST")]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+def test_compact_conv_path_on_the_m4(tmp_path, objects, entry, level):
+    """CONV_2D (alone and with its residual ADD fused) by the compact DSP path (tfl_conv_s8_compact, issue 67) on the
+    M4 at a Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's entries (patches of any length, a last
+    part of under 4 bytes, odd channel counts, pads, strides, dilations, right shifts past 22, clamps narrower than
+    int8) against LiteRT's reference arithmetic bit for bit; the path is in the image."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *COMPACT_CONV, level], 300,
+                       only=entry)
+    assert "MISMATCH" not in out and re.search(rf"{entry} +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert "tfl_conv_s8_compact" in syms

@@ -570,6 +570,22 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_MULT_WIDE
 #define AOTC_TFL_DW_MULT_WIDE 1
 #endif
+/* COMPACT (issue 67): the compact depthwise path (tfl_depthwise_s8_compact), a --flash-budget level's, taken only
+ * where DSP and MULT are left out (so with every macro 1 it is never compiled in) */
+#ifndef AOTC_TFL_DW_COMPACT
+#define AOTC_TFL_DW_COMPACT 1
+#endif
+/* CONV_COMPACT (issue 67): the compact conv path (tfl_conv_s8_compact), a --flash-budget level's, taken only where
+ * FUSED and PLAIN are left out (so with every macro 1 it is never compiled in) */
+#ifndef AOTC_TFL_CONV_COMPACT
+#define AOTC_TFL_CONV_COMPACT 1
+#endif
+/* DW_LOOP_SMALL (issue 67): DEPTHWISE_CONV_2D's plain loop in its smallest form on the cores with the DSP extension
+ * (each tap tests its row and column); 0: each position's window clipped once, faster (a --flash-budget level's, where
+ * the plain loop takes the depthwise layers) */
+#ifndef AOTC_TFL_DW_LOOP_SMALL
+#define AOTC_TFL_DW_LOOP_SMALL 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

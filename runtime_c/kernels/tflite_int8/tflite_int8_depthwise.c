@@ -2590,6 +2590,189 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
 #undef TFL_MVE_DW_MAC
 #endif /* AOTC_TFL_MVE */
 
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
+/* ---- The compact path (AOTC_TFL_DW_COMPACT, issue 67) --------------------------------------------------------------
+ * A --flash-budget level's depthwise (aot/flash.py "dw-compact"), between the general DSP paths and the plain loop:
+ * compiled only where every other depthwise DSP path is left out. Any depthwise shape: 4 output channels at a time
+ * (any depth multiplier; a last group of fewer than 4 repeats its last channel, not stored), each tap one word of the 4
+ * channels' input bytes, 2 SXTB16s and 4 multiply-accumulates on the weights widened once a group. A run of positions
+ * whose windows lie inside the image is read in place (a 3 x 3 window by aotc_dsp_dw3x3_run's assembly, others by
+ * tfl_dsp_dwc_taps); any other position's window is first copied as words (x_zero's bytes in the padding, whose share
+ * the base takes off as tfl_dsp_dw_one's; the 4 channels' bytes gathered where they are not 4 adjacent inputs). No
+ * ring, band, columns, stride-2 or doubled-sum code: about 2 KB of code at -Os. A run's sums requantised channel by
+ * channel by tfl_dsp_requant_run: LiteRT's integers. */
+#define TFL_DWC_RUN 16 /* the positions whose sums are requantised at a time (on the stack) */
+
+/* aotc_dsp_dw3x3_run for any window (kh x kw taps; in C) */
+__attribute__((noinline)) static void tfl_dsp_dwc_taps(const int8_t *x, int32_t pstep, int32_t count, int32_t step,
+                                                       int32_t row, int32_t kh, int32_t kw, const uint32_t *wq,
+                                                       const int32_t *base, int32_t *acc) {
+    int32_t i, ky, kx;
+    for (i = 0; i < count; ++i, x += pstep, acc += 4) {
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+        const uint32_t *wp = wq;
+        const int8_t *r = x;
+        for (ky = 0; ky < kh; ++ky, r += row)
+            for (kx = 0; kx < kw; ++kx, wp += 2) AOTC_DSP_DW_TAP(aotc_dsp_load32(r + kx * step), wp);
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
+/* the bytes at p[at[0]], ..., p[at[3]] as one word (lane j in byte j) */
+static inline uint32_t tfl_dsp_dwc_gather(const int8_t *p, const int32_t *at) {
+    return (uint32_t)(uint8_t)p[at[0]] | (uint32_t)(uint8_t)p[at[1]] << 8 | (uint32_t)(uint8_t)p[at[2]] << 16 |
+           (uint32_t)(uint8_t)p[at[3]] << 24;
+}
+
+/* A lane's requantisation, set once a group: tfl_dsp_dw_requant_ssat's terms where it takes SSAT's form */
+typedef struct {
+    int32_t ch, ssat, s, mult, ra, right;
+    int64_t bound; /* at least every |sum| */
+} tfl_dsp_dwc_rq;
+
+/* The sums of n positions' lanes (acc[4 i + j]) requantised to yo (the first position's lane 0), the first `lanes`
+ * of them: SSAT's form where the lane takes it, else tfl_dsp_requant_run (one copy of it). */
+__attribute__((noinline)) static void tfl_dsp_dwc_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
+                                                        const tfl_dsp_dwc_rq *rq, int32_t lanes, int8_t *yo) {
+    int32_t j;
+    for (j = 0; j < lanes; ++j, ++rq) {
+#if !AOTC_TFL_MVE
+        if (rq->ssat) {
+            tfl_dsp_dw_requant_ssat(acc + j, n, rq->s, rq->mult, rq->ra, rq->right, yo + j, p->oc);
+            continue;
+        }
+#endif
+        tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[rq->ch], p->shift[rq->ch], p->y_zero, p->y_min, p->y_max, yo + j,
+                            p->oc, rq->bound);
+    }
+}
+
+/* The window of the position whose top-left input is (iy0, ix0) as words (tfl_depthwise_s8_compact's 4 lanes each:
+ * mode 0 the 4 bytes from xo[0], 1 gathered from xo[0..3], 2 xo[0]'s byte in all 4), x_zero's bytes (zb) in the
+ * padding. */
+__attribute__((noinline)) static void tfl_dsp_dwc_window(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0,
+                                                         int32_t ix0, const int32_t *xo, int mode, uint32_t zb,
+                                                         uint32_t *win) {
+    /* (p's fields and xo's read once: the stores to win could alias them) */
+    const int32_t c = p->c, wd = p->w, h = p->h, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw, step = dw * c;
+    const int32_t x0 = xo[0];
+    int32_t ky, kx;
+    for (ky = 0; ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * dh;
+        if ((uint32_t)iy >= (uint32_t)h) {
+            for (kx = 0; kx < kw; ++kx) *win++ = zb;
+            continue;
+        }
+        const int8_t *xp = xb + ((ptrdiff_t)iy * wd + ix0) * c + x0;
+        for (kx = 0; kx < kw; ++kx, xp += step) {
+            const uint32_t ix = (uint32_t)(ix0 + kx * dw);
+            *win++ = ix >= (uint32_t)wd ? zb
+                     : mode == 0       ? aotc_dsp_load32(xp)
+                     : mode == 1       ? tfl_dsp_dwc_gather(xp - x0, xo)
+                                       : (uint32_t)(uint8_t)*xp * 0x01010101u;
+        }
+    }
+}
+
+__attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                              const int8_t *w, const int32_t *bias, int8_t *y,
+                                                              uint32_t *scratch) {
+    uint32_t local[3 * TFL_DSP_TAPS + 4 * TFL_DWC_RUN];
+    int32_t q[4], xo[4], base[4];
+    tfl_dsp_dwc_rq rq[4];
+    const int32_t kh = p->kh, kw = p->kw, taps = kh * kw, c = p->c, oc = p->oc, h = p->h, wd = p->w;
+    const int32_t step = p->dw * c, row = p->dh * wd * c, pstep = p->sw * c;
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    int32_t o, i, j, k, t, b, oy, ox, n;
+    /* the widened weights, a window's words and a run's sums: on the stack up to TFL_DSP_TAPS taps, else in the
+     * layer's scratch where the plan gave enough (micro_speech's 10 x 8 windows: tfl_depthwise_s8_mult's) */
+    uint32_t *const wq = taps <= TFL_DSP_TAPS ? local : scratch, *const win = wq + 2 * taps;
+    int32_t *const acc = (int32_t *)(win + taps);
+    if (taps > TFL_DSP_TAPS &&
+        (scratch == NULL || aotc_tfl_depthwise_s8_dsp_scratch_bytes(p) < 4 * (3 * (int64_t)taps + 4 * TFL_DWC_RUN)))
+        return 0;
+    /* output columns [ox_lo, ox_hi) have the whole window inside the row */
+    int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
+    while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
+    for (o = 0; o < oc; o += 4) {
+        const int32_t lanes = oc - o < 4 ? oc - o : 4;
+        const int gather = p->depth_multiplier != 1 || lanes < 4;
+        int32_t ws[4] = {0, 0, 0, 0};
+        uint32_t b_max = 0;
+        for (j = 0; j < 4; ++j) {
+            q[j] = o + j < oc ? o + j : oc - 1;
+            xo[j] = q[j] / p->depth_multiplier;
+        }
+        const int one = xo[0] == xo[3]; /* the 4 outputs of one input channel (a depth multiplier of 4 or more) */
+        for (t = 0; t < taps; ++t) { /* the 4 channels' weights of each tap widened, and summed */
+            const uint32_t v = tfl_dsp_dwc_gather(w + (ptrdiff_t)t * oc, q);
+            wq[2 * t] = (uint32_t)__sxtb16(v), wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
+            for (j = 0; j < 4; ++j) ws[j] += (int8_t)(v >> (8 * j));
+        }
+        for (j = 0; j < 4; ++j) { /* the base: the bias less x_zero's share; the bias's largest size for the bound */
+            const int32_t bj = bias ? bias[q[j]] : 0;
+            const uint32_t mag = bj < 0 ? 0u - (uint32_t)bj : (uint32_t)bj;
+            base[j] = (int32_t)((uint32_t)bj - (uint32_t)p->x_zero * (uint32_t)ws[j]);
+            b_max = mag > b_max ? mag : b_max;
+        }
+        const int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
+        for (j = 0; j < 4; ++j) { /* each lane's requantisation: SSAT's form (tfl_dsp_dw_store's test), else none */
+            const int32_t mult = p->mult[q[j]], shift = p->shift[q[j]];
+            const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+            rq[j].ch = q[j], rq[j].mult = mult, rq[j].s = left + 1, rq[j].right = right;
+            rq[j].ssat = !AOTC_TFL_MVE && p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
+                         bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22;
+            rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
+            rq[j].bound = bound;
+        }
+        for (j = 0; j < 4; ++j) { /* each lane's requantisation: SSAT's form (tfl_dsp_dw_store's test), else none */
+            const int32_t mult = p->mult[q[j]], shift = p->shift[q[j]];
+            const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+            rq[j].ch = q[j], rq[j].mult = mult, rq[j].s = left + 1, rq[j].right = right;
+            rq[j].ssat = !AOTC_TFL_MVE && p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
+                         bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22;
+            rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
+            rq[j].bound = bound;
+        }
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (ptrdiff_t)b * h * wd * c;
+            int8_t *yo = y + (ptrdiff_t)b * p->oh * p->ow * oc + o;
+            int32_t m = 0; /* the sums in acc (a run may span rows: y's positions follow each other) */
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                const int inside = !gather && iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
+                for (ox = 0; ox < p->ow; ox += n) {
+                    n = p->ow - ox < TFL_DWC_RUN - m ? p->ow - ox : TFL_DWC_RUN - m;
+                    for (i = 0; i < n; i += k) {
+                        const int32_t at = ox + i, ix0 = at * p->sw - p->pad_left;
+                        const int8_t *src = (const int8_t *)win;
+                        int32_t sx = 4, sy = 4 * kw;
+                        k = 1;
+                        if (inside && at >= ox_lo && at < ox_hi) { /* read in place */
+                            k = ox_hi - at < n - i ? ox_hi - at : n - i;
+                            src = xb + ((ptrdiff_t)iy0 * wd + ix0) * c + o, sx = step, sy = row;
+                        } else { /* the window's words, x_zero's bytes in the padding */
+                            tfl_dsp_dwc_window(p, xb, iy0, ix0, xo, gather + one, zb, win);
+                        }
+                        if (kh == 3 && kw == 3)
+                            aotc_dsp_dw3x3_run(src, pstep, k, sx, sy, wq, base, acc + 4 * (m + i));
+                        else
+                            tfl_dsp_dwc_taps(src, pstep, k, sx, sy, kh, kw, wq, base, acc + 4 * (m + i));
+                    }
+                    m += n;
+                    if (m == TFL_DWC_RUN) {
+                        tfl_dsp_dwc_store(p, acc, m, rq, lanes, yo);
+                        yo += m * oc, m = 0;
+                    }
+                }
+            }
+            if (m > 0) tfl_dsp_dwc_store(p, acc, m, rq, lanes, yo);
+        }
+    }
+    return 1;
+}
+#endif
+
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
 #if AOTC_TFL_MVE
@@ -2600,7 +2783,11 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
     if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
 #endif
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
+    if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
+#endif
     (void)scratch;
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox)
@@ -2620,6 +2807,36 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
                     y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
                 }
+#else
+    /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
+     * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
+     * every tap tested its row and column and indexed x and w in 64 bits) */
+    const int32_t c = p->c, oc = p->oc, kw = p->kw, xz = p->x_zero, xstep = p->dw * c, wstep = oc;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
+                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc;
+                for (int32_t o = 0; o < oc; ++o) {
+                    int32_t acc = 0;
+                    for (int32_t i = ky0; i < ky1; ++i) {
+                        const int8_t *xp =
+                            x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c +
+                            o / p->depth_multiplier;
+                        const int8_t *wp = w + ((ptrdiff_t)i * kw + kx0) * oc + o;
+                        for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc += (*xp - xz) * *wp;
+                    }
+                    if (bias) acc += bias[o];
+                    const int32_t v = requant_double(acc, p->mult[o], p->shift[o]) + p->y_zero;
+                    yp[o] = clamp8(v, p->y_min, p->y_max);
+                }
+            }
+#endif
 }
 
 void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
