@@ -266,7 +266,8 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 
 # ---- bench/flash_budget.py ----
 
-LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "dw-plain", "portable")  # aot/flash.py LEVELS
+LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "dw-compact", "conv-compact", "dw-plain",
+               "portable")  # aot/flash.py LEVELS
 
 def flash_budget(data: dict[str, Any]) -> str:
     """Each --flash-budget level's flash and cost, what each level's family is worth, and the widest step."""
@@ -291,31 +292,40 @@ def flash_budget(data: dict[str, Any]) -> str:
     def step(a: str, z: str) -> list[tuple[int, float]]:  # code taken off from level a to z, and its cycles ratio
         return [(by[(k, a)]["code"] - by[(k, z)]["code"], by[(k, z)]["cycles"] / by[(k, a)]["cycles"])
                 for k in models if (k, a) in by and (k, z) in by]
-    cold, o2, general, isa = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general"), \
-        step("dw-plain", "portable")
-    dwp = [(c, r) for c, r in step("general", "dw-plain") if c > 0]
+    cold, o2, general = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general")
+    compact = [(c, r) for a, z in (("general", "dw-compact"), ("dw-compact", "conv-compact"))
+               for c, r in step(a, z) if c > 0]
+    plain, isa = [(c, r) for c, r in step("conv-compact", "dw-plain") if c > 0], step("dw-plain", "portable")
+
+    def reached(k: str) -> list[tuple[str, str, float]]:  # the steps a budget walks: each level taking flash off
+        steps, last = [], None
+        for z in LEVEL_ORDER:
+            flash = by[(k, z)]["flash_compile_time"] if (k, z) in by else None
+            if flash is not None and (last is None or flash < by[(k, last)]["flash_compile_time"]):
+                if last is not None:
+                    steps.append((last, z, by[(k, z)]["cycles"] / by[(k, last)]["cycles"]))
+                last = z
+        return steps
+    wide = [(k, a, z, r) for k in models for a, z, r in reached(k) if r > 1.5]
     text = (f"On the M4 (mps2-an386, Release; each level compiled on its own; {measured(runs_of(pairs))}; the "
             f"compile-time flash {'equal to the footprint' if agree else 'NOT equal to the footprint'}'s in every row;"
             f" every level's outputs {'identical to' if same else 'NOT all identical to'} level none's):\n\n"
             + table(["model", "level", "library flash", "code", "weights and constants", "arena", "instructions",
                      "est. cycles"], "llrrrrrr", body))
-    if cold and o2 and general and isa:
+    if cold and o2 and general and compact and plain and isa:
         kb = lambda v: f"{v / 1000:.1f}"  # noqa: E731
-        widest = max(((by[(k, z)]["cycles"] / by[(k, a)]["cycles"], k, a, z) for k in models
-                      for a, z in zip(LEVEL_ORDER, LEVEL_ORDER[1:], strict=False) if (k, a) in by and (k, z) in by
-                      and z not in ("dw-plain", "portable")), default=None)
+        ratios = lambda rs: span(rs, lambda v: f"{v:.2f}", "x")  # noqa: E731
         text += (f"\nSo the cold files at -Os take {span((c for c, _ in cold), kb, ' KB')} of code off at "
                  f"{max(r for _, r in cold):.3f}x the est. cycles at most, -O2 then "
                  f"{span((c for c, _ in o2), kb, ' KB')} at {max(r for _, r in o2):.3f}x, the general DSP paths "
                  f"instead of the specialised ones {span((c for c, _ in general), kb, ' KB')} at "
-                 f"{span((r for _, r in general), lambda v: f'{v:.2f}', 'x')}; the depthwise DSP paths' own code "
-                 f"(what dw-plain's lacks against general's) is {span((c for c, _ in dwp), kb, ' KB')} worth "
-                 f"{span((r for _, r in dwp), lambda v: f'{v:.1f}', 'x')} the est. cycles, the convs' general "
-                 f"paths' (what the portable level's lacks against dw-plain's) {span((c for c, _ in isa), kb, ' KB')}"
-                 f" worth {span((r for _, r in isa), lambda v: f'{v:.1f}', 'x')}: the two steps wider than 1.5x"
-                 + (f" (the widest of the others: {widest[0]:.2f}x, {name(widest[1])} {widest[2]} -> {widest[3]})"
-                    if widest else "")
-                 + ": a budget below the general level is better met by a smaller model.\n")
+                 f"{ratios(r for _, r in general)}; the compact DSP paths (dw-compact, then conv-compact) "
+                 f"{span((c for c, _ in compact), kb, ' KB')} a step at {ratios(r for _, r in compact)}, the plain "
+                 f"depthwise loop {span((c for c, _ in plain), kb, ' KB')} at {ratios(r for _, r in plain)}, the "
+                 f"portable kernels {span((c for c, _ in isa), kb, ' KB')} at {ratios(r for _, r in isa)}. "
+                 + ("Steps a budget walks (each level that takes flash off against the one before) wider than 1.5x: "
+                    + ", ".join(f"{name(k)} {a} -> {z} {r:.2f}x" for k, a, z, r in wide)
+                    + "." if wide else "No step a budget walks is wider than 1.5x.") + "\n")
     onnx = {r["level"]: r for _, r in rows_of(data) if r["model"] == "kws_dscnn_int8.onnx"}
     if "none" in onnx and "portable" in onnx:
         text += (f"\n(The ONNX int8 convs keep their blocks in scratch at the portable level: KWS DS-CNN's QDQ form "
