@@ -1275,6 +1275,21 @@ typedef struct {
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_pjob);
 
+#ifndef QX86_DOT6_SWITCH
+/* x86_dot6xNV for nv (1 to 4) vectors of 16 columns, the quad step a constant in each call (a variable one cost ~4 %
+ * on pointwise nets): p, pq, stride, wr, kq and a in scope */
+#define QX86_DOT6_CALL(NV)                                                                                 \
+    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
+    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
+#define QX86_DOT6_SWITCH(nv)                                                                               \
+    switch (nv) {                                                                                          \
+    case 4: QX86_DOT6_CALL(4) break;                                                                       \
+    case 3: QX86_DOT6_CALL(3) break;                                                                       \
+    case 2: QX86_DOT6_CALL(2) break;                                                                       \
+    default: QX86_DOT6_CALL(1) break;                                                                      \
+    }
+#endif
+
 /* qconv_patches_vnni on one thread: its items (below) in this function's loops, which gcc compiles to the tighter
  * code (there, inlined, the dot products ran out of vector registers and reloaded the patch rows at each weight:
  * the 1 x 1 convs of an int8 MobileNetV2 took 10-20 % longer) */
@@ -1323,17 +1338,7 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
                             __m512i a[24];
                             int32_t v;
-                            /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
-#define QX86_DOT6_CALL(NV)                                                                                 \
-    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
-    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
-                            switch (nv) {
-                            case 4: QX86_DOT6_CALL(4) break;
-                            case 3: QX86_DOT6_CALL(3) break;
-                            case 2: QX86_DOT6_CALL(2) break;
-                            default: QX86_DOT6_CALL(1) break;
-                            }
-#undef QX86_DOT6_CALL
+                            QX86_DOT6_SWITCH(nv)
                             for (v = 0; v < nv; ++v) {
                                 const int32_t t = t0 + 16 * v;
                                 const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
@@ -1361,17 +1366,7 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
 static __attribute__((noinline)) void AOTC_Q(x86_dot6_any)(const aotc_qconv_params *p, int32_t nv, const uint8_t *pq,
                                                           int64_t stride, const int8_t *const *wr, int32_t kq,
                                                           __m512i *a) {
-    /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
-#define QX86_DOT6_CALL(NV)                                                                                 \
-    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
-    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
-    switch (nv) {
-    case 4: QX86_DOT6_CALL(4) break;
-    case 3: QX86_DOT6_CALL(3) break;
-    case 2: QX86_DOT6_CALL(2) break;
-    default: QX86_DOT6_CALL(1) break;
-    }
-#undef QX86_DOT6_CALL
+    QX86_DOT6_SWITCH(nv)
 }
 
 /* (the buffers as restrict parameters, as the kernel's own: without them gcc reloaded the channels' constants
