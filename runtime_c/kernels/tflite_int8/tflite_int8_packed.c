@@ -1008,14 +1008,25 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
     int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
     int32_t ox;
     tfl_pk_dw_rows(p, x, oy, b, c0, pw, m, 0x80, band, ring);
-    for (ox = 0; ox + 4 <= p->ow; ox += 4)
-        tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
-    switch (p->ow - ox) {
-    case 3: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 2: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 1: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    default: break;
-    }
+    /* a 3 x 3 kernel (MobileNet's, one quad a row) and a 5 x 5 one (EfficientNet's, two) with kh and qr constants:
+     * their loops unrolled, the weights in registers (issue 64: with kh and qr read at run time gcc 12 kept the step
+     * multiples on the stack and copied each sum between two registers at every byte dot product) */
+#define TFL_PK_DW_QROW(KH, QR)                                                                                  \
+    do {                                                                                                        \
+        for (ox = 0; ox + 4 <= p->ow; ox += 4)                                                                  \
+            tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, \
+                               p->oc, m);                                                                       \
+        switch (p->ow - ox) {                                                                                   \
+        case 3: tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break; \
+        case 2: tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break; \
+        case 1: tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break; \
+        default: break;                                                                                         \
+        }                                                                                                       \
+    } while (0)
+    if (p->kh == 3 && q->qr == 1) TFL_PK_DW_QROW(3, 1);
+    else if (p->kh == 5 && q->qr == 2) TFL_PK_DW_QROW(5, 2);
+    else TFL_PK_DW_QROW(p->kh, q->qr);
+#undef TFL_PK_DW_QROW
 }
 #endif
 
