@@ -1433,6 +1433,48 @@ static int c_avg(int wide) { return check_pool(1, wide); }
 static int c_max(int wide) { return check_pool(0, wide); }
 static int c_bin8(int op) { return check_binary(op, 0); }
 static int c_bin16(int op) { return check_binary(op, 1); }
+#if defined(__x86_64__)
+/* the packed DEPTHWISE_CONV_2D's byte path with its kernel's rows constant (tflite_int8_packed.c
+ * tfl_pk_dw_quads_row): 3 rows of 1 to 4 taps (one quad a row) and 5 rows of 5 to 8 (two), the rows dilated or not,
+ * strides 1 and 2, widths giving every last group of positions (ow mod 4), 1 to 40 channels (a block's part),
+ * VALID or SAME, one or two images; and a few of 4, 6 and 7 rows (the loop that reads them at run time) */
+static int check_dw_rows(void) {
+    aotc_tfl_conv_params p;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *y, *ref;
+    uint8_t *scratch;
+    size_t xn, yn;
+    int bad;
+    const int form = rand_int(0, 7);
+    memset(&p, 0, sizeof p);
+    p.n = rand_int(1, 2), p.dw = 1, p.dh = chance(3, 4) ? 1 : 2, p.sh = rand_int(1, 2), p.sw = rand_int(1, 2);
+    p.kh = form < 4 ? 3 : form < 7 ? 5 : rand_int(4, 7);
+    p.kw = p.kh == 3 ? rand_int(1, 4) : p.kh == 5 ? rand_int(5, 8) : rand_int(1, 8);
+    do {
+        p.h = rand_int(1, 14), p.w = rand_int(1, 30);
+        p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+    } while (p.oh <= 0 || p.ow <= 0);
+    p.c = p.oc = chance(1, 2) ? rand_int(1, 40) : 16 * rand_int(1, 2);
+    p.depth_multiplier = 1, p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
+    act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);
+    xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.kh * p.kw * p.c, 1, -127, 127);
+    bias = (int32_t *)ints((size_t)p.c, 4, -(1 << 16), 1 << 16);
+    mult = (int32_t *)bytes((size_t)p.c * 4), shift = (int32_t *)bytes((size_t)p.c * 4);
+    for (c = 0; c < p.c; ++c) multiplier(ldexp(around(128.0 / (64.0 * 64.0 * p.kh)), (int)(c % 3) - 1), &mult[c], &shift[c]);
+    p.mult = mult, p.shift = shift;
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_depthwise_s8_packed_scratch_bytes(&p));
+    run_packed(&p, K_DEPTHWISE, NULL, x, w, bias, NULL, 0, y, ref, scratch);
+    bad = differ("aotc_tfl_depthwise_s8_packed (rows)", y, ref, yn, 1);
+    if (bad)
+        printf("  n %d h %d w %d c %d, %d x %d stride %d %d dilation %d, pads %d %d\n", (int)p.n, (int)p.h, (int)p.w,
+               (int)p.c, (int)p.kh, (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.pad_top, (int)p.pad_left);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
+    return bad;
+}
+#endif
+
 static int c_runs8(int op) { return check_binary_runs(op, 0); }
 static int c_runs16(int op) { return check_binary_runs(op, 1); }
 static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
@@ -1441,6 +1483,7 @@ static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_conv_add_rescale(int unused) { return (void)unused, check_conv_add_rescale(); }
 #if defined(__x86_64__)
 static int c_dw_across(int unused) { return (void)unused, check_dw_across(); }
+static int c_dw_rows(int unused) { return (void)unused, check_dw_rows(); }
 #endif
 static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
@@ -1539,6 +1582,9 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_conv_add_s8_packed (AMX blockings)", c_conv8, K_CONV_ADD | K_PACKED | K_AMX},
 #endif
     {"aotc_tfl_conv_add_s8 (residual, late)", c_conv8, K_CONV_ADD | K_RES},
+#if defined(__x86_64__) /* (the byte path's: on the boards the plain loop the entries above check) */
+    {"aotc_tfl_depthwise_s8_packed (rows)", c_dw_rows, 0},
+#endif
 };
 
 int main(int argc, char **argv) {

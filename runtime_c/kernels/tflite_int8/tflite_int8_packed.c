@@ -345,18 +345,28 @@ TFL_PK_INLINE __m512i tfl_pk_pack4(const tfl_pk_out *o, __m512i a, __m512i b, __
     return _mm512_min_epi8(_mm512_max_epi8(v, o->lo8), o->hi8);
 }
 
-/* g (1 to 4) positions' sums of one block (s0 .. s3) by the block's requantisation, position j's to y + j ys (m:
- * the channels there; no ADD): two or more packed into one vector (tfl_pk_pack4), its quarters stored */
+/* 16 sums by the block's requantisation, by tfl_pk_requant_fast where fast (a constant of the caller's: its
+ * tests of the requantisation's form gone from the loop) */
+TFL_PK_INLINE __m512i tfl_pk_requant_f(const tfl_pk_out *o, int fast, __m512i acc) {
+    const tfl_pk_rq *rq = &o->rq;
+    return fast ? tfl_pk_requant_fast(acc, rq->q.mult, rq->q.mult_odd, rq->q.k_e, rq->q.k_o, rq->q.fix_e, rq->q.fix_o,
+                                      rq->q.sh_e, rq->sh_o1)
+                : tfl_pk_requant(o, rq, acc);
+}
+
+/* g (1 to 4) positions' sums of one block (s0 .. s3) by the block's requantisation (fast: tfl_pk_rq_fast of it,
+ * a constant), position j's to y + j ys (m: the channels there; no ADD): two or more packed into one vector
+ * (tfl_pk_pack4), its quarters stored */
 TFL_PK_INLINE void tfl_pk_store_g(const tfl_pk_out *o, __m512i s0, __m512i s1, __m512i s2, __m512i s3, int g,
-                                  int8_t *y, int64_t ys, __mmask16 m) {
+                                  int8_t *y, int64_t ys, __mmask16 m, int fast) {
     if (g == 1) {
         tfl_pk_store(o, s0, y, NULL, m);
         return;
     }
     const __m512i zero = _mm512_setzero_si512();
-    const __m512i v = tfl_pk_pack4(o, tfl_pk_requant(o, &o->rq, s0), tfl_pk_requant(o, &o->rq, s1),
-                                   g > 2 ? tfl_pk_requant(o, &o->rq, s2) : zero,
-                                   g > 3 ? tfl_pk_requant(o, &o->rq, s3) : zero);
+    const __m512i v = tfl_pk_pack4(o, tfl_pk_requant_f(o, fast, s0), tfl_pk_requant_f(o, fast, s1),
+                                   g > 2 ? tfl_pk_requant_f(o, fast, s2) : zero,
+                                   g > 3 ? tfl_pk_requant_f(o, fast, s3) : zero);
     _mm_mask_storeu_epi8(y, m, _mm512_castsi512_si128(v));
     _mm_mask_storeu_epi8(y + ys, m, _mm512_extracti32x4_epi32(v, 1));
     if (g > 2) _mm_mask_storeu_epi8(y + 2 * ys, m, _mm512_extracti32x4_epi32(v, 2));
@@ -884,7 +894,7 @@ TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *c
                 acc[j] = _mm512_dpwssd_epi32(acc[j], _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xt + j * step))), w);
         }
     for (j = g; j < 4; ++j) acc[j] = bias; /* (not stored) */
-    tfl_pk_store_g(o, acc[0], acc[1], acc[2], acc[3], g, y, p->oc, m);
+    tfl_pk_store_g(o, acc[0], acc[1], acc[2], acc[3], g, y, p->oc, m, 0);
 }
 
 /* one row of a band: input row iy (batch b), its pw columns from -pad_left of channels c0 .. c0 + 15 (m), 16 bytes
@@ -953,7 +963,7 @@ static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) {
  * the band's tap-major bytes to channel-major quads) */
 TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, int32_t qr, const uint8_t *const *rp, int64_t off, int64_t step,
                                       const __m512i *wr, __m512i idx, __m512i bias, int g, const tfl_pk_out *o,
-                                      int8_t *y, int64_t ys, __mmask16 m) {
+                                      int8_t *y, int64_t ys, __mmask16 m, int fast) {
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
     int32_t ky, j;
     for (ky = 0; ky < kh; ++ky)
@@ -965,7 +975,7 @@ TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, int32_t qr, const uint8_t *con
             if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
             if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
         }
-    tfl_pk_store_g(o, s0, s1, s2, s3, g, y, ys, m);
+    tfl_pk_store_g(o, s0, s1, s2, s3, g, y, ys, m, fast);
 }
 
 /* the byte path's weights of one block of 16 channels (wb): each kernel row's quads of taps a lane (wr, qr a row),
@@ -1008,14 +1018,27 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
     int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
     int32_t ox;
     tfl_pk_dw_rows(p, x, oy, b, c0, pw, m, 0x80, band, ring);
-    for (ox = 0; ox + 4 <= p->ow; ox += 4)
-        tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
-    switch (p->ow - ox) {
-    case 3: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 2: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    case 1: tfl_pk_dw_quad_run(p->kh, q->qr, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
-    default: break;
-    }
+    /* a 3 x 3 kernel (MobileNet's, one quad a row) and a 5 x 5 one (EfficientNet's, two) with kh and qr constants:
+     * their loops unrolled, the weights in registers (issue 64: with kh and qr read at run time gcc 12 kept the step
+     * multiples on the stack and copied each sum between two registers at every byte dot product) */
+#define TFL_PK_DW_QROW(KH, QR, F)                                                                                \
+    do {                                                                                                        \
+        for (ox = 0; ox + 4 <= p->ow; ox += 4)                                                                  \
+            tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 4, o, yr + (int64_t)ox * p->oc, \
+                               p->oc, m, F);                                                                    \
+        switch (p->ow - ox) {                                                                                   \
+        case 3: tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m, F); break; \
+        case 2: tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m, F); break; \
+        case 1: tfl_pk_dw_quad_run(KH, QR, rp, ox * step, step, q->wr, q->idx, q->bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m, F); break; \
+        default: break;                                                                                         \
+        }                                                                                                       \
+    } while (0)
+    if (p->kh == 3 && q->qr == 1 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(3, 1, 1);
+    else if (p->kh == 3 && q->qr == 1) TFL_PK_DW_QROW(3, 1, 0);
+    else if (p->kh == 5 && q->qr == 2 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(5, 2, 1);
+    else if (p->kh == 5 && q->qr == 2) TFL_PK_DW_QROW(5, 2, 0);
+    else TFL_PK_DW_QROW(p->kh, q->qr, 0);
+#undef TFL_PK_DW_QROW
 }
 #endif
 
