@@ -203,6 +203,293 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
 #endif /* AOTC_QUANT_AVX2 */
 #endif /* AOTC_QUANT_VNNI */
 
+#if AOTC_QUANT_AVX2
+/* The AVX2 patch path (no VNNI): the patch block as 16-bit pairs of rows (x + AOTC_QOFFSET, 0..255), pair j of
+ * position t the 32-bit word [j][t] of `width` positions a pair row, so that one vpmaddwd of 8 positions' pairs with a
+ * channel's broadcast weight pair sums 16 products exactly (at most 2 x 255 x 128); the weights of 4 channels widened
+ * to 16-bit pairs once a block and chunk of AOTC_QAVX2_JC pairs (wb[j][c]: a vpbroadcastd each), 4 channels x 16
+ * positions in 8 registers, and the requantisation in 8 lanes. It took 2.4x fewer cycles than the byte quads (their
+ * weights re-widened for every 8 positions, their pair sums hadd'ed). */
+#define AOTC_QAVX2_JC 512 /* weight pairs widened at a time: 4 channels x 512 x 4 bytes = 8 KiB of stack */
+
+/* One output row's run of a patch block: positions [t, t + last - first) of the block are output columns
+ * [first, last) of the output row whose first input row (before the kernel row's offset) is ih0 */
+typedef struct {
+    int32_t t, first, last, ih0;
+} AOTC_Q(qavx2_run);
+
+/* n bytes of the input (n >= 8) plus AOTC_QOFFSET: 16 or 8 at a time, the last chunk ending at n (overlapping the
+ * one before), so nothing past the run is read or written */
+static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uint8_t *AOTC_RESTRICT out) {
+    const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET);
+    int32_t o;
+    if (n >= 16) {
+        for (o = 0; o + 16 <= n; o += 16)
+            _mm_storeu_si128((__m128i *)(out + o), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + o)), off));
+        if (o < n)
+            _mm_storeu_si128((__m128i *)(out + n - 16),
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + n - 16)), off));
+    } else {
+        _mm_storel_epi64((__m128i *)out, _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)xs), off));
+        _mm_storel_epi64((__m128i *)(out + n - 8),
+                         _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(xs + n - 8)), off));
+    }
+}
+
+#define AOTC_QAVX2_KW 32 /* kernel columns at most of the pair builder's table (wider kernels: qconv_patch_row) */
+
+/* Patch pair rows [0, 2 kq) of positions [p0, p0 + np) (np <= width) into pairs (width positions a pair row; the
+ * positions past np and the rows past k hold the zero point): each row's bytes as qconv_patch_row's (the block's runs
+ * of output rows and each kernel column's bounds computed once, stride-1 runs copied by vectors), then two rows
+ * interleaved and widened. (qconv_patch_row's divisions a row had cost more than the copies.) */
+static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg, int32_t p0,
+                                      int32_t np, int32_t width, int32_t kq, int16_t *AOTC_RESTRICT pairs) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const int32_t k = cg * p->k_h * p->k_w, ow_n = p->out_w, sw = p->stride_w, plane = p->in_h * p->in_w;
+    const int fast = p->k_w <= AOTC_QAVX2_KW;
+    uint8_t rows[2][AOTC_QCONV_PATCH_TILE];
+    AOTC_Q(qavx2_run) runs[AOTC_QCONV_PATCH_TILE];
+    int32_t kw_start[AOTC_QAVX2_KW], kw_o0[AOTC_QAVX2_KW], kw_o1[AOTC_QAVX2_KW];
+    int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0;
+    if (fast) {
+        for (t = 0; t < np;) {
+            const int32_t pos = p0 + t, first = pos % ow_n, last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
+            runs[nr].t = t, runs[nr].first = first, runs[nr].last = last;
+            runs[nr++].ih0 = pos / ow_n * p->stride_h - p->pad_top;
+            t += last - first;
+        }
+        for (kw = 0; kw < p->k_w; ++kw) { /* as qconv_row_cols */
+            const int32_t s0 = kw * p->dil_w - p->pad_left, o1 = s0 < p->in_w ? (p->in_w - s0 + sw - 1) / sw : 0;
+            kw_start[kw] = s0, kw_o0[kw] = s0 < 0 ? (-s0 + sw - 1) / sw : 0, kw_o1[kw] = o1 < ow_n ? o1 : ow_n;
+        }
+        kw = 0;
+    }
+    for (j = 0; j < 2 * kq; ++j) {
+        int16_t *dst = pairs + (int64_t)j * width * 2;
+        for (h = 0; h < 2; ++h, ++r) {
+            uint8_t *row = rows[h];
+            if (r >= k) {
+                memset(row, zero, (size_t)width);
+                continue;
+            }
+            if (!fast) {
+                AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, row);
+            } else {
+                const QT *pl = xg + (int64_t)ic * plane;
+                const int32_t start = kw_start[kw], o0 = kw_o0[kw], o1 = kw_o1[kw], dh = kh * p->dil_h;
+                int32_t i, o;
+                for (i = 0; i < nr; ++i) {
+                    const int32_t first = runs[i].first, last = runs[i].last, ih = runs[i].ih0 + dh;
+                    uint8_t *run = row + runs[i].t - first;
+                    if (ih < 0 || ih >= p->in_h) {
+                        memset(run + first, zero, (size_t)(last - first));
+                        continue;
+                    } else {
+                        const QT *xs = pl + (int64_t)ih * p->in_w + start;
+                        const int32_t a = first > o0 ? first : o0, b = last < o1 ? last : o1;
+                        for (o = first; o < a && o < last; ++o) run[o] = zero;
+                        if (sw == 1 && b - a >= 8) {
+                            AOTC_Q(qavx2_copy)(xs + a, b - a, run + a);
+                        } else {
+                            for (o = a; o < b; ++o) run[o] = (uint8_t)(xs[(int64_t)o * sw] + AOTC_QOFFSET);
+                        }
+                        for (o = b > first ? b : first; o < last; ++o) run[o] = zero;
+                    }
+                }
+                if (++kw == p->k_w) { /* the next row's tap */
+                    kw = 0;
+                    if (++kh == p->k_h) kh = 0, ++ic;
+                }
+            }
+            for (t = np; t < width; ++t) row[t] = zero; /* lanes past the plane's end */
+        }
+        for (t = 0; t < width; t += 8) { /* 8 positions' two bytes interleaved, then widened */
+            const __m128i a = _mm_loadl_epi64((const __m128i *)(rows[0] + t));
+            const __m128i b = _mm_loadl_epi64((const __m128i *)(rows[1] + t));
+            _mm256_storeu_si256((__m256i *)(dst + 2 * t), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)));
+        }
+    }
+}
+
+/* wb[j][c] (j in [0, nj), 2 nj pair rows from quad q0): channel c's weight pair j of the chunk as two 16-bit halves,
+ * channels c >= nb zero. From one 16-byte vector of the 4 channels' quads [c0 c1 c2 c3]: widened, then
+ * re-ordered to pair 0 of the 4 channels, pair 1 of the 4. */
+static inline void AOTC_Q(qavx2_wquads)(__m128i quads, int32_t *wb) {
+    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    _mm256_storeu_si256((__m256i *)wb, _mm256_permutevar8x32_epi32(_mm256_cvtepi8_epi16(quads), order));
+}
+
+static void AOTC_Q(qavx2_weights)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t oc, int32_t nb,
+                                  int32_t kp, int32_t q0, int32_t nq, int32_t *AOTC_RESTRICT wb) {
+    int32_t q, c;
+    if (AOTC_QCONV_PACKED(p)) { /* the 4 channels' quads are 16 bytes of each quad row of their block of 16 */
+        const int8_t *wq = aotc_qconv_wrow(p, w, oc, kp) + (int64_t)q0 * 64;
+        for (q = 0; q < nq; ++q) AOTC_Q(qavx2_wquads)(_mm_loadu_si128((const __m128i *)(wq + 64 * q)), wb + 8 * q);
+        return;
+    }
+    {
+        const int8_t *r[4];
+        for (c = 0; c < 4; ++c) r[c] = c < nb ? w + (int64_t)(oc + c) * kp + (int64_t)q0 * 4 : NULL;
+        for (q = 0; q + 4 <= nq; q += 4) { /* 4 quads of each channel: a 4 x 4 transpose of words */
+            __m128i v[4], t0, t1, t2, t3;
+            for (c = 0; c < 4; ++c) v[c] = r[c] ? _mm_loadu_si128((const __m128i *)(r[c] + 4 * q)) : _mm_setzero_si128();
+            t0 = _mm_unpacklo_epi32(v[0], v[1]), t1 = _mm_unpacklo_epi32(v[2], v[3]);
+            t2 = _mm_unpackhi_epi32(v[0], v[1]), t3 = _mm_unpackhi_epi32(v[2], v[3]);
+            AOTC_Q(qavx2_wquads)(_mm_unpacklo_epi64(t0, t1), wb + 8 * q);
+            AOTC_Q(qavx2_wquads)(_mm_unpackhi_epi64(t0, t1), wb + 8 * q + 8);
+            AOTC_Q(qavx2_wquads)(_mm_unpacklo_epi64(t2, t3), wb + 8 * q + 16);
+            AOTC_Q(qavx2_wquads)(_mm_unpackhi_epi64(t2, t3), wb + 8 * q + 24);
+        }
+        for (; q < nq; ++q) {
+            int32_t v[4] = {0, 0, 0, 0};
+            for (c = 0; c < 4; ++c) {
+                if (r[c]) memcpy(&v[c], r[c] + 4 * q, 4);
+            }
+            AOTC_Q(qavx2_wquads)(_mm_setr_epi32(v[0], v[1], v[2], v[3]), wb + 8 * q);
+        }
+    }
+}
+
+/* acc[c][0..16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) with wb's 4 channels */
+static void AOTC_Q(qavx2_lanes)(const int16_t *AOTC_RESTRICT pairs, int32_t width, int32_t t0, int32_t nj,
+                                const int32_t *AOTC_RESTRICT wb, int first, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const int32_t *px = (const int32_t *)(const void *)pairs + t0;
+    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
+    int32_t j;
+    if (first) {
+        a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = _mm256_setzero_si256();
+    } else {
+        a00 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0 + 8));
+        a10 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0)), a11 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0 + 8));
+        a20 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0 + 8));
+        a30 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0)), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0 + 8));
+    }
+    for (j = 0; j < nj; ++j) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width));
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width + 8));
+        const __m256i w0 = _mm256_set1_epi32(wb[4 * j]), w1 = _mm256_set1_epi32(wb[4 * j + 1]);
+        const __m256i w2 = _mm256_set1_epi32(wb[4 * j + 2]), w3 = _mm256_set1_epi32(wb[4 * j + 3]);
+        a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, w0)), a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, w0));
+        a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, w1)), a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, w1));
+        a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, w2)), a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, w2));
+        a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, w3)), a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, w3));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a00), _mm256_storeu_si256((__m256i *)(acc[0] + t0 + 8), a01);
+    _mm256_storeu_si256((__m256i *)(acc[1] + t0), a10), _mm256_storeu_si256((__m256i *)(acc[1] + t0 + 8), a11);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a20), _mm256_storeu_si256((__m256i *)(acc[2] + t0 + 8), a21);
+    _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
+}
+
+/* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the
+ * default rounding mode, as aotc_round_even), then the zero point */
+static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp) {
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
+    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
+}
+
+/* qconv_patches_plain on AVX2 (see above); 0 where the patch block holds fewer than 16 positions as pairs (the
+ * byte quads then) */
+static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                      const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
+                                      const aotc_qresidual_params *rp, const QT *res) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    /* the scratch holds tile (in whole lanes) x kp bytes: half as many positions as pairs of 16 bits */
+    const int32_t ptile = (tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES / 2 / AOTC_QCONV_LANES *
+                          AOTC_QCONV_LANES;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    int16_t *pairs = (int16_t *)(void *)scratch;
+    int32_t wb[AOTC_QAVX2_JC * 4];
+    int32_t acc[4][AOTC_QCONV_PATCH_TILE];
+    int32_t sums[AOTC_QCONV_PATCH_TILE];
+    int32_t n, g, oc, p0, t, t0, j, j0;
+    if (ptile < AOTC_QCONV_LANES) return 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += ptile) { /* blocks as qconv_patches_plain's */
+                const int32_t np = plane_out - p0 < ptile ? plane_out - p0 : ptile;
+                const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
+                const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0;
+                const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
+                const int32_t width = np_lanes;
+                AOTC_Q(qconv_patch_pairs)(p, xg, cg, q0, real, width, kq, pairs);
+                if (p->w_zero_any) { /* each position's patch sum: its pairs' by vpmaddwd with ones */
+                    const __m256i ones = _mm256_set1_epi16(1);
+                    for (t = 0; t < width; t += 8) {
+                        __m256i s = _mm256_setzero_si256();
+                        for (j = 0; j < 2 * kq; ++j) {
+                            const __m256i xv = _mm256_loadu_si256((const __m256i *)(pairs + ((int64_t)j * width + t) * 2));
+                            s = _mm256_add_epi32(s, _mm256_madd_epi16(xv, ones));
+                        }
+                        _mm256_storeu_si256((__m256i *)(sums + t), s);
+                    }
+                }
+                for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
+                    const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
+                    for (j0 = 0; j0 < 2 * kq; j0 += AOTC_QAVX2_JC) {
+                        const int32_t nj = 2 * kq - j0 < AOTC_QAVX2_JC ? 2 * kq - j0 : AOTC_QAVX2_JC;
+                        AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, j0 / 2, nj / 2, wb);
+                        for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                            AOTC_Q(qavx2_lanes)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
+                        }
+                    }
+                    for (j = 0; j < nb; ++j) {
+                        const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
+                        const float sc = p->scale[oc + j];
+                        QT *yo = yn + (int64_t)(oc + j) * plane_out + q0;
+                        if (rp != NULL) { /* through the fused ADD, one by one (positions before p0 not again) */
+                            const QT *ro = res + (yo - y);
+                            for (t = p0 - q0 > 0 ? p0 - q0 : 0; t < real; ++t) {
+                                const int32_t v = aotc_requant(acc[j][t] + b - wz * sums[t], sc, p->y_lo, p->y_hi,
+                                                               p->y_zero);
+                                yo[t] = (QT)AOTC_Q(residual_one)(rp, v, ro[t]);
+                            }
+                            continue;
+                        }
+                        {
+                            const __m256 scv = _mm256_set1_ps(sc);
+                            const __m256i bv = _mm256_set1_epi32(b), wzv = _mm256_set1_epi32(wz);
+                            for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                                __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
+                                __m256i v1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv);
+                                __m128i h;
+                                if (wz != 0) {
+                                    v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
+                                    v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
+                                }
+                                v0 = AOTC_Q(qavx2_requant)(v0, scv, lo, hi, zp);
+                                v1 = AOTC_Q(qavx2_requant)(v1, scv, lo, hi, zp);
+                                /* 16 values in the type's range: packed to 16 bits (lanes 0-3, 8-11 | 4-7, 12-15),
+                                 * re-ordered, packed to bytes */
+                                v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+#if QT_MIN == 0
+                                h = _mm_packus_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+#else
+                                h = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+#endif
+                                if (real - t0 >= AOTC_QCONV_LANES) {
+                                    _mm_storeu_si128((__m128i *)(void *)(yo + t0), h);
+                                } else {
+                                    QT tmp[AOTC_QCONV_LANES];
+                                    _mm_storeu_si128((__m128i *)(void *)tmp, h);
+                                    memcpy(yo + t0, tmp, (size_t)(real - t0) * sizeof(QT));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif /* AOTC_QUANT_AVX2 */
+
 #if AOTC_QUANT_DSP
 /* The DSP extension's paths (quant_dsp.h): sums of 16-bit pairs by SMLAD, bit-exact with the plain
  * paths. */
@@ -464,6 +751,9 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 #endif
 #if AOTC_QUANT_DSP
     if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch, rp, res)) return;
+#endif
+#if AOTC_QUANT_AVX2
+    if (AOTC_Q(qconv_patches_avx2)(p, tile, x, w, y, scratch, rp, res)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
