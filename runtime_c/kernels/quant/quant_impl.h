@@ -388,6 +388,29 @@ static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m
     return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
 }
 
+/* 16 sums (v0: lanes 0-7, v1: 8-15) requantised, packed to QT and the first n (<= 16) stored at dst */
+static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256 lo, __m256 hi, __m256i zp, QT *dst,
+                                       int32_t n) {
+    __m256i v;
+    __m128i h;
+    v0 = AOTC_Q(qavx2_requant)(v0, sc, lo, hi, zp);
+    v1 = AOTC_Q(qavx2_requant)(v1, sc, lo, hi, zp);
+    /* values in the type's range: packed to 16 bits (lanes 0-3, 8-11 | 4-7, 12-15), re-ordered, packed to bytes */
+    v = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+#if QT_MIN == 0
+    h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#else
+    h = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#endif
+    if (n >= 16) {
+        _mm_storeu_si128((__m128i *)(void *)dst, h);
+    } else {
+        QT tmp[16];
+        _mm_storeu_si128((__m128i *)(void *)tmp, h);
+        memcpy(dst, tmp, (size_t)n * sizeof(QT));
+    }
+}
+
 /* qconv_patches_plain on AVX2 (see above); 0 where the patch block holds fewer than 16 positions as pairs (the
  * byte quads then) */
 static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
@@ -457,28 +480,11 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                             for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
                                 __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
                                 __m256i v1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv);
-                                __m128i h;
                                 if (wz != 0) {
                                     v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
                                     v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
                                 }
-                                v0 = AOTC_Q(qavx2_requant)(v0, scv, lo, hi, zp);
-                                v1 = AOTC_Q(qavx2_requant)(v1, scv, lo, hi, zp);
-                                /* 16 values in the type's range: packed to 16 bits (lanes 0-3, 8-11 | 4-7, 12-15),
-                                 * re-ordered, packed to bytes */
-                                v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
-#if QT_MIN == 0
-                                h = _mm_packus_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
-#else
-                                h = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
-#endif
-                                if (real - t0 >= AOTC_QCONV_LANES) {
-                                    _mm_storeu_si128((__m128i *)(void *)(yo + t0), h);
-                                } else {
-                                    QT tmp[AOTC_QCONV_LANES];
-                                    _mm_storeu_si128((__m128i *)(void *)tmp, h);
-                                    memcpy(yo + t0, tmp, (size_t)(real - t0) * sizeof(QT));
-                                }
+                                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
                             }
                         }
                     }
@@ -1152,6 +1158,15 @@ static int AOTC_Q(qconv_depthwise_dsp4)(const aotc_qconv_params *p, const QT *AO
 #endif
 
 #if AOTC_QUANT_AVX2
+/* 16 QT widened to 16-bit lanes */
+static inline __m256i AOTC_Q(qavx2_widen16)(__m128i v) {
+#if AOTC_QOFFSET
+    return _mm256_cvtepi8_epi16(v);
+#else
+    return _mm256_cvtepu8_epi16(v);
+#endif
+}
+
 /* 8 QT at x widened to 32-bit lanes */
 static inline __m256i AOTC_Q(dw_avx2_widen)(__m128i v) {
 #if AOTC_QOFFSET
@@ -1187,6 +1202,111 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
         }
     _mm256_storeu_si256((__m256i *)out, a0);
     _mm256_storeu_si256((__m256i *)(out + 8), a1);
+}
+#endif
+
+#if AOTC_QUANT_AVX2
+#define AOTC_QDW_AVX2_KH 5    /* kernel rows at most (a ring of as many input rows) */
+#define AOTC_QDW_AVX2_KG 3    /* pairs of kernel columns at most (k_w <= 6) */
+#define AOTC_QDW_AVX2_ROW 512 /* 16-bit elements of an input row as pairs at most (wider: dw_lanes_avx2) */
+
+/* Depthwise QLinearConv on AVX2 with dilation 1 and stride 1 or 2: each input row of a channel made once (a ring of
+ * k_h) into 16-bit pairs of x - x_zero (0 in the padding) of two neighbouring kernel columns, at stride 1 each column
+ * with the next (pair i: columns i, i + 1), at stride 2 the row itself (pair i: columns 2i, 2i + 1), so that one
+ * vpmaddwd of 8 output positions with a broadcast pair of weights (w - w_zero, 0 past k_w) sums two taps exactly
+ * (|x - x_zero|, |w - w_zero| <= 255); 16 positions at a time, requantised in 8 lanes. 0 where the shape is not
+ * one it takes. */
+static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t sw = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, xz = p->x_zero;
+    const int32_t lanes16 = (p->out_w + 15) / 16 * 16;
+    /* pairs a row: every pair a lane of the last block reads (stride 1: lanes16 - 1 + 2 (kg - 1); stride 2: the
+     * same in pairs of the row), and the 16-bit elements behind them */
+    const int32_t npairs = lanes16 + 2 * kg, nelem = sw == 1 ? npairs + 1 : 2 * npairs;
+    const int32_t nbytes = (nelem + 15) / 16 * 16; /* the padded byte row (made in whole vectors) */
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero), z16 = _mm256_set1_epi16((int16_t)xz);
+    int32_t ring[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_ROW]; /* pairs of rows, slot ih % k_h */
+    int32_t held[AOTC_QDW_AVX2_KH];
+    uint8_t bytes[AOTC_QDW_AVX2_ROW * 2 + 16];
+    __m256i wv[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_KG];
+    int32_t n, c, oh, kh, g, ow0, i;
+    if (p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || p->k_h > AOTC_QDW_AVX2_KH || kg > AOTC_QDW_AVX2_KG ||
+        nbytes > 2 * AOTC_QDW_AVX2_ROW || npairs > AOTC_QDW_AVX2_ROW || p->pad_left > nbytes)
+        return 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * taps;
+            const int32_t wz = p->w_zero[c];
+            const __m256 sc = _mm256_set1_ps(p->scale[c]);
+            const __m256i bv = _mm256_set1_epi32(p->bias[c]);
+            const int32_t body = p->in_w < nbytes - p->pad_left ? p->in_w : nbytes - p->pad_left;
+            for (kh = 0; kh < p->k_h; ++kh) {
+                held[kh] = -1;
+                for (g = 0; g < kg; ++g) {
+                    const int32_t w0 = wc[kh * p->k_w + 2 * g] - wz;
+                    const int32_t w1 = 2 * g + 1 < p->k_w ? wc[kh * p->k_w + 2 * g + 1] - wz : 0;
+                    wv[kh][g] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16));
+                }
+            }
+            for (oh = 0; oh < p->out_h; ++oh) {
+                const int32_t ih0 = oh * p->stride_h - p->pad_top;
+                const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+                __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+                int32_t nv;
+                for (kh = 0; kh < p->k_h; ++kh) { /* the input rows under this output row as pairs, once each */
+                    const int32_t ih = ih0 + kh;
+                    int32_t *pr;
+                    if (ih < 0 || ih >= p->in_h || held[ih % p->k_h] == ih) continue;
+                    pr = ring[ih % p->k_h], held[ih % p->k_h] = ih;
+                    { /* the padded bytes (memset's and memcpy's calls had cost more than the row's sums) */
+                        const QT *xr = plane + (int64_t)ih * p->in_w;
+                        const __m128i zb = _mm_set1_epi8((char)xz);
+                        int32_t o;
+                        for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
+                        if (body >= 16) {
+                            for (o = 0; o + 16 <= body; o += 16)
+                                _mm_storeu_si128((__m128i *)(bytes + p->pad_left + o),
+                                                 _mm_loadu_si128((const __m128i *)(const void *)(xr + o)));
+                            _mm_storeu_si128((__m128i *)(bytes + p->pad_left + body - 16),
+                                             _mm_loadu_si128((const __m128i *)(const void *)(xr + body - 16)));
+                        } else {
+                            for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
+                        }
+                    }
+                    for (i = 0; i < nbytes; i += 16) {
+                        const __m128i a = _mm_loadu_si128((const __m128i *)(bytes + i));
+                        if (sw == 1) { /* pair i: columns i, i + 1 (the byte after the row's last vector: xz) */
+                            const __m128i b = _mm_insert_epi8(_mm_srli_si128(a, 1), i + 16 < nbytes ? bytes[i + 16] : xz, 15);
+                            __m256i lo2 = _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16);
+                            __m256i hi2 = _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16);
+                            if (i < npairs) _mm256_storeu_si256((__m256i *)(pr + i), lo2);
+                            if (i + 8 < npairs) _mm256_storeu_si256((__m256i *)(pr + i + 8), hi2);
+                        } else { /* pair i: columns 2i, 2i + 1: the row itself */
+                            _mm256_storeu_si256((__m256i *)(pr + i / 2), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(a), z16));
+                        }
+                    }
+                }
+                for (kh = 0, nv = 0; kh < p->k_h; ++kh) { /* the rows inside the image (x - x_zero = 0 outside) */
+                    const int32_t ih = ih0 + kh;
+                    if (ih < 0 || ih >= p->in_h) continue;
+                    for (g = 0; g < kg; ++g) src[nv] = ring[ih % p->k_h] + (sw == 1 ? 2 * g : g), tw[nv++] = wv[kh][g];
+                }
+                for (ow0 = 0; ow0 < p->out_w; ow0 += 16) { /* 16 positions in two registers */
+                    __m256i a0 = bv, a1 = bv;
+                    for (i = 0; i < nv; ++i) {
+                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), tw[i]));
+                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), tw[i]));
+                    }
+                    AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
+                }
+            }
+        }
+    }
+    return 1;
 }
 #endif
 
@@ -1267,6 +1387,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     if (AOTC_Q(qconv_depthwise_flat)(p, x, w, y, scratch)) return;
 #endif
     if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
+#endif
+#if AOTC_QUANT_AVX2
+    if (AOTC_Q(qconv_depthwise_avx2)(p, x, w, y)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
