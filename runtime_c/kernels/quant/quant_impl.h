@@ -1219,6 +1219,97 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
 #define AOTC_QDW_AVX2_KG 3    /* pairs of kernel columns at most (k_w <= 6) */
 #define AOTC_QDW_AVX2_ROW 512 /* 16-bit elements of an input row as pairs at most (wider: dw_lanes_avx2) */
 
+#define AOTC_QDW_AVX2_FLAT 4096 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat) */
+
+/* Input row ih of a plane as 16-bit pairs of x - x_zero, pair i: padded columns i, i + 1 (the padding x_zero, so 0),
+ * npairs of them (stores of 8 pairs: up to 15 past them written) */
+static inline void AOTC_Q(qavx2_dw_row_s1)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xr, int32_t npairs,
+                                           uint8_t *AOTC_RESTRICT bytes, int32_t *AOTC_RESTRICT pr) {
+    const int32_t nbytes = (npairs + 1 + 15) / 16 * 16, xz = p->x_zero;
+    const int32_t body = p->in_w < nbytes - p->pad_left ? p->in_w : nbytes - p->pad_left;
+    const __m128i zb = _mm_set1_epi8((char)xz);
+    const __m256i z16 = _mm256_set1_epi16((int16_t)xz);
+    int32_t i, o;
+    /* the padded bytes (memset's and memcpy's calls had cost more than the row's sums) */
+    for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
+    if (body >= 16) {
+        for (o = 0; o + 16 <= body; o += 16)
+            _mm_storeu_si128((__m128i *)(bytes + p->pad_left + o), _mm_loadu_si128((const __m128i *)(const void *)(xr + o)));
+        _mm_storeu_si128((__m128i *)(bytes + p->pad_left + body - 16),
+                         _mm_loadu_si128((const __m128i *)(const void *)(xr + body - 16)));
+    } else {
+        for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
+    }
+    for (i = 0; i < npairs; i += 16) { /* pair i: bytes i, i + 1 (after the last vector: x_zero) */
+        const __m128i a = _mm_loadu_si128((const __m128i *)(bytes + i));
+        const __m128i b = _mm_insert_epi8(_mm_srli_si128(a, 1), i + 16 < nbytes ? bytes[i + 16] : xz, 15);
+        _mm256_storeu_si256((__m256i *)(pr + i), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16));
+        _mm256_storeu_si256((__m256i *)(pr + i + 8), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16));
+    }
+}
+
+/* Depthwise QLinearConv on AVX2 at stride 1 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT: the
+ * channel's padded plane as pairs (qavx2_dw_row_s1; rows of rw = out_w + k_w - 1, the last pair's second column, of
+ * weight 0, the padding) in one buffer, so that output (oh, ow) is position oh rw + ow of it and 16 positions are a
+ * run across output rows (the positions past out_w in a row computed, not stored): small planes (7 x 7, 14 x 14)
+ * take 16 lanes of 16 outputs, not of 7 or 14 (qconv_depthwise_avx2). */
+static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                             const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, rw = p->out_w + p->k_w - 1;
+    const int32_t rows = p->out_h + p->k_h - 1, span = (p->out_h * rw + 15) / 16 * 16;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    int32_t buf[AOTC_QDW_AVX2_FLAT + 16];
+    QT out[AOTC_QDW_AVX2_FLAT];
+    uint8_t bytes[AOTC_QDW_AVX2_FLAT / 8 + 32];
+    const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+    __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+    int32_t n, c, r, kh, g, nv, q0, i;
+    if (p->stride_w != 1 || p->stride_h != 1 || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
+        kg > AOTC_QDW_AVX2_KG || span + (p->k_h - 1) * rw + 2 * kg > AOTC_QDW_AVX2_FLAT || rows * rw > AOTC_QDW_AVX2_FLAT ||
+        rw + 32 > (int32_t)sizeof bytes || p->pad_left > rw)
+        return 0;
+    memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
+    for (n = 0; n < p->batch; ++n) {
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * taps;
+            const int32_t wz = p->w_zero[c];
+            const __m256 sc = _mm256_set1_ps(p->scale[c]);
+            const __m256i bv = _mm256_set1_epi32(p->bias[c]);
+            for (r = 0; r < rows; ++r) { /* in order: a row's stores past its end are the next row's, made after */
+                const int32_t ih = r - p->pad_top;
+                int32_t *pr = buf + (int64_t)r * rw;
+                if (ih >= 0 && ih < p->in_h) {
+                    AOTC_Q(qavx2_dw_row_s1)(p, plane + (int64_t)ih * p->in_w, rw, bytes, pr);
+                } else {
+                    for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
+                }
+            }
+            for (kh = 0, nv = 0; kh < p->k_h; ++kh) {
+                for (g = 0; g < kg; ++g) {
+                    const int32_t w0 = wc[kh * p->k_w + 2 * g] - wz;
+                    const int32_t w1 = 2 * g + 1 < p->k_w ? wc[kh * p->k_w + 2 * g + 1] - wz : 0;
+                    src[nv] = buf + (int64_t)kh * rw + 2 * g;
+                    tw[nv++] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16));
+                }
+            }
+            for (q0 = 0; q0 < span; q0 += 16) {
+                __m256i a0 = bv, a1 = bv;
+                for (i = 0; i < nv; ++i) {
+                    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0)), tw[i]));
+                    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0 + 8)), tw[i]));
+                }
+                AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, out + q0, 16);
+            }
+            for (r = 0; r < p->out_h; ++r) memcpy(yo + (int64_t)r * p->out_w, out + (int64_t)r * rw, (size_t)p->out_w * sizeof(QT));
+        }
+    }
+    return 1;
+}
+
 /* Depthwise QLinearConv on AVX2 with dilation 1 and stride 1 or 2: each input row of a channel made once (a ring of
  * k_h) into 16-bit pairs of x - x_zero (0 in the padding) of two neighbouring kernel columns, at stride 1 each column
  * with the next (pair i: columns i, i + 1), at stride 2 the row itself (pair i: columns 2i, 2i + 1), so that one
@@ -1398,7 +1489,7 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
 #endif
 #if AOTC_QUANT_AVX2
-    if (AOTC_Q(qconv_depthwise_avx2)(p, x, w, y)) return;
+    if (AOTC_Q(qconv_depthwise_avx2_flat)(p, x, w, y) || AOTC_Q(qconv_depthwise_avx2)(p, x, w, y)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
