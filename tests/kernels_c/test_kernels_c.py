@@ -146,6 +146,47 @@ def test_kernels_avx2(tmp_path, objects, family):
     assert all(e in out for e in entries), out
 
 
+# test_quant_avx2_shapes.c's shapes (by index): callgrind's instruction count of the kernel's entry at most this a
+# multiply-add, built as a host bundle without AVX-512 builds it (-O3 -march=x86-64-v3; gcc 12). Measured at the
+# commit that set them, instructions a MAC (before it: the byte quads, and the vpmulld depthwise a row of 16 lanes at
+# a time): convs 0.40 (0.51), 0.63 (0.82), 0.73 (0.91), 0.95 (1.21), 2.29 (3.99); depthwise 1.21 (4.12),
+# 3.10 (4.36), 2.12 (6.85), 1.25 (2.45), 2.61 (6.27). (The convs' cycles fell more than their instructions: the byte
+# quads' shuffles and re-widened weights had competed with vpmaddwd for the vector ports)
+QAVX2_INSTRUCTIONS_PER_MAC = [0.45, 0.72, 0.82, 1.08, 3.1, 2.5, 3.7, 4.0, 1.8, 4.2]
+
+
+def _quant_avx2_sources() -> list[Path]:
+    return [Path(__file__).resolve().parent / "test_quant_avx2_shapes.c", *c_sources("quant")[1:]]
+
+
+@pytest.mark.full
+def test_quant_avx2_network_shapes(tmp_path, objects):
+    """The ONNX int8 convs' AVX2 paths (quant_impl.h AOTC_QUANT_AVX2: the patches as 16-bit pairs, the depthwise
+    by vpmaddwd on pairs of taps, row by row and as one run over small planes) on MobileNetV2's and ResNet-18's
+    layer sizes with tails, odd channel counts, stride 2, 5 x 5, packed weights and weight zero points: exactly the
+    reference under the sanitizers, and (callgrind) at most QAVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add,
+    which the byte quads' path and the vpmulld depthwise exceeded (by 1.1-3.2x)."""
+    require_tool("gcc", "valgrind")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    checked = tmp_path / "test_quant_avx2_shapes"
+    compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, *SANITIZE, "-march=x86-64-v3"], checked)
+    out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and out.count(" ok (") == len(QAVX2_INSTRUCTIONS_PER_MAC), out
+    counted = tmp_path / "test_quant_avx2_counts"
+    compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
+    for i, bound in enumerate(QAVX2_INSTRUCTIONS_PER_MAC):
+        line = run_checked([str(counted), str(SEED), str(i)], timeout=60)
+        macs = int(line.split("(")[-1].split()[0])
+        entry = "aotc_qconv_depthwise" if "depthwise" in line else "aotc_qconv_patches"
+        entry += "_u8" if " u8" in line else "_i8"
+        cg = tmp_path / f"callgrind{i}.out"
+        run_checked(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", "--collect-atstart=no",
+                     f"--toggle-collect={entry}", str(counted), str(SEED), str(i)], timeout=300)
+        ir = next(int(t.split()[1]) for t in cg.read_text().splitlines() if t.startswith(("summary:", "totals:")))
+        assert ir <= bound * macs, f"{line.strip()}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
+
+
 @pytest.mark.full
 @pytest.mark.parametrize("march", ["x86-64", "haswell", "skylake-avx512", "icelake-server"])
 def test_x86_int8_paths_compile_at_each_level(tmp_path, march):
