@@ -621,6 +621,42 @@ TFL_PK_INLINE void tfl_pk_avx2_pair(const uint8_t *a0, const uint8_t *a1, int32_
     _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(t2, t3), 0xD8));
 }
 
+#define TFL_PK_AVX2_QC 128  /* quads of a block's weights widened to 16 bits at a time (16 KiB of stack) */
+#define TFL_PK_AVX2_RUN 64  /* positions a tfl_pk_conv_run takes at most (TFL_PK_RUN, checked below) */
+
+/* As tfl_pk_avx2_pair over the quads [g0, g1) of the patches (quad g: row g / rq, quad g % rq of it) with the block's
+ * weights already widened to 16 bits (w16: quad g0's 16 x 4 first), adding to the 8 vectors of pair sums at acc
+ * (s0 - s3 of a0, then t0 - t3 of a1): the weights are then plain loads, shared by the two positions, where
+ * tfl_pk_avx2_pair widens them again for every pair (4 of its 8 shuffles a quad) */
+TFL_PK_INLINE void tfl_pk_avx2_pair16(const uint8_t *a0, const uint8_t *a1, int32_t g0, int32_t g1, int32_t rq,
+                                      int64_t rowstep, const int16_t *w16, __m256i *acc) {
+    const __m256i widen = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1,
+                                           3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
+    __m256i s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3], t0 = acc[4], t1 = acc[5], t2 = acc[6], t3 = acc[7];
+    int32_t g = g0, i, u, v;
+    while (g < g1) { /* a row's run of quads at a time */
+        const int32_t j = g / rq, q = g % rq, e = g1 - g < rq - q ? g1 - g : rq - q;
+        const uint8_t *x0 = a0 + j * rowstep + 4 * q, *x1 = a1 + j * rowstep + 4 * q;
+        for (i = 0; i < e; ++i, w16 += 64) {
+            const __m256i w0 = _mm256_loadu_si256((const __m256i *)w16);
+            const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w16 + 16));
+            const __m256i w2 = _mm256_loadu_si256((const __m256i *)(w16 + 32));
+            const __m256i w3 = _mm256_loadu_si256((const __m256i *)(w16 + 48));
+            __m256i x, z;
+            memcpy(&u, x0 + 4 * i, 4);
+            memcpy(&v, x1 + 4 * i, 4);
+            x = _mm256_shuffle_epi8(_mm256_set1_epi32(u), widen);
+            z = _mm256_shuffle_epi8(_mm256_set1_epi32(v), widen);
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(x, w0)), t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(z, w0));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(x, w1)), t1 = _mm256_add_epi32(t1, _mm256_madd_epi16(z, w1));
+            s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(x, w2)), t2 = _mm256_add_epi32(t2, _mm256_madd_epi16(z, w2));
+            s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(x, w3)), t3 = _mm256_add_epi32(t3, _mm256_madd_epi16(z, w3));
+        }
+        g += e;
+    }
+    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3, acc[4] = t0, acc[5] = t1, acc[6] = t2, acc[7] = t3;
+}
+
 /* the output stage of 8 channels: their requantisation (rq), zero point and clamp, and the fused residual ADD's three
  * requantisations (per tensor) where r is given; TFLite's arithmetic in the lanes (tflite_int8_x86.h) */
 typedef struct {
@@ -668,15 +704,18 @@ TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, const tfl_x86_rqv
     }
 }
 
-/* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels c_begin .. c_end
- * - 1 (c_begin a multiple of 16), to y at the first position: two positions x 16 channels by tfl_pk_avx2_pair, 8 of
- * their sums at a time by tfl_pk_avx2_store */
+/* n positions (n <= TFL_PK_RUN; position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels
+ * c_begin .. c_end - 1 (c_begin a multiple of 16), to y at the first position: a block of 16 channels' weights widened
+ * once a chunk for all n positions, two positions x 16 channels by tfl_pk_avx2_pair16, 8 of their sums at a time by
+ * tfl_pk_avx2_store */
 static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
                             int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
                             int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc, kq = rows * rq;
     int32_t sums[32], mult[16], shift[16], bv[16];
-    int32_t c0, t, i, h;
+    int16_t w16[TFL_PK_AVX2_QC * 64];
+    __m256i raw[TFL_PK_AVX2_RUN / 2][8]; /* a pair of positions' 8 vectors of pair sums */
+    int32_t c0, t, i, h, g0;
     tfl_pk_avx2_out o;
     tfl_pk_avx2_out_init(&o, p, r);
     for (c0 = c_begin; c0 < c_end; c0 += 16) {
@@ -689,9 +728,28 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
         for (h = 0; h < 2; ++h)
             o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                         _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_QC) { /* the block's weights widened a chunk of quads at a time */
+            const int32_t g1 = kq - g0 < TFL_PK_AVX2_QC ? kq : g0 + TFL_PK_AVX2_QC;
+            for (i = 0; i < (g1 - g0) * 4; ++i)
+                _mm256_storeu_si256((__m256i *)(w16 + 16 * i),
+                                    _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + (int64_t)g0 * 64 + 16 * i))));
+            for (t = 0; t < n; t += 2) {
+                __m256i *acc = raw[t / 2];
+                if (g0 == 0) {
+                    for (i = 0; i < 8; ++i) acc[i] = _mm256_setzero_si256();
+                }
+                tfl_pk_avx2_pair16(a[t], a[t + (n - t > 1 ? 1 : 0)], g0, g1, rq, rowstep, w16, acc);
+            }
+        }
         for (t = 0; t < n; t += 2) {
             const int32_t two = n - t > 1 ? 2 : 1;
-            tfl_pk_avx2_pair(a[t], a[t + two - 1], rows, rowstep, rq, wb, sums);
+            const __m256i *acc = raw[t / 2];
+            /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute
+             * 0 .. 7 (tfl_pk_avx2_pair's) */
+            _mm256_storeu_si256((__m256i *)sums, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8));
+            _mm256_storeu_si256((__m256i *)(sums + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8));
+            _mm256_storeu_si256((__m256i *)(sums + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[4], acc[5]), 0xD8));
+            _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[6], acc[7]), 0xD8));
             for (i = 0; i < two; ++i)
                 for (h = 0; h < 2 && 8 * h < m; ++h) {
                     const int64_t at = (int64_t)(t + i) * oc + c0 + 8 * h;
@@ -740,6 +798,9 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
 #include "tflite_int8_amx.h" /* the direct CONV_2D on AMX's tiles (TFL_PK_AMX) */
 
 #define TFL_PK_RUN 64   /* positions a run of CONV_2D (their windows' addresses on the stack) */
+#if TFL_PK_AVX2
+typedef char tfl_pk_avx2_run_fits[TFL_PK_RUN <= TFL_PK_AVX2_RUN && TFL_PK_RUN % 2 == 0 ? 1 : -1];
+#endif
 /* the fewest multiply-adds a conv splits over a --threads pool: below, a region's wake and the lines that pass
  * between the cores (a few to 20 us on a VM whose vCPUs sit on different dies, README "Threads") cost about what
  * the second thread saves, and the calling thread runs it alone */
