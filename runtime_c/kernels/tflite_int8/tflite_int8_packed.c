@@ -1251,6 +1251,107 @@ TFL_PK_INLINE void tfl_pk_avx2_dw_point(const aotc_tfl_conv_params *p, const int
     }
 }
 
+#define TFL_PK_AVX2_DW_TAPS 49 /* taps at most of the 16-channel path (tfl_pk_avx2_dw16); more: 8 channels a tap */
+
+/* 16 int8 at x (m of them, 1 .. 16; past m: 0) */
+TFL_PK_INLINE __m128i tfl_pk_avx2_s8x16(const int8_t *x, int32_t m) {
+    int8_t v[16] = {0};
+    if (m == 16) return _mm_loadu_si128((const __m128i *)(const void *)x);
+    memcpy(v, x, (size_t)m);
+    return _mm_loadu_si128((const __m128i *)(const void *)v);
+}
+
+/* the 16 channels c0 .. c0 + 15 (m stored) of every output position: the taps of a kernel row two at a time, their
+ * 16 channels' bytes interleaved and sign-extended to 16-bit pairs, one vpmaddwd with the pair of weights (wpair[t]:
+ * taps t and t + 1 of the row, (uint16_t)w each; wone[t]: tap t alone, the pair's second weight 0) sums 8 channels'
+ * two taps exactly; the taps outside x as the 8-channel path (x_zero times their weights, from the sum of all) */
+static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, const int32_t *bias,
+                             int32_t c0, int32_t m, int8_t *y) {
+    const int32_t taps = p->kh * p->kw, c = p->c;
+    const int64_t wstep = (int64_t)p->dh * p->w * c, cstep = (int64_t)p->dw * c;
+    const __m256i xz = _mm256_set1_epi32(p->x_zero), yz = _mm256_set1_epi32(p->y_zero);
+    const __m256i ymin = _mm256_set1_epi32(p->y_min), ymax = _mm256_set1_epi32(p->y_max);
+    int32_t wpair[TFL_PK_AVX2_DW_TAPS][16], mult[16], shift[16], bv[16];
+    tfl_x86_rqv8 rq[2];
+    __m256i wsum[2], bias8[2];
+    int32_t i, h, t, b, oy, ox, ky, kx;
+    for (i = 0; i < 16; ++i) /* (past the channels: a valid requantisation, its lanes not stored) */
+        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0,
+        bv[i] = i < m ? bias[c0 + i] : 0;
+    for (h = 0; h < 2; ++h) {
+        rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
+                                  _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        bias8[h] = _mm256_loadu_si256((const __m256i *)(bv + 8 * h));
+        wsum[h] = _mm256_setzero_si256();
+        for (t = 0; t < taps; ++t) {
+            const __m256i w = _mm256_loadu_si256((const __m256i *)(wb + 16 * t + 8 * h));
+            const __m256i next = t % p->kw + 1 < p->kw ? _mm256_loadu_si256((const __m256i *)(wb + 16 * (t + 1) + 8 * h))
+                                                       : _mm256_setzero_si256();
+            wsum[h] = _mm256_add_epi32(wsum[h], _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16));
+            _mm256_storeu_si256((__m256i *)(wpair[t] + 8 * h), _mm256_or_si256(w, _mm256_slli_epi32(next, 16)));
+        }
+    }
+    for (b = 0; b < p->n; ++b)
+        for (oy = 0; oy < p->oh; ++oy) {
+            const int32_t iy0 = oy * p->sh - p->pad_top;
+            int32_t ky0 = 0, ky1 = p->kh; /* the kernel rows inside x: ky0 .. ky1 - 1 */
+            while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+            while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+            for (ox = 0; ox < p->ow; ++ox) {
+                const int32_t ix0 = ox * p->sw - p->pad_left;
+                const int8_t *xp = x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c + c0;
+                int32_t kx0 = 0, kx1 = p->kw;
+                __m256i a0 = bias8[0], a1 = bias8[1], v0, v1;
+                __m128i o8;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
+                    __m256i in0 = _mm256_setzero_si256(), in1 = in0;
+                    for (ky = ky0; ky < ky1; ++ky)
+                        for (kx = kx0; kx < kx1; ++kx) {
+                            in0 = _mm256_add_epi32(in0, tfl_pk_avx2_w16(wb + 16 * (ky * p->kw + kx)));
+                            in1 = _mm256_add_epi32(in1, tfl_pk_avx2_w16(wb + 16 * (ky * p->kw + kx) + 8));
+                        }
+                    a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[0], in0)));
+                    a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[1], in1)));
+                }
+                for (ky = ky0; ky < ky1; ++ky) {
+                    const int8_t *xr = xp + ky * wstep;
+                    for (kx = kx0; kx < kx1; kx += 2) {
+                        const int32_t *wt = wpair[ky * p->kw + kx];
+                        const __m128i xa = tfl_pk_avx2_s8x16(xr + kx * cstep, m);
+                        /* the row's last tap alone: its pair's second weight 0 (the row's end, or the last tap
+                         * inside x: then its own weight only, the next tap's taken apart as outside x) */
+                        const __m128i xb = kx + 1 < kx1 ? tfl_pk_avx2_s8x16(xr + (kx + 1) * cstep, m) : xa;
+                        __m256i w0 = _mm256_loadu_si256((const __m256i *)wt), w1 = _mm256_loadu_si256((const __m256i *)(wt + 8));
+                        if (kx + 1 >= kx1) { /* the pair's second weight 0 */
+                            const __m256i low = _mm256_set1_epi32(0xFFFF);
+                            w0 = _mm256_and_si256(w0, low), w1 = _mm256_and_si256(w1, low);
+                        }
+                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(xa, xb)), w0));
+                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
+                    }
+                }
+                v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
+                v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
+                v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
+                v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+                /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+                v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+                o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+                {
+                    int8_t *yo = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0;
+                    if (m == 16) _mm_storeu_si128((__m128i *)(void *)yo, o8);
+                    else {
+                        int8_t tmp[16];
+                        _mm_storeu_si128((__m128i *)(void *)tmp, o8);
+                        memcpy(yo, tmp, (size_t)m);
+                    }
+                }
+            }
+        }
+}
+
 /* AVX2 (no VNNI): 8 channels at a time, each tap's products by vpmaddwd of x sign-extended to 32 bits and the
  * packed weight (int32)(uint16_t)w, whose high half 0 makes the pair's second product 0 (exact); taps under the
  * padding read x_zero, as the plain loop (their products summed apart: the window's rows and columns inside x are
@@ -1263,6 +1364,11 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
     int32_t mult[8], shift[8], bv[8];
     int32_t c0, i, b, oy, ox, t;
     (void)scratch; /* (AVX-512's band) */
+    if (taps <= TFL_PK_AVX2_DW_TAPS) { /* 16 channels, two taps a vpmaddwd */
+        for (c0 = 0; c0 < c; c0 += 16)
+            tfl_pk_avx2_dw16(p, x, wp + (int64_t)(c0 / 16) * taps * 16, bias, c0, c - c0 < 16 ? c - c0 : 16, y);
+        return;
+    }
     for (c0 = 0; c0 < c; c0 += 8) {
         const int32_t m = c - c0 < 8 ? c - c0 : 8;
         const int32_t *wb = wp + (int64_t)(c0 / 16) * taps * 16 + c0 % 16; /* tap t's 8 weights at wb + 16 t */
