@@ -11,19 +11,23 @@ typedef struct {
     const char *name;
     int depthwise, u8;
     int32_t in_c, out_c, in_hw, k, stride, pad, tile, packed, w_zero_any;
+    int fused; /* the residual ADD fused into the stores (aotc_qconv_patches_add_*, no tmp: the plain paths' way) */
 } shape;
 
 static const shape SHAPES_[] = {
-    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0},
-    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0},
-    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1},
-    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0},
-    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1},
-    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0},
-    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0},
-    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0},
-    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0},
-    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1},
+    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0},
+    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0, 0},
+    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0},
+    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0, 0},
+    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0},
+    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0, 0},
+    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0, 0},
+    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0},
+    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0},
+    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0},
+    /* (checked only: the last ones) */
+    {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1},
+    {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 
@@ -37,10 +41,11 @@ static void *buffer(size_t n) {
 /* Shape s: its kernel once (check 0) or checked against the reference (1). Returns 1 on a mismatch. */
 static int run(const shape *s, int check) {
     aotc_qconv_params p;
+    aotc_qresidual_params rp;
     const int u8 = s->u8;
     int32_t k, kp, c, i, lo, hi, zp;
     size_t x_n, y_n, w_n;
-    void *x, *y, *ref, *scratch;
+    void *x, *y, *ref, *scratch, *res = NULL;
     int8_t *w, *w_arg;
     float *scale;
     int32_t *bias, *bias_arg, *w_zero;
@@ -93,12 +98,40 @@ static int run(const shape *s, int check) {
     } else {
         const int32_t tile = s->tile < p.out_h * p.out_w ? s->tile : p.out_h * p.out_w;
         scratch = buffer((size_t)aotc_qconv_patches_scratch_bytes(&p, tile));
-        if (u8) aotc_qconv_patches_u8(&p, tile, (const uint8_t *)x, w_arg, (uint8_t *)y, (uint8_t *)scratch);
-        else aotc_qconv_patches_i8(&p, tile, (const int8_t *)x, w_arg, (int8_t *)y, (uint8_t *)scratch);
+        if (s->fused) { /* QLinearAdd's parameters as aot/qmath.py computes them, over y's shape */
+            const float sa = 0.02f + (float)rand_int(0, 100) / 1000.0f, sb = 0.02f + (float)rand_int(0, 100) / 1000.0f;
+            memset(&rp, 0, sizeof rp);
+            rp.conv_a = rand_int(0, 1);
+            rp.add.shape.rank = 1, rp.add.shape.shape[0] = (int32_t)y_n;
+            rp.add.shape.a_strides[0] = rp.add.shape.b_strides[0] = 1;
+            rp.add.a_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127), rp.add.b_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
+            rp.add.y_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
+            rp.add.a_mult = sa / 0.05f, rp.add.b_mult = sb / 0.05f;
+            rp.add.bias = (float)rp.add.y_zero - fmaf(rp.add.a_mult, (float)rp.add.a_zero, rp.add.b_mult * (float)rp.add.b_zero);
+            rp.add.y_lo = (float)((u8 ? 0 : -128) - rp.add.y_zero), rp.add.y_hi = (float)((u8 ? 255 : 127) - rp.add.y_zero);
+            res = buffer(y_n);
+            for (i = 0; i < (int32_t)y_n; ++i) ((uint8_t *)res)[i] = (uint8_t)rand_int(0, 255);
+            if (u8) aotc_qconv_patches_add_u8(&p, &rp, tile, (const uint8_t *)x, w_arg, (const uint8_t *)res, (uint8_t *)y,
+                                              (uint8_t *)scratch, NULL);
+            else aotc_qconv_patches_add_i8(&p, &rp, tile, (const int8_t *)x, w_arg, (const int8_t *)res, (int8_t *)y,
+                                           (uint8_t *)scratch, NULL);
+        } else if (u8) {
+            aotc_qconv_patches_u8(&p, tile, (const uint8_t *)x, w_arg, (uint8_t *)y, (uint8_t *)scratch);
+        } else {
+            aotc_qconv_patches_i8(&p, tile, (const int8_t *)x, w_arg, (int8_t *)y, (uint8_t *)scratch);
+        }
     }
     if (check) {
         if (u8) aotc_qconv_u8_ref(&p, (const uint8_t *)x, w, kp, bias, (uint8_t *)ref);
         else aotc_qconv_i8_ref(&p, (const int8_t *)x, w, kp, bias, (int8_t *)ref);
+        if (s->fused) { /* the conv's output, then the ADD (the fused stores compute what aotc_qadd_* does) */
+            void *sum = buffer(y_n);
+            const void *a = rp.conv_a ? ref : res, *b2 = rp.conv_a ? res : ref;
+            if (u8) aotc_qadd_u8_ref(&rp.add, (const uint8_t *)a, (const uint8_t *)b2, (uint8_t *)sum);
+            else aotc_qadd_i8_ref(&rp.add, (const int8_t *)a, (const int8_t *)b2, (int8_t *)sum);
+            memcpy(ref, sum, y_n);
+            free(sum);
+        }
         for (i = 0; i < (int32_t)y_n && !bad; ++i) {
             const int32_t a = u8 ? ((uint8_t *)y)[i] : ((int8_t *)y)[i], b = u8 ? ((uint8_t *)ref)[i] : ((int8_t *)ref)[i];
             if (a != b) {
@@ -110,7 +143,7 @@ static int run(const shape *s, int check) {
     printf("%-40s %s (%ld MACs)\n", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
     if (w_arg != w) free(w_arg);
-    free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch);
+    free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch), free(res);
     return bad;
 }
 
