@@ -164,8 +164,9 @@ def test_quant_avx2_network_shapes(tmp_path, objects):
     """The ONNX int8 convs' AVX2 paths (quant_impl.h AOTC_QUANT_AVX2: the patches as 16-bit pairs, the depthwise
     by vpmaddwd on pairs of taps, row by row and as one run over small planes) on MobileNetV2's and ResNet-18's
     layer sizes with tails, odd channel counts, stride 2, 5 x 5, packed weights and weight zero points, and the
-    residual ADD fused into the stores: exactly the reference under the sanitizers, and (callgrind) at most QAVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add,
-    which the byte quads' path and the vpmulld depthwise exceeded (by 1.1-3.2x)."""
+    residual ADD fused into the stores: exactly the reference under the sanitizers, and (callgrind) at most
+    QAVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which the byte quads' path and the vpmulld depthwise
+    exceeded (by 1.1-3.2x)."""
     require_tool("gcc", "valgrind")
     if platform.machine() != "x86_64" or not host_has_avx2():
         pytest.skip("an x86-64 host with AVX2")
