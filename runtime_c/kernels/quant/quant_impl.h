@@ -251,6 +251,35 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
     AOTC_Q(qavx2_run) runs[AOTC_QCONV_PATCH_TILE];
     int32_t kw_start[AOTC_QAVX2_KW], kw_o0[AOTC_QAVX2_KW], kw_o1[AOTC_QAVX2_KW];
     int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0;
+    if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+        p->out_w == p->in_w && p->out_h == p->in_h) {
+        /* pointwise: patch row r is input channel r's plane, the block's positions a run of it: two channels'
+         * bytes interleaved and widened 8 positions at a time straight from the input (those past np: the zero
+         * point) */
+        const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET), zb = _mm_set1_epi8((char)zero);
+        for (j = 0; j < 2 * kq; ++j) {
+            int16_t *dst = pairs + (int64_t)j * width * 2;
+            const QT *x0 = 2 * j < k ? xg + (int64_t)(2 * j) * plane + p0 : NULL;
+            const QT *x1 = 2 * j + 1 < k ? xg + (int64_t)(2 * j + 1) * plane + p0 : NULL;
+            for (t = 0; t < width; t += 8) {
+                __m128i a = zb, b = zb;
+                if (t + 8 <= np) {
+                    if (x0) a = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(x0 + t)), off);
+                    if (x1) b = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(x1 + t)), off);
+                } else {
+                    uint8_t ra[8], rb[8];
+                    int32_t i;
+                    for (i = 0; i < 8; ++i) {
+                        ra[i] = x0 && t + i < np ? (uint8_t)(x0[t + i] + AOTC_QOFFSET) : zero;
+                        rb[i] = x1 && t + i < np ? (uint8_t)(x1[t + i] + AOTC_QOFFSET) : zero;
+                    }
+                    a = _mm_loadl_epi64((const __m128i *)(const void *)ra), b = _mm_loadl_epi64((const __m128i *)(const void *)rb);
+                }
+                _mm256_storeu_si256((__m256i *)(dst + 2 * t), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)));
+            }
+        }
+        return;
+    }
     if (fast) {
         for (t = 0; t < np;) {
             const int32_t pos = p0 + t, first = pos % ow_n, last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
