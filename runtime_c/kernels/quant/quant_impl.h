@@ -1250,16 +1250,17 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
 
 #define AOTC_QDW_AVX2_FLAT 4096 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat) */
 
-/* Input row ih of a plane as 16-bit pairs of x - x_zero, pair i: padded columns i, i + 1 (the padding x_zero, so 0),
- * npairs of them (stores of 8 pairs: up to 15 past them written) */
-static inline void AOTC_Q(qavx2_dw_row_s1)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xr, int32_t npairs,
-                                           uint8_t *AOTC_RESTRICT bytes, int32_t *AOTC_RESTRICT pr) {
-    const int32_t nbytes = (npairs + 1 + 15) / 16 * 16, xz = p->x_zero;
+#define AOTC_QDW_AVX2_BYTES 20480 /* bytes of a channel's padded input rows at most (both depthwise paths) */
+
+/* Input row xr padded: nbytes (a multiple of 16) bytes, input column i at pad_left + i, x_zero around. A
+ * channel's rows are all made before any is read as pairs (qavx2_dw_pairs): loads right after these stores, at
+ * other offsets, had stalled on the store forwarding (a quarter of the depthwise's time) */
+static inline void AOTC_Q(qavx2_dw_bytes)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xr, int32_t nbytes,
+                                          uint8_t *AOTC_RESTRICT bytes) {
     const int32_t body = p->in_w < nbytes - p->pad_left ? p->in_w : nbytes - p->pad_left;
-    const __m128i zb = _mm_set1_epi8((char)xz);
-    const __m256i z16 = _mm256_set1_epi16((int16_t)xz);
+    const __m128i zb = _mm_set1_epi8((char)p->x_zero);
     int32_t i, o;
-    /* the padded bytes (memset's and memcpy's calls had cost more than the row's sums) */
+    /* (memset's and memcpy's calls had cost more than the row's sums) */
     for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
     if (body >= 16) {
         for (o = 0; o + 16 <= body; o += 16)
@@ -1269,16 +1270,31 @@ static inline void AOTC_Q(qavx2_dw_row_s1)(const aotc_qconv_params *p, const QT 
     } else {
         for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
     }
-    for (i = 0; i < npairs; i += 16) { /* pair i: bytes i, i + 1 (after the last vector: x_zero) */
-        const __m128i a = _mm_loadu_si128((const __m128i *)(bytes + i));
-        const __m128i b = _mm_insert_epi8(_mm_srli_si128(a, 1), i + 16 < nbytes ? bytes[i + 16] : xz, 15);
-        _mm256_storeu_si256((__m256i *)(pr + i), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16));
-        _mm256_storeu_si256((__m256i *)(pr + i + 8), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16));
+}
+
+/* A padded row's bytes (qavx2_dw_bytes) as npairs 16-bit pairs of x - x_zero (stores of 8 pairs: up to 15 past
+ * them written): at stride 1 pair i of columns i, i + 1 (after the row's last vector: x_zero), at stride 2 of
+ * 2i, 2i + 1 */
+static inline void AOTC_Q(qavx2_dw_pairs)(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT bytes,
+                                          int32_t nbytes, int32_t npairs, int32_t *AOTC_RESTRICT pr) {
+    const __m256i z16 = _mm256_set1_epi16((int16_t)p->x_zero);
+    int32_t i;
+    if (p->stride_w == 1) {
+        for (i = 0; i < npairs; i += 16) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(bytes + i));
+            const __m128i b = _mm_insert_epi8(_mm_srli_si128(a, 1), i + 16 < nbytes ? bytes[i + 16] : p->x_zero, 15);
+            _mm256_storeu_si256((__m256i *)(pr + i), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16));
+            _mm256_storeu_si256((__m256i *)(pr + i + 8), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16));
+        }
+    } else {
+        for (i = 0; i < npairs; i += 8)
+            _mm256_storeu_si256((__m256i *)(pr + i),
+                                _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_loadu_si128((const __m128i *)(bytes + 2 * i))), z16));
     }
 }
 
 /* Depthwise QLinearConv on AVX2 at stride 1 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT: the
- * channel's padded plane as pairs (qavx2_dw_row_s1; rows of rw = out_w + k_w - 1, the last pair's second column, of
+ * channel's padded plane as pairs (qavx2_dw_pairs; rows of rw = out_w + k_w - 1, the last pair's second column, of
  * weight 0, the padding) in one buffer, so that output (oh, ow) is position oh rw + ow of it and 16 positions are a
  * run across output rows (the positions past out_w in a row computed, not stored): small planes (7 x 7, 14 x 14)
  * take 16 lanes of 16 outputs, not of 7 or 14 (qconv_depthwise_avx2). */
@@ -1286,18 +1302,19 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                                              const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
     const int32_t kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, rw = p->out_w + p->k_w - 1;
     const int32_t rows = p->out_h + p->k_h - 1, span = (p->out_h * rw + 15) / 16 * 16;
+    const int32_t nbytes = (rw + 1 + 15) / 16 * 16; /* a padded row's bytes (the pairs' columns: rw + 1) */
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
     int32_t buf[AOTC_QDW_AVX2_FLAT + 16];
     QT out[AOTC_QDW_AVX2_FLAT];
-    uint8_t bytes[AOTC_QDW_AVX2_FLAT / 8 + 32];
+    uint8_t bytes[AOTC_QDW_AVX2_BYTES];
     const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     int32_t n, c, r, kh, g, nv, q0, i;
     if (p->stride_w != 1 || p->stride_h != 1 || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
         kg > AOTC_QDW_AVX2_KG || span + (p->k_h - 1) * rw + 2 * kg > AOTC_QDW_AVX2_FLAT || rows * rw > AOTC_QDW_AVX2_FLAT ||
-        rw + 32 > (int32_t)sizeof bytes || p->pad_left > rw)
+        (int64_t)rows * nbytes > AOTC_QDW_AVX2_BYTES || p->pad_left > rw)
         return 0;
     memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
     for (n = 0; n < p->batch; ++n) {
@@ -1308,11 +1325,15 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
             const int32_t wz = p->w_zero[c];
             const __m256 sc = _mm256_set1_ps(p->scale[c]);
             const __m256i bv = _mm256_set1_epi32(p->bias[c]);
+            for (r = 0; r < rows; ++r) { /* the rows' bytes, then their pairs (qavx2_dw_bytes) */
+                const int32_t ih = r - p->pad_top;
+                if (ih >= 0 && ih < p->in_h) AOTC_Q(qavx2_dw_bytes)(p, plane + (int64_t)ih * p->in_w, nbytes, bytes + r * nbytes);
+            }
             for (r = 0; r < rows; ++r) { /* in order: a row's stores past its end are the next row's, made after */
                 const int32_t ih = r - p->pad_top;
                 int32_t *pr = buf + (int64_t)r * rw;
                 if (ih >= 0 && ih < p->in_h) {
-                    AOTC_Q(qavx2_dw_row_s1)(p, plane + (int64_t)ih * p->in_w, rw, bytes, pr);
+                    AOTC_Q(qavx2_dw_pairs)(p, bytes + r * nbytes, nbytes, rw, pr);
                 } else {
                     for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
                 }
@@ -1347,7 +1368,7 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
  * one it takes. */
 static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
                                         const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
-    const int32_t sw = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, xz = p->x_zero;
+    const int32_t sw = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w;
     const int32_t lanes16 = (p->out_w + 15) / 16 * 16;
     /* pairs a row: every pair a lane of the last block reads (stride 1: lanes16 - 1 + 2 (kg - 1); stride 2: the
      * same in pairs of the row), and the 16-bit elements behind them */
@@ -1355,14 +1376,14 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
     const int32_t nbytes = (nelem + 15) / 16 * 16; /* the padded byte row (made in whole vectors) */
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
-    const __m256i zp = _mm256_set1_epi32(p->y_zero), z16 = _mm256_set1_epi16((int16_t)xz);
-    int32_t ring[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_ROW]; /* pairs of rows, slot ih % k_h */
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    int32_t ring[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_ROW]; /* pairs of rows, slot ih % k_h (a row's stores: up to 15 past) */
     int32_t held[AOTC_QDW_AVX2_KH];
-    uint8_t bytes[AOTC_QDW_AVX2_ROW * 2 + 16];
+    uint8_t bytes[AOTC_QDW_AVX2_BYTES]; /* the channel's padded input rows (qavx2_dw_bytes) */
     __m256i wv[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_KG];
     int32_t n, c, oh, kh, g, ow0, i;
     if (p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || p->k_h > AOTC_QDW_AVX2_KH || kg > AOTC_QDW_AVX2_KG ||
-        nbytes > 2 * AOTC_QDW_AVX2_ROW || npairs > AOTC_QDW_AVX2_ROW || p->pad_left > nbytes)
+        npairs + 16 > AOTC_QDW_AVX2_ROW || (int64_t)p->in_h * nbytes > AOTC_QDW_AVX2_BYTES || p->pad_left > nbytes)
         return 0;
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
@@ -1372,7 +1393,7 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
             const int32_t wz = p->w_zero[c];
             const __m256 sc = _mm256_set1_ps(p->scale[c]);
             const __m256i bv = _mm256_set1_epi32(p->bias[c]);
-            const int32_t body = p->in_w < nbytes - p->pad_left ? p->in_w : nbytes - p->pad_left;
+            for (i = 0; i < p->in_h; ++i) AOTC_Q(qavx2_dw_bytes)(p, plane + (int64_t)i * p->in_w, nbytes, bytes + (int64_t)i * nbytes);
             for (kh = 0; kh < p->k_h; ++kh) {
                 held[kh] = -1;
                 for (g = 0; g < kg; ++g) {
@@ -1391,33 +1412,7 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
                     int32_t *pr;
                     if (ih < 0 || ih >= p->in_h || held[ih % p->k_h] == ih) continue;
                     pr = ring[ih % p->k_h], held[ih % p->k_h] = ih;
-                    { /* the padded bytes (memset's and memcpy's calls had cost more than the row's sums) */
-                        const QT *xr = plane + (int64_t)ih * p->in_w;
-                        const __m128i zb = _mm_set1_epi8((char)xz);
-                        int32_t o;
-                        for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
-                        if (body >= 16) {
-                            for (o = 0; o + 16 <= body; o += 16)
-                                _mm_storeu_si128((__m128i *)(bytes + p->pad_left + o),
-                                                 _mm_loadu_si128((const __m128i *)(const void *)(xr + o)));
-                            _mm_storeu_si128((__m128i *)(bytes + p->pad_left + body - 16),
-                                             _mm_loadu_si128((const __m128i *)(const void *)(xr + body - 16)));
-                        } else {
-                            for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
-                        }
-                    }
-                    for (i = 0; i < nbytes; i += 16) {
-                        const __m128i a = _mm_loadu_si128((const __m128i *)(bytes + i));
-                        if (sw == 1) { /* pair i: columns i, i + 1 (the byte after the row's last vector: xz) */
-                            const __m128i b = _mm_insert_epi8(_mm_srli_si128(a, 1), i + 16 < nbytes ? bytes[i + 16] : xz, 15);
-                            __m256i lo2 = _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16);
-                            __m256i hi2 = _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16);
-                            if (i < npairs) _mm256_storeu_si256((__m256i *)(pr + i), lo2);
-                            if (i + 8 < npairs) _mm256_storeu_si256((__m256i *)(pr + i + 8), hi2);
-                        } else { /* pair i: columns 2i, 2i + 1: the row itself */
-                            _mm256_storeu_si256((__m256i *)(pr + i / 2), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(a), z16));
-                        }
-                    }
+                    AOTC_Q(qavx2_dw_pairs)(p, bytes + (int64_t)ih * nbytes, nbytes, npairs, pr);
                 }
                 for (kh = 0, nv = 0; kh < p->k_h; ++kh) { /* the rows inside the image (x - x_zero = 0 outside) */
                     const int32_t ih = ih0 + kh;
