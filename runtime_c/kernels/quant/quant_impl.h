@@ -1250,7 +1250,8 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
 
 #define AOTC_QDW_AVX2_FLAT 4096 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat) */
 
-#define AOTC_QDW_AVX2_BYTES 20480 /* bytes of a channel's padded input rows at most (both depthwise paths) */
+#define AOTC_QDW_AVX2_BYTES 16896 /* bytes of a channel's padded input rows at most (112 rows of 144: stride 2 on 112 x 112) */
+#define AOTC_QDW_AVX2_FLAT_BYTES 8192 /* ... in qconv_depthwise_avx2_flat (58 x 64: a 56 x 56 plane) */
 
 /* Input row xr padded: nbytes (a multiple of 16) bytes, input column i at pad_left + i, x_zero around. A
  * channel's rows are all made before any is read as pairs (qavx2_dw_pairs): loads right after these stores, at
@@ -1308,13 +1309,13 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
     int32_t buf[AOTC_QDW_AVX2_FLAT + 16];
     QT out[AOTC_QDW_AVX2_FLAT];
-    uint8_t bytes[AOTC_QDW_AVX2_BYTES];
+    uint8_t bytes[AOTC_QDW_AVX2_FLAT_BYTES];
     const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     int32_t n, c, r, kh, g, nv, q0, i;
     if (p->stride_w != 1 || p->stride_h != 1 || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
         kg > AOTC_QDW_AVX2_KG || span + (p->k_h - 1) * rw + 2 * kg > AOTC_QDW_AVX2_FLAT || rows * rw > AOTC_QDW_AVX2_FLAT ||
-        (int64_t)rows * nbytes > AOTC_QDW_AVX2_BYTES || p->pad_left > rw)
+        (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES || p->pad_left > rw)
         return 0;
     memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
     for (n = 0; n < p->batch; ++n) {
