@@ -146,6 +146,84 @@ def test_kernels_avx2(tmp_path, objects, family):
     assert all(e in out for e in entries), out
 
 
+# test_quant_avx2_shapes.c's shapes (by index): callgrind's instruction count of the kernel's entry at most this a
+# multiply-add, built as a host bundle without AVX-512 builds it (-O3 -march=x86-64-v3; gcc 12). Measured at the
+# commit that set them, instructions a MAC (before it: the byte quads, and the vpmulld depthwise a row of 16 lanes at
+# a time): convs 0.40 (0.51), 0.63 (0.82), 0.73 (0.91), 0.95 (1.21), 2.29 (3.99); depthwise 1.21 (4.12),
+# 3.10 (4.36), 2.12 (6.85), 1.25 (2.45), 2.61 (6.27). (The convs' cycles fell more than their instructions: the byte
+# quads' shuffles and re-widened weights had competed with vpmaddwd for the vector ports)
+QAVX2_INSTRUCTIONS_PER_MAC = [0.45, 0.72, 0.82, 1.08, 3.1, 2.5, 3.7, 4.0, 1.8, 4.2]
+
+
+def _quant_avx2_sources() -> list[Path]:
+    return [Path(__file__).resolve().parent / "test_quant_avx2_shapes.c", *c_sources("quant")[1:]]
+
+
+@pytest.mark.full
+def test_quant_avx2_network_shapes(tmp_path, objects):
+    """The ONNX int8 convs' AVX2 paths (quant_impl.h AOTC_QUANT_AVX2: the patches as 16-bit pairs, the depthwise
+    by vpmaddwd on pairs of taps, row by row and as one run over small planes) on MobileNetV2's and ResNet-18's
+    layer sizes with tails, odd channel counts, stride 2, 5 x 5, packed weights and weight zero points, and the
+    residual ADD fused into the stores: exactly the reference under the sanitizers, and (callgrind) at most
+    QAVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which the byte quads' path and the vpmulld depthwise
+    exceeded (by 1.1-3.2x)."""
+    require_tool("gcc", "valgrind")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    checked = tmp_path / "test_quant_avx2_shapes"
+    compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, *SANITIZE, "-march=x86-64-v3"], checked)
+    out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and out.count(" ok (") == len(QAVX2_INSTRUCTIONS_PER_MAC) + 2, out  # (+ the ADDs)
+    counted = tmp_path / "test_quant_avx2_counts"
+    compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
+    for i, bound in enumerate(QAVX2_INSTRUCTIONS_PER_MAC):
+        line = run_checked([str(counted), str(SEED), str(i)], timeout=60)
+        entry = "aotc_qconv_depthwise" if "depthwise" in line else "aotc_qconv_patches"
+        line, macs, ir = _count_instructions(tmp_path, counted, i, entry + ("_u8" if " u8" in line else "_i8"))
+        assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
+
+
+# test_tflite_int8_avx2_shapes.c's shapes: instructions an entry's multiply-add (a table op's element) at most, as
+# QAVX2_INSTRUCTIONS_PER_MAC. Measured at the commit that set them (before it, tflite_int8_packed.c re-widening the
+# weights for every two positions and the depthwise 8 channels a tap, the LUT reloading p an element): CONV_2D 0.41
+# (0.46), 0.22 (0.27), 0.67 (0.67: 6 quads, the output stage's); DEPTHWISE_CONV_2D 2.54 (3.61), 2.46 (3.47), 2.69
+# (2.40: 40 channels, 5 x 5: the 16-channel path's last 8 lanes idle, its time still less); LUT 6.0 (7.0)
+TFL_AVX2_INSTRUCTIONS_PER_MAC = [0.43, 0.25, 0.70, 3.0, 2.9, 2.85, 6.5]
+TFL_AVX2_ENTRIES = ["aotc_tfl_conv_s8_packed"] * 3 + ["aotc_tfl_depthwise_s8_packed"] * 3 + ["aotc_tfl_lut_s8"]
+
+
+def _count_instructions(tmp_path: Path, exe: Path, index: int, entry: str) -> tuple[str, int, int]:
+    """(the shape's line, its multiply-adds, callgrind's instructions in `entry`) of shape `index` of a shapes test."""
+    line = run_checked([str(exe), str(SEED), str(index)], timeout=60)
+    macs = int(line.split("(")[-1].split()[0])
+    cg = tmp_path / f"callgrind-{exe.name}-{index}.out"
+    run_checked(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", "--collect-atstart=no",
+                 f"--toggle-collect={entry}", str(exe), str(SEED), str(index)], timeout=300)
+    ir = next(int(t.split()[1]) for t in cg.read_text().splitlines() if t.startswith(("summary:", "totals:")))
+    return line.strip(), macs, ir
+
+
+@pytest.mark.full
+def test_tflite_int8_avx2_network_shapes(tmp_path, objects):
+    """The int8 .tflite packed kernels' AVX2 paths (tflite_int8_packed.c TFL_PK_AVX2: CONV_2D's weights widened once
+    a run of positions, DEPTHWISE_CONV_2D 16 channels and two taps a vpmaddwd; the LUT) on MobileNetV2's and ResNet's
+    layer sizes: exactly LiteRT's reference kernels under the sanitizers, and (callgrind) at most
+    TFL_AVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which the paths before exceeded on five of them."""
+    require_tool("gcc", "valgrind")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    sources = [Path(__file__).resolve().parent / "test_tflite_int8_avx2_shapes.c", *c_sources("tflite_int8")[1:]]
+    checked = tmp_path / "test_tflite_int8_avx2_shapes"
+    compile_and_link(objects, "gcc", sources, [*WARNINGS, *sanitize_for("tflite_int8"), "-march=x86-64-v3"], checked)
+    out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and out.count(" ok (") == len(TFL_AVX2_INSTRUCTIONS_PER_MAC), out
+    counted = tmp_path / "test_tflite_int8_avx2_counts"
+    compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
+    for i, (bound, entry) in enumerate(zip(TFL_AVX2_INSTRUCTIONS_PER_MAC, TFL_AVX2_ENTRIES, strict=True)):
+        line, macs, ir = _count_instructions(tmp_path, counted, i, entry)
+        assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
+
+
 @pytest.mark.full
 @pytest.mark.parametrize("march", ["x86-64", "haswell", "skylake-avx512", "icelake-server"])
 def test_x86_int8_paths_compile_at_each_level(tmp_path, march):

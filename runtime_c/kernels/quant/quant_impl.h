@@ -203,6 +203,337 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
 #endif /* AOTC_QUANT_AVX2 */
 #endif /* AOTC_QUANT_VNNI */
 
+#if AOTC_QUANT_AVX2
+/* The AVX2 patch path (no VNNI): the patch block as 16-bit pairs of rows (x + AOTC_QOFFSET, 0..255), pair j of
+ * position t the 32-bit word [j][t] of `width` positions a pair row, so that one vpmaddwd of 8 positions' pairs with a
+ * channel's broadcast weight pair sums 16 products exactly (at most 2 x 255 x 128); the weights of 4 channels widened
+ * to 16-bit pairs once a block and chunk of AOTC_QAVX2_JC pairs (wb[j][c]: a vpbroadcastd each), 4 channels x 16
+ * positions in 8 registers, and the requantisation in 8 lanes. It took 2.4x fewer cycles than the byte quads (their
+ * weights re-widened for every 8 positions, their pair sums hadd'ed). */
+#define AOTC_QAVX2_JC 512 /* weight pairs widened at a time: 4 channels x 512 x 4 bytes = 8 KiB of stack */
+
+/* One output row's run of a patch block: positions [t, t + last - first) of the block are output columns
+ * [first, last) of the output row whose first input row (before the kernel row's offset) is ih0 */
+typedef struct {
+    int32_t t, first, last, ih0;
+} AOTC_Q(qavx2_run);
+
+/* n bytes of the input (n >= 8) plus AOTC_QOFFSET: 16 or 8 at a time, the last chunk ending at n (overlapping the
+ * one before), so nothing past the run is read or written */
+static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uint8_t *AOTC_RESTRICT out) {
+    const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET);
+    int32_t o;
+    if (n >= 16) {
+        for (o = 0; o + 16 <= n; o += 16)
+            _mm_storeu_si128((__m128i *)(out + o), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + o)), off));
+        if (o < n)
+            _mm_storeu_si128((__m128i *)(out + n - 16),
+                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + n - 16)), off));
+    } else {
+        _mm_storel_epi64((__m128i *)out, _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)xs), off));
+        _mm_storel_epi64((__m128i *)(out + n - 8),
+                         _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(xs + n - 8)), off));
+    }
+}
+
+#define AOTC_QAVX2_KW 32 /* kernel columns at most of the pair builder's table (wider kernels: qconv_patch_row) */
+
+/* Patch pair rows [0, 2 kq) of positions [p0, p0 + np) (np <= width) into pairs (width positions a pair row; the
+ * positions past np and the rows past k hold the zero point): each row's bytes as qconv_patch_row's (the block's runs
+ * of output rows and each kernel column's bounds computed once, stride-1 runs copied by vectors), then two rows
+ * interleaved and widened. (qconv_patch_row's divisions a row had cost more than the copies.) */
+static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg, int32_t p0,
+                                      int32_t np, int32_t width, int32_t kq, int16_t *AOTC_RESTRICT pairs) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const int32_t k = cg * p->k_h * p->k_w, ow_n = p->out_w, sw = p->stride_w, plane = p->in_h * p->in_w;
+    const int fast = p->k_w <= AOTC_QAVX2_KW;
+    uint8_t rows[2][AOTC_QCONV_PATCH_TILE];
+    AOTC_Q(qavx2_run) runs[AOTC_QCONV_PATCH_TILE];
+    int32_t kw_start[AOTC_QAVX2_KW], kw_o0[AOTC_QAVX2_KW], kw_o1[AOTC_QAVX2_KW];
+    int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0;
+    if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+        p->out_w == p->in_w && p->out_h == p->in_h) {
+        /* pointwise: patch row r is input channel r's plane, the block's positions a run of it: two channels'
+         * bytes interleaved and widened 8 positions at a time straight from the input (those past np: the zero
+         * point) */
+        const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET), zb = _mm_set1_epi8((char)zero);
+        for (j = 0; j < 2 * kq; ++j) {
+            int16_t *dst = pairs + (int64_t)j * width * 2;
+            const QT *x0 = 2 * j < k ? xg + (int64_t)(2 * j) * plane + p0 : NULL;
+            const QT *x1 = 2 * j + 1 < k ? xg + (int64_t)(2 * j + 1) * plane + p0 : NULL;
+            for (t = 0; t < width; t += 8) {
+                __m128i a = zb, b = zb;
+                if (t + 8 <= np) {
+                    if (x0) a = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(x0 + t)), off);
+                    if (x1) b = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(x1 + t)), off);
+                } else {
+                    uint8_t ra[8], rb[8];
+                    int32_t i;
+                    for (i = 0; i < 8; ++i) {
+                        ra[i] = x0 && t + i < np ? (uint8_t)(x0[t + i] + AOTC_QOFFSET) : zero;
+                        rb[i] = x1 && t + i < np ? (uint8_t)(x1[t + i] + AOTC_QOFFSET) : zero;
+                    }
+                    a = _mm_loadl_epi64((const __m128i *)(const void *)ra), b = _mm_loadl_epi64((const __m128i *)(const void *)rb);
+                }
+                _mm256_storeu_si256((__m256i *)(dst + 2 * t), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)));
+            }
+        }
+        return;
+    }
+    if (fast) {
+        for (t = 0; t < np;) {
+            const int32_t pos = p0 + t, first = pos % ow_n, last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
+            runs[nr].t = t, runs[nr].first = first, runs[nr].last = last;
+            runs[nr++].ih0 = pos / ow_n * p->stride_h - p->pad_top;
+            t += last - first;
+        }
+        for (kw = 0; kw < p->k_w; ++kw) { /* as qconv_row_cols */
+            const int32_t s0 = kw * p->dil_w - p->pad_left, o1 = s0 < p->in_w ? (p->in_w - s0 + sw - 1) / sw : 0;
+            kw_start[kw] = s0, kw_o0[kw] = s0 < 0 ? (-s0 + sw - 1) / sw : 0, kw_o1[kw] = o1 < ow_n ? o1 : ow_n;
+        }
+        kw = 0;
+    }
+    for (j = 0; j < 2 * kq; ++j) {
+        int16_t *dst = pairs + (int64_t)j * width * 2;
+        for (h = 0; h < 2; ++h, ++r) {
+            uint8_t *row = rows[h];
+            if (r >= k) {
+                memset(row, zero, (size_t)width);
+                continue;
+            }
+            if (!fast) {
+                AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, row);
+            } else {
+                const QT *pl = xg + (int64_t)ic * plane;
+                const int32_t start = kw_start[kw], o0 = kw_o0[kw], o1 = kw_o1[kw], dh = kh * p->dil_h;
+                int32_t i, o;
+                for (i = 0; i < nr; ++i) {
+                    const int32_t first = runs[i].first, last = runs[i].last, ih = runs[i].ih0 + dh;
+                    uint8_t *run = row + runs[i].t - first;
+                    if (ih < 0 || ih >= p->in_h) {
+                        memset(run + first, zero, (size_t)(last - first));
+                        continue;
+                    } else {
+                        const QT *xs = pl + (int64_t)ih * p->in_w + start;
+                        const int32_t a = first > o0 ? first : o0, b = last < o1 ? last : o1;
+                        for (o = first; o < a && o < last; ++o) run[o] = zero;
+                        if (sw == 1 && b - a >= 8) {
+                            AOTC_Q(qavx2_copy)(xs + a, b - a, run + a);
+                        } else {
+                            o = a;
+                            if (sw == 2) { /* 8 at a time: the even bytes of 16 (all inside the input row) */
+                                const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+                                const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET);
+                                for (; o + 8 <= b && 2 * o + 16 <= p->in_w - start; o += 8) {
+                                    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(xs + 2 * o));
+                                    _mm_storel_epi64((__m128i *)(run + o), _mm_xor_si128(_mm_shuffle_epi8(v, even), off));
+                                }
+                            }
+                            for (; o < b; ++o) run[o] = (uint8_t)(xs[(int64_t)o * sw] + AOTC_QOFFSET);
+                        }
+                        for (o = b > first ? b : first; o < last; ++o) run[o] = zero;
+                    }
+                }
+                if (++kw == p->k_w) { /* the next row's tap */
+                    kw = 0;
+                    if (++kh == p->k_h) kh = 0, ++ic;
+                }
+            }
+            for (t = np; t < width; ++t) row[t] = zero; /* lanes past the plane's end */
+        }
+        for (t = 0; t < width; t += 8) { /* 8 positions' two bytes interleaved, then widened */
+            const __m128i a = _mm_loadl_epi64((const __m128i *)(rows[0] + t));
+            const __m128i b = _mm_loadl_epi64((const __m128i *)(rows[1] + t));
+            _mm256_storeu_si256((__m256i *)(dst + 2 * t), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)));
+        }
+    }
+}
+
+/* wb[j][c] (j in [0, nj), 2 nj pair rows from quad q0): channel c's weight pair j of the chunk as two 16-bit halves,
+ * channels c >= nb zero. From one 16-byte vector of the 4 channels' quads [c0 c1 c2 c3]: widened, then
+ * re-ordered to pair 0 of the 4 channels, pair 1 of the 4. */
+static inline void AOTC_Q(qavx2_wquads)(__m128i quads, int32_t *wb) {
+    const __m256i order = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    _mm256_storeu_si256((__m256i *)wb, _mm256_permutevar8x32_epi32(_mm256_cvtepi8_epi16(quads), order));
+}
+
+static void AOTC_Q(qavx2_weights)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t oc, int32_t nb,
+                                  int32_t kp, int32_t q0, int32_t nq, int32_t *AOTC_RESTRICT wb) {
+    int32_t q, c;
+    if (AOTC_QCONV_PACKED(p)) { /* the 4 channels' quads are 16 bytes of each quad row of their block of 16 */
+        const int8_t *wq = aotc_qconv_wrow(p, w, oc, kp) + (int64_t)q0 * 64;
+        for (q = 0; q < nq; ++q) AOTC_Q(qavx2_wquads)(_mm_loadu_si128((const __m128i *)(wq + 64 * q)), wb + 8 * q);
+        return;
+    }
+    {
+        const int8_t *r[4];
+        for (c = 0; c < 4; ++c) r[c] = c < nb ? w + (int64_t)(oc + c) * kp + (int64_t)q0 * 4 : NULL;
+        for (q = 0; q + 4 <= nq; q += 4) { /* 4 quads of each channel: a 4 x 4 transpose of words */
+            __m128i v[4], t0, t1, t2, t3;
+            for (c = 0; c < 4; ++c) v[c] = r[c] ? _mm_loadu_si128((const __m128i *)(r[c] + 4 * q)) : _mm_setzero_si128();
+            t0 = _mm_unpacklo_epi32(v[0], v[1]), t1 = _mm_unpacklo_epi32(v[2], v[3]);
+            t2 = _mm_unpackhi_epi32(v[0], v[1]), t3 = _mm_unpackhi_epi32(v[2], v[3]);
+            AOTC_Q(qavx2_wquads)(_mm_unpacklo_epi64(t0, t1), wb + 8 * q);
+            AOTC_Q(qavx2_wquads)(_mm_unpackhi_epi64(t0, t1), wb + 8 * q + 8);
+            AOTC_Q(qavx2_wquads)(_mm_unpacklo_epi64(t2, t3), wb + 8 * q + 16);
+            AOTC_Q(qavx2_wquads)(_mm_unpackhi_epi64(t2, t3), wb + 8 * q + 24);
+        }
+        for (; q < nq; ++q) {
+            int32_t v[4] = {0, 0, 0, 0};
+            for (c = 0; c < 4; ++c) {
+                if (r[c]) memcpy(&v[c], r[c] + 4 * q, 4);
+            }
+            AOTC_Q(qavx2_wquads)(_mm_setr_epi32(v[0], v[1], v[2], v[3]), wb + 8 * q);
+        }
+    }
+}
+
+/* acc[c][0..16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) with wb's 4 channels */
+static void AOTC_Q(qavx2_lanes)(const int16_t *AOTC_RESTRICT pairs, int32_t width, int32_t t0, int32_t nj,
+                                const int32_t *AOTC_RESTRICT wb, int first, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const int32_t *px = (const int32_t *)(const void *)pairs + t0;
+    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
+    int32_t j;
+    if (first) {
+        a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = _mm256_setzero_si256();
+    } else {
+        a00 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0 + 8));
+        a10 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0)), a11 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0 + 8));
+        a20 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0 + 8));
+        a30 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0)), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0 + 8));
+    }
+    for (j = 0; j < nj; ++j) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width));
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width + 8));
+        const __m256i w0 = _mm256_set1_epi32(wb[4 * j]), w1 = _mm256_set1_epi32(wb[4 * j + 1]);
+        const __m256i w2 = _mm256_set1_epi32(wb[4 * j + 2]), w3 = _mm256_set1_epi32(wb[4 * j + 3]);
+        a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, w0)), a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, w0));
+        a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, w1)), a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, w1));
+        a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, w2)), a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, w2));
+        a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, w3)), a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, w3));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a00), _mm256_storeu_si256((__m256i *)(acc[0] + t0 + 8), a01);
+    _mm256_storeu_si256((__m256i *)(acc[1] + t0), a10), _mm256_storeu_si256((__m256i *)(acc[1] + t0 + 8), a11);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a20), _mm256_storeu_si256((__m256i *)(acc[2] + t0 + 8), a21);
+    _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
+}
+
+/* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the
+ * default rounding mode, as aotc_round_even), then the zero point */
+static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp) {
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
+    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
+}
+
+/* 16 sums (v0: lanes 0-7, v1: 8-15) requantised, packed to QT and the first n (<= 16) stored at dst */
+static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256 lo, __m256 hi, __m256i zp, QT *dst,
+                                       int32_t n) {
+    __m256i v;
+    __m128i h;
+    v0 = AOTC_Q(qavx2_requant)(v0, sc, lo, hi, zp);
+    v1 = AOTC_Q(qavx2_requant)(v1, sc, lo, hi, zp);
+    /* values in the type's range: packed to 16 bits (lanes 0-3, 8-11 | 4-7, 12-15), re-ordered, packed to bytes */
+    v = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+#if QT_MIN == 0
+    h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#else
+    h = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#endif
+    if (n >= 16) {
+        _mm_storeu_si128((__m128i *)(void *)dst, h);
+    } else {
+        QT tmp[16];
+        _mm_storeu_si128((__m128i *)(void *)tmp, h);
+        memcpy(dst, tmp, (size_t)n * sizeof(QT));
+    }
+}
+
+/* qconv_patches_plain on AVX2 (see above); 0 where the patch block holds fewer than 16 positions as pairs (the
+ * byte quads then) */
+static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                      const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
+                                      const aotc_qresidual_params *rp, const QT *res) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    /* the scratch holds tile (in whole lanes) x kp bytes: half as many positions as pairs of 16 bits */
+    const int32_t ptile = (tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES / 2 / AOTC_QCONV_LANES *
+                          AOTC_QCONV_LANES;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    int16_t *pairs = (int16_t *)(void *)scratch;
+    int32_t wb[AOTC_QAVX2_JC * 4];
+    int32_t acc[4][AOTC_QCONV_PATCH_TILE];
+    int32_t sums[AOTC_QCONV_PATCH_TILE];
+    int32_t n, g, oc, p0, t, t0, j, j0;
+    if (ptile < AOTC_QCONV_LANES) return 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += ptile) { /* blocks as qconv_patches_plain's */
+                const int32_t np = plane_out - p0 < ptile ? plane_out - p0 : ptile;
+                const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
+                const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0;
+                const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
+                const int32_t width = np_lanes;
+                AOTC_Q(qconv_patch_pairs)(p, xg, cg, q0, real, width, kq, pairs);
+                if (p->w_zero_any) { /* each position's patch sum: its pairs' by vpmaddwd with ones */
+                    const __m256i ones = _mm256_set1_epi16(1);
+                    for (t = 0; t < width; t += 8) {
+                        __m256i s = _mm256_setzero_si256();
+                        for (j = 0; j < 2 * kq; ++j) {
+                            const __m256i xv = _mm256_loadu_si256((const __m256i *)(pairs + ((int64_t)j * width + t) * 2));
+                            s = _mm256_add_epi32(s, _mm256_madd_epi16(xv, ones));
+                        }
+                        _mm256_storeu_si256((__m256i *)(sums + t), s);
+                    }
+                }
+                for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
+                    const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
+                    for (j0 = 0; j0 < 2 * kq; j0 += AOTC_QAVX2_JC) {
+                        const int32_t nj = 2 * kq - j0 < AOTC_QAVX2_JC ? 2 * kq - j0 : AOTC_QAVX2_JC;
+                        AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, j0 / 2, nj / 2, wb);
+                        for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                            AOTC_Q(qavx2_lanes)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
+                        }
+                    }
+                    for (j = 0; j < nb; ++j) {
+                        const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
+                        const float sc = p->scale[oc + j];
+                        QT *yo = yn + (int64_t)(oc + j) * plane_out + q0;
+                        if (rp != NULL) { /* through the fused ADD, one by one (positions before p0 not again) */
+                            const QT *ro = res + (yo - y);
+                            for (t = p0 - q0 > 0 ? p0 - q0 : 0; t < real; ++t) {
+                                const int32_t v = aotc_requant(acc[j][t] + b - wz * sums[t], sc, p->y_lo, p->y_hi,
+                                                               p->y_zero);
+                                yo[t] = (QT)AOTC_Q(residual_one)(rp, v, ro[t]);
+                            }
+                            continue;
+                        }
+                        {
+                            const __m256 scv = _mm256_set1_ps(sc);
+                            const __m256i bv = _mm256_set1_epi32(b), wzv = _mm256_set1_epi32(wz);
+                            for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                                __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
+                                __m256i v1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv);
+                                if (wz != 0) {
+                                    v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
+                                    v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
+                                }
+                                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif /* AOTC_QUANT_AVX2 */
+
 #if AOTC_QUANT_DSP
 /* The DSP extension's paths (quant_dsp.h): sums of 16-bit pairs by SMLAD, bit-exact with the plain
  * paths. */
@@ -464,6 +795,9 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 #endif
 #if AOTC_QUANT_DSP
     if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch, rp, res)) return;
+#endif
+#if AOTC_QUANT_AVX2
+    if (AOTC_Q(qconv_patches_avx2)(p, tile, x, w, y, scratch, rp, res)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -862,6 +1196,15 @@ static int AOTC_Q(qconv_depthwise_dsp4)(const aotc_qconv_params *p, const QT *AO
 #endif
 
 #if AOTC_QUANT_AVX2
+/* 16 QT widened to 16-bit lanes */
+static inline __m256i AOTC_Q(qavx2_widen16)(__m128i v) {
+#if AOTC_QOFFSET
+    return _mm256_cvtepi8_epi16(v);
+#else
+    return _mm256_cvtepu8_epi16(v);
+#endif
+}
+
 /* 8 QT at x widened to 32-bit lanes */
 static inline __m256i AOTC_Q(dw_avx2_widen)(__m128i v) {
 #if AOTC_QOFFSET
@@ -897,6 +1240,198 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
         }
     _mm256_storeu_si256((__m256i *)out, a0);
     _mm256_storeu_si256((__m256i *)(out + 8), a1);
+}
+#endif
+
+#if AOTC_QUANT_AVX2
+#define AOTC_QDW_AVX2_KH 5    /* kernel rows at most (a ring of as many input rows) */
+#define AOTC_QDW_AVX2_KG 3    /* pairs of kernel columns at most (k_w <= 6) */
+#define AOTC_QDW_AVX2_ROW 512 /* 16-bit elements of an input row as pairs at most (wider: dw_lanes_avx2) */
+
+#define AOTC_QDW_AVX2_FLAT 4096 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat) */
+
+#define AOTC_QDW_AVX2_BYTES 16896 /* bytes of a channel's padded input rows at most (112 rows of 144: stride 2 on 112 x 112) */
+#define AOTC_QDW_AVX2_FLAT_BYTES 8192 /* ... in qconv_depthwise_avx2_flat (58 x 64: a 56 x 56 plane) */
+
+/* Input row xr padded: nbytes (a multiple of 16) bytes, input column i at pad_left + i, x_zero around. A
+ * channel's rows are all made before any is read as pairs (qavx2_dw_pairs): loads right after these stores, at
+ * other offsets, had stalled on the store forwarding (a quarter of the depthwise's time) */
+static inline void AOTC_Q(qavx2_dw_bytes)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xr, int32_t nbytes,
+                                          uint8_t *AOTC_RESTRICT bytes) {
+    const int32_t body = p->in_w < nbytes - p->pad_left ? p->in_w : nbytes - p->pad_left;
+    const __m128i zb = _mm_set1_epi8((char)p->x_zero);
+    int32_t i, o;
+    /* (memset's and memcpy's calls had cost more than the row's sums) */
+    for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
+    if (body >= 16) {
+        for (o = 0; o + 16 <= body; o += 16)
+            _mm_storeu_si128((__m128i *)(bytes + p->pad_left + o), _mm_loadu_si128((const __m128i *)(const void *)(xr + o)));
+        _mm_storeu_si128((__m128i *)(bytes + p->pad_left + body - 16),
+                         _mm_loadu_si128((const __m128i *)(const void *)(xr + body - 16)));
+    } else {
+        for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
+    }
+}
+
+/* A padded row's bytes (qavx2_dw_bytes) as npairs 16-bit pairs of x - x_zero (stores of 8 pairs: up to 15 past
+ * them written): at stride 1 pair i of columns i, i + 1 (after the row's last vector: x_zero), at stride 2 of
+ * 2i, 2i + 1 */
+static inline void AOTC_Q(qavx2_dw_pairs)(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT bytes,
+                                          int32_t nbytes, int32_t npairs, int32_t *AOTC_RESTRICT pr) {
+    const __m256i z16 = _mm256_set1_epi16((int16_t)p->x_zero);
+    int32_t i;
+    if (p->stride_w == 1) {
+        for (i = 0; i < npairs; i += 16) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(bytes + i));
+            const __m128i b = _mm_insert_epi8(_mm_srli_si128(a, 1), i + 16 < nbytes ? bytes[i + 16] : p->x_zero, 15);
+            _mm256_storeu_si256((__m256i *)(pr + i), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16));
+            _mm256_storeu_si256((__m256i *)(pr + i + 8), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16));
+        }
+    } else {
+        for (i = 0; i < npairs; i += 8)
+            _mm256_storeu_si256((__m256i *)(pr + i),
+                                _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_loadu_si128((const __m128i *)(bytes + 2 * i))), z16));
+    }
+}
+
+/* Depthwise QLinearConv on AVX2 at stride 1 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT: the
+ * channel's padded plane as pairs (qavx2_dw_pairs; rows of rw = out_w + k_w - 1, the last pair's second column, of
+ * weight 0, the padding) in one buffer, so that output (oh, ow) is position oh rw + ow of it and 16 positions are a
+ * run across output rows (the positions past out_w in a row computed, not stored): small planes (7 x 7, 14 x 14)
+ * take 16 lanes of 16 outputs, not of 7 or 14 (qconv_depthwise_avx2). */
+static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                             const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, rw = p->out_w + p->k_w - 1;
+    const int32_t rows = p->out_h + p->k_h - 1, span = (p->out_h * rw + 15) / 16 * 16;
+    const int32_t nbytes = (rw + 1 + 15) / 16 * 16; /* a padded row's bytes (the pairs' columns: rw + 1) */
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    int32_t buf[AOTC_QDW_AVX2_FLAT + 16];
+    QT out[AOTC_QDW_AVX2_FLAT];
+    uint8_t bytes[AOTC_QDW_AVX2_FLAT_BYTES];
+    const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+    __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+    int32_t n, c, r, kh, g, nv, q0, i;
+    if (p->stride_w != 1 || p->stride_h != 1 || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
+        kg > AOTC_QDW_AVX2_KG || span + (p->k_h - 1) * rw + 2 * kg > AOTC_QDW_AVX2_FLAT || rows * rw > AOTC_QDW_AVX2_FLAT ||
+        (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES || p->pad_left > rw)
+        return 0;
+    memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
+    for (n = 0; n < p->batch; ++n) {
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * taps;
+            const int32_t wz = p->w_zero[c];
+            const __m256 sc = _mm256_set1_ps(p->scale[c]);
+            const __m256i bv = _mm256_set1_epi32(p->bias[c]);
+            for (r = 0; r < rows; ++r) { /* the rows' bytes, then their pairs (qavx2_dw_bytes) */
+                const int32_t ih = r - p->pad_top;
+                if (ih >= 0 && ih < p->in_h) AOTC_Q(qavx2_dw_bytes)(p, plane + (int64_t)ih * p->in_w, nbytes, bytes + r * nbytes);
+            }
+            for (r = 0; r < rows; ++r) { /* in order: a row's stores past its end are the next row's, made after */
+                const int32_t ih = r - p->pad_top;
+                int32_t *pr = buf + (int64_t)r * rw;
+                if (ih >= 0 && ih < p->in_h) {
+                    AOTC_Q(qavx2_dw_pairs)(p, bytes + r * nbytes, nbytes, rw, pr);
+                } else {
+                    for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
+                }
+            }
+            for (kh = 0, nv = 0; kh < p->k_h; ++kh) {
+                for (g = 0; g < kg; ++g) {
+                    const int32_t w0 = wc[kh * p->k_w + 2 * g] - wz;
+                    const int32_t w1 = 2 * g + 1 < p->k_w ? wc[kh * p->k_w + 2 * g + 1] - wz : 0;
+                    src[nv] = buf + (int64_t)kh * rw + 2 * g;
+                    tw[nv++] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16));
+                }
+            }
+            for (q0 = 0; q0 < span; q0 += 16) {
+                __m256i a0 = bv, a1 = bv;
+                for (i = 0; i < nv; ++i) {
+                    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0)), tw[i]));
+                    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0 + 8)), tw[i]));
+                }
+                AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, out + q0, 16);
+            }
+            for (r = 0; r < p->out_h; ++r) memcpy(yo + (int64_t)r * p->out_w, out + (int64_t)r * rw, (size_t)p->out_w * sizeof(QT));
+        }
+    }
+    return 1;
+}
+
+/* Depthwise QLinearConv on AVX2 with dilation 1 and stride 1 or 2: each input row of a channel made once (a ring of
+ * k_h) into 16-bit pairs of x - x_zero (0 in the padding) of two neighbouring kernel columns, at stride 1 each column
+ * with the next (pair i: columns i, i + 1), at stride 2 the row itself (pair i: columns 2i, 2i + 1), so that one
+ * vpmaddwd of 8 output positions with a broadcast pair of weights (w - w_zero, 0 past k_w) sums two taps exactly
+ * (|x - x_zero|, |w - w_zero| <= 255); 16 positions at a time, requantised in 8 lanes. 0 where the shape is not
+ * one it takes. */
+static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t sw = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w;
+    const int32_t lanes16 = (p->out_w + 15) / 16 * 16;
+    /* pairs a row: every pair a lane of the last block reads (stride 1: lanes16 - 1 + 2 (kg - 1); stride 2: the
+     * same in pairs of the row), and the 16-bit elements behind them */
+    const int32_t npairs = lanes16 + 2 * kg, nelem = sw == 1 ? npairs + 1 : 2 * npairs;
+    const int32_t nbytes = (nelem + 15) / 16 * 16; /* the padded byte row (made in whole vectors) */
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    int32_t ring[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_ROW]; /* pairs of rows, slot ih % k_h (a row's stores: up to 15 past) */
+    int32_t held[AOTC_QDW_AVX2_KH];
+    uint8_t bytes[AOTC_QDW_AVX2_BYTES]; /* the channel's padded input rows (qavx2_dw_bytes) */
+    __m256i wv[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_KG];
+    int32_t n, c, oh, kh, g, ow0, i;
+    if (p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || p->k_h > AOTC_QDW_AVX2_KH || kg > AOTC_QDW_AVX2_KG ||
+        npairs + 16 > AOTC_QDW_AVX2_ROW || (int64_t)p->in_h * nbytes > AOTC_QDW_AVX2_BYTES || p->pad_left > nbytes)
+        return 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * taps;
+            const int32_t wz = p->w_zero[c];
+            const __m256 sc = _mm256_set1_ps(p->scale[c]);
+            const __m256i bv = _mm256_set1_epi32(p->bias[c]);
+            for (i = 0; i < p->in_h; ++i) AOTC_Q(qavx2_dw_bytes)(p, plane + (int64_t)i * p->in_w, nbytes, bytes + (int64_t)i * nbytes);
+            for (kh = 0; kh < p->k_h; ++kh) {
+                held[kh] = -1;
+                for (g = 0; g < kg; ++g) {
+                    const int32_t w0 = wc[kh * p->k_w + 2 * g] - wz;
+                    const int32_t w1 = 2 * g + 1 < p->k_w ? wc[kh * p->k_w + 2 * g + 1] - wz : 0;
+                    wv[kh][g] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16));
+                }
+            }
+            for (oh = 0; oh < p->out_h; ++oh) {
+                const int32_t ih0 = oh * p->stride_h - p->pad_top;
+                const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+                __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+                int32_t nv;
+                for (kh = 0; kh < p->k_h; ++kh) { /* the input rows under this output row as pairs, once each */
+                    const int32_t ih = ih0 + kh;
+                    int32_t *pr;
+                    if (ih < 0 || ih >= p->in_h || held[ih % p->k_h] == ih) continue;
+                    pr = ring[ih % p->k_h], held[ih % p->k_h] = ih;
+                    AOTC_Q(qavx2_dw_pairs)(p, bytes + (int64_t)ih * nbytes, nbytes, npairs, pr);
+                }
+                for (kh = 0, nv = 0; kh < p->k_h; ++kh) { /* the rows inside the image (x - x_zero = 0 outside) */
+                    const int32_t ih = ih0 + kh;
+                    if (ih < 0 || ih >= p->in_h) continue;
+                    for (g = 0; g < kg; ++g) src[nv] = ring[ih % p->k_h] + (sw == 1 ? 2 * g : g), tw[nv++] = wv[kh][g];
+                }
+                for (ow0 = 0; ow0 < p->out_w; ow0 += 16) { /* 16 positions in two registers */
+                    __m256i a0 = bv, a1 = bv;
+                    for (i = 0; i < nv; ++i) {
+                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), tw[i]));
+                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), tw[i]));
+                    }
+                    AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
+                }
+            }
+        }
+    }
+    return 1;
 }
 #endif
 
@@ -977,6 +1512,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     if (AOTC_Q(qconv_depthwise_flat)(p, x, w, y, scratch)) return;
 #endif
     if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
+#endif
+#if AOTC_QUANT_AVX2
+    if (AOTC_Q(qconv_depthwise_avx2_flat)(p, x, w, y) || AOTC_Q(qconv_depthwise_avx2)(p, x, w, y)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {

@@ -614,6 +614,13 @@ void aotc_tfl_lut_s8(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y) {
         _mm512_mask_storeu_epi8(y + k, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(i), lo, hi));
     }
 #endif
+#if TFL_X86_AVX2
+    { /* the table and count in registers: y's stores may alias p (int8_t), and gcc had reloaded both an element */
+        const int8_t *table = p->table;
+        const int64_t n = p->count;
+        for (; k < n; ++k) y[k] = table[(uint8_t)x[k]];
+    }
+#endif
     for (; k < p->count; ++k) y[k] = p->table[(uint8_t)x[k]];
 }
 

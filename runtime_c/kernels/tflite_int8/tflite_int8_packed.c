@@ -621,6 +621,42 @@ TFL_PK_INLINE void tfl_pk_avx2_pair(const uint8_t *a0, const uint8_t *a1, int32_
     _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(t2, t3), 0xD8));
 }
 
+#define TFL_PK_AVX2_QC 128  /* quads of a block's weights widened to 16 bits at a time (16 KiB of stack) */
+#define TFL_PK_AVX2_RUN 64  /* positions a tfl_pk_conv_run takes at most (TFL_PK_RUN, checked below) */
+
+/* As tfl_pk_avx2_pair over the quads [g0, g1) of the patches (quad g: row g / rq, quad g % rq of it) with the block's
+ * weights already widened to 16 bits (w16: quad g0's 16 x 4 first), adding to the 8 vectors of pair sums at acc
+ * (s0 - s3 of a0, then t0 - t3 of a1): the weights are then plain loads, shared by the two positions, where
+ * tfl_pk_avx2_pair widens them again for every pair (4 of its 8 shuffles a quad) */
+TFL_PK_INLINE void tfl_pk_avx2_pair16(const uint8_t *a0, const uint8_t *a1, int32_t g0, int32_t g1, int32_t rq,
+                                      int64_t rowstep, const int16_t *w16, __m256i *acc) {
+    const __m256i widen = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1, 3, -1, 0, -1, 1, -1, 2, -1,
+                                           3, -1, 0, -1, 1, -1, 2, -1, 3, -1);
+    __m256i s0 = acc[0], s1 = acc[1], s2 = acc[2], s3 = acc[3], t0 = acc[4], t1 = acc[5], t2 = acc[6], t3 = acc[7];
+    int32_t g = g0, i, u, v;
+    while (g < g1) { /* a row's run of quads at a time */
+        const int32_t j = g / rq, q = g % rq, e = g1 - g < rq - q ? g1 - g : rq - q;
+        const uint8_t *x0 = a0 + j * rowstep + 4 * q, *x1 = a1 + j * rowstep + 4 * q;
+        for (i = 0; i < e; ++i, w16 += 64) {
+            const __m256i w0 = _mm256_loadu_si256((const __m256i *)w16);
+            const __m256i w1 = _mm256_loadu_si256((const __m256i *)(w16 + 16));
+            const __m256i w2 = _mm256_loadu_si256((const __m256i *)(w16 + 32));
+            const __m256i w3 = _mm256_loadu_si256((const __m256i *)(w16 + 48));
+            __m256i x, z;
+            memcpy(&u, x0 + 4 * i, 4);
+            memcpy(&v, x1 + 4 * i, 4);
+            x = _mm256_shuffle_epi8(_mm256_set1_epi32(u), widen);
+            z = _mm256_shuffle_epi8(_mm256_set1_epi32(v), widen);
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(x, w0)), t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(z, w0));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(x, w1)), t1 = _mm256_add_epi32(t1, _mm256_madd_epi16(z, w1));
+            s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(x, w2)), t2 = _mm256_add_epi32(t2, _mm256_madd_epi16(z, w2));
+            s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(x, w3)), t3 = _mm256_add_epi32(t3, _mm256_madd_epi16(z, w3));
+        }
+        g += e;
+    }
+    acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3, acc[4] = t0, acc[5] = t1, acc[6] = t2, acc[7] = t3;
+}
+
 /* the output stage of 8 channels: their requantisation (rq), zero point and clamp, and the fused residual ADD's three
  * requantisations (per tensor) where r is given; TFLite's arithmetic in the lanes (tflite_int8_x86.h) */
 typedef struct {
@@ -668,15 +704,18 @@ TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, const tfl_x86_rqv
     }
 }
 
-/* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels c_begin .. c_end
- * - 1 (c_begin a multiple of 16), to y at the first position: two positions x 16 channels by tfl_pk_avx2_pair, 8 of
- * their sums at a time by tfl_pk_avx2_store */
+/* n positions (n <= TFL_PK_RUN; position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels
+ * c_begin .. c_end - 1 (c_begin a multiple of 16), to y at the first position: a block of 16 channels' weights widened
+ * once a chunk for all n positions, two positions x 16 channels by tfl_pk_avx2_pair16, 8 of their sums at a time by
+ * tfl_pk_avx2_store */
 static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
                             int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
                             int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc, kq = rows * rq;
     int32_t sums[32], mult[16], shift[16], bv[16];
-    int32_t c0, t, i, h;
+    int16_t w16[TFL_PK_AVX2_QC * 64];
+    __m256i raw[TFL_PK_AVX2_RUN / 2][8]; /* a pair of positions' 8 vectors of pair sums */
+    int32_t c0, t, i, h, g0;
     tfl_pk_avx2_out o;
     tfl_pk_avx2_out_init(&o, p, r);
     for (c0 = c_begin; c0 < c_end; c0 += 16) {
@@ -689,9 +728,28 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
         for (h = 0; h < 2; ++h)
             o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                         _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_QC) { /* the block's weights widened a chunk of quads at a time */
+            const int32_t g1 = kq - g0 < TFL_PK_AVX2_QC ? kq : g0 + TFL_PK_AVX2_QC;
+            for (i = 0; i < (g1 - g0) * 4; ++i)
+                _mm256_storeu_si256((__m256i *)(w16 + 16 * i),
+                                    _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + (int64_t)g0 * 64 + 16 * i))));
+            for (t = 0; t < n; t += 2) {
+                __m256i *acc = raw[t / 2];
+                if (g0 == 0) {
+                    for (i = 0; i < 8; ++i) acc[i] = _mm256_setzero_si256();
+                }
+                tfl_pk_avx2_pair16(a[t], a[t + (n - t > 1 ? 1 : 0)], g0, g1, rq, rowstep, w16, acc);
+            }
+        }
         for (t = 0; t < n; t += 2) {
             const int32_t two = n - t > 1 ? 2 : 1;
-            tfl_pk_avx2_pair(a[t], a[t + two - 1], rows, rowstep, rq, wb, sums);
+            const __m256i *acc = raw[t / 2];
+            /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute
+             * 0 .. 7 (tfl_pk_avx2_pair's) */
+            _mm256_storeu_si256((__m256i *)sums, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8));
+            _mm256_storeu_si256((__m256i *)(sums + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8));
+            _mm256_storeu_si256((__m256i *)(sums + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[4], acc[5]), 0xD8));
+            _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[6], acc[7]), 0xD8));
             for (i = 0; i < two; ++i)
                 for (h = 0; h < 2 && 8 * h < m; ++h) {
                     const int64_t at = (int64_t)(t + i) * oc + c0 + 8 * h;
@@ -740,6 +798,9 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
 #include "tflite_int8_amx.h" /* the direct CONV_2D on AMX's tiles (TFL_PK_AMX) */
 
 #define TFL_PK_RUN 64   /* positions a run of CONV_2D (their windows' addresses on the stack) */
+#if TFL_PK_AVX2
+typedef char tfl_pk_avx2_run_fits[TFL_PK_RUN <= TFL_PK_AVX2_RUN && TFL_PK_RUN % 2 == 0 ? 1 : -1];
+#endif
 /* the fewest multiply-adds a conv splits over a --threads pool: below, a region's wake and the lines that pass
  * between the cores (a few to 20 us on a VM whose vCPUs sit on different dies, README "Threads") cost about what
  * the second thread saves, and the calling thread runs it alone */
@@ -1190,6 +1251,107 @@ TFL_PK_INLINE void tfl_pk_avx2_dw_point(const aotc_tfl_conv_params *p, const int
     }
 }
 
+#define TFL_PK_AVX2_DW_TAPS 49 /* taps at most of the 16-channel path (tfl_pk_avx2_dw16); more: 8 channels a tap */
+
+/* 16 int8 at x (m of them, 1 .. 16; past m: 0) */
+TFL_PK_INLINE __m128i tfl_pk_avx2_s8x16(const int8_t *x, int32_t m) {
+    int8_t v[16] = {0};
+    if (m == 16) return _mm_loadu_si128((const __m128i *)(const void *)x);
+    memcpy(v, x, (size_t)m);
+    return _mm_loadu_si128((const __m128i *)(const void *)v);
+}
+
+/* the 16 channels c0 .. c0 + 15 (m stored) of every output position: the taps of a kernel row two at a time, their
+ * 16 channels' bytes interleaved and sign-extended to 16-bit pairs, one vpmaddwd with the pair of weights (wpair[t]:
+ * taps t and t + 1 of the row, (uint16_t)w each; wone[t]: tap t alone, the pair's second weight 0) sums 8 channels'
+ * two taps exactly; the taps outside x as the 8-channel path (x_zero times their weights, from the sum of all) */
+static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, const int32_t *bias,
+                             int32_t c0, int32_t m, int8_t *y) {
+    const int32_t taps = p->kh * p->kw, c = p->c;
+    const int64_t wstep = (int64_t)p->dh * p->w * c, cstep = (int64_t)p->dw * c;
+    const __m256i xz = _mm256_set1_epi32(p->x_zero), yz = _mm256_set1_epi32(p->y_zero);
+    const __m256i ymin = _mm256_set1_epi32(p->y_min), ymax = _mm256_set1_epi32(p->y_max);
+    int32_t wpair[TFL_PK_AVX2_DW_TAPS][16], mult[16], shift[16], bv[16];
+    tfl_x86_rqv8 rq[2];
+    __m256i wsum[2], bias8[2];
+    int32_t i, h, t, b, oy, ox, ky, kx;
+    for (i = 0; i < 16; ++i) /* (past the channels: a valid requantisation, its lanes not stored) */
+        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0,
+        bv[i] = i < m ? bias[c0 + i] : 0;
+    for (h = 0; h < 2; ++h) {
+        rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
+                                  _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        bias8[h] = _mm256_loadu_si256((const __m256i *)(bv + 8 * h));
+        wsum[h] = _mm256_setzero_si256();
+        for (t = 0; t < taps; ++t) {
+            const __m256i w = _mm256_loadu_si256((const __m256i *)(wb + 16 * t + 8 * h));
+            const __m256i next = t % p->kw + 1 < p->kw ? _mm256_loadu_si256((const __m256i *)(wb + 16 * (t + 1) + 8 * h))
+                                                       : _mm256_setzero_si256();
+            wsum[h] = _mm256_add_epi32(wsum[h], _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16));
+            _mm256_storeu_si256((__m256i *)(wpair[t] + 8 * h), _mm256_or_si256(w, _mm256_slli_epi32(next, 16)));
+        }
+    }
+    for (b = 0; b < p->n; ++b)
+        for (oy = 0; oy < p->oh; ++oy) {
+            const int32_t iy0 = oy * p->sh - p->pad_top;
+            int32_t ky0 = 0, ky1 = p->kh; /* the kernel rows inside x: ky0 .. ky1 - 1 */
+            while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+            while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+            for (ox = 0; ox < p->ow; ++ox) {
+                const int32_t ix0 = ox * p->sw - p->pad_left;
+                const int8_t *xp = x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c + c0;
+                int32_t kx0 = 0, kx1 = p->kw;
+                __m256i a0 = bias8[0], a1 = bias8[1], v0, v1;
+                __m128i o8;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
+                    __m256i in0 = _mm256_setzero_si256(), in1 = in0;
+                    for (ky = ky0; ky < ky1; ++ky)
+                        for (kx = kx0; kx < kx1; ++kx) {
+                            in0 = _mm256_add_epi32(in0, tfl_pk_avx2_w16(wb + 16 * (ky * p->kw + kx)));
+                            in1 = _mm256_add_epi32(in1, tfl_pk_avx2_w16(wb + 16 * (ky * p->kw + kx) + 8));
+                        }
+                    a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[0], in0)));
+                    a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[1], in1)));
+                }
+                for (ky = ky0; ky < ky1; ++ky) {
+                    const int8_t *xr = xp + ky * wstep;
+                    for (kx = kx0; kx < kx1; kx += 2) {
+                        const int32_t *wt = wpair[ky * p->kw + kx];
+                        const __m128i xa = tfl_pk_avx2_s8x16(xr + kx * cstep, m);
+                        /* the row's last tap alone: its pair's second weight 0 (the row's end, or the last tap
+                         * inside x: then its own weight only, the next tap's taken apart as outside x) */
+                        const __m128i xb = kx + 1 < kx1 ? tfl_pk_avx2_s8x16(xr + (kx + 1) * cstep, m) : xa;
+                        __m256i w0 = _mm256_loadu_si256((const __m256i *)wt), w1 = _mm256_loadu_si256((const __m256i *)(wt + 8));
+                        if (kx + 1 >= kx1) { /* the pair's second weight 0 */
+                            const __m256i low = _mm256_set1_epi32(0xFFFF);
+                            w0 = _mm256_and_si256(w0, low), w1 = _mm256_and_si256(w1, low);
+                        }
+                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(xa, xb)), w0));
+                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
+                    }
+                }
+                v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
+                v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
+                v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
+                v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+                /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+                v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+                o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+                {
+                    int8_t *yo = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0;
+                    if (m == 16) _mm_storeu_si128((__m128i *)(void *)yo, o8);
+                    else {
+                        int8_t tmp[16];
+                        _mm_storeu_si128((__m128i *)(void *)tmp, o8);
+                        memcpy(yo, tmp, (size_t)m);
+                    }
+                }
+            }
+        }
+}
+
 /* AVX2 (no VNNI): 8 channels at a time, each tap's products by vpmaddwd of x sign-extended to 32 bits and the
  * packed weight (int32)(uint16_t)w, whose high half 0 makes the pair's second product 0 (exact); taps under the
  * padding read x_zero, as the plain loop (their products summed apart: the window's rows and columns inside x are
@@ -1202,6 +1364,11 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
     int32_t mult[8], shift[8], bv[8];
     int32_t c0, i, b, oy, ox, t;
     (void)scratch; /* (AVX-512's band) */
+    if (taps <= TFL_PK_AVX2_DW_TAPS) { /* 16 channels, two taps a vpmaddwd */
+        for (c0 = 0; c0 < c; c0 += 16)
+            tfl_pk_avx2_dw16(p, x, wp + (int64_t)(c0 / 16) * taps * 16, bias, c0, c - c0 < 16 ? c - c0 : 16, y);
+        return;
+    }
     for (c0 = 0; c0 < c; c0 += 8) {
         const int32_t m = c - c0 < 8 ? c - c0 : 8;
         const int32_t *wb = wp + (int64_t)(c0 / 16) * taps * 16 + c0 % 16; /* tap t's 8 weights at wb + 16 t */

@@ -1,0 +1,157 @@
+/* The ONNX int8 / uint8 convs (aotc_qconv_patches_*, aotc_qconv_depthwise_*) on network-sized shapes, for the AVX2
+ * paths of quant_impl.h (built with -march=x86-64-v3): each exactly the reference (quant_ref.c), and, given a shape's
+ * index, that shape's kernel alone once (test_kernels_c.py counts its instructions under callgrind). The random
+ * shapes of test_quant_kernels.c are small planes; these are the sizes of MobileNetV2's and ResNet-18's layers, with
+ * tails of positions and channels, odd channel counts, stride 2, 5 x 5 taps, packed and unpacked weights. */
+#include "aotc_quant.h"
+#include "kernel_test.h"
+#include "kernels_ref.h"
+
+typedef struct {
+    const char *name;
+    int depthwise, u8;
+    int32_t in_c, out_c, in_hw, k, stride, pad, tile, packed, w_zero_any;
+    int fused; /* the residual ADD fused into the stores (aotc_qconv_patches_add_*, no tmp: the plain paths' way) */
+} shape;
+
+static const shape SHAPES_[] = {
+    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0},
+    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0, 0},
+    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0},
+    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0, 0},
+    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0},
+    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0, 0},
+    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0, 0},
+    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0},
+    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0},
+    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0},
+    /* (checked only: the last ones) */
+    {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1},
+    {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1},
+};
+#define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
+
+static void *buffer(size_t n) {
+    void *b = malloc(n > 0 ? n : 1);
+    if (b == NULL) exit(2);
+    memset(b, 0xA5, n > 0 ? n : 1);
+    return b;
+}
+
+/* Shape s: its kernel once (check 0) or checked against the reference (1). Returns 1 on a mismatch. */
+static int run(const shape *s, int check) {
+    aotc_qconv_params p;
+    aotc_qresidual_params rp;
+    const int u8 = s->u8;
+    int32_t k, kp, c, i, lo, hi, zp;
+    size_t x_n, y_n, w_n;
+    void *x, *y, *ref, *scratch, *res = NULL;
+    int8_t *w, *w_arg;
+    float *scale;
+    int32_t *bias, *bias_arg, *w_zero;
+    int bad = 0;
+    memset(&p, 0, sizeof p);
+    p.batch = 1, p.in_c = s->in_c, p.out_c = s->out_c, p.group = s->depthwise ? s->in_c : 1;
+    p.in_h = p.in_w = s->in_hw, p.k_h = p.k_w = s->k, p.stride_h = p.stride_w = s->stride;
+    p.dil_h = p.dil_w = 1, p.pad_top = p.pad_left = s->pad;
+    p.out_h = p.out_w = (s->in_hw + 2 * s->pad - s->k) / s->stride + 1;
+    k = (p.in_c / p.group) * p.k_h * p.k_w, kp = s->depthwise ? k : (k + 3) / 4 * 4;
+    p.x_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
+    p.y_zero = u8 ? rand_int(100, 150) : rand_int(-20, 20);
+    lo = (u8 ? 0 : -128) - p.y_zero, hi = (u8 ? 255 : 127) - p.y_zero;
+    p.y_lo = (float)lo, p.y_hi = (float)hi;
+    x_n = (size_t)p.in_c * p.in_h * p.in_w, y_n = (size_t)p.out_c * p.out_h * p.out_w, w_n = (size_t)p.out_c * kp;
+    x = buffer(x_n), y = buffer(y_n), ref = buffer(y_n), w = (int8_t *)buffer(w_n);
+    for (i = 0; i < (int32_t)x_n; ++i) ((uint8_t *)x)[i] = (uint8_t)rand_int(0, 255);
+    for (c = 0; c < p.out_c; ++c) {
+        for (i = 0; i < kp; ++i) w[(size_t)c * kp + i] = (int8_t)(i < k ? rand_int(-127, 127) : 0);
+    }
+    scale = (float *)buffer(sizeof(float) * p.out_c);
+    bias = (int32_t *)buffer(sizeof(int32_t) * p.out_c), bias_arg = (int32_t *)buffer(sizeof(int32_t) * p.out_c);
+    w_zero = (int32_t *)buffer(sizeof(int32_t) * p.out_c);
+    p.w_zero_any = s->w_zero_any;
+    for (c = 0; c < p.out_c; ++c) {
+        /* about 1 / (the sum's spread): outputs over the whole range, some saturated */
+        scale[c] = (0.5f + (float)(test_next() >> 8) / 16777216.0f) / (32.0f * (float)k);
+        bias[c] = rand_int(-2000, 2000);
+        w_zero[c] = s->w_zero_any ? rand_int(-128, 127) : 0;
+    }
+    p.scale = scale, p.w_zero = w_zero, p.bias = bias_arg;
+    w_arg = w;
+    zp = p.x_zero + (u8 ? 0 : 128);
+    for (c = 0; c < p.out_c; ++c) { /* as aot/kernels/quant.py: the patches' zero point folded into the bias */
+        int32_t wsum = 0;
+        for (i = 0; i < k; ++i) wsum += w[(size_t)c * kp + i];
+        bias_arg[c] = s->depthwise ? bias[c] : bias[c] + kp * zp * w_zero[c] - zp * wsum;
+    }
+    if (s->packed) { /* as quant.py's interleave_rows(w, 16) */
+        w_arg = (int8_t *)buffer(w_n);
+        for (c = 0; c < p.out_c; ++c) {
+            for (i = 0; i < kp; ++i) w_arg[(size_t)(c / 16) * 16 * kp + (size_t)(i / 4) * 64 + (c % 16) * 4 + i % 4] = w[(size_t)c * kp + i];
+        }
+        p.w_packed = 1;
+    }
+    if (s->depthwise) {
+        scratch = buffer((size_t)aotc_qconv_depthwise_scratch_bytes(&p));
+        if (u8) aotc_qconv_depthwise_u8(&p, (const uint8_t *)x, w, (uint8_t *)y, (uint8_t *)scratch);
+        else aotc_qconv_depthwise_i8(&p, (const int8_t *)x, w, (int8_t *)y, (int8_t *)scratch);
+    } else {
+        const int32_t tile = s->tile < p.out_h * p.out_w ? s->tile : p.out_h * p.out_w;
+        scratch = buffer((size_t)aotc_qconv_patches_scratch_bytes(&p, tile));
+        if (s->fused) { /* QLinearAdd's parameters as aot/qmath.py computes them, over y's shape */
+            const float sa = 0.02f + (float)rand_int(0, 100) / 1000.0f, sb = 0.02f + (float)rand_int(0, 100) / 1000.0f;
+            memset(&rp, 0, sizeof rp);
+            rp.conv_a = rand_int(0, 1);
+            rp.add.shape.rank = 1, rp.add.shape.shape[0] = (int32_t)y_n;
+            rp.add.shape.a_strides[0] = rp.add.shape.b_strides[0] = 1;
+            rp.add.a_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127), rp.add.b_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
+            rp.add.y_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
+            rp.add.a_mult = sa / 0.05f, rp.add.b_mult = sb / 0.05f;
+            rp.add.bias = (float)rp.add.y_zero - fmaf(rp.add.a_mult, (float)rp.add.a_zero, rp.add.b_mult * (float)rp.add.b_zero);
+            rp.add.y_lo = (float)((u8 ? 0 : -128) - rp.add.y_zero), rp.add.y_hi = (float)((u8 ? 255 : 127) - rp.add.y_zero);
+            res = buffer(y_n);
+            for (i = 0; i < (int32_t)y_n; ++i) ((uint8_t *)res)[i] = (uint8_t)rand_int(0, 255);
+            if (u8) aotc_qconv_patches_add_u8(&p, &rp, tile, (const uint8_t *)x, w_arg, (const uint8_t *)res, (uint8_t *)y,
+                                              (uint8_t *)scratch, NULL);
+            else aotc_qconv_patches_add_i8(&p, &rp, tile, (const int8_t *)x, w_arg, (const int8_t *)res, (int8_t *)y,
+                                           (uint8_t *)scratch, NULL);
+        } else if (u8) {
+            aotc_qconv_patches_u8(&p, tile, (const uint8_t *)x, w_arg, (uint8_t *)y, (uint8_t *)scratch);
+        } else {
+            aotc_qconv_patches_i8(&p, tile, (const int8_t *)x, w_arg, (int8_t *)y, (uint8_t *)scratch);
+        }
+    }
+    if (check) {
+        if (u8) aotc_qconv_u8_ref(&p, (const uint8_t *)x, w, kp, bias, (uint8_t *)ref);
+        else aotc_qconv_i8_ref(&p, (const int8_t *)x, w, kp, bias, (int8_t *)ref);
+        if (s->fused) { /* the conv's output, then the ADD (the fused stores compute what aotc_qadd_* does) */
+            void *sum = buffer(y_n);
+            const void *a = rp.conv_a ? ref : res, *b2 = rp.conv_a ? res : ref;
+            if (u8) aotc_qadd_u8_ref(&rp.add, (const uint8_t *)a, (const uint8_t *)b2, (uint8_t *)sum);
+            else aotc_qadd_i8_ref(&rp.add, (const int8_t *)a, (const int8_t *)b2, (int8_t *)sum);
+            memcpy(ref, sum, y_n);
+            free(sum);
+        }
+        for (i = 0; i < (int32_t)y_n && !bad; ++i) {
+            const int32_t a = u8 ? ((uint8_t *)y)[i] : ((int8_t *)y)[i], b = u8 ? ((uint8_t *)ref)[i] : ((int8_t *)ref)[i];
+            if (a != b) {
+                printf("%s: element %d of %d is %d, reference %d\n", s->name, (int)i, (int)y_n, (int)a, (int)b);
+                bad = 1;
+            }
+        }
+    }
+    printf("%-40s %s (%ld MACs)\n", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
+           (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
+    if (w_arg != w) free(w_arg);
+    free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch), free(res);
+    return bad;
+}
+
+/* argv[1]: the seed; argv[2]: a shape's index to run once (no argument: every shape, checked) */
+int main(int argc, char **argv) {
+    int failed = 0, i;
+    test_seed(argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1u);
+    if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0);
+    for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1);
+    return failed;
+}
