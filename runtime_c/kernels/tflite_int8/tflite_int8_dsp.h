@@ -269,9 +269,64 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
 #endif
+/* a pair's 8 outputs: position 0's 4 channels at y (r1), position 1's at y + oc (lr) */
+#define TFL_DSP_RQ3_STORES                                                                               \
+    "strb r4, [r1]\n\t"                                                                                \
+    "strb r6, [r1, #1]\n\t"                                                                            \
+    "strb r8, [r1, #2]\n\t"                                                                            \
+    "strb r10, [r1, #3]\n\t"                                                                           \
+    "strb r5, [lr]\n\t"                                                                                \
+    "strb r7, [lr, #1]\n\t"                                                                            \
+    "strb r9, [lr, #2]\n\t"                                                                            \
+    "strb r11, [lr, #3]\n\t"
 #define TFL_DSP_RQ3(a, b)                                                                                \
     "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
     TFL_DSP_RQ3_MATH(a, b)
+#if AOTC_DSP_M33
+/* The M33's epilogue of a pair: every word of the frame by a single LDR at its offset from sp, not an LDM (the M33
+ * loads a word in 1 cycle, an LDM of N in 1 + N: the terms 12 LDRs, not 4 LDMs of 3 and r12's ADD, 17 cycles; y, oc and
+ * the end 3, not 4; the next pair's w, 8 sums and PC 9 LDRs and an LDR of the PC, 11 cycles, not the LDMNE's 12 after
+ * its IT), each SMMLAR after the LDR of the channel's right shift, which it does not read (no load-use stall); the
+ * pair's end test a BEQ not taken, taken once a group: 63 cycles a pair, not 70 (VWW -O3: 17,792 pairs) */
+#define TFL_DSP_RQ3_M33(off, a, b)                                                                       \
+    "ldr r1, [sp, #" #off "]\n\t"                                                                      \
+    "ldr r2, [sp, #(" #off " + 4)]\n\t"                                                                  \
+    "ldr r3, [sp, #(" #off " + 8)]\n\t" TFL_DSP_RQ3_MATH(a, b)
+#define TFL_DSP_RQ3_PAIR_END                                                                             \
+    TFL_DSP_RQ3_M33(0, "r4", "r5") TFL_DSP_RQ3_M33(12, "r6", "r7") TFL_DSP_RQ3_M33(24, "r8", "r9")        \
+    TFL_DSP_RQ3_M33(36, "r10", "r11")                                                                    \
+    "ldr r1, [sp, #48]\n\t" /* y, oc, the patches' end */                                              \
+    "ldr r2, [sp, #52]\n\t"                                                                            \
+    "ldr r3, [sp, #56]\n\t"                                                                            \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ3_STORES                                                            \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [sp, #48]\n\t"                                                                           \
+    "cmp r0, r3\n\t"                                                                                  \
+    "beq 7f\n\t"                                                                                      \
+    "ldr r1, [sp, #60]\n\t" /* the next pair: w, its sums at the biases, into the loop */             \
+    "ldr r4, [sp, #64]\n\t"                                                                           \
+    "ldr r5, [sp, #68]\n\t"                                                                           \
+    "ldr r6, [sp, #72]\n\t"                                                                           \
+    "ldr r7, [sp, #76]\n\t"                                                                           \
+    "ldr r8, [sp, #80]\n\t"                                                                           \
+    "ldr r9, [sp, #84]\n\t"                                                                           \
+    "ldr r10, [sp, #88]\n\t"                                                                          \
+    "ldr r11, [sp, #92]\n\t"                                                                          \
+    "ldr pc, [sp, #96]\n"                                                                              \
+    "7:\n\t"
+#else
+#define TFL_DSP_RQ3_PAIR_END                                                                             \
+    "ldm sp, {r1, r2, r3}\n\t" /* channel 0's terms, then r12 walks the rest */                          \
+    "add r12, sp, #12\n\t"                                                                              \
+    TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")  \
+    "ldmia r12!, {r1, r2, r3}\n\t" /* y, oc, the patches' end; r12 at the next pair's block */            \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ3_STORES                                                            \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [r12, #-12]\n\t"                                                                         \
+    "cmp r0, r3\n\t"                                                                                  \
+    "it ne\n\t"                                                                                       \
+    "ldmne r12, {r1, r4-r11, pc}\n\t" /* the next pair */
+#endif
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG int32_t count,
                                                                          TFL_DSP_ARG const uint32_t *w,
@@ -332,24 +387,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
                 AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
                     AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
-        "ldm sp, {r1, r2, r3}\n\t" /* the epilogue: channel 0's terms, then r12 walks the rest */
-        "add r12, sp, #12\n\t"
-        TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
-        "ldmia r12!, {r1, r2, r3}\n\t" /* y, oc, the patches' end; r12 at the next pair's block */
-        "add lr, r1, r2\n\t"
-        "strb r4, [r1]\n\t"
-        "strb r6, [r1, #1]\n\t"
-        "strb r8, [r1, #2]\n\t"
-        "strb r10, [r1, #3]\n\t"
-        "strb r5, [lr]\n\t"
-        "strb r7, [lr, #1]\n\t"
-        "strb r9, [lr, #2]\n\t"
-        "strb r11, [lr, #3]\n\t"
-        "add r1, lr, r2\n\t"
-        "str r1, [r12, #-12]\n\t"
-        "cmp r0, r3\n\t"
-        "it ne\n\t"
-        "ldmne r12, {r1, r4-r11, pc}\n\t" /* the next pair */
+        TFL_DSP_RQ3_PAIR_END /* the epilogue, then the next pair (or on past it at the patches' end) */
         "ldrh r1, [sp, #166]\n\t" /* the groups left less 1 */
         "subs r1, r1, #1\n\t"
         "bpl 6f\n"
@@ -495,6 +533,9 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 /* (TFL_DSP_RQ2_MATH and TFL_DSP_RQ2_TERMS stay: tflite_int8_conv.c's tfl_dsp_mac4x2_rqa runs them too) */
 #undef TFL_DSP_RQ3
 #undef TFL_DSP_RQ3_MATH
+#undef TFL_DSP_RQ3_STORES
+#undef TFL_DSP_RQ3_PAIR_END
+#undef TFL_DSP_RQ3_M33
 #undef TFL_DSP_MAC4X2_RQ_ASM
 #else
 static inline void tfl_dsp_mac4x2_rq_c(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq,
