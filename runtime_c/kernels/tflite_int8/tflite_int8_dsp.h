@@ -139,6 +139,67 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
 #define TFL_DSP_RQ2_TERMS "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */
+/* a pair's 8 outputs: position 0's 4 channels at y (r1), position 1's at y + oc (lr) */
+#define TFL_DSP_RQ_STORES                                                                                \
+    "strb r4, [r1]\n\t"                                                                                \
+    "strb r6, [r1, #1]\n\t"                                                                            \
+    "strb r8, [r1, #2]\n\t"                                                                            \
+    "strb r10, [r1, #3]\n\t"                                                                           \
+    "strb r5, [lr]\n\t"                                                                                \
+    "strb r7, [lr, #1]\n\t"                                                                            \
+    "strb r9, [lr, #2]\n\t"                                                                            \
+    "strb r11, [lr, #3]\n\t"
+#if AOTC_DSP_M33
+/* The M33's epilogue of a pair of aotc_dsp_mac4x2_rq and _rq2 (M: their requantisation of a channel's two sums, lr
+ * its temporary) and of tflite_int8_conv.c's tfl_dsp_mac4x2_rqa (the same frame to #60, LOAD_NEXT its next pair's
+ * start after its test of the patches' end): each word of the frame by a single LDR from sp (the M33 loads a word in 1 cycle, an LDM of N in 1 + N),
+ * so the patch pointer r0 stays put, not stored and loaded again around a walk of the terms; the pair's end test a
+ * BEQ (to 9), not taken but at the last pair: the next pair by LDRs and an LDR of the PC, not the LDMNE after its IT.
+ * Each requantisation's first instruction reads the terms loaded before its last LDR only (no load-use stall). */
+#define TFL_DSP_RQ_TERMS_M33(off)                                                                        \
+    "ldr r1, [sp, #" #off "]\n\t"                                                                      \
+    "ldr r2, [sp, #(" #off " + 4)]\n\t"                                                                \
+    "ldr r3, [sp, #(" #off " + 8)]\n\t"
+#define TFL_DSP_RQ_PAIR_END_AT(M, LOAD_NEXT)                                                             \
+    TFL_DSP_RQ_TERMS_M33(0) M("r4", "r5") TFL_DSP_RQ_TERMS_M33(12) M("r6", "r7")                         \
+    TFL_DSP_RQ_TERMS_M33(24) M("r8", "r9") TFL_DSP_RQ_TERMS_M33(36) M("r10", "r11")                      \
+    "ldr r1, [sp, #48]\n\t" /* y, oc, the patches' end */                                              \
+    "ldr r2, [sp, #52]\n\t"                                                                            \
+    "ldr r3, [sp, #56]\n\t"                                                                            \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ_STORES                                                             \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [sp, #48]\n\t"                                                                           \
+    "cmp r0, r3\n\t" LOAD_NEXT
+/* (aotc_dsp_mac4x2_rq's next pair: w at #64, its sums at the biases #68 .. #96, the loop's entry at #100) */
+#define TFL_DSP_RQ_PAIR_END(M)                                                                           \
+    TFL_DSP_RQ_PAIR_END_AT(M, "beq 9f\n\t"                                                             \
+                              "ldr r1, [sp, #64]\n\t"                                                  \
+                              "ldr r4, [sp, #68]\n\t"                                                  \
+                              "ldr r5, [sp, #72]\n\t"                                                  \
+                              "ldr r6, [sp, #76]\n\t"                                                  \
+                              "ldr r7, [sp, #80]\n\t"                                                  \
+                              "ldr r8, [sp, #84]\n\t"                                                  \
+                              "ldr r9, [sp, #88]\n\t"                                                  \
+                              "ldr r10, [sp, #92]\n\t"                                                 \
+                              "ldr r11, [sp, #96]\n\t"                                                 \
+                              "ldr pc, [sp, #100]\n")
+#else
+#define TFL_DSP_RQ_PAIR_END(M)                                                                           \
+    "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */         \
+    "ldm sp, {r1, r2, r3}\n\t"                                                                         \
+    "add r0, sp, #12\n\t"                                                                              \
+    M("r4", "r5") TFL_DSP_RQ2_TERMS M("r6", "r7") TFL_DSP_RQ2_TERMS M("r8", "r9") TFL_DSP_RQ2_TERMS         \
+    M("r10", "r11")                                                                                      \
+    "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */                                         \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ_STORES                                                             \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [r0, #-12]\n\t"                                                                          \
+    "ldr r0, [r0]\n\t"                                                                                \
+    "add r12, sp, #64\n\t"                                                                            \
+    "cmp r0, r3\n\t"                                                                                  \
+    "it ne\n\t"                                                                                       \
+    "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */
+#endif
 #define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 /* The body of aotc_dsp_mac4x2_rq and aotc_dsp_mac4x2_rq2, M their requantisation of a channel's two sums */
 #define TFL_DSP_MAC4X2_RQ_ASM(M) \
@@ -180,27 +241,7 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "ldr r2, [sp, #104]\n\t" \
     "cmp r1, r2\n\t" \
     "bne 1b\n\t" \
-    "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */ \
-    "ldm sp, {r1, r2, r3}\n\t" \
-    "add r0, sp, #12\n\t" \
-    M("r4", "r5") TFL_DSP_RQ2_TERMS M("r6", "r7") TFL_DSP_RQ2_TERMS M("r8", "r9") TFL_DSP_RQ2_TERMS M("r10", "r11") \
-    "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */ \
-    "add lr, r1, r2\n\t" \
-    "strb r4, [r1]\n\t" \
-    "strb r6, [r1, #1]\n\t" \
-    "strb r8, [r1, #2]\n\t" \
-    "strb r10, [r1, #3]\n\t" \
-    "strb r5, [lr]\n\t" \
-    "strb r7, [lr, #1]\n\t" \
-    "strb r9, [lr, #2]\n\t" \
-    "strb r11, [lr, #3]\n\t" \
-    "add r1, lr, r2\n\t" \
-    "str r1, [r0, #-12]\n\t" \
-    "ldr r0, [r0]\n\t" \
-    "add r12, sp, #64\n\t" \
-    "cmp r0, r3\n\t" \
-    "it ne\n\t" \
-    "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */ \
+    TFL_DSP_RQ_PAIR_END(M) \
     "9:\n\t" \
     "add sp, sp, #108\n\t" \
     "pop {r4-r11, pc}\n\t"
@@ -570,6 +611,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #undef TFL_DSP_RQ3_PAIR_END
 #undef TFL_DSP_RQ3_M33
 #undef TFL_DSP_RQ3_GROUP_START
+#undef TFL_DSP_RQ_PAIR_END
 #undef TFL_DSP_RQ3_TERMS4
 #undef TFL_DSP_MAC4X2_RQ_ASM
 #else
