@@ -344,15 +344,11 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
     "str r1, [sp, #48]\n\t"                                                                           \
     "cmp r0, r3\n\t"                                                                                  \
     "beq 7f\n\t"                                                                                      \
-    "ldr r1, [sp, #60]\n\t" /* the next pair: w, its sums at the biases, into the loop */             \
+    "ldr r1, [sp, #60]\n\t" /* the next pair: w, the 4 biases, its first quad, into the loop */      \
     "ldr r4, [sp, #64]\n\t"                                                                           \
-    "ldr r5, [sp, #68]\n\t"                                                                           \
     "ldr r6, [sp, #72]\n\t"                                                                           \
-    "ldr r7, [sp, #76]\n\t"                                                                           \
     "ldr r8, [sp, #80]\n\t"                                                                           \
-    "ldr r9, [sp, #84]\n\t"                                                                           \
-    "ldr r10, [sp, #88]\n\t"                                                                          \
-    "ldr r11, [sp, #92]\n\t"                                                                          \
+    "ldr r10, [sp, #88]\n\t" TFL_DSP_RQ3_QUAD_FIRST                                                   \
     "ldr pc, [sp, #96]\n"                                                                              \
     "7:\n\t"
 /* a group's start (r12 at its 16 words: the 4 biases, then the 12 terms): the biases each twice to the frame and
@@ -372,20 +368,60 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
     "ldr r6, [r12, #4]\n\t"                                                                            \
     "ldr r8, [r12, #8]\n\t"                                                                            \
     "ldr r10, [r12, #12]\n\t"                                                                          \
-    "mov r5, r4\n\t"                                                                                   \
-    "mov r7, r6\n\t"                                                                                   \
-    "mov r9, r8\n\t"                                                                                   \
-    "mov r11, r10\n\t"                                                                                 \
     "str r4, [sp, #64]\n\t"                                                                            \
-    "str r5, [sp, #68]\n\t"                                                                            \
     "str r6, [sp, #72]\n\t"                                                                            \
-    "str r7, [sp, #76]\n\t"                                                                            \
     "str r8, [sp, #80]\n\t"                                                                            \
-    "str r9, [sp, #84]\n\t"                                                                            \
-    "str r10, [sp, #88]\n\t"                                                                           \
-    "str r11, [sp, #92]\n\t" TFL_DSP_RQ3_TERMS4(0) TFL_DSP_RQ3_TERMS4(16) TFL_DSP_RQ3_TERMS4(32)        \
-    "ldr r1, [sp, #60]\n\t"                                                                            \
+    "str r10, [sp, #88]\n\t" TFL_DSP_RQ3_TERMS4(0) TFL_DSP_RQ3_TERMS4(16) TFL_DSP_RQ3_TERMS4(32)        \
+    "ldr r1, [sp, #60]\n\t" TFL_DSP_RQ3_QUAD_FIRST                                                     \
     "ldr pc, [sp, #96]\n\t"
+/* A pair's first quad (AOTC_DSP_MAC4X2_QUAD's), each channel's two sums started from its bias in r4, r6, r8, r10:
+ * position 1's E multiply-accumulate reads the bias before position 0's adds to it (SMLAD's accumulator need not
+ * be its destination), so a pair loads 4 biases, not 8 sums; the loads reordered so that no multiply reads the load
+ * just before it. The loop is entered past (-(nq - 1)) mod 16 quads (TFL_DSP_RQ3_ENTRY), nq 1 at the epilogue. */
+#define TFL_DSP_RQ3_QUAD_FIRST                                                                           \
+    "ldr r2, [r1, #32]!\n\t"                                                                           \
+    "ldr lr, [r0, #8]\n\t"    /* E(t1) */                                                              \
+    "ldr r12, [r0], #16\n\t"  /* E(t0) */                                                              \
+    "ldr r3, [r1, #4]\n\t"                                                                             \
+    "smlad r5, lr, r2, r4\n\t"                                                                         \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "ldr r2, [r1, #8]\n\t"                                                                             \
+    "smlad r7, lr, r3, r6\n\t"                                                                         \
+    "smlad r6, r12, r3, r6\n\t"                                                                        \
+    "ldr r3, [r1, #12]\n\t"                                                                            \
+    "smlad r9, lr, r2, r8\n\t"                                                                         \
+    "smlad r8, r12, r2, r8\n\t"                                                                        \
+    "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                      \
+    "smlad r11, lr, r3, r10\n\t"                                                                       \
+    "smlad r10, r12, r3, r10\n\t"                                                                      \
+    "ldr r12, [r0, #-12]\n\t" /* O(t0) */                                                              \
+    "ldr r3, [r1, #20]\n\t"                                                                            \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "ldr lr, [r0, #-4]\n\t"   /* O(t1) */                                                              \
+    "smlad r6, r12, r3, r6\n\t"                                                                        \
+    "smlad r5, lr, r2, r5\n\t"                                                                         \
+    "ldr r2, [r1, #24]\n\t"                                                                            \
+    "smlad r7, lr, r3, r7\n\t"                                                                         \
+    "ldr r3, [r1, #28]\n\t"                                                                            \
+    "smlad r8, r12, r2, r8\n\t"                                                                        \
+    "smlad r10, r12, r3, r10\n\t"                                                                      \
+    "smlad r9, lr, r2, r9\n\t"                                                                         \
+    "smlad r11, lr, r3, r11\n\t"
+/* the loop's entry (r4, before its Thumb bit) for the nq - 1 quads after the first: past (-(nq - 1)) mod 16 quads, in
+ * the last block with nq - 1 <= 16, at its end (the epilogue) with nq 1 */
+#define TFL_DSP_RQ3_ENTRY                                                                                \
+    "sub r7, r3, #1\n\t"                                                                               \
+    "rsbs r5, r7, #0\n\t"                                                                              \
+    "and r5, r5, #15\n\t"                                                                              \
+    "cmp r7, #0\n\t"                                                                                   \
+    "it eq\n\t"                                                                                        \
+    "moveq r5, #16\n\t"                                                                                \
+    "movs r6, #104\n\t"                                                                                \
+    "cmp r7, #16\n\t"                                                                                  \
+    "ite gt\n\t"                                                                                       \
+    "adrgt.w r4, 1f\n\t"                                                                               \
+    "adrle.w r4, 3f\n\t"                                                                               \
+    "mla r4, r5, r6, r4\n\t"
 #else
 #define TFL_DSP_RQ3_PAIR_END                                                                             \
     "ldm sp, {r1, r2, r3}\n\t" /* channel 0's terms, then r12 walks the rest */                          \
@@ -398,6 +434,15 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
     "cmp r0, r3\n\t"                                                                                  \
     "it ne\n\t"                                                                                       \
     "ldmne r12, {r1, r4-r11, pc}\n\t" /* the next pair */
+#define TFL_DSP_RQ3_ENTRY                                                                                \
+    "rsbs r5, r3, #0\n\t"                                                                              \
+    "and r5, r5, #15\n\t"                                                                              \
+    "movs r6, #104\n\t"                                                                                \
+    "cmp r3, #16\n\t" /* the loop's entry past (-nq) mod 16 quads: the last block's with nq <= 16 */     \
+    "ite gt\n\t"                                                                                       \
+    "adrgt.w r4, 1f\n\t"                                                                               \
+    "adrle.w r4, 3f\n\t"                                                                               \
+    "mla r4, r5, r6, r4\n\t"
 #define TFL_DSP_RQ3_GROUP_START                                                                          \
     "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */                                    \
     "mov r5, r4\n\t"                                                                                   \
@@ -430,14 +475,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "ldrh r6, [sp, #164]\n\t" /* oc, its lower half */
         "add r4, sp, #48\n\t"
         "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */
-        "rsbs r5, r3, #0\n\t"
-        "and r5, r5, #15\n\t"
-        "movs r6, #104\n\t"
-        "cmp r3, #16\n\t" /* the loop's entry past (-nq) mod 16 quads: the last block's with nq <= 16 */
-        "ite gt\n\t"
-        "adrgt.w r4, 1f\n\t"
-        "adrle.w r4, 3f\n\t"
-        "mla r4, r5, r6, r4\n\t"
+        TFL_DSP_RQ3_ENTRY
         "orr r4, r4, #1\n\t"
         "str r4, [sp, #96]\n\t"
         "str r0, [sp, #104]\n\t"
@@ -613,6 +651,8 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #undef TFL_DSP_RQ3_GROUP_START
 #undef TFL_DSP_RQ_PAIR_END
 #undef TFL_DSP_RQ3_TERMS4
+#undef TFL_DSP_RQ3_QUAD_FIRST
+#undef TFL_DSP_RQ3_ENTRY
 #undef TFL_DSP_MAC4X2_RQ_ASM
 #else
 static inline void tfl_dsp_mac4x2_rq_c(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq,
