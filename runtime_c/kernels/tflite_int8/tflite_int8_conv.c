@@ -649,6 +649,34 @@ __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_
     "sxtab16 " v ", %[nz], " v ", ror #8\n\t"                                                          \
     "str %[t2], [%[d], #" #off "]\n\t"                                                                  \
     "str " v ", [%[d], #" #off " + 4]\n\t"
+#if AOTC_DSP_M33
+    /* (the M33's order: a fourth temporary, so that no instruction reads the word the load just before loaded: the
+     * two merges' BFI and row 1's second quad waited a cycle each, 3 a position) */
+    uint32_t t3;
+    __asm__ volatile("1:\n\t"
+                     "ldr %[t0], [%[p]]\n\t"
+                     "ldr %[t1], [%[p], #4]\n\t" TFL_DSP_RGB_PUT("%[t0]", 0)
+                     "ldrb %[t0], [%[p], #8]\n\t" TFL_DSP_RGB_PUT("%[t1]", 16)
+                     "add %[p], %[p], %[row]\n\t"
+                     "ldr %[t1], [%[p], #-1]\n\t"
+                     "ldr %[t3], [%[p], #3]\n\t"
+                     "bfi %[t1], %[t0], #0, #8\n\t" TFL_DSP_RGB_PUT("%[t1]", 32)
+                     "ldrh %[t0], [%[p], #7]\n\t" TFL_DSP_RGB_PUT("%[t3]", 48)
+                     "add %[p], %[p], %[row]\n\t"
+                     "ldr %[t1], [%[p], #-2]\n\t"
+                     "ldr %[t3], [%[p], #2]\n\t"
+                     "bfi %[t1], %[t0], #0, #16\n\t" TFL_DSP_RGB_PUT("%[t1]", 64)
+                     "ldr %[t0], [%[p], #6]\n\t" TFL_DSP_RGB_PUT("%[t3]", 80) TFL_DSP_RGB_PUT("%[t0]", 96)
+                     "add %[p], %[p], %[back]\n\t"
+                     "add %[d], %[d], %[s]\n\t"
+                     "rsb %[s], %[s], #112\n\t"
+                     "subs %[m], %[m], #1\n\t"
+                     "bne 1b\n\t"
+                     : [p] "+&r"(r0), [d] "+&r"(d), [s] "+&r"(s), [m] "+&r"(m), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                       [t2] "=&r"(t2), [t3] "=&r"(t3)
+                     : [row] "r"(row), [nz] "r"(TFL_DSP_NZ(zz)), [back] "r"(back)
+                     : "cc", "memory");
+#else
     __asm__ volatile("1:\n\t"
                      "ldr %[t0], [%[p]]\n\t"
                      "ldr %[t1], [%[p], #4]\n\t" TFL_DSP_RGB_PUT("%[t0]", 0) TFL_DSP_RGB_PUT("%[t1]", 16)
@@ -672,6 +700,7 @@ __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_
                        [t2] "=&r"(t2)
                      : [row] "r"(row), [nz] "r"(TFL_DSP_NZ(zz)), [back] "r"(back)
                      : "cc", "memory");
+#endif
 #undef TFL_DSP_RGB_PUT
 }
 #else
