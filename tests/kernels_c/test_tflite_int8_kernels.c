@@ -222,8 +222,15 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                  * of every group in one call of aotc_dsp_mac4x1_rq3), one group of channels or up to 28; the rows' 2
                  * quads (a layer of 8 channels), 4n + 2 and 4n (tfl_dsp_rows_u8_pairs's turns of 2 and 4 quads) */
                 if (pw) {
+                    /* every second K_PW case (6 to 12 positions) at one of the quad counts around aotc_dsp_mac4x2_rq3's entries, in turn
+                     * (no draw: the cases' shapes otherwise as before): on the M33 a pair's first quad apart, the
+                     * nq - 1 after it entered past (-(nq - 1)) mod 16, none at nq 1, the last block whole at 17, the
+                     * loop of 16 from 18 (its end at 33) */
+                    static const int32_t nqs[] = {1, 2, 16, 17, 18, 32, 33, 34, 48, 49};
+                    static int32_t pw_turn;
                     p->h = rand_int(1, 4), p->w = rand_int(1, 4), p->oc = 4 * (chance(1, 4) ? 1 : rand_int(2, 28));
                     if (chance(1, 4)) p->c = 8, p->h = rand_int(2, 12), p->w = rand_int(2, 12);
+                    if (pw_turn++ % 2 == 0) p->c = 4 * nqs[(pw_turn / 2) % 10], p->h = 2 + pw_turn % 3, p->w = 3;
                 }
             }
             if (!pw && chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */

@@ -54,8 +54,9 @@
 #endif
 
 /* 1 on an Armv8-M mainline core with the DSP extension and no Helium (a Cortex-M33 or M35P: loads in 1 cycle, an
- * instruction that reads what the load just before loaded waits 1), whose 4 x 2 block takes a quad of its own;
- * a build may set AOTC_DSP_M33 itself. */
+ * instruction that reads what the load just before loaded waits 1, an LDM or STM of N words 1 + N), whose 4 x 2 block
+ * takes a quad of its own and its pairs' epilogues single LDRs, not LDMs (tflite_int8_dsp.h); a build may set
+ * AOTC_DSP_M33 itself. */
 #ifndef AOTC_DSP_M33
 #if defined(__ARM_ARCH_8M_MAIN__) && !defined(__ARM_FEATURE_MVE)
 #define AOTC_DSP_M33 1

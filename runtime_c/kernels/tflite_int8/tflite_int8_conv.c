@@ -649,6 +649,34 @@ __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_
     "sxtab16 " v ", %[nz], " v ", ror #8\n\t"                                                          \
     "str %[t2], [%[d], #" #off "]\n\t"                                                                  \
     "str " v ", [%[d], #" #off " + 4]\n\t"
+#if AOTC_DSP_M33
+    /* (the M33's order: a fourth temporary, so that no instruction reads the word the load just before loaded: the
+     * two merges' BFI and row 1's second quad waited a cycle each, 3 a position) */
+    uint32_t t3;
+    __asm__ volatile("1:\n\t"
+                     "ldr %[t0], [%[p]]\n\t"
+                     "ldr %[t1], [%[p], #4]\n\t" TFL_DSP_RGB_PUT("%[t0]", 0)
+                     "ldrb %[t0], [%[p], #8]\n\t" TFL_DSP_RGB_PUT("%[t1]", 16)
+                     "add %[p], %[p], %[row]\n\t"
+                     "ldr %[t1], [%[p], #-1]\n\t"
+                     "ldr %[t3], [%[p], #3]\n\t"
+                     "bfi %[t1], %[t0], #0, #8\n\t" TFL_DSP_RGB_PUT("%[t1]", 32)
+                     "ldrh %[t0], [%[p], #7]\n\t" TFL_DSP_RGB_PUT("%[t3]", 48)
+                     "add %[p], %[p], %[row]\n\t"
+                     "ldr %[t1], [%[p], #-2]\n\t"
+                     "ldr %[t3], [%[p], #2]\n\t"
+                     "bfi %[t1], %[t0], #0, #16\n\t" TFL_DSP_RGB_PUT("%[t1]", 64)
+                     "ldr %[t0], [%[p], #6]\n\t" TFL_DSP_RGB_PUT("%[t3]", 80) TFL_DSP_RGB_PUT("%[t0]", 96)
+                     "add %[p], %[p], %[back]\n\t"
+                     "add %[d], %[d], %[s]\n\t"
+                     "rsb %[s], %[s], #112\n\t"
+                     "subs %[m], %[m], #1\n\t"
+                     "bne 1b\n\t"
+                     : [p] "+&r"(r0), [d] "+&r"(d), [s] "+&r"(s), [m] "+&r"(m), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                       [t2] "=&r"(t2), [t3] "=&r"(t3)
+                     : [row] "r"(row), [nz] "r"(TFL_DSP_NZ(zz)), [back] "r"(back)
+                     : "cc", "memory");
+#else
     __asm__ volatile("1:\n\t"
                      "ldr %[t0], [%[p]]\n\t"
                      "ldr %[t1], [%[p], #4]\n\t" TFL_DSP_RGB_PUT("%[t0]", 0) TFL_DSP_RGB_PUT("%[t1]", 16)
@@ -672,6 +700,7 @@ __attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_
                        [t2] "=&r"(t2)
                      : [row] "r"(row), [nz] "r"(TFL_DSP_NZ(zz)), [back] "r"(back)
                      : "cc", "memory");
+#endif
 #undef TFL_DSP_RGB_PUT
 }
 #else
@@ -930,6 +959,24 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
  * [sp, #68] acc, [sp, #72] the loop's entry, [sp, #76] the weights' end. */
 #if AOTC_DSP_ASM
 /* (its requantisation: tflite_int8_dsp.h's TFL_DSP_RQ2_MATH and TFL_DSP_RQ2_TERMS, as aotc_dsp_mac4x2_rq's) */
+#if AOTC_DSP_M33
+/* (the M33's epilogue by single LDRs from sp, tflite_int8_dsp.h's TFL_DSP_RQ_PAIR_END_AT: the patch pointer stays in r0) */
+#define TFL_DSP_RQA_PAIR_END TFL_DSP_RQ_PAIR_END_AT(TFL_DSP_RQ2_MATH, "bne 2b\n")
+#else
+#define TFL_DSP_RQA_PAIR_END                                                                             \
+    "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */         \
+    "ldm sp, {r1, r2, r3}\n\t"                                                                         \
+    "add r0, sp, #12\n\t"                                                                              \
+    TFL_DSP_RQ2_MATH("r4", "r5") TFL_DSP_RQ2_TERMS TFL_DSP_RQ2_MATH("r6", "r7") TFL_DSP_RQ2_TERMS         \
+    TFL_DSP_RQ2_MATH("r8", "r9") TFL_DSP_RQ2_TERMS TFL_DSP_RQ2_MATH("r10", "r11")                        \
+    "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */                                         \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ_STORES                                                             \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [r0, #-12]\n\t"                                                                          \
+    "ldr r0, [r0]\n\t"                                                                                \
+    "cmp r0, r3\n\t"                                                                                  \
+    "bne 2b\n"
+#endif
 __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((unused)) const uint32_t *p,
                                                                __attribute__((unused)) int32_t count,
                                                                __attribute__((unused)) const uint32_t *w,
@@ -979,32 +1026,17 @@ __attribute__((naked, noinline)) static void tfl_dsp_mac4x2_rqa(__attribute__((u
         "ldr r2, [sp, #76]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"
-        "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */
-        "ldm sp, {r1, r2, r3}\n\t"
-        "add r0, sp, #12\n\t"
-        TFL_DSP_RQ2_MATH("r4", "r5") TFL_DSP_RQ2_TERMS TFL_DSP_RQ2_MATH("r6", "r7") TFL_DSP_RQ2_TERMS
-        TFL_DSP_RQ2_MATH("r8", "r9") TFL_DSP_RQ2_TERMS TFL_DSP_RQ2_MATH("r10", "r11")
-        "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */
-        "add lr, r1, r2\n\t"
-        "strb r4, [r1]\n\t"
-        "strb r6, [r1, #1]\n\t"
-        "strb r8, [r1, #2]\n\t"
-        "strb r10, [r1, #3]\n\t"
-        "strb r5, [lr]\n\t"
-        "strb r7, [lr, #1]\n\t"
-        "strb r9, [lr, #2]\n\t"
-        "strb r11, [lr, #3]\n\t"
-        "add r1, lr, r2\n\t"
-        "str r1, [r0, #-12]\n\t"
-        "ldr r0, [r0]\n\t"
-        "cmp r0, r3\n\t"
-        "bne 2b\n"
+        TFL_DSP_RQA_PAIR_END
         "9:\n\t"
         "add sp, sp, #80\n\t"
         "pop {r4-r11, pc}\n\t");
 }
 #undef TFL_DSP_RQ2_TERMS
 #undef TFL_DSP_RQ2_MATH
+#undef TFL_DSP_RQA_PAIR_END
+#undef TFL_DSP_RQ_PAIR_END_AT
+#undef TFL_DSP_RQ_TERMS_M33
+#undef TFL_DSP_RQ_STORES
 #else
 static void tfl_dsp_mac4x2_rqa(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq, const int32_t *rq,
                                int8_t *y, int32_t oc, const int32_t *acc) {

@@ -139,6 +139,67 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
 #define TFL_DSP_RQ2_TERMS "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */
+/* a pair's 8 outputs: position 0's 4 channels at y (r1), position 1's at y + oc (lr) */
+#define TFL_DSP_RQ_STORES                                                                                \
+    "strb r4, [r1]\n\t"                                                                                \
+    "strb r6, [r1, #1]\n\t"                                                                            \
+    "strb r8, [r1, #2]\n\t"                                                                            \
+    "strb r10, [r1, #3]\n\t"                                                                           \
+    "strb r5, [lr]\n\t"                                                                                \
+    "strb r7, [lr, #1]\n\t"                                                                            \
+    "strb r9, [lr, #2]\n\t"                                                                            \
+    "strb r11, [lr, #3]\n\t"
+#if AOTC_DSP_M33
+/* The M33's epilogue of a pair of aotc_dsp_mac4x2_rq and _rq2 (M: their requantisation of a channel's two sums, lr
+ * its temporary) and of tflite_int8_conv.c's tfl_dsp_mac4x2_rqa (the same frame to #60, LOAD_NEXT its next pair's
+ * start after its test of the patches' end): each word of the frame by a single LDR from sp (the M33 loads a word in 1 cycle, an LDM of N in 1 + N),
+ * so the patch pointer r0 stays put, not stored and loaded again around a walk of the terms; the pair's end test a
+ * BEQ (to 9), not taken but at the last pair: the next pair by LDRs and an LDR of the PC, not the LDMNE after its IT.
+ * Each requantisation's first instruction reads the terms loaded before its last LDR only (no load-use stall). */
+#define TFL_DSP_RQ_TERMS_M33(off)                                                                        \
+    "ldr r1, [sp, #" #off "]\n\t"                                                                      \
+    "ldr r2, [sp, #(" #off " + 4)]\n\t"                                                                \
+    "ldr r3, [sp, #(" #off " + 8)]\n\t"
+#define TFL_DSP_RQ_PAIR_END_AT(M, LOAD_NEXT)                                                             \
+    TFL_DSP_RQ_TERMS_M33(0) M("r4", "r5") TFL_DSP_RQ_TERMS_M33(12) M("r6", "r7")                         \
+    TFL_DSP_RQ_TERMS_M33(24) M("r8", "r9") TFL_DSP_RQ_TERMS_M33(36) M("r10", "r11")                      \
+    "ldr r1, [sp, #48]\n\t" /* y, oc, the patches' end */                                              \
+    "ldr r2, [sp, #52]\n\t"                                                                            \
+    "ldr r3, [sp, #56]\n\t"                                                                            \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ_STORES                                                             \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [sp, #48]\n\t"                                                                           \
+    "cmp r0, r3\n\t" LOAD_NEXT
+/* (aotc_dsp_mac4x2_rq's next pair: w at #64, its sums at the biases #68 .. #96, the loop's entry at #100) */
+#define TFL_DSP_RQ_PAIR_END(M)                                                                           \
+    TFL_DSP_RQ_PAIR_END_AT(M, "beq 9f\n\t"                                                             \
+                              "ldr r1, [sp, #64]\n\t"                                                  \
+                              "ldr r4, [sp, #68]\n\t"                                                  \
+                              "ldr r5, [sp, #72]\n\t"                                                  \
+                              "ldr r6, [sp, #76]\n\t"                                                  \
+                              "ldr r7, [sp, #80]\n\t"                                                  \
+                              "ldr r8, [sp, #84]\n\t"                                                  \
+                              "ldr r9, [sp, #88]\n\t"                                                  \
+                              "ldr r10, [sp, #92]\n\t"                                                 \
+                              "ldr r11, [sp, #96]\n\t"                                                 \
+                              "ldr pc, [sp, #100]\n")
+#else
+#define TFL_DSP_RQ_PAIR_END(M)                                                                           \
+    "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */         \
+    "ldm sp, {r1, r2, r3}\n\t"                                                                         \
+    "add r0, sp, #12\n\t"                                                                              \
+    M("r4", "r5") TFL_DSP_RQ2_TERMS M("r6", "r7") TFL_DSP_RQ2_TERMS M("r8", "r9") TFL_DSP_RQ2_TERMS         \
+    M("r10", "r11")                                                                                      \
+    "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */                                         \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ_STORES                                                             \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [r0, #-12]\n\t"                                                                          \
+    "ldr r0, [r0]\n\t"                                                                                \
+    "add r12, sp, #64\n\t"                                                                            \
+    "cmp r0, r3\n\t"                                                                                  \
+    "it ne\n\t"                                                                                       \
+    "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */
+#endif
 #define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 /* The body of aotc_dsp_mac4x2_rq and aotc_dsp_mac4x2_rq2, M their requantisation of a channel's two sums */
 #define TFL_DSP_MAC4X2_RQ_ASM(M) \
@@ -180,27 +241,7 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "ldr r2, [sp, #104]\n\t" \
     "cmp r1, r2\n\t" \
     "bne 1b\n\t" \
-    "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */ \
-    "ldm sp, {r1, r2, r3}\n\t" \
-    "add r0, sp, #12\n\t" \
-    M("r4", "r5") TFL_DSP_RQ2_TERMS M("r6", "r7") TFL_DSP_RQ2_TERMS M("r8", "r9") TFL_DSP_RQ2_TERMS M("r10", "r11") \
-    "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */ \
-    "add lr, r1, r2\n\t" \
-    "strb r4, [r1]\n\t" \
-    "strb r6, [r1, #1]\n\t" \
-    "strb r8, [r1, #2]\n\t" \
-    "strb r10, [r1, #3]\n\t" \
-    "strb r5, [lr]\n\t" \
-    "strb r7, [lr, #1]\n\t" \
-    "strb r9, [lr, #2]\n\t" \
-    "strb r11, [lr, #3]\n\t" \
-    "add r1, lr, r2\n\t" \
-    "str r1, [r0, #-12]\n\t" \
-    "ldr r0, [r0]\n\t" \
-    "add r12, sp, #64\n\t" \
-    "cmp r0, r3\n\t" \
-    "it ne\n\t" \
-    "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */ \
+    TFL_DSP_RQ_PAIR_END(M) \
     "9:\n\t" \
     "add sp, sp, #108\n\t" \
     "pop {r4-r11, pc}\n\t"
@@ -269,9 +310,152 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
 #endif
+/* a pair's 8 outputs: position 0's 4 channels at y (r1), position 1's at y + oc (lr) */
+#define TFL_DSP_RQ3_STORES                                                                               \
+    "strb r4, [r1]\n\t"                                                                                \
+    "strb r6, [r1, #1]\n\t"                                                                            \
+    "strb r8, [r1, #2]\n\t"                                                                            \
+    "strb r10, [r1, #3]\n\t"                                                                           \
+    "strb r5, [lr]\n\t"                                                                                \
+    "strb r7, [lr, #1]\n\t"                                                                            \
+    "strb r9, [lr, #2]\n\t"                                                                            \
+    "strb r11, [lr, #3]\n\t"
 #define TFL_DSP_RQ3(a, b)                                                                                \
     "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
     TFL_DSP_RQ3_MATH(a, b)
+#if AOTC_DSP_M33
+/* The M33's epilogue of a pair: every word of the frame by a single LDR at its offset from sp, not an LDM (the M33
+ * loads a word in 1 cycle, an LDM of N in 1 + N: the terms 12 LDRs, not 4 LDMs of 3 and r12's ADD, 17 cycles; y, oc and
+ * the end 3, not 4; the next pair's w, 8 sums and PC 9 LDRs and an LDR of the PC, 11 cycles, not the LDMNE's 12 after
+ * its IT), each SMMLAR after the LDR of the channel's right shift, which it does not read (no load-use stall); the
+ * pair's end test a BEQ not taken, taken once a group: 63 cycles a pair, not 70 (VWW -O3: 17,792 pairs) */
+#define TFL_DSP_RQ3_M33(off, a, b)                                                                       \
+    "ldr r1, [sp, #" #off "]\n\t"                                                                      \
+    "ldr r2, [sp, #(" #off " + 4)]\n\t"                                                                  \
+    "ldr r3, [sp, #(" #off " + 8)]\n\t" TFL_DSP_RQ3_MATH(a, b)
+#define TFL_DSP_RQ3_PAIR_END                                                                             \
+    TFL_DSP_RQ3_M33(0, "r4", "r5") TFL_DSP_RQ3_M33(12, "r6", "r7") TFL_DSP_RQ3_M33(24, "r8", "r9")        \
+    TFL_DSP_RQ3_M33(36, "r10", "r11")                                                                    \
+    "ldr r1, [sp, #48]\n\t" /* y, oc, the patches' end */                                              \
+    "ldr r2, [sp, #52]\n\t"                                                                            \
+    "ldr r3, [sp, #56]\n\t"                                                                            \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ3_STORES                                                            \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [sp, #48]\n\t"                                                                           \
+    "cmp r0, r3\n\t"                                                                                  \
+    "beq 7f\n\t"                                                                                      \
+    "ldr r1, [sp, #60]\n\t" /* the next pair: w, the 4 biases, its first quad, into the loop */      \
+    "ldr r4, [sp, #64]\n\t"                                                                           \
+    "ldr r6, [sp, #72]\n\t"                                                                           \
+    "ldr r8, [sp, #80]\n\t"                                                                           \
+    "ldr r10, [sp, #88]\n\t" TFL_DSP_RQ3_QUAD_FIRST                                                   \
+    "ldr pc, [sp, #96]\n"                                                                              \
+    "7:\n\t"
+/* a group's start (r12 at its 16 words: the 4 biases, then the 12 terms): the biases each twice to the frame and
+ * into the first pair's sums, the terms to [sp .. #44], by single LDRs and STRs (each store two or more
+ * instructions after its load), then w and the loop's entry: 43 cycles, not the LDMs' and STMs' 58 */
+#define TFL_DSP_RQ3_TERMS4(off)                                                                          \
+    "ldr r1, [r12, #(16 + " #off ")]\n\t"                                                              \
+    "ldr r2, [r12, #(20 + " #off ")]\n\t"                                                              \
+    "ldr r3, [r12, #(24 + " #off ")]\n\t"                                                              \
+    "ldr lr, [r12, #(28 + " #off ")]\n\t"                                                              \
+    "str r1, [sp, #" #off "]\n\t"                                                                      \
+    "str r2, [sp, #(4 + " #off ")]\n\t"                                                                \
+    "str r3, [sp, #(8 + " #off ")]\n\t"                                                                \
+    "str lr, [sp, #(12 + " #off ")]\n\t"
+#define TFL_DSP_RQ3_GROUP_START                                                                          \
+    "ldr r4, [r12]\n\t"                                                                                \
+    "ldr r6, [r12, #4]\n\t"                                                                            \
+    "ldr r8, [r12, #8]\n\t"                                                                            \
+    "ldr r10, [r12, #12]\n\t"                                                                          \
+    "str r4, [sp, #64]\n\t"                                                                            \
+    "str r6, [sp, #72]\n\t"                                                                            \
+    "str r8, [sp, #80]\n\t"                                                                            \
+    "str r10, [sp, #88]\n\t" TFL_DSP_RQ3_TERMS4(0) TFL_DSP_RQ3_TERMS4(16) TFL_DSP_RQ3_TERMS4(32)        \
+    "ldr r1, [sp, #60]\n\t" TFL_DSP_RQ3_QUAD_FIRST                                                     \
+    "ldr pc, [sp, #96]\n\t"
+/* A pair's first quad (AOTC_DSP_MAC4X2_QUAD's), each channel's two sums started from its bias in r4, r6, r8, r10:
+ * position 1's E multiply-accumulate reads the bias before position 0's adds to it (SMLAD's accumulator need not
+ * be its destination), so a pair loads 4 biases, not 8 sums; the loads reordered so that no multiply reads the load
+ * just before it. The loop is entered past (-(nq - 1)) mod 16 quads (TFL_DSP_RQ3_ENTRY), nq 1 at the epilogue. */
+#define TFL_DSP_RQ3_QUAD_FIRST                                                                           \
+    "ldr r2, [r1, #32]!\n\t"                                                                           \
+    "ldr lr, [r0, #8]\n\t"    /* E(t1) */                                                              \
+    "ldr r12, [r0], #16\n\t"  /* E(t0) */                                                              \
+    "ldr r3, [r1, #4]\n\t"                                                                             \
+    "smlad r5, lr, r2, r4\n\t"                                                                         \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "ldr r2, [r1, #8]\n\t"                                                                             \
+    "smlad r7, lr, r3, r6\n\t"                                                                         \
+    "smlad r6, r12, r3, r6\n\t"                                                                        \
+    "ldr r3, [r1, #12]\n\t"                                                                            \
+    "smlad r9, lr, r2, r8\n\t"                                                                         \
+    "smlad r8, r12, r2, r8\n\t"                                                                        \
+    "ldr r2, [r1, #16]\n\t"   /* channel 0's O */                                                      \
+    "smlad r11, lr, r3, r10\n\t"                                                                       \
+    "smlad r10, r12, r3, r10\n\t"                                                                      \
+    "ldr r12, [r0, #-12]\n\t" /* O(t0) */                                                              \
+    "ldr r3, [r1, #20]\n\t"                                                                            \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "ldr lr, [r0, #-4]\n\t"   /* O(t1) */                                                              \
+    "smlad r6, r12, r3, r6\n\t"                                                                        \
+    "smlad r5, lr, r2, r5\n\t"                                                                         \
+    "ldr r2, [r1, #24]\n\t"                                                                            \
+    "smlad r7, lr, r3, r7\n\t"                                                                         \
+    "ldr r3, [r1, #28]\n\t"                                                                            \
+    "smlad r8, r12, r2, r8\n\t"                                                                        \
+    "smlad r10, r12, r3, r10\n\t"                                                                      \
+    "smlad r9, lr, r2, r9\n\t"                                                                         \
+    "smlad r11, lr, r3, r11\n\t"
+/* the loop's entry (r4, before its Thumb bit) for the nq - 1 quads after the first: past (-(nq - 1)) mod 16 quads, in
+ * the last block with nq - 1 <= 16, at its end (the epilogue) with nq 1 */
+#define TFL_DSP_RQ3_ENTRY                                                                                \
+    "sub r7, r3, #1\n\t"                                                                               \
+    "rsbs r5, r7, #0\n\t"                                                                              \
+    "and r5, r5, #15\n\t"                                                                              \
+    "cmp r7, #0\n\t"                                                                                   \
+    "it eq\n\t"                                                                                        \
+    "moveq r5, #16\n\t"                                                                                \
+    "movs r6, #104\n\t"                                                                                \
+    "cmp r7, #16\n\t"                                                                                  \
+    "ite gt\n\t"                                                                                       \
+    "adrgt.w r4, 1f\n\t"                                                                               \
+    "adrle.w r4, 3f\n\t"                                                                               \
+    "mla r4, r5, r6, r4\n\t"
+#else
+#define TFL_DSP_RQ3_PAIR_END                                                                             \
+    "ldm sp, {r1, r2, r3}\n\t" /* channel 0's terms, then r12 walks the rest */                          \
+    "add r12, sp, #12\n\t"                                                                              \
+    TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")  \
+    "ldmia r12!, {r1, r2, r3}\n\t" /* y, oc, the patches' end; r12 at the next pair's block */            \
+    "add lr, r1, r2\n\t" TFL_DSP_RQ3_STORES                                                            \
+    "add r1, lr, r2\n\t"                                                                              \
+    "str r1, [r12, #-12]\n\t"                                                                         \
+    "cmp r0, r3\n\t"                                                                                  \
+    "it ne\n\t"                                                                                       \
+    "ldmne r12, {r1, r4-r11, pc}\n\t" /* the next pair */
+#define TFL_DSP_RQ3_ENTRY                                                                                \
+    "rsbs r5, r3, #0\n\t"                                                                              \
+    "and r5, r5, #15\n\t"                                                                              \
+    "movs r6, #104\n\t"                                                                                \
+    "cmp r3, #16\n\t" /* the loop's entry past (-nq) mod 16 quads: the last block's with nq <= 16 */     \
+    "ite gt\n\t"                                                                                       \
+    "adrgt.w r4, 1f\n\t"                                                                               \
+    "adrle.w r4, 3f\n\t"                                                                               \
+    "mla r4, r5, r6, r4\n\t"
+#define TFL_DSP_RQ3_GROUP_START                                                                          \
+    "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */                                    \
+    "mov r5, r4\n\t"                                                                                   \
+    "mov r7, r6\n\t"                                                                                   \
+    "mov r9, r8\n\t"                                                                                   \
+    "mov r11, r10\n\t"                                                                                 \
+    "add r1, sp, #64\n\t"                                                                              \
+    "stmia r1, {r4-r11}\n\t"                                                                           \
+    "ldmia r12, {r1-r11, lr}\n\t" /* the 12 terms */                                                    \
+    "add r12, sp, #60\n\t"                                                                             \
+    "stmia sp, {r1-r11, lr}\n\t"                                                                       \
+    "ldm r12, {r1, r4-r11, pc}\n\t" /* the first pair: w, its sums at the biases, into the loop */
+#endif
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG int32_t count,
                                                                          TFL_DSP_ARG const uint32_t *w,
@@ -291,14 +475,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "ldrh r6, [sp, #164]\n\t" /* oc, its lower half */
         "add r4, sp, #48\n\t"
         "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */
-        "rsbs r5, r3, #0\n\t"
-        "and r5, r5, #15\n\t"
-        "movs r6, #104\n\t"
-        "cmp r3, #16\n\t" /* the loop's entry past (-nq) mod 16 quads: the last block's with nq <= 16 */
-        "ite gt\n\t"
-        "adrgt.w r4, 1f\n\t"
-        "adrle.w r4, 3f\n\t"
-        "mla r4, r5, r6, r4\n\t"
+        TFL_DSP_RQ3_ENTRY
         "orr r4, r4, #1\n\t"
         "str r4, [sp, #96]\n\t"
         "str r0, [sp, #104]\n\t"
@@ -308,17 +485,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "add r4, r2, r3, lsl #5\n\t"
         "sub r4, r4, #512\n\t"
         "str r4, [sp, #100]\n\t"
-        "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */
-        "mov r5, r4\n\t"
-        "mov r7, r6\n\t"
-        "mov r9, r8\n\t"
-        "mov r11, r10\n\t"
-        "add r1, sp, #64\n\t"
-        "stmia r1, {r4-r11}\n\t"
-        "ldmia r12, {r1-r11, lr}\n\t" /* the 12 terms */
-        "add r12, sp, #60\n\t"
-        "stmia sp, {r1-r11, lr}\n\t"
-        "ldm r12, {r1, r4-r11, pc}\n\t" /* the first pair: w, its sums at the biases, into the loop */
+        TFL_DSP_RQ3_GROUP_START /* the group's biases and terms to the frame, its first pair into the loop */
         ".p2align 2\n"
         "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
@@ -332,24 +499,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
                 AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
                     AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
-        "ldm sp, {r1, r2, r3}\n\t" /* the epilogue: channel 0's terms, then r12 walks the rest */
-        "add r12, sp, #12\n\t"
-        TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
-        "ldmia r12!, {r1, r2, r3}\n\t" /* y, oc, the patches' end; r12 at the next pair's block */
-        "add lr, r1, r2\n\t"
-        "strb r4, [r1]\n\t"
-        "strb r6, [r1, #1]\n\t"
-        "strb r8, [r1, #2]\n\t"
-        "strb r10, [r1, #3]\n\t"
-        "strb r5, [lr]\n\t"
-        "strb r7, [lr, #1]\n\t"
-        "strb r9, [lr, #2]\n\t"
-        "strb r11, [lr, #3]\n\t"
-        "add r1, lr, r2\n\t"
-        "str r1, [r12, #-12]\n\t"
-        "cmp r0, r3\n\t"
-        "it ne\n\t"
-        "ldmne r12, {r1, r4-r11, pc}\n\t" /* the next pair */
+        TFL_DSP_RQ3_PAIR_END /* the epilogue, then the next pair (or on past it at the patches' end) */
         "ldrh r1, [sp, #166]\n\t" /* the groups left less 1 */
         "subs r1, r1, #1\n\t"
         "bpl 6f\n"
@@ -495,6 +645,14 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 /* (TFL_DSP_RQ2_MATH and TFL_DSP_RQ2_TERMS stay: tflite_int8_conv.c's tfl_dsp_mac4x2_rqa runs them too) */
 #undef TFL_DSP_RQ3
 #undef TFL_DSP_RQ3_MATH
+#undef TFL_DSP_RQ3_STORES
+#undef TFL_DSP_RQ3_PAIR_END
+#undef TFL_DSP_RQ3_M33
+#undef TFL_DSP_RQ3_GROUP_START
+#undef TFL_DSP_RQ_PAIR_END
+#undef TFL_DSP_RQ3_TERMS4
+#undef TFL_DSP_RQ3_QUAD_FIRST
+#undef TFL_DSP_RQ3_ENTRY
 #undef TFL_DSP_MAC4X2_RQ_ASM
 #else
 static inline void tfl_dsp_mac4x2_rq_c(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq,
