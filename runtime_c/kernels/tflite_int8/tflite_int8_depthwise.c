@@ -2792,34 +2792,43 @@ __attribute__((noinline)) static void tfl_dsp_dwmc_sums(const int16_t *s, int32_
                                                         const uint32_t *wb, int32_t *acc) {
     int32_t a0 = (int32_t)wb[0], a1 = (int32_t)wb[1], a2 = (int32_t)wb[2], a3 = (int32_t)wb[3];
     int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
-    const uint32_t *wp = wb + 4;
-    for (; kh > 0; --kh, s += pr) {
-        const int16_t *xp = s, *const xe = s + 2 * kq;
-        for (; xp < xe; xp += 2, wp += 4) {
-            const int32_t xa = (int32_t)aotc_dsp_load32(xp), xb = (int32_t)aotc_dsp_load32(xp + 2);
-            a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
-            a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
-            a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
-            a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+    const uint32_t *wp = wb + 4, *const we = wp + 4 * kh * kq;
+    const int16_t *re = s + 2 * kq; /* the window row's end (then the next row's: pr halfwords on) */
+    for (;;) { /* one loop over the window's pairs, a row's end its one test more */
+        const int32_t xa = (int32_t)aotc_dsp_load32(s), xb = (int32_t)aotc_dsp_load32(s + 2);
+        a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
+        a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
+        a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
+        a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+        s += 2, wp += 4;
+        if (s == re) {
+            if (wp == we) break;
+            s += pr - 2 * kq, re += pr;
         }
     }
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
 }
 
-/* A position's sums of the block's nch channels [ch, ch + nch) requantised to yo: by its terms rq where rq[0] is not 0
- * (tfl_dsp_dw_requant_ssat's arithmetic at left 0), else by requant_double */
+/* Two positions' sums of the block's nch channels [ch, ch + nch) (acc: A's 4, B's 4) requantised to ya and yb (NULL:
+ * A's alone): by the terms rq where rq[0] is not 0 (tfl_dsp_dw_requant_ssat's arithmetic at left 0), else by
+ * requant_double */
 __attribute__((noinline)) static void tfl_dsp_dwmc_store(const aotc_tfl_conv_params *p, const int32_t *acc,
-                                                         const uint32_t *rq, int32_t ch, int32_t nch, int8_t *yo) {
+                                                         const uint32_t *rq, int32_t ch, int32_t nch, int8_t *ya,
+                                                         int8_t *yb) {
     int32_t j;
-    if (rq[0] != 0) {
-        for (j = 0; j < nch; ++j, rq += 3) {
-            const int32_t s2 = (int32_t)((uint32_t)acc[j] << 1);
-            yo[j] = (int8_t)__ssat((tfl_dsp_smmlar(s2, (int32_t)rq[0], (int32_t)rq[1]) + (s2 >> 31)) >> rq[2], 8);
+    for (; ya != NULL; ya = yb, yb = NULL, acc += 4) {
+        if (rq[0] != 0) {
+            const uint32_t *r = rq;
+            for (j = 0; j < nch; ++j, r += 3) {
+                const int32_t s2 = (int32_t)((uint32_t)acc[j] << 1);
+                ya[j] = (int8_t)__ssat((tfl_dsp_smmlar(s2, (int32_t)r[0], (int32_t)r[1]) + (s2 >> 31)) >> r[2], 8);
+            }
+        } else {
+            for (j = 0; j < nch; ++j)
+                ya[j] = clamp8(requant_double(acc[j], p->mult[ch + j], p->shift[ch + j]) + p->y_zero, p->y_min,
+                               p->y_max);
         }
-        return;
     }
-    for (j = 0; j < nch; ++j)
-        yo[j] = clamp8(requant_double(acc[j], p->mult[ch + j], p->shift[ch + j]) + p->y_zero, p->y_min, p->y_max);
 }
 
 __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_params *p, const int8_t *x,
@@ -2828,6 +2837,9 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
     const int32_t m = p->depth_multiplier, kh = p->kh, kw = p->kw, oc = p->oc, kq = TFL_DSP_DWM_KQ(p), sw = p->sw;
     const int32_t pr = TFL_DSP_DWM_ROW(p), blocks = (m + 3) / 4, bw = 16 + 4 * kh * kq;
     int16_t *const band = (int16_t *)(scratch + blocks * bw); /* (within the ring's words: kh rows, not 2 x span) */
+    /* A's positions: at stride 1 ox and ox + 1 of each 4 (B two on), at 2 every other (B the next), above every one
+     * (B none: computed, not stored) */
+    const int32_t adv = sw == 1 ? 4 : sw == 2 ? 2 : 1, na = sw == 1 ? 2 : 1, bs = sw == 1 ? 2 : 1;
     int32_t acc[8], ci, b, oy, ox, blk, j, t, k;
     if (scratch == NULL || p->dw != 1) return 0;
     for (ci = 0; ci < p->c; ++ci) {
@@ -2868,15 +2880,11 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
                 for (blk = 0; blk < blocks; ++blk) {
                     const uint32_t *const rq = scratch + blk * bw;
                     const int32_t nch = m - 4 * blk < 4 ? m - 4 * blk : 4, ch = ci * m + 4 * blk;
-                    /* A's positions: at stride 1 ox and ox + 1 of each 4 (B two on), at 2 every other (B the next),
-                     * above every one (B none: computed, not stored) */
-                    for (ox = 0; ox < p->ow; ox += sw == 1 ? 4 : sw == 2 ? 2 : 1)
-                        for (t = ox; t < ox + (sw == 1 ? 2 : 1) && t < p->ow; ++t) {
-                            const int32_t tb = t + (sw == 1 ? 2 : 1);
+                    for (ox = 0; ox < p->ow; ox += adv)
+                        for (t = ox; t < ox + na && t < p->ow; ++t) {
+                            int8_t *const ya = yr + (ptrdiff_t)t * oc + 4 * blk;
                             tfl_dsp_dwmc_sums(band + t * sw, kh, kq, pr, rq + 12, acc);
-                            tfl_dsp_dwmc_store(p, acc, rq, ch, nch, yr + (ptrdiff_t)t * oc + 4 * blk);
-                            if (sw <= 2 && tb < p->ow)
-                                tfl_dsp_dwmc_store(p, acc + 4, rq, ch, nch, yr + (ptrdiff_t)tb * oc + 4 * blk);
+                            tfl_dsp_dwmc_store(p, acc, rq, ch, nch, ya, sw <= 2 && t + bs < p->ow ? ya + bs * oc : NULL);
                         }
                 }
             }
