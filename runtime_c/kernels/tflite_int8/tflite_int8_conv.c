@@ -1483,6 +1483,8 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     int32_t sums[2 * TFL_DSP_CC_CHUNK], terms[3 * TFL_DSP_CC_CHUNK], np, t, o, c0, n, q, i, r;
     const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2 || words < 6 * kq || (e != NULL && e->tile == NULL)) return 0;
+    /* (not called so in a bundle without a fused ADD: the ADD's code then left out, 1.2 KB at -Os) */
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0;
     int8_t *const patch = (int8_t *)scratch; /* the two positions' bytes, kq words each */
     uint32_t *const wide = scratch + 2 * kq;
     /* the channels' terms once a call past the widened quads where the scratch holds them, else a chunk's each time */
