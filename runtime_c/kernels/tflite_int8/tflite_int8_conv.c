@@ -1594,23 +1594,34 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                 const int32_t seg = p->dw == 1 ? (kx1 - kx0) * c : c, segs = p->dw == 1 ? 1 : kx1 - kx0;
                 const int32_t xs = p->dw * c;
                 const int64_t at0 = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc;
-                for (int32_t oc = 0; oc < p->oc; ++oc) {
-                    int32_t acc = 0;
+                /* 4 output channels at a time, each input byte read once for their 4 weights (kk apart in w; a
+                 * last group's lanes past the channels read the first's row again, not stored): about 3
+                 * instructions a MAC instead of 6 (issue 67: the portable level's convs) */
+                for (int32_t o = 0; o < p->oc; o += 4) {
+                    const int32_t n = p->oc - o < 4 ? p->oc - o : 4;
+                    const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0, k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
+                    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
                     for (int32_t i = ky0; i < ky1; ++i) {
                         const int8_t *xr = x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
-                        const int8_t *wr = w + (ptrdiff_t)oc * kk + ((ptrdiff_t)i * kw + kx0) * c;
+                        const int8_t *wr = w + (ptrdiff_t)o * kk + ((ptrdiff_t)i * kw + kx0) * c;
                         for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) {
-                            const int8_t *xp = xr, *wp = wr;
-                            for (int32_t q = 0; q < seg; ++q) acc += (*xp++ - xz) * *wp++;
+                            const int8_t *xp = xr, *wp = wr, *const xe = xr + seg;
+                            for (; xp < xe; ++wp) {
+                                const int32_t v = *xp++ - xz;
+                                a0 += v * wp[0], a1 += v * wp[k1], a2 += v * wp[k2], a3 += v * wp[k3];
+                            }
                         }
                     }
-                    if (bias) acc += bias[oc];
-                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
-                    if (e != NULL) {
-                        const int8_t v8 = clamp8(v, p->y_min, p->y_max);
-                        tfl_residual_run(e, &v8, at0 + oc, 1, y);
-                    } else {
-                        y[at0 + oc] = clamp8(v, p->y_min, p->y_max);
+                    const int32_t acc4[4] = {a0, a1, a2, a3};
+                    for (int32_t j = 0; j < n; ++j) {
+                        const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
+                        const int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                        if (e != NULL) {
+                            const int8_t v8 = clamp8(v, p->y_min, p->y_max);
+                            tfl_residual_run(e, &v8, at0 + oc, 1, y);
+                        } else {
+                            y[at0 + oc] = clamp8(v, p->y_min, p->y_max);
+                        }
                     }
                 }
             }

@@ -2946,18 +2946,31 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                 while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
                 while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
                 int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc;
-                for (int32_t o = 0; o < oc; ++o) {
-                    int32_t acc = 0;
-                    for (int32_t i = ky0; i < ky1; ++i) {
-                        const int8_t *xp =
-                            x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c +
-                            o / p->depth_multiplier;
-                        const int8_t *wp = w + ((ptrdiff_t)i * kw + kx0) * oc + o;
-                        for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc += (*xp - xz) * *wp;
+                /* the window's first tap in x (channel 0) and in w, and the steps from a window row to the next */
+                const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
+                const int8_t *const ww = w + ((ptrdiff_t)ky0 * kw + kx0) * oc;
+                const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * oc;
+                for (int32_t o = 0, n; o < oc; o += n) {
+                    int32_t acc4[4] = {0, 0, 0, 0};
+                    /* at depth multiplier 1 4 channels at a time (their bytes adjacent in x and in w: a window row's
+                     * overhead once for 4; issue 67: the dw-plain and portable levels), else one */
+                    n = p->depth_multiplier == 1 && oc - o >= 4 ? 4 : 1;
+                    const int8_t *xr = xw + o / p->depth_multiplier, *wr = ww + o;
+                    for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                        const int8_t *xp = xr, *wp = wr;
+                        if (n == 4)
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                                acc4[0] += (xp[0] - xz) * wp[0], acc4[1] += (xp[1] - xz) * wp[1];
+                                acc4[2] += (xp[2] - xz) * wp[2], acc4[3] += (xp[3] - xz) * wp[3];
+                            }
+                        else
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc4[0] += (*xp - xz) * *wp;
                     }
-                    if (bias) acc += bias[o];
-                    const int32_t v = requant_double(acc, p->mult[o], p->shift[o]) + p->y_zero;
-                    yp[o] = clamp8(v, p->y_min, p->y_max);
+                    for (int32_t j = 0; j < n; ++j) {
+                        const int32_t acc = acc4[j] + (bias ? bias[o + j] : 0);
+                        const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
+                        yp[o + j] = clamp8(v, p->y_min, p->y_max);
+                    }
                 }
             }
 #endif
