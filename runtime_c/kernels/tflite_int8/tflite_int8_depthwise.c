@@ -2952,16 +2952,20 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * oc;
                 for (int32_t o = 0, n; o < oc; o += n) {
                     int32_t acc4[4] = {0, 0, 0, 0};
-                    /* at depth multiplier 1 4 channels at a time (their bytes adjacent in x and in w: a window row's
-                     * overhead once for 4; issue 67: the dw-plain and portable levels), else one */
-                    n = p->depth_multiplier == 1 && oc - o >= 4 ? 4 : 1;
-                    const int8_t *xr = xw + o / p->depth_multiplier, *wr = ww + o;
+                    /* 4 channels at a time (adjacent in w; in x at depth multiplier 1, else their input channels
+                     * d1, d2, d3 on from the first's): a window row's overhead once for 4 (issue 67: the dw-plain and
+                     * portable levels); a last part channel by channel */
+                    const int32_t m = p->depth_multiplier, x0 = o / m;
+                    n = oc - o >= 4 ? 4 : 1;
+                    const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
+                    const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
+                    const int8_t *xr = xw + x0, *wr = ww + o;
                     for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
                         const int8_t *xp = xr, *wp = wr;
                         if (n == 4)
                             for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
-                                acc4[0] += (xp[0] - xz) * wp[0], acc4[1] += (xp[1] - xz) * wp[1];
-                                acc4[2] += (xp[2] - xz) * wp[2], acc4[3] += (xp[3] - xz) * wp[3];
+                                acc4[0] += (xp[0] - xz) * wp[0], acc4[1] += (xp[d1] - xz) * wp[1];
+                                acc4[2] += (xp[d2] - xz) * wp[2], acc4[3] += (xp[d3] - xz) * wp[3];
                             }
                         else
                             for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc4[0] += (*xp - xz) * *wp;
