@@ -1576,7 +1576,7 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                         y[at] = clamp8(v, p->y_min, p->y_max);
                     }
                 }
-#else
+#elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's
      * runs by pointers (issue 67: 12.6 instructions a MAC on KWS at -Os when every tap tested its row and column) */
@@ -1622,6 +1622,44 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                         } else {
                             y[at0 + oc] = clamp8(v, p->y_min, p->y_max);
                         }
+                    }
+                }
+            }
+#else
+    /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
+     * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's
+     * runs by pointers (issue 67: 12.6 instructions a MAC on KWS at -Os when every tap tested its row and column) */
+    const int32_t c = p->c, kw = p->kw, xz = p->x_zero, kk = p->kh * kw * c;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
+                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                /* runs of `seg` bytes, `segs` a kernel row, `xs` bytes apart in x (c apart in w) */
+                const int32_t seg = p->dw == 1 ? (kx1 - kx0) * c : c, segs = p->dw == 1 ? 1 : kx1 - kx0;
+                const int32_t xs = p->dw * c;
+                const int64_t at0 = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc;
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t acc = 0;
+                    for (int32_t i = ky0; i < ky1; ++i) {
+                        const int8_t *xr = x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
+                        const int8_t *wr = w + (ptrdiff_t)oc * kk + ((ptrdiff_t)i * kw + kx0) * c;
+                        for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) {
+                            const int8_t *xp = xr, *wp = wr;
+                            for (int32_t q = 0; q < seg; ++q) acc += (*xp++ - xz) * *wp++;
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    if (e != NULL) {
+                        const int8_t v8 = clamp8(v, p->y_min, p->y_max);
+                        tfl_residual_run(e, &v8, at0 + oc, 1, y);
+                    } else {
+                        y[at0 + oc] = clamp8(v, p->y_min, p->y_max);
                     }
                 }
             }

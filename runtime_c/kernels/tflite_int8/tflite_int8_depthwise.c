@@ -2931,7 +2931,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
                     y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
                 }
-#else
+#elif AOTC_QUANT_DSP || defined(AOTC_NO_INTRINSICS) /* the dw-plain and portable levels' (issue 67) */
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
      * every tap tested its row and column and indexed x and w in 64 bits) */
@@ -2975,6 +2975,35 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                         const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
                         yp[o + j] = clamp8(v, p->y_min, p->y_max);
                     }
+                }
+            }
+#else
+    /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
+     * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
+     * every tap tested its row and column and indexed x and w in 64 bits) */
+    const int32_t c = p->c, oc = p->oc, kw = p->kw, xz = p->x_zero, xstep = p->dw * c, wstep = oc;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
+                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc;
+                for (int32_t o = 0; o < oc; ++o) {
+                    int32_t acc = 0;
+                    for (int32_t i = ky0; i < ky1; ++i) {
+                        const int8_t *xp =
+                            x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c +
+                            o / p->depth_multiplier;
+                        const int8_t *wp = w + ((ptrdiff_t)i * kw + kx0) * oc + o;
+                        for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc += (*xp - xz) * *wp;
+                    }
+                    if (bias) acc += bias[o];
+                    const int32_t v = requant_double(acc, p->mult[o], p->shift[o]) + p->y_zero;
+                    yp[o] = clamp8(v, p->y_min, p->y_max);
                 }
             }
 #endif
