@@ -282,6 +282,26 @@ def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level):
     assert "tfl_depthwise_s8_multc" in syms
 
 
+# no depthwise DSP path, the plain loop in its faster form (aot/flash.py "dw-plain"), as the level's aotc_symbols.h says
+PLAIN_DW = [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT", "LOOP_SMALL")]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, level):
+    """DEPTHWISE_CONV_2D by the plain loop of the dw-plain level on the M4 (4 output channels at a time, their input
+    channels' offsets at a depth multiplier above 1, a last part channel by channel; issue 67):
+    test_tflite_int8_kernels.c's depthwise entries against LiteRT's reference arithmetic bit for bit; no depthwise DSP
+    function in the image."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *PLAIN_DW, level], 300,
+                       only="depthwise_s8")
+    assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 +ok \(300 shapes\)", out), out
+    assert re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert not re.search(r"tfl_depthwise_s8_(compact|multc|mult|dsp)\b", syms), syms
+
+
 # the compact conv path alone (a --flash-budget level's, aot/flash.py "conv-compact"): every other conv DSP path
 # left out but the fused ADD's, as the level's aotc_symbols.h leaves them
 COMPACT_CONV = [f"-DAOTC_TFL_CONV_{m}=0" for m in ("ROWS", "RGB", "FUSED", "SINGLE", "DBL", "FLOOR", "SIGN", "ODD",
