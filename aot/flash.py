@@ -28,16 +28,21 @@ kernel family by kernel family:
   the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
   patches, the depthwise band);
 - "dw-compact" (issue 67): as "general", and the depthwise layers by the compact DSP path (tfl_depthwise_s8_compact:
-  any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), no other depthwise code;
+  any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), those of depth multiplier
+  above 1 by the compact multiplier path (tfl_depthwise_s8_multc: SMLAD on 16-bit column pairs in C, about 1 KB
+  against the multiplier path's 3 KB), no other depthwise code;
 - "conv-compact" (issue 67): as "dw-compact", and the convs by the compact DSP path (tfl_conv_s8_compact: a position's
   patch widened once, two output channels' SMLADs a quad, each output requantised alone; about 1.2 KB at -Os), no
-  other conv code but the fused ADD's;
+  other conv code but the fused ADD's (none linked where the model fuses none);
 - "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code; the loop in its
-  faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position);
+  faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position, 4 output channels at a time);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
-  ONNX int8 convs keep their M-profile blocks, plain C that M-profile builds need).
+  ONNX int8 convs keep their M-profile blocks, plain C that M-profile builds need). The TFLite int8 convs' and
+  depthwise layers' plain loops then take 4 output channels at a time (issue 67), as the unbudgeted plain-C builds
+  do not. (A level between "dw-plain" and this that drops the convs' DSP code alone measured 0.97x this level's
+  cycles at 2.6-4 KB more on the M4: the convs' plain loop is the floor, so there is none.)
 """
 
 from __future__ import annotations
