@@ -161,8 +161,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     ones (the fused sums as they are where they were doubled); `plain_depthwise` (the level after): every depthwise
     path, the depthwise layers then by the plain loop; `compact_depthwise` (the level between them, issue 67): every
     depthwise path but AOTC_TFL_DW_COMPACT, which no layer takes otherwise (the C takes it only where DSP and MULT
-    are 0), the depthwise layers then by tfl_depthwise_s8_compact; `compact_conv` (issue 67): every conv path but the
-    fused ADD's and AOTC_TFL_CONV_COMPACT (taken only where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact."""
+    are 0), the depthwise layers then by tfl_depthwise_s8_compact, and AOTC_TFL_DW_MULT_COMPACT where a layer has a
+    depth multiplier above 1 (tfl_depthwise_s8_multc, taken only where MULT is 0; the compact one only where a layer
+    has none); `compact_conv` (issue 67): every conv path but the fused ADD's and AOTC_TFL_CONV_COMPACT (taken only
+    where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact."""
     need: set[str] = set()
     dsp = depthwise = multiplier = conv = False
     for node, c in layers(graph, choices):
