@@ -2725,15 +2725,6 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
             rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
             rq[j].bound = bound;
         }
-        for (j = 0; j < 4; ++j) { /* each lane's requantisation: SSAT's form (tfl_dsp_dw_store's test), else none */
-            const int32_t mult = p->mult[q[j]], shift = p->shift[q[j]];
-            const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-            rq[j].ch = q[j], rq[j].mult = mult, rq[j].s = left + 1, rq[j].right = right;
-            rq[j].ssat = !AOTC_TFL_MVE && p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
-                         bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22;
-            rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
-            rq[j].bound = bound;
-        }
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (ptrdiff_t)b * h * wd * c;
             int8_t *yo = y + (ptrdiff_t)b * p->oh * p->ow * oc + o;
