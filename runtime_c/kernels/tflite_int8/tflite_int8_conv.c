@@ -1597,13 +1597,17 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                 /* 4 output channels at a time, each input byte read once for their 4 weights (kk apart in w; a
                  * last group's lanes past the channels read the first's row again, not stored): about 3
                  * instructions a MAC instead of 6 (issue 67: the portable level's convs) */
+                /* the window's first tap in x, and the steps from a window row to the next in x and in w */
+                const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
+                const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * c;
                 for (int32_t o = 0; o < p->oc; o += 4) {
                     const int32_t n = p->oc - o < 4 ? p->oc - o : 4;
-                    const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0, k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
+                    const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0;
+                    const ptrdiff_t k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
                     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-                    for (int32_t i = ky0; i < ky1; ++i) {
-                        const int8_t *xr = x + (((ptrdiff_t)b * p->h + iy0 + i * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
-                        const int8_t *wr = w + (ptrdiff_t)o * kk + ((ptrdiff_t)i * kw + kx0) * c;
+                    const int8_t *xq = xw, *wq = w + (ptrdiff_t)o * kk + ((ptrdiff_t)ky0 * kw + kx0) * c;
+                    for (int32_t i = ky0; i < ky1; ++i, xq += xrow, wq += wrow) {
+                        const int8_t *xr = xq, *wr = wq;
                         for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) {
                             const int8_t *xp = xr, *wp = wr, *const xe = xr + seg;
                             for (; xp < xe; ++wp) {
