@@ -2875,7 +2875,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
                         for (t = ox; t < ox + na && t < p->ow; ++t) {
                             int8_t *const ya = yr + (ptrdiff_t)t * oc + 4 * blk;
                             tfl_dsp_dwmc_sums(band + t * sw, kh, kq, pr, rq + 12, acc);
-                            tfl_dsp_dwmc_store(p, acc, rq, ch, nch, ya, sw <= 2 && t + bs < p->ow ? ya + bs * oc : NULL);
+                            tfl_dsp_dwmc_store(p, acc, rq, ch, nch, ya,
+                                               sw <= 2 && t + bs < p->ow ? ya + bs * oc : NULL);
                         }
                 }
             }
