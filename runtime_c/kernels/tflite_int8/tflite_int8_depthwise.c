@@ -2772,7 +2772,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
  * time, the sums started at the bias less x_zero times the weights' sum) in C, without its ring (the kh window rows of
  * an output row widened again for each, into the ring's place in the same scratch), its assembly or its runs of
  * sums: each pair of positions' sums requantised at once (SSAT's form where tfl_dsp_dw_usual allows, else LiteRT's
- * requant_double). TFLM's micro_speech (one input channel, 10 x 8 windows at stride 2, m 8): about 0.9 KB of code at
+ * requant_double). TFLM's micro_speech (one input channel, 10 x 8 windows at stride 2, m 8): about 1.6 KB of code at
  * -Os against the multiplier path's 3 KB. Column dilation 1 and the plan's scratch, as tfl_depthwise_s8_mult; returns 0
  * elsewhere (the plain loop then runs). */
 
