@@ -28,16 +28,21 @@ kernel family by kernel family:
   the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
   patches, the depthwise band);
 - "dw-compact" (issue 67): as "general", and the depthwise layers by the compact DSP path (tfl_depthwise_s8_compact:
-  any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), no other depthwise code;
+  any shape, 4 channels a tap by SXTB16 and SMLABB / SMLATT, about 1.2 KB of code at -Os), those of depth multiplier
+  above 1 by the compact multiplier path (tfl_depthwise_s8_multc: SMLAD on 16-bit column pairs in C, about 1.6 KB
+  against the multiplier path's 3 KB), no other depthwise code;
 - "conv-compact" (issue 67): as "dw-compact", and the convs by the compact DSP path (tfl_conv_s8_compact: a position's
   patch widened once, two output channels' SMLADs a quad, each output requantised alone; about 1.2 KB at -Os), no
-  other conv code but the fused ADD's;
+  other conv code but the fused ADD's (none linked where the model fuses none);
 - "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code; the loop in its
-  faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position);
+  faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position, 4 output channels at a time);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
-  ONNX int8 convs keep their M-profile blocks, plain C that M-profile builds need).
+  ONNX int8 convs keep their M-profile blocks, plain C that M-profile builds need). The TFLite int8 convs' and
+  depthwise layers' plain loops then take 4 output channels at a time (issue 67), as the unbudgeted plain-C builds
+  do not. (A level between "dw-plain" and this that drops the convs' DSP code alone measured 0.97x this level's
+  cycles at 2.6-4 KB more on the M4: the convs' plain loop is the floor, so there is none.)
 """
 
 from __future__ import annotations
@@ -98,10 +103,11 @@ LEVELS = (
                "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
                "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
     FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
-               "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code)",
-               "1.30x to 1.42x the est. cycles of the general level on the M4 (KWS DS-CNN 1.42x, VWW MobileNet 1.30x; "
-               "TFLM micro_speech's depth multiplier 8 layer 7.7x, and more flash: its level is not taken there; "
-               "bench/flash_budget.py)", general=True, compact_dw=True),
+               "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code; "
+               "a depth multiplier above 1 by the compact multiplier path: SMLAD on column pairs in C, no ring)",
+               "1.29x to 1.48x the est. cycles of the general level on the M4 (KWS DS-CNN 1.41x, VWW MobileNet 1.29x, "
+               "TFLM micro_speech's depth multiplier 8 layer 1.48x; bench/flash_budget.py)", general=True,
+               compact_dw=True),
     FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
                "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
                "depthwise code",
@@ -109,14 +115,16 @@ LEVELS = (
                "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
-               "1.54x to 1.58x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.54x, VWW MobileNet "
-               "1.58x: the plain depthwise loop, its window clipped once a position; bench/flash_budget.py)",
+               "1.32x to 1.38x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.32x, VWW MobileNet "
+               "1.38x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
+               "micro_speech 4.3x the dw-compact level's; bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "1.0x to 4.8x the est. cycles of the dw-plain level on the M4 (the plain loops: KWS DS-CNN 2.7x, VWW "
-               "MobileNet 2.5x, IC ResNet-8 4.8x, TFLM micro_speech 1.02x; bench/flash_budget.py)"),
+               "1.0x to 2.6x the est. cycles of the level before on the M4 (the plain loops, 4 output channels at a "
+               "time: KWS DS-CNN 1.9x, VWW MobileNet 1.8x, IC ResNet-8 2.6x, TFLM micro_speech 1.03x; "
+               "bench/flash_budget.py)"),
 )
 
 UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "

@@ -301,3 +301,18 @@ def test_quant_convs_split_over_the_pool(tmp_path, objects, sanitizer):
     out = run_checked([str(exe), str(SEED + 64), "300"], timeout=600,
                       env={**sanitizer_env(), "TSAN_OPTIONS": "halt_on_error=1 exitcode=66"})
     assert "MISMATCH" not in out and "aotc_qconv" in out and "no pool" not in out, out
+
+
+@pytest.mark.full
+def test_tflite_int8_portable_loops(tmp_path, objects):
+    """The TFLite int8 CONV_2D (alone and with its residual ADD) and DEPTHWISE_CONV_2D by the plain loops of the
+    portable kernels (AOTC_NO_INTRINSICS: a --flash-budget level's, issue 67: 4 output channels at a time, a last part
+    of under 4, depth multipliers above 1 by their input channels' offsets) against LiteRT's reference arithmetic, under
+    the sanitizers: the unbudgeted host build takes the one-channel loops, not these."""
+    require_tool("gcc")
+    exe = tmp_path / "test_tflite_int8_kernels_portable"
+    compile_and_link(objects, "gcc", c_sources("tflite_int8"), [*WARNINGS, *SANITIZE, "-DAOTC_NO_INTRINSICS"], exe)
+    for only in ("aotc_tfl_conv", "aotc_tfl_depthwise_s8"):
+        out = run_checked([str(exe), str(SEED + 5), str(SHAPES["tflite_int8"] // 4), only], timeout=300,
+                          env=sanitizer_env())
+        assert "MISMATCH" not in out and " ok " in out, out

@@ -261,6 +261,47 @@ def test_compact_depthwise_path_on_the_m4(tmp_path, objects, level):
     assert "tfl_depthwise_s8_compact" in syms
 
 
+# the compact multiplier path alone (a --flash-budget level's, aot/flash.py "dw-compact" on a layer of depth multiplier
+# above 1): the multiplier path and the compact one left out, as the level's aotc_symbols.h leaves them on micro_speech
+MULT_COMPACT_DW = ["-DAOTC_TFL_DW_DSP=0", "-DAOTC_TFL_DW_MULT=0", "-DAOTC_TFL_DW_COMPACT=0"]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level):
+    """DEPTHWISE_CONV_2D at depth multipliers above 1 by the compact multiplier path (tfl_depthwise_s8_multc, issue 67)
+    on the M4 at a Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's multiplier entry (multipliers 2, 3,
+    5, 8 and 16: blocks of 4 outputs and a last part, 1 to 4 input channels, windows to 10 x 9 with odd widths, strides
+    1 to 3 (stride 1's pairs two positions apart, odd positions unaligned), row dilation, micro_speech's layer) against
+    LiteRT's reference arithmetic bit for bit; the path is in the image."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *MULT_COMPACT_DW, level], 300,
+                       only="depthwise_s8")
+    assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert "tfl_depthwise_s8_multc" in syms
+
+
+# no depthwise DSP path, the plain loop in its faster form (aot/flash.py "dw-plain"), as the level's aotc_symbols.h says
+PLAIN_DW = [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT", "LOOP_SMALL")]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, level):
+    """DEPTHWISE_CONV_2D by the plain loop of the dw-plain level on the M4 (4 output channels at a time, their input
+    channels' offsets at a depth multiplier above 1, a last part channel by channel; issue 67):
+    test_tflite_int8_kernels.c's depthwise entries against LiteRT's reference arithmetic bit for bit; no depthwise DSP
+    function in the image."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *PLAIN_DW, level], 300,
+                       only="depthwise_s8")
+    assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 +ok \(300 shapes\)", out), out
+    assert re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert not re.search(r"tfl_depthwise_s8_(compact|multc|mult|dsp)\b", syms), syms
+
+
 # the compact conv path alone (a --flash-budget level's, aot/flash.py "conv-compact"): every other conv DSP path
 # left out but the fused ADD's, as the level's aotc_symbols.h leaves them
 COMPACT_CONV = [f"-DAOTC_TFL_CONV_{m}=0" for m in ("ROWS", "RGB", "FUSED", "SINGLE", "DBL", "FLOOR", "SIGN", "ODD",

@@ -575,6 +575,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_COMPACT
 #define AOTC_TFL_DW_COMPACT 1
 #endif
+/* DW_MULT_COMPACT (issue 67): the compact depthwise path at a depth multiplier above 1 (tfl_depthwise_s8_multc), a
+ * --flash-budget level's, taken only where MULT is left out (so with every macro 1 it is never compiled in) */
+#ifndef AOTC_TFL_DW_MULT_COMPACT
+#define AOTC_TFL_DW_MULT_COMPACT 1
+#endif
 /* CONV_COMPACT (issue 67): the compact conv path (tfl_conv_s8_compact), a --flash-budget level's, taken only where
  * FUSED and PLAIN are left out (so with every macro 1 it is never compiled in) */
 #ifndef AOTC_TFL_CONV_COMPACT

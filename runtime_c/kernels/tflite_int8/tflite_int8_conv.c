@@ -1515,6 +1515,8 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     int32_t sums[2 * TFL_DSP_CC_CHUNK], terms[3 * TFL_DSP_CC_CHUNK], np, t, o, c0, n, q, i, r;
     const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2 || words < 6 * kq || (e != NULL && e->tile == NULL)) return 0;
+    /* (not called so in a bundle without a fused ADD: the ADD's code then left out, 1.2 KB at -Os) */
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0;
     int8_t *const patch = (int8_t *)scratch; /* the two positions' bytes, kq words each */
     uint32_t *const wide = scratch + 2 * kq;
     /* the channels' terms once a call past the widened quads where the scratch holds them, else a chunk's each time */
@@ -1606,6 +1608,59 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                         y[at] = clamp8(v, p->y_min, p->y_max);
                     }
                 }
+#elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
+    /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
+     * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's
+     * runs by pointers (issue 67: 12.6 instructions a MAC on KWS at -Os when every tap tested its row and column) */
+    const int32_t c = p->c, kw = p->kw, xz = p->x_zero, kk = p->kh * kw * c;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
+                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                /* runs of `seg` bytes, `segs` a kernel row, `xs` bytes apart in x (c apart in w) */
+                const int32_t seg = p->dw == 1 ? (kx1 - kx0) * c : c, segs = p->dw == 1 ? 1 : kx1 - kx0;
+                const int32_t xs = p->dw * c;
+                const int64_t at0 = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc;
+                /* 4 output channels at a time, each input byte read once for their 4 weights (kk apart in w; a
+                 * last group's lanes past the channels read the first's row again, not stored): about 3
+                 * instructions a MAC instead of 6 (issue 67: the portable level's convs) */
+                /* the window's first tap in x, and the steps from a window row to the next in x and in w */
+                const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
+                const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * c;
+                for (int32_t o = 0; o < p->oc; o += 4) {
+                    const int32_t n = p->oc - o < 4 ? p->oc - o : 4;
+                    const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0;
+                    const ptrdiff_t k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
+                    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                    const int8_t *xq = xw, *wq = w + (ptrdiff_t)o * kk + ((ptrdiff_t)ky0 * kw + kx0) * c;
+                    for (int32_t i = ky0; i < ky1; ++i, xq += xrow, wq += wrow) {
+                        const int8_t *xr = xq, *wr = wq;
+                        for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) {
+                            const int8_t *xp = xr, *wp = wr, *const xe = xr + seg;
+                            for (; xp < xe; ++wp) {
+                                const int32_t v = *xp++ - xz;
+                                a0 += v * wp[0], a1 += v * wp[k1], a2 += v * wp[k2], a3 += v * wp[k3];
+                            }
+                        }
+                    }
+                    const int32_t acc4[4] = {a0, a1, a2, a3};
+                    for (int32_t j = 0; j < n; ++j) {
+                        const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
+                        const int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                        if (e != NULL) {
+                            const int8_t v8 = clamp8(v, p->y_min, p->y_max);
+                            tfl_residual_run(e, &v8, at0 + oc, 1, y);
+                        } else {
+                            y[at0 + oc] = clamp8(v, p->y_min, p->y_max);
+                        }
+                    }
+                }
+            }
 #else
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's

@@ -2725,15 +2725,6 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
             rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
             rq[j].bound = bound;
         }
-        for (j = 0; j < 4; ++j) { /* each lane's requantisation: SSAT's form (tfl_dsp_dw_store's test), else none */
-            const int32_t mult = p->mult[q[j]], shift = p->shift[q[j]];
-            const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-            rq[j].ch = q[j], rq[j].mult = mult, rq[j].s = left + 1, rq[j].right = right;
-            rq[j].ssat = !AOTC_TFL_MVE && p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
-                         bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22;
-            rq[j].ra = rq[j].ssat ? (1 << (right - 1)) + p->y_zero * (1 << right) : 0;
-            rq[j].bound = bound;
-        }
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (ptrdiff_t)b * h * wd * c;
             int8_t *yo = y + (ptrdiff_t)b * p->oh * p->ow * oc + o;
@@ -2773,6 +2764,128 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
 }
 #endif
 
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_MULT_COMPACT && !AOTC_TFL_DW_MULT
+/* ---- The compact multiplier path (AOTC_TFL_DW_MULT_COMPACT, issue 67) -----------------------------------------------
+ * A --flash-budget level's depthwise at a depth multiplier above 1 (aot/flash.py "dw-compact"), compiled only where
+ * tfl_depthwise_s8_mult is left out: its arithmetic (an input channel's window rows widened to 16 bits, x_zero in the
+ * padding, each word of two columns multiplied by 4 output channels' pairs of weights by SMLAD, two positions at a
+ * time, the sums started at the bias less x_zero times the weights' sum) in C, without its ring (the kh window rows of
+ * an output row widened again for each, into the ring's place in the same scratch), its assembly or its runs of
+ * sums: each pair of positions' sums requantised at once (SSAT's form where tfl_dsp_dw_usual allows, else LiteRT's
+ * requant_double). TFLM's micro_speech (one input channel, 10 x 8 windows at stride 2, m 8): about 1.6 KB of code at
+ * -Os against the multiplier path's 3 KB. Column dilation 1 and the plan's scratch, as tfl_depthwise_s8_mult; returns 0
+ * elsewhere (the plain loop then runs). */
+
+/* Two positions' sums of 4 channels: A's window from s, B's two columns (a word) after it (tfl_dsp_dwm_pairs' pair), by
+ * the block wb (the sums' start, then kh x kq pairs of the 4 channels' weight pairs), window rows pr halfwords apart;
+ * A's 4 sums then B's into acc */
+__attribute__((noinline)) static void tfl_dsp_dwmc_sums(const int16_t *s, int32_t kh, int32_t kq, int32_t pr,
+                                                        const uint32_t *wb, int32_t *acc) {
+    int32_t a0 = (int32_t)wb[0], a1 = (int32_t)wb[1], a2 = (int32_t)wb[2], a3 = (int32_t)wb[3];
+    int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+    const uint32_t *wp = wb + 4, *const we = wp + 4 * kh * kq;
+    const int16_t *re = s + 2 * kq; /* the window row's end (then the next row's: pr halfwords on) */
+    for (;;) { /* one loop over the window's pairs, a row's end its one test more */
+        const int32_t xa = (int32_t)aotc_dsp_load32(s), xb = (int32_t)aotc_dsp_load32(s + 2);
+        a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
+        a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
+        a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
+        a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+        s += 2, wp += 4;
+        if (s == re) {
+            if (wp == we) break;
+            s += pr - 2 * kq, re += pr;
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+}
+
+/* Two positions' sums of the block's nch channels [ch, ch + nch) (acc: A's 4, B's 4) requantised to ya and yb (NULL:
+ * A's alone): by the terms rq where rq[0] is not 0 (tfl_dsp_dw_requant_ssat's arithmetic at left 0), else by
+ * requant_double */
+__attribute__((noinline)) static void tfl_dsp_dwmc_store(const aotc_tfl_conv_params *p, const int32_t *acc,
+                                                         const uint32_t *rq, int32_t ch, int32_t nch, int8_t *ya,
+                                                         int8_t *yb) {
+    int32_t j;
+    for (; ya != NULL; ya = yb, yb = NULL, acc += 4) {
+        if (rq[0] != 0) {
+            const uint32_t *r = rq;
+            for (j = 0; j < nch; ++j, r += 3) {
+                const int32_t s2 = (int32_t)((uint32_t)acc[j] << 1);
+                ya[j] = (int8_t)__ssat((tfl_dsp_smmlar(s2, (int32_t)r[0], (int32_t)r[1]) + (s2 >> 31)) >> r[2], 8);
+            }
+        } else {
+            for (j = 0; j < nch; ++j)
+                ya[j] = clamp8(requant_double(acc[j], p->mult[ch + j], p->shift[ch + j]) + p->y_zero, p->y_min,
+                               p->y_max);
+        }
+    }
+}
+
+__attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                            const int8_t *w, const int32_t *bias, int8_t *y,
+                                                            uint32_t *AOTC_RESTRICT scratch) {
+    const int32_t m = p->depth_multiplier, kh = p->kh, kw = p->kw, oc = p->oc, kq = TFL_DSP_DWM_KQ(p), sw = p->sw;
+    const int32_t pr = TFL_DSP_DWM_ROW(p), blocks = (m + 3) / 4, bw = 16 + 4 * kh * kq;
+    int16_t *const band = (int16_t *)(scratch + blocks * bw); /* (within the ring's words: kh rows, not 2 x span) */
+    /* A's positions: at stride 1 ox and ox + 1 of each 4 (B two on), at 2 every other (B the next), above every one
+     * (B none: computed, not stored) */
+    const int32_t adv = sw == 1 ? 4 : sw == 2 ? 2 : 1, na = sw == 1 ? 2 : 1, bs = sw == 1 ? 2 : 1;
+    int32_t acc[8], ci, b, oy, ox, blk, j, t, k;
+    if (scratch == NULL || p->dw != 1) return 0;
+    for (ci = 0; ci < p->c; ++ci) {
+        /* the blocks of outputs ci m .. ci m + m - 1: each the 4 channels' terms (rq[0] 0: requant_double's), the
+         * sums' start, the pairs of weights (the channels past m 0) */
+        uint32_t b_max = 0;
+        for (blk = 0; blk < blocks; ++blk) {
+            uint32_t *const wb = scratch + blk * bw;
+            const int32_t ch = ci * m + 4 * blk;
+            for (j = 0; j < 4; ++j) {
+                const int on = 4 * blk + j < m;
+                int32_t sum = 0;
+                for (t = 0; t < kh * kq; ++t) {
+                    const int32_t kx = 2 * (t % kq);
+                    const int8_t *w0 = w + (ptrdiff_t)(t / kq * kw + kx) * oc + ch + j;
+                    const int32_t lo = on ? w0[0] : 0, hi = on && kx + 1 < kw ? w0[oc] : 0;
+                    wb[16 + 4 * t + j] = (uint16_t)lo | (uint32_t)hi << 16;
+                    sum += lo + hi;
+                }
+                const uint32_t bo = on && bias ? (uint32_t)bias[ch + j] : 0u, mag = (int32_t)bo < 0 ? 0u - bo : bo;
+                b_max = mag > b_max ? mag : b_max;
+                wb[12 + j] = bo - (uint32_t)p->x_zero * (uint32_t)sum;
+            }
+        }
+        const int64_t bound = (int64_t)kh * kw * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
+        for (blk = 0; blk < blocks; ++blk) /* (after every block's bias: the bound is the input channel's) */
+            if (!(4 * blk + 4 <= m && tfl_dsp_dw_usual(p, ci * m + 4 * blk, bound, scratch + blk * bw)))
+                scratch[blk * bw] = 0;
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (ptrdiff_t)b * p->h * p->w * p->c + ci;
+            for (oy = 0; oy < p->oh; ++oy) {
+                int8_t *yr = y + ((ptrdiff_t)b * p->oh + oy) * p->ow * oc + (ptrdiff_t)ci * m;
+                /* the band's rows: at row dilation 1 the kh - sh the output row before read moved up (once a
+                 * row, not widened again), the others widened */
+                k = oy > 0 && p->dh == 1 && p->sh < kh ? kh - p->sh : 0;
+                if (k > 0) memmove(band, band + p->sh * pr, 2 * (size_t)k * (size_t)pr);
+                for (; k < kh; ++k) tfl_dsp_dwm_row(p, xb, oy * p->sh - p->pad_top + k * p->dh, pr, band + k * pr);
+                for (blk = 0; blk < blocks; ++blk) {
+                    const uint32_t *const rq = scratch + blk * bw;
+                    const int32_t nch = m - 4 * blk < 4 ? m - 4 * blk : 4, ch = ci * m + 4 * blk;
+                    for (ox = 0; ox < p->ow; ox += adv)
+                        for (t = ox; t < ox + na && t < p->ow; ++t) {
+                            int8_t *const ya = yr + (ptrdiff_t)t * oc + 4 * blk;
+                            tfl_dsp_dwmc_sums(band + t * sw, kh, kq, pr, rq + 12, acc);
+                            tfl_dsp_dwmc_store(p, acc, rq, ch, nch, ya,
+                                               sw <= 2 && t + bs < p->ow ? ya + bs * oc : NULL);
+                        }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
 #if AOTC_TFL_MVE
@@ -2782,6 +2895,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
     if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
+#endif
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_MULT_COMPACT && !AOTC_TFL_DW_MULT
+    if (p->depth_multiplier > 1 && tfl_depthwise_s8_multc(p, x, w, bias, y, scratch)) return; /* (issue 67) */
 #endif
 #if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
     if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
@@ -2807,6 +2923,52 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
                     y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
                 }
+#elif AOTC_QUANT_DSP || defined(AOTC_NO_INTRINSICS) /* the dw-plain and portable levels' (issue 67) */
+    /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
+     * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
+     * every tap tested its row and column and indexed x and w in 64 bits) */
+    const int32_t c = p->c, oc = p->oc, kw = p->kw, xz = p->x_zero, xstep = p->dw * c, wstep = oc;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
+                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc;
+                /* the window's first tap in x (channel 0) and in w, and the steps from a window row to the next */
+                const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
+                const int8_t *const ww = w + ((ptrdiff_t)ky0 * kw + kx0) * oc;
+                const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * oc;
+                for (int32_t o = 0, n; o < oc; o += n) {
+                    int32_t acc4[4] = {0, 0, 0, 0};
+                    /* 4 channels at a time (adjacent in w; in x at depth multiplier 1, else their input channels
+                     * d1, d2, d3 on from the first's): a window row's overhead once for 4 (issue 67: the dw-plain and
+                     * portable levels); a last part channel by channel */
+                    const int32_t m = p->depth_multiplier, x0 = o / m;
+                    n = oc - o >= 4 ? 4 : 1;
+                    const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
+                    const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
+                    const int8_t *xr = xw + x0, *wr = ww + o;
+                    for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                        const int8_t *xp = xr, *wp = wr;
+                        if (n == 4)
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                                acc4[0] += (xp[0] - xz) * wp[0], acc4[1] += (xp[d1] - xz) * wp[1];
+                                acc4[2] += (xp[d2] - xz) * wp[2], acc4[3] += (xp[d3] - xz) * wp[3];
+                            }
+                        else
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc4[0] += (*xp - xz) * *wp;
+                    }
+                    for (int32_t j = 0; j < n; ++j) {
+                        const int32_t acc = acc4[j] + (bias ? bias[o + j] : 0);
+                        const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
+                        yp[o + j] = clamp8(v, p->y_min, p->y_max);
+                    }
+                }
+            }
 #else
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
