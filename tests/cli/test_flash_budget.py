@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -197,6 +198,29 @@ def test_fit_walks_the_ladder(monkeypatch, sizes, budget, kept, builds):
     assert len(calls) == builds, calls
 
 
+def _level_on_the_m4(model: Path, level: Any, tmp_path: Path, monkeypatch: Any, plugin: Path) -> tuple[Any, dict]:
+    """`model` compiled at `level` alone (as bench/flash_budget.py compiles each), built Release for the M4 and run
+    once under qemu on seeded inputs: the bundle and {"flash", "count", "cycles", "outputs", "nm" (the library's
+    symbols), "image" (the runner's)}."""
+    from aot import flash
+    from aot.bench import board_counts
+
+    monkeypatch.setattr(flash, "LEVELS", (level,))
+    b = compile_file(model, Options(name="m", target="mps2-an386", flash_budget=10**9, build_type="Release"))
+    out = tmp_path / level.name
+    b.write(out / "bundle")
+    configure(out, "mps2-an386", build_type="Release")
+    build(out)
+    meta = b.metadata
+    feeds = [np.random.default_rng(7).integers(-128, 128, tuple(i["shape"])).astype(np.int8) for i in meta["inputs"]]
+    count, cycles = board_counts(out, meta, feeds, plugin)
+    y, _ = run_bundle(out, meta, feeds)
+    nm = subprocess.run(["arm-none-eabi-nm", *out.glob("lib*.a")], capture_output=True, text=True).stdout
+    image = subprocess.run(["arm-none-eabi-nm", out / "runner.elf"], capture_output=True, text=True).stdout
+    return b, {"flash": meta["flash_budget"]["flash_bytes"], "count": count, "cycles": cycles,
+               "outputs": [y[o["name"]] for o in meta["outputs"]], "nm": nm, "image": image}
+
+
 @pytest.mark.full
 def test_compact_levels_between_general_and_plain_on_the_m4(tmp_path, monkeypatch):
     """Issue 67: KWS DS-CNN at the levels "general", "dw-compact", "conv-compact" and "dw-plain" alone (as
@@ -208,15 +232,14 @@ def test_compact_levels_between_general_and_plain_on_the_m4(tmp_path, monkeypatc
     level none's on seeded inputs."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot import flash
-    from aot.bench import board_counts, insn_count_plugin
+    from aot.bench import insn_count_plugin
     from aot.kernels.dsp_paths import CONV_PATHS, DW_PATHS
 
     plugin = insn_count_plugin(tmp_path)
     names = ("none", "general", "dw-compact", "conv-compact", "dw-plain")
     got: dict[str, tuple[int, int, list[np.ndarray]]] = {}
     for level in (lv for lv in flash.LEVELS if lv.name in names):
-        monkeypatch.setattr(flash, "LEVELS", (level,))
-        b = compile_file(KWS, Options(name="m", target="mps2-an386", flash_budget=10**9, build_type="Release"))
+        b, r = _level_on_the_m4(KWS, level, tmp_path, monkeypatch, plugin)
         left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
         assert ("AOTC_TFL_DW_COMPACT" in left) == (level.name not in ("dw-compact", "conv-compact")), level.name
         assert ("AOTC_TFL_CONV_COMPACT" in left) == (level.name not in ("conv-compact", "dw-plain")), level.name
@@ -226,22 +249,12 @@ def test_compact_levels_between_general_and_plain_on_the_m4(tmp_path, monkeypatc
             assert left & set(DW_PATHS) == set(DW_PATHS) - kept, left
         if level.name == "conv-compact":
             assert left == set(DW_PATHS + CONV_PATHS) - kept - {"AOTC_TFL_CONV_COMPACT"}, left
-        out = tmp_path / level.name
-        b.write(out / "bundle")
-        configure(out, "mps2-an386", build_type="Release")
-        build(out)
-        meta = b.metadata
-        feeds = [np.random.default_rng(7).integers(-128, 128, tuple(i["shape"])).astype(np.int8)
-                 for i in meta["inputs"]]
-        count, _ = board_counts(out, meta, feeds, plugin)
-        y, _ = run_bundle(out, meta, feeds)
-        nm = subprocess.run(["arm-none-eabi-nm", *out.glob("lib*.a")], capture_output=True, text=True).stdout
+        nm = r["nm"]
         assert ("tfl_depthwise_s8_compact" in nm) == (level.name in ("dw-compact", "conv-compact")), level.name
         assert ("tfl_conv_s8_compact" in nm) == (level.name in ("conv-compact", "dw-plain")), level.name
         # no fused ADD in the model: the compact conv's call of the ADD's code is not linked either
-        image = subprocess.run(["arm-none-eabi-nm", out / "runner.elf"], capture_output=True, text=True).stdout
-        assert "tfl_conv_s8_compact" not in nm or "tfl_residual_run" not in image, level.name
-        got[level.name] = (meta["flash_budget"]["flash_bytes"], count, [y[o["name"]] for o in meta["outputs"]])
+        assert "tfl_conv_s8_compact" not in nm or "tfl_residual_run" not in r["image"], level.name
+        got[level.name] = (r["flash"], r["count"], r["outputs"])
     for name in names[1:]:
         assert all(np.array_equal(a, z) for a, z in zip(got[name][2], got["none"][2], strict=True)), name
     flash_bytes = [got[n][0] for n in names[1:]]
@@ -260,31 +273,21 @@ def test_compact_multiplier_level_on_micro_speech(tmp_path, monkeypatch):
     cycles on the M4 (1.48x at this stop; dw-plain 8.6x); outputs identical to level none's on seeded inputs."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot import flash
-    from aot.bench import board_counts, insn_count_plugin
+    from aot.bench import insn_count_plugin
 
     micro = HERE.parent / "bench" / "models" / "tflm" / "micro_speech_quantized.tflite"
     plugin = insn_count_plugin(tmp_path)
     names = ("none", "general", "dw-compact", "dw-plain")
     got: dict[str, tuple[int, int, list[np.ndarray]]] = {}
     for level in (lv for lv in flash.LEVELS if lv.name in names):
-        monkeypatch.setattr(flash, "LEVELS", (level,))
-        b = compile_file(micro, Options(name="m", target="mps2-an386", flash_budget=10**9, build_type="Release"))
+        b, r = _level_on_the_m4(micro, level, tmp_path, monkeypatch, plugin)
         left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
         assert ("AOTC_TFL_DW_MULT_COMPACT" in left) == (level.name != "dw-compact"), level.name
         assert "AOTC_TFL_DW_COMPACT" in left and ("AOTC_TFL_DW_MULT" in left) == (level.name in names[2:]), level.name
-        out = tmp_path / level.name
-        b.write(out / "bundle")
-        configure(out, "mps2-an386", build_type="Release")
-        build(out)
-        meta = b.metadata
-        feeds = [np.random.default_rng(7).integers(-128, 128, tuple(i["shape"])).astype(np.int8)
-                 for i in meta["inputs"]]
-        _, cycles = board_counts(out, meta, feeds, plugin)
-        y, _ = run_bundle(out, meta, feeds)
-        nm = subprocess.run(["arm-none-eabi-nm", *out.glob("lib*.a")], capture_output=True, text=True).stdout
+        nm = r["nm"]
         assert ("tfl_depthwise_s8_multc" in nm) == (level.name == "dw-compact"), level.name
         assert "tfl_depthwise_s8_compact" not in nm
-        got[level.name] = (meta["flash_budget"]["flash_bytes"], cycles, [y[o["name"]] for o in meta["outputs"]])
+        got[level.name] = (r["flash"], r["cycles"], r["outputs"])
     for name in names[1:]:
         assert all(np.array_equal(a, z) for a, z in zip(got[name][2], got["none"][2], strict=True)), name
     assert got["general"][0] > got["dw-compact"][0] > got["dw-plain"][0], got
