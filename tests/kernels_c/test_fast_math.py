@@ -123,24 +123,36 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.parametrize("path", ["avx512", "plain"])
+# path: (-march, its -D flags, the instruction only that path's swish has)
+SWISH_PATHS = {
+    "avx512": ("native", [], "vscalefps"),
+    "plain": ("native", ["-DAOTC_NO_X86_SWISH", "-DAOTC_NO_X86_GELU"], "vscalefps"),  # both VSCALEFPS
+    "avx2": ("x86-64-v3", [], "vrcpps"),  # fast_math.h's AVX2 loop (aotc_swish_avx2)
+    "avx2-plain": ("x86-64-v3", ["-DAOTC_NO_X86_SWISH"], "vrcpps"),  # the plain loop gcc vectorises (VDIVPS)
+}
+
+
+@pytest.mark.parametrize("path", sorted(SWISH_PATHS))
 def test_swish_kernel_accuracy(tmp_path, path):
-    """aotc_swish_f32 (SiLU, Sigmoid -> Mul fused): fast_math.h's AVX-512 loop (aotc_swish_avx512) and the
-    plain loop (-DAOTC_NO_X86_SWISH), built -O3 -march=native, against x sigmoid(alpha x) in float64 over
-    every 4093rd finite float: within 5 ulp, within 1.1e-36 where the result is below 1e-30; a tail of
-    n % 16 floats is done and nothing past n is touched (tests/swishcheck.py)."""
+    """aotc_swish_f32 (SiLU, Sigmoid -> Mul fused): fast_math.h's AVX-512 loop (aotc_swish_avx512), its AVX2
+    loop (aotc_swish_avx2, built for x86-64-v3: a host without AVX-512) and the plain loops (-DAOTC_NO_X86_SWISH),
+    built -O3, against x sigmoid(alpha x) in float64 over every 4093rd finite float: within 5 ulp, within
+    1.1e-36 where the result is below 1e-30; a tail of n % 16 floats is done and nothing past n is touched
+    (tests/swishcheck.py)."""
     require_tool("gcc")
-    if path == "avx512" and "avx512f" not in Path("/proc/cpuinfo").read_text():
-        pytest.skip("no AVX-512 on this CPU")
+    march, defines, marker = SWISH_PATHS[path]
+    flags = Path("/proc/cpuinfo").read_text()
+    if ("avx512f" if path == "avx512" else "avx2" if march != "native" else "") not in flags:
+        pytest.skip("the path's instructions are not on this CPU")
     (tmp_path / "main.c").write_text(SWISH_MAIN)
     exe = tmp_path / "swish"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror",
-                    *(["-DAOTC_NO_X86_SWISH", "-DAOTC_NO_X86_GELU"] if path == "plain" else []),  # both VSCALEFPS
+    subprocess.run(["gcc", "-std=c99", "-O3", f"-march={march}", "-Wall", "-Wextra", "-Werror", *defines,
                     str(tmp_path / "main.c"),
                     str(kernel_file("elementwise.c")), *kernel_include_flags(), "-lm",
                     "-o", str(exe)], check=True)
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
-    assert ("vscalefps" in dis) == (path == "avx512")  # the path under test is the one built
+    body = "".join(f for f in dis.split("\n\n") if "swish" in f.split(">:")[0])  # the swish functions' own code
+    assert (marker in body) == (not defines)  # the path under test is the one built
     check_swish(exe, tmp_path)
 
 

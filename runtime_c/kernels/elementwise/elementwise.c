@@ -106,6 +106,8 @@ static void swish_runs(void *arg, int32_t begin, int32_t end) {
     const size_t n = hi - lo;
 #if AOTC_SWISH_X86
     aotc_swish_avx512(x, y, n, alpha); /* fast_math.h's AVX-512 SiLU */
+#elif AOTC_SWISH_AVX2
+    aotc_swish_avx2(x, y, n, alpha); /* its AVX2 SiLU, without AVX-512 */
 #else
     AOTC_MAP_F32(v * aotc_sigmoid_poly(alpha * v));
 #endif
