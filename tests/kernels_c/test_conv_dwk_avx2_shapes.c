@@ -28,6 +28,7 @@ static const shape SHAPES_[] = {
     {"7x7 10 33x9 pads 0 3 6 3", 10, 33, 9, 7, 1, 0, 3, 6, 3, 2, 0, 1},
     {"7x7/2 17 16x15", 17, 16, 15, 7, 2, 3, 3, 3, 3, 0, 1, 2},
     {"5x5 8 40x11 no pads (rows of 7)", 8, 40, 11, 5, 1, 0, 0, 0, 0, 3, 0, 1},
+    {"5x5/2 144 56x56 SAME (bands)", 144, 56, 56, 5, 2, 1, 1, 2, 2, 0, 0, 1},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 

@@ -227,8 +227,8 @@ def test_tflite_int8_avx2_network_shapes(tmp_path, objects):
 # test_conv_dwk_avx2_shapes.c's shapes: callgrind's instructions in aotc_conv_depthwise_kxk_f32 a multiply-add at most,
 # built as a host bundle without AVX-512 builds it (-O3 -march=x86-64-v3; gcc 12), as QAVX2_INSTRUCTIONS_PER_MAC.
 # Measured at the commit that set them (before it, the row blocks of 16 and 8 outputs): 0.43 (1.86), 0.71 (1.93),
-# 0.59 (2.27), 0.69 (3.81), 1.59 (4.42), 0.85 (1.53), 1.22 (2.08), 0.81 (1.95), 1.06 (2.68), 0.83 (2.06)
-DWK_AVX2_INSTRUCTIONS_PER_MAC = [0.5, 0.85, 0.7, 0.8, 1.8, 1.0, 1.4, 0.95, 1.25, 0.95]
+# 0.59 (2.27), 0.69 (3.81), 1.59 (4.42), 0.85 (1.53), 1.22 (2.08), 0.81 (1.95), 1.06 (2.68), 0.83 (2.06), 0.65 (5.90)
+DWK_AVX2_INSTRUCTIONS_PER_MAC = [0.5, 0.85, 0.7, 0.8, 1.8, 1.0, 1.4, 0.95, 1.25, 0.95, 0.75]
 
 
 @pytest.mark.full
