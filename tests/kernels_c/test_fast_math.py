@@ -223,29 +223,33 @@ GELUS = {
 
 
 @pytest.mark.full  # (a build of elementwise.c and a sweep each: 2 to 7 s)
-@pytest.mark.parametrize("path", ["avx512", "plain"])
+@pytest.mark.parametrize("path", ["avx512", "plain", "avx2", "avx2-plain"])
 @pytest.mark.parametrize("kernel", sorted(GELUS))
 def test_gelu_kernel_accuracy(tmp_path, kernel, path):
     """aotc_gelu_f32 and aotc_gelu_tanh_f32: fast_math.h's AVX-512 loops (aotc_gelu_avx512, aotc_gelu_tanh_avx512,
-    issue 64) and the plain loops (-DAOTC_NO_X86_GELU), built -O3 -march=native, against GELU in float64 over
+    issue 64), its AVX2 loops (aotc_gelu_avx2, aotc_gelu_tanh_avx2: built -march=x86-64-v3, a host without AVX-512)
+    and the plain loops (-DAOTC_NO_X86_GELU), built -O3 (-march=native but for avx2), against GELU in float64 over
     every 4093rd float with |v| <= 30. erf form: within 4 ulp plus 2.5e-7 |v| (half the erf's absolute error,
     Abramowitz-Stegun's 1.5e-7 and its polynomial's rounding near 0 on the AVX-512 path, which takes no series
     there, times v); tanh form: 8 ulp plus 1e-7 |v| (the sigmoid of a rounded argument). Calls of 1 to 40
     floats, so every tail under the mask, and nothing past n written; +inf gives +inf, NaN gives NaN."""
     require_tool("gcc")
-    if path == "avx512" and "avx512f" not in Path("/proc/cpuinfo").read_text():
-        pytest.skip("no AVX-512 on this CPU")
+    flags = Path("/proc/cpuinfo").read_text()
+    if ("avx512f" if path == "avx512" else "avx2" if path.startswith("avx2") else "") not in flags:
+        pytest.skip("the path's instructions are not on this CPU")
     ref, ulps, per_v, marker = GELUS[kernel]
+    marker = "vrcpps" if path.startswith("avx2") else marker  # (the plain loops divide)
     (tmp_path / "main.c").write_text(GELU_MAIN)
     exe = tmp_path / "gelu"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror",
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=x86-64-v3" if path.startswith("avx2") else "-march=native",
+                    "-Wall", "-Wextra", "-Werror",
                     f"-DGELU={kernel}", f"-DREF(v)=({ref})", f"-DULPS={ulps}", f"-DABS={per_v}",
-                    *(["-DAOTC_NO_X86_GELU"] if path == "plain" else []), str(tmp_path / "main.c"),
+                    *(["-DAOTC_NO_X86_GELU"] if path.endswith("plain") else []), str(tmp_path / "main.c"),
                     str(kernel_file("elementwise.c")), *kernel_include_flags(), "-lm",
                     "-o", str(exe)], check=True)
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
     body = dis.split(f"<{kernel}>:")[1].split("\n\n")[0]  # the kernel's own instructions (swish's share fast_math.h)
-    assert (marker in body) == (path == "avx512")  # the path under test is the one built
+    assert (marker in body) == (path in ("avx512", "avx2"))  # the path under test is the one built
     worst, canary, nan_ok = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
     assert float(worst) <= 1.0, f"error {worst} x the bound"
     assert canary == "1", "a tail wrote past n, or an infinity came out wrong"
