@@ -477,9 +477,9 @@ static inline void aotc_gelu_avx512(const float *x, float *y, size_t n) {
 #endif
 
 /* GELU, both forms, on AVX2 with FMA and no AVX-512, 8 floats at a time: aotc_gelu16 and aotc_gelu_tanh16 without
- * masks, VSCALEFPS and VRCP14PS (1 / d by VRCPPS and a Newton step, 2^k from the exponent bits): 0.73 -> 0.58 ns a float. The plain loop
- * of aotc_erf_poly (both of its branches computed, its divide) took 13 % of ConvNeXt-atto's time at --isa avx2
- * (issue 64). Held to the AVX-512 loops' bounds (tests/kernels_c/test_fast_math.py). */
+ * masks, VSCALEFPS and VRCP14PS (1 / d by VRCPPS and a Newton step, 2^k from the exponent bits). The plain loop of
+ * aotc_erf_poly (both of its branches computed, its divide) took 13 % of ConvNeXt-atto's time at --isa avx2 (issue
+ * 64); this 0.58 ns a float against its 0.73. Held to the AVX-512 loops' bounds (tests/kernels_c/test_fast_math.py). */
 #if !AOTC_GELU_X86 && AOTC_SWISH_AVX2 && !defined(AOTC_NO_X86_GELU)
 #define AOTC_GELU_AVX2 1
 
@@ -535,7 +535,8 @@ static inline __m256 aotc_gelu_tanh8(__m256 v) {
     size_t i = 0;                                                                                                \
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));                               \
     if (i < n) {                                                                                                 \
-        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); \
+        const __m256i m =                                                                                        \
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));      \
         _mm256_maskstore_ps(y + i, m, F(_mm256_maskload_ps(x + i, m)));                                          \
     }
 static inline void aotc_gelu_avx2(const float *x, float *y, size_t n) { AOTC_MAP8(aotc_gelu8) }

@@ -351,8 +351,8 @@ static MK_NOINLINE void dwk8_store(const dwk_row *r, const __m256 *out, ptrdiff_
         for (j = 0; j < nc; ++j) {
             /* lo where below it, hi where above (NaN kept, as the row blocks' selects), alpha u below 0 */
             const __m256 u = _mm256_min_ps(hi, _mm256_max_ps(lo, v[j]));
-            _mm256_maskstore_ps(yb + j * out_plane + at, m,
-                                _mm256_blendv_ps(u, _mm256_mul_ps(alpha, u), _mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_LT_OQ)));
+            const __m256 below = _mm256_cmp_ps(u, _mm256_setzero_ps(), _CMP_LT_OQ);
+            _mm256_maskstore_ps(yb + j * out_plane + at, m, _mm256_blendv_ps(u, _mm256_mul_ps(alpha, u), below));
         }
     }
 }
