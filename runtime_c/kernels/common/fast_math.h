@@ -365,6 +365,90 @@ static inline void aotc_softmax_avx512(const float *x, float *y, size_t n) {
 #define AOTC_SOFTMAX_X86 0
 #endif
 
+/* Softmax along a contiguous row on AVX2 with FMA and no AVX-512 (norm.c), 8 floats at a time and the tail by
+ * VMASKMOVPS: aotc_softmax_avx512's passes and e^d (aotc_softmax_exp16's operations, 2^k from the exponent bits).
+ * The plain loops' max, one chain of compares, and their scalar tails took 17 % of MobileViT-xxs's time at
+ * --isa avx2 (issue 64). Held to aotc_softmax_exp16's 1 ulp (tests/kernels_c/test_fast_math.c: softmax_exp8). */
+#if !AOTC_SOFTMAX_X86 && defined(__AVX2__) && defined(__FMA__) && !defined(AOTC_NO_X86_SOFTMAX)
+#define AOTC_SOFTMAX_AVX2 1
+#include <immintrin.h>
+#include <stddef.h>
+
+/* e^d of 8 floats d <= 0, 0 below -87.3, NaN for NaN, as aotc_softmax_exp16: k >= -126, so 2^k is a normal float */
+static inline __m256 aotc_softmax_exp8(__m256 d) {
+    const __m256 lo = _mm256_set1_ps(-87.3f), one = _mm256_set1_ps(1.0f);
+    const __m256 keep = _mm256_cmp_ps(d, lo, _CMP_NLT_UQ); /* not below -87.3 (NaN kept) */
+    const __m256 c = _mm256_max_ps(lo, d);                  /* NaN: d, the second operand */
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860682030941723e-6f),
+                                      _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), c));
+    const __m256 scale = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+    __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 5040.0f), _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, one);
+    p = _mm256_fmadd_ps(p, r, one);
+    /* NaN: k's conversion is INT_MIN, a scale of 0 or a power of 2, and p NaN either way */
+    return _mm256_and_ps(keep, _mm256_mul_ps(p, scale));
+}
+
+/* the lanes of a tail of n - i < 8 floats, as VMASKMOVPS's mask */
+static inline __m256i aotc_tail8(size_t i, size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* The largest of x[0, n), -inf for n = 0 (a NaN element may be passed over, as aotc_max_avx512). */
+static inline float aotc_max_avx2(const float *x, size_t n) {
+    const size_t full = n & ~(size_t)7;
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    __m256 m = ninf;
+    __m128 h;
+    size_t i;
+    for (i = 0; i < full; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);
+    if (i < n) {
+        const __m256i t = aotc_tail8(i, n);
+        m = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(x + i, t), _mm256_castsi256_ps(t)), m);
+    }
+    h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
+/* y[0, n) = softmax of x[0, n) (y may be x): e^(x - max) by aotc_softmax_exp8, then times 1 / their sum. */
+static inline void aotc_softmax_avx2(const float *x, float *y, size_t n) {
+    const size_t full = n & ~(size_t)7;
+    const __m256i tail = aotc_tail8(full, n);
+    const __m256 m = _mm256_set1_ps(aotc_max_avx2(x, n));
+    __m256 s = _mm256_setzero_ps(), inv;
+    __m128 h;
+    size_t i;
+    for (i = 0; i < full; i += 8) {
+        const __m256 e = aotc_softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(y + i, e);
+        s = _mm256_add_ps(s, e);
+    }
+    if (i < n) {
+        const __m256 e = _mm256_and_ps(_mm256_castsi256_ps(tail),
+                                       aotc_softmax_exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, tail), m)));
+        _mm256_maskstore_ps(y + i, tail, e);
+        s = _mm256_add_ps(s, e);
+    }
+    h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    inv = _mm256_set1_ps(1.0f / _mm_cvtss_f32(h));
+    for (i = 0; i < full; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    if (i < n) _mm256_maskstore_ps(y + i, tail, _mm256_mul_ps(_mm256_maskload_ps(y + i, tail), inv));
+}
+#else
+#define AOTC_SOFTMAX_AVX2 0
+#endif
+
 /* GELU (erf form) on AVX-512F, 16 floats at a time (elementwise.c's aotc_gelu_f32). Why (issue 64): gcc makes
  * of 0.5 v (1 + aotc_erf_poly(v / sqrt 2)) a loop of ymm and scalar pieces, both branches of the erf and a
  * division each; GELU took 11 % of ConvNeXt-atto's time and 5 % of ViT-tiny's, about onnxruntime's own
