@@ -1,5 +1,6 @@
-/* The depthwise k x k conv (aotc_conv_depthwise_kxk_f32) on network-sized shapes, for its AVX2 path without AVX-512
- * (conv_depthwise_kxk.c DWK8_ON, built with -march=x86-64-v3: 5 x 5 and 7 x 7 in vectors of 8 channels): each
+/* The depthwise k x k conv (aotc_conv_depthwise_kxk_f32) and the 3 x 3 one at stride 2
+ * (aotc_conv_depthwise3x3_direct_f32) on network-sized shapes, for their AVX2 path without AVX-512 (conv_dwk8_avx2.h,
+ * built with -march=x86-64-v3: vectors of 8 channels): each
  * against the reference (conv_ref.c) within the conv tests' tolerance, the output's neighbours untouched, and,
  * given a shape's index, that shape's kernel alone once (test_kernels_c.py counts its instructions under
  * callgrind). EfficientNet-B0's 5 x 5 planes (28, 14, 7; stride 1 and TF's SAME stride 2) with channel counts
@@ -29,6 +30,10 @@ static const shape SHAPES_[] = {
     {"7x7/2 17 16x15", 17, 16, 15, 7, 2, 3, 3, 3, 3, 0, 1, 2},
     {"5x5 8 40x11 no pads (rows of 7)", 8, 40, 11, 5, 1, 0, 0, 0, 0, 3, 0, 1},
     {"5x5/2 144 56x56 SAME (bands)", 144, 56, 56, 5, 2, 1, 1, 2, 2, 0, 0, 1},
+    /* 3 x 3 at stride 2: aotc_conv_depthwise3x3_direct_f32 (pads of 0 or 1) */
+    {"3x3/2 96 112x112 SAME (bands) clip", 96, 112, 112, 3, 2, 0, 0, 1, 1, 2, 0, 1},
+    {"3x3/2 19 15x15 pads 1 leaky residual", 19, 15, 15, 3, 2, 1, 1, 1, 1, 3, 1, 2},
+    {"3x3/2 576 14x14 SAME", 576, 14, 14, 3, 2, 0, 0, 1, 1, 0, 0, 1},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 
@@ -37,6 +42,8 @@ static int run(const shape *sh, int check) {
     size_t xn, yn, wn, e;
     float *x, *w, *b, *r, *y, *ref, *mag, *ax, *aw, *ab, *ar;
     int bad = 0, d;
+    void (*conv)(const aotc_conv_params *, const float *, const float *, const float *, const float *, float *) =
+        sh->k == 3 ? aotc_conv_depthwise3x3_direct_f32 : aotc_conv_depthwise_kxk_f32;
     memset(&p, 0, sizeof p);
     for (d = 0; d < 3; ++d) p.in_size[d] = p.out_size[d] = p.kernel[d] = p.strides[d] = p.dilations[d] = 1;
     p.batch = sh->batch, p.group = p.in_c = p.out_c = sh->c;
@@ -52,7 +59,7 @@ static int run(const shape *sh, int check) {
     x = test_alloc(xn), w = test_alloc(wn), b = test_alloc((size_t)p.out_c), r = sh->res ? test_alloc(yn) : NULL;
     y = test_alloc_nan(yn + GUARD), ref = test_alloc(yn), mag = test_alloc(yn);
     if (!check) {
-        aotc_conv_depthwise_kxk_f32(&p, x, w, b, r, y);
+        conv(&p, x, w, b, r, y);
         printf("%s (%lu MACs)\n", sh->name, (unsigned long)(yn * (size_t)(p.kernel[1] * p.kernel[2])));
     } else {
         ax = test_abs(x, xn), aw = test_abs(w, wn), ab = test_abs(b, (size_t)p.out_c), ar = test_abs(r, yn);
@@ -60,7 +67,7 @@ static int run(const shape *sh, int check) {
         q.act = AOTC_ACT_NONE; /* the magnitudes: the sums of |terms| */
         aotc_conv_ref_f32(&p, x, w, b, r, ref);
         aotc_conv_ref_f32(&q, ax, aw, ab, ar, mag);
-        aotc_conv_depthwise_kxk_f32(&p, x, w, b, r, y);
+        conv(&p, x, w, b, r, y);
         bad = test_differs(sh->name, y, ref, mag, yn);
         for (e = yn; e < yn + GUARD && !bad; ++e)
             if (!isnan(y[e])) printf("%s: wrote past the output\n", sh->name), bad = 1;
