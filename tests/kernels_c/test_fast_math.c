@@ -93,6 +93,17 @@ static void run_softmax_exp16(size_t n, const float *x, float *y) {
     }
 }
 #endif
+#if AOTC_SOFTMAX_AVX2
+/* Softmax's e^x on AVX2 without AVX-512 (aotc_softmax_exp8: for x <= 0), 8 at a time and the tail by VMASKMOVPS */
+static void run_softmax_exp8(size_t n, const float *x, float *y) {
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, aotc_softmax_exp8(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        const __m256i m = aotc_tail8(i, n);
+        _mm256_maskstore_ps(y + i, m, aotc_softmax_exp8(_mm256_maskload_ps(x + i, m)));
+    }
+}
+#endif
 #if AOTC_GELU_X86
 /* GELU's erf on AVX-512F, 16 at a time and the tail under a mask */
 static void run_erf16(size_t n, const float *x, float *y) {
@@ -163,6 +174,9 @@ int main(int argc, char **argv) {
         {"exp_flush16", -87.3, 88.0, 88.0, 0, 0, 0},
         {"softmax_exp16", -87.3, 0.0, 0.0, 0, 0, 0},
 #endif
+#if AOTC_SOFTMAX_AVX2
+        {"softmax_exp8", -87.3, 0.0, 0.0, 0, 0, 0},
+#endif
 #if AOTC_GELU_X86
         {"erf16", -INFINITY, INFINITY, INFINITY, 0, 0, 0},
 #endif
@@ -172,6 +186,9 @@ int main(int argc, char **argv) {
 #if AOTC_SOFTMAX_X86
                                                       run_exp_flush16, run_softmax_exp16,
 #endif
+#if AOTC_SOFTMAX_AVX2
+                                                      run_softmax_exp8,
+#endif
 #if AOTC_GELU_X86
                                                       run_erf16,
 #endif
@@ -179,6 +196,9 @@ int main(int argc, char **argv) {
     double (*refs[])(double) = {exp_ref, exp_ref, expm1_ref, sigmoid_ref, tanh_ref, erf_ref,
 #if AOTC_SOFTMAX_X86
                                 exp_ref, exp_ref,
+#endif
+#if AOTC_SOFTMAX_AVX2
+                                exp_ref,
 #endif
 #if AOTC_GELU_X86
                                 erf_ref,

@@ -30,6 +30,7 @@ BOUNDS = {
 }
 # e^x (the scalar's bits; Softmax's, x <= 0) and GELU's erf on AVX-512F (fast_math.h)
 X86_BOUNDS = {"exp_flush16": (1.0, 1.3e-38), "softmax_exp16": (1.0, 1.3e-38), "erf16": (6.5, 0.0)}
+AVX2_BOUNDS = {"softmax_exp8": (1.0, 1.3e-38)}  # the same without AVX-512 (-march=x86-64-v3)
 BUILDS = {
     "gcc-native": ["gcc", "-O3", "-march=native"],
     "gcc-O2": ["gcc", "-O2"],
@@ -55,11 +56,12 @@ def test_fast_math_accuracy(build, tmp_path):
         seen[name] = [float(v) for v in vals]
     assert seen.pop("nan") == [1.0], "NaN in must give NaN out"
     x86 = "-march=native" in cmd and "avx512f" in Path("/proc/cpuinfo").read_text()
+    avx2 = "-march=x86-64-v3" in cmd  # Softmax's e^x on AVX2 without AVX-512 (fast_math.h aotc_softmax_exp8)
     # the 16-wide e^x does the scalar aotc_exp_flush's operations: its bits, where gcc contracts nothing
     assert seen.pop("exp_flush16_bits", None) == ([0.0] if x86 and cmd[0] == "gcc" else None)
-    assert set(seen) == set(BOUNDS) | (set(X86_BOUNDS) if x86 else set())
+    assert set(seen) == set(BOUNDS) | (set(X86_BOUNDS) if x86 else set()) | (set(AVX2_BOUNDS) if avx2 else set())
     for name, (max_ulp, arg, max_abs) in seen.items():
-        ulp_bound, abs_bound = {**BOUNDS, **X86_BOUNDS}[name]
+        ulp_bound, abs_bound = {**BOUNDS, **X86_BOUNDS, **AVX2_BOUNDS}[name]
         assert max_ulp <= ulp_bound, f"{name}: {max_ulp:.3f} ulp at {arg!r} (bound {ulp_bound})"
         assert max_abs <= abs_bound, f"{name}: absolute error {max_abs:.3g} outside its ulp range"
 
@@ -123,24 +125,36 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.mark.parametrize("path", ["avx512", "plain"])
+# path: (-march, its -D flags, the instruction only that path's swish has)
+SWISH_PATHS = {
+    "avx512": ("native", [], "vscalefps"),
+    "plain": ("native", ["-DAOTC_NO_X86_SWISH", "-DAOTC_NO_X86_GELU"], "vscalefps"),  # both VSCALEFPS
+    "avx2": ("x86-64-v3", [], "vrcpps"),  # fast_math.h's AVX2 loop (aotc_swish_avx2)
+    "avx2-plain": ("x86-64-v3", ["-DAOTC_NO_X86_SWISH"], "vrcpps"),  # the plain loop gcc vectorises (VDIVPS)
+}
+
+
+@pytest.mark.parametrize("path", sorted(SWISH_PATHS))
 def test_swish_kernel_accuracy(tmp_path, path):
-    """aotc_swish_f32 (SiLU, Sigmoid -> Mul fused): fast_math.h's AVX-512 loop (aotc_swish_avx512) and the
-    plain loop (-DAOTC_NO_X86_SWISH), built -O3 -march=native, against x sigmoid(alpha x) in float64 over
-    every 4093rd finite float: within 5 ulp, within 1.1e-36 where the result is below 1e-30; a tail of
-    n % 16 floats is done and nothing past n is touched (tests/swishcheck.py)."""
+    """aotc_swish_f32 (SiLU, Sigmoid -> Mul fused): fast_math.h's AVX-512 loop (aotc_swish_avx512), its AVX2
+    loop (aotc_swish_avx2, built for x86-64-v3: a host without AVX-512) and the plain loops (-DAOTC_NO_X86_SWISH),
+    built -O3, against x sigmoid(alpha x) in float64 over every 4093rd finite float: within 5 ulp, within
+    1.1e-36 where the result is below 1e-30; a tail of n % 16 floats is done and nothing past n is touched
+    (tests/swishcheck.py)."""
     require_tool("gcc")
-    if path == "avx512" and "avx512f" not in Path("/proc/cpuinfo").read_text():
-        pytest.skip("no AVX-512 on this CPU")
+    march, defines, marker = SWISH_PATHS[path]
+    flags = Path("/proc/cpuinfo").read_text()
+    if ("avx512f" if path == "avx512" else "avx2" if march != "native" else "") not in flags:
+        pytest.skip("the path's instructions are not on this CPU")
     (tmp_path / "main.c").write_text(SWISH_MAIN)
     exe = tmp_path / "swish"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror",
-                    *(["-DAOTC_NO_X86_SWISH", "-DAOTC_NO_X86_GELU"] if path == "plain" else []),  # both VSCALEFPS
+    subprocess.run(["gcc", "-std=c99", "-O3", f"-march={march}", "-Wall", "-Wextra", "-Werror", *defines,
                     str(tmp_path / "main.c"),
                     str(kernel_file("elementwise.c")), *kernel_include_flags(), "-lm",
                     "-o", str(exe)], check=True)
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
-    assert ("vscalefps" in dis) == (path == "avx512")  # the path under test is the one built
+    body = "".join(f for f in dis.split("\n\n") if "swish" in f.split(">:")[0])  # the swish functions' own code
+    assert (marker in body) == (not defines)  # the path under test is the one built
     check_swish(exe, tmp_path)
 
 
@@ -211,29 +225,33 @@ GELUS = {
 
 
 @pytest.mark.full  # (a build of elementwise.c and a sweep each: 2 to 7 s)
-@pytest.mark.parametrize("path", ["avx512", "plain"])
+@pytest.mark.parametrize("path", ["avx512", "plain", "avx2", "avx2-plain"])
 @pytest.mark.parametrize("kernel", sorted(GELUS))
 def test_gelu_kernel_accuracy(tmp_path, kernel, path):
     """aotc_gelu_f32 and aotc_gelu_tanh_f32: fast_math.h's AVX-512 loops (aotc_gelu_avx512, aotc_gelu_tanh_avx512,
-    issue 64) and the plain loops (-DAOTC_NO_X86_GELU), built -O3 -march=native, against GELU in float64 over
+    issue 64), its AVX2 loops (aotc_gelu_avx2, aotc_gelu_tanh_avx2: built -march=x86-64-v3, a host without AVX-512)
+    and the plain loops (-DAOTC_NO_X86_GELU), built -O3 (-march=native but for avx2), against GELU in float64 over
     every 4093rd float with |v| <= 30. erf form: within 4 ulp plus 2.5e-7 |v| (half the erf's absolute error,
     Abramowitz-Stegun's 1.5e-7 and its polynomial's rounding near 0 on the AVX-512 path, which takes no series
     there, times v); tanh form: 8 ulp plus 1e-7 |v| (the sigmoid of a rounded argument). Calls of 1 to 40
     floats, so every tail under the mask, and nothing past n written; +inf gives +inf, NaN gives NaN."""
     require_tool("gcc")
-    if path == "avx512" and "avx512f" not in Path("/proc/cpuinfo").read_text():
-        pytest.skip("no AVX-512 on this CPU")
+    flags = Path("/proc/cpuinfo").read_text()
+    if ("avx512f" if path == "avx512" else "avx2" if path.startswith("avx2") else "") not in flags:
+        pytest.skip("the path's instructions are not on this CPU")
     ref, ulps, per_v, marker = GELUS[kernel]
+    marker = "vrcpps" if path.startswith("avx2") else marker  # (the plain loops divide)
     (tmp_path / "main.c").write_text(GELU_MAIN)
     exe = tmp_path / "gelu"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror",
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=x86-64-v3" if path.startswith("avx2") else "-march=native",
+                    "-Wall", "-Wextra", "-Werror",
                     f"-DGELU={kernel}", f"-DREF(v)=({ref})", f"-DULPS={ulps}", f"-DABS={per_v}",
-                    *(["-DAOTC_NO_X86_GELU"] if path == "plain" else []), str(tmp_path / "main.c"),
+                    *(["-DAOTC_NO_X86_GELU"] if path.endswith("plain") else []), str(tmp_path / "main.c"),
                     str(kernel_file("elementwise.c")), *kernel_include_flags(), "-lm",
                     "-o", str(exe)], check=True)
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
     body = dis.split(f"<{kernel}>:")[1].split("\n\n")[0]  # the kernel's own instructions (swish's share fast_math.h)
-    assert (marker in body) == (path == "avx512")  # the path under test is the one built
+    assert (marker in body) == (path in ("avx512", "avx2"))  # the path under test is the one built
     worst, canary, nan_ok = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
     assert float(worst) <= 1.0, f"error {worst} x the bound"
     assert canary == "1", "a tail wrote past n, or an infinity came out wrong"

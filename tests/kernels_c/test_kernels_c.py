@@ -126,6 +126,8 @@ AVX2_FAMILIES = {
                                                           ("conv", "conv_add", "depthwise", "fc"))]),
     # the ONNX int8 convs' patch quads and depthwise on vpmaddwd / vpmulld (quant_impl.h, AOTC_QUANT_AVX2)
     "quant": (SEED + 5, ["aotc_qconv_patches_i8"]),
+    # Softmax's rows on AVX2 (fast_math.h aotc_softmax_avx2: the max, e^x, the sum and the tails by VMASKMOVPS)
+    "norm": (SEED + 6, ["aotc_softmax_f32"]),
 }
 
 
@@ -220,6 +222,38 @@ def test_tflite_int8_avx2_network_shapes(tmp_path, objects):
     counted = tmp_path / "test_tflite_int8_avx2_counts"
     compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
     for i, (bound, entry) in enumerate(zip(TFL_AVX2_INSTRUCTIONS_PER_MAC, TFL_AVX2_ENTRIES, strict=True)):
+        line, macs, ir = _count_instructions(tmp_path, counted, i, entry)
+        assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
+
+
+# test_conv_dwk_avx2_shapes.c's shapes: callgrind's instructions in aotc_conv_depthwise_kxk_f32 a multiply-add at most,
+# built as a host bundle without AVX-512 builds it (-O3 -march=x86-64-v3; gcc 12), as QAVX2_INSTRUCTIONS_PER_MAC.
+# Measured at the commit that set them (before it, the row blocks of 16 and 8 outputs): 0.43 (1.86), 0.71 (1.93),
+# 0.59 (2.27), 0.69 (3.81), 1.59 (4.42), 0.85 (1.53), 1.22 (2.08), 0.81 (1.95), 1.06 (2.68), 0.83 (2.06), 0.65 (5.90);
+# the 3 x 3 at stride 2 (aotc_conv_depthwise3x3_direct_f32) 1.30 (0.86: fewer instructions, 3.1x the time), 2.41
+# (3.05), 1.60 (2.15)
+DWK_AVX2_INSTRUCTIONS_PER_MAC = [0.5, 0.85, 0.7, 0.8, 1.8, 1.0, 1.4, 0.95, 1.25, 0.95, 0.75, 1.5, 2.7, 1.85]
+
+
+@pytest.mark.full
+def test_conv_dwk_avx2_network_shapes(tmp_path, objects):
+    """The float depthwise convs' AVX2 path (conv_dwk8_avx2.h: vectors of 8 channels, a host without AVX-512; 5 x 5
+    and 7 x 7, and 3 x 3 at stride 2) on EfficientNet-B0's and MobileNetV2's layer sizes with channel tails, several
+    bands of rows, stride 2, asymmetric pads, residuals and each activation: the reference's result under the
+    sanitizers, nothing written past the output, and (callgrind) at most DWK_AVX2_INSTRUCTIONS_PER_MAC instructions
+    a multiply-add, which the row blocks exceeded on all but one (by 1.2-4.8x)."""
+    require_tool("gcc", "valgrind")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    sources = [Path(__file__).resolve().parent / "test_conv_dwk_avx2_shapes.c", *c_sources("conv")[1:]]
+    checked = tmp_path / "test_conv_dwk_avx2_shapes"
+    compile_and_link(objects, "gcc", sources, [*WARNINGS, *sanitize_for("conv"), "-march=x86-64-v3"], checked)
+    out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and out.count(" ok (") == len(DWK_AVX2_INSTRUCTIONS_PER_MAC), out
+    counted = tmp_path / "test_conv_dwk_avx2_counts"
+    compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
+    for i, bound in enumerate(DWK_AVX2_INSTRUCTIONS_PER_MAC):
+        entry = "aotc_conv_depthwise3x3_direct_f32" if i >= 11 else "aotc_conv_depthwise_kxk_f32"
         line, macs, ir = _count_instructions(tmp_path, counted, i, entry)
         assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
 

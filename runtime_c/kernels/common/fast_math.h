@@ -206,6 +206,67 @@ static inline void aotc_swish_avx512(const float *x, float *y, size_t n, float a
 #define AOTC_SWISH_X86 0
 #endif
 
+/* SiLU / Swish on AVX2 with FMA and no AVX-512 (--host-isa generic built for x86-64-v3), 8 floats at a time:
+ * aotc_swish16's operations without its masks and VSCALEFPS (2^n from the exponent bits, as aotc_exp_reduce
+ * builds it; the selects by VBLENDVPS and an AND) and 1 / (1 + e) from VRCPPS and one Newton step instead of
+ * the VDIVPS that gcc makes of the plain loop. The plain loop took 0.57 ns a float at -march=x86-64-v3 on this
+ * core, its data in L1 (compute-bound: EfficientNet-B0's SiLUs 20 % of its time at --isa avx2, issue 64).
+ * Within 5 ulp of v sigmoid(alpha v) in double, as the AVX-512 loop (tests/kernels_c/test_fast_math.py). */
+#if !AOTC_SWISH_X86 && defined(__AVX2__) && defined(__FMA__) && !defined(AOTC_NO_X86_SWISH)
+#define AOTC_SWISH_AVX2 1
+#include <immintrin.h>
+#include <stddef.h>
+
+/* 8 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`); e = e^-|a| = 2^k p(r) with -|a| clamped
+ * to -87.3 (NaN too: VMAXPS returns its second operand), so k in [-126, 0] and 2^k is a normal float. */
+static inline __m256 aotc_swish8(__m256 v, __m256 alpha, int scaled) {
+    const __m256 log2e = _mm256_set1_ps(1.44269504088896341f), ln2_hi = _mm256_set1_ps(0.693145751953125f);
+    const __m256 ln2_lo = _mm256_set1_ps(1.42860682030941723e-6f), one = _mm256_set1_ps(1.0f);
+    const __m256 floor_a = _mm256_set1_ps(-87.3f);
+    const __m256 a = scaled ? _mm256_mul_ps(v, alpha) : v;
+    const __m256 na = _mm256_max_ps(_mm256_or_ps(a, _mm256_set1_ps(-0.0f)), floor_a); /* -|a| */
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(na, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_fnmadd_ps(k, ln2_lo, _mm256_fnmadd_ps(k, ln2_hi, na));
+    const __m256 scale = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23)); /* 2^k */
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 720.0f), r, _mm256_set1_ps(1.0f / 120.0f));
+    __m256 e, d, q, s;
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, one);
+    p = _mm256_fmadd_ps(p, r, one);
+    e = _mm256_mul_ps(p, scale); /* e^-|a| */
+    d = _mm256_add_ps(one, e);
+    q = _mm256_rcp_ps(d);
+    q = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
+    s = _mm256_blendv_ps(q, _mm256_mul_ps(e, q), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
+    /* s = 0 where a < -87.3 (not where a is NaN), as in aotc_swish16 */
+    return _mm256_mul_ps(v, _mm256_and_ps(_mm256_cmp_ps(a, floor_a, _CMP_NLT_UQ), s));
+}
+
+/* Whole vectors, then the tail by VMASKMOVPS (which neither reads nor writes the lanes it leaves out). */
+static inline void aotc_swish_avx2_loop(const float *x, float *y, size_t n, float alpha, int scaled) {
+    const __m256 al = _mm256_set1_ps(alpha);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, aotc_swish8(_mm256_loadu_ps(x + i), al, scaled));
+    if (i < n) {
+        const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(y + i, m, aotc_swish8(_mm256_maskload_ps(x + i, m), al, scaled));
+    }
+}
+
+/* y[0, n) = x sigmoid(alpha x) of x[0, n); y may be x. */
+static inline void aotc_swish_avx2(const float *x, float *y, size_t n, float alpha) {
+    if (alpha == 1.0f)
+        aotc_swish_avx2_loop(x, y, n, 1.0f, 0);
+    else
+        aotc_swish_avx2_loop(x, y, n, alpha, 1);
+}
+#else
+#define AOTC_SWISH_AVX2 0
+#endif
+
 /* Softmax along a contiguous row on AVX-512F (norm.c), 16 floats at a time and the tail under a mask: a
  * pass for the max, one for e^(x - max) and its sum, one to scale. The plain loops took the max in one
  * chain of compares, half of the kernel's time on the 65- and 128-long rows of attention (issue 64), and
@@ -302,6 +363,90 @@ static inline void aotc_softmax_avx512(const float *x, float *y, size_t n) {
 }
 #else
 #define AOTC_SOFTMAX_X86 0
+#endif
+
+/* Softmax along a contiguous row on AVX2 with FMA and no AVX-512 (norm.c), 8 floats at a time and the tail by
+ * VMASKMOVPS: aotc_softmax_avx512's passes and e^d (aotc_softmax_exp16's operations, 2^k from the exponent bits).
+ * The plain loops' max, one chain of compares, and their scalar tails took 17 % of MobileViT-xxs's time at
+ * --isa avx2 (issue 64). Held to aotc_softmax_exp16's 1 ulp (tests/kernels_c/test_fast_math.c: softmax_exp8). */
+#if !AOTC_SOFTMAX_X86 && defined(__AVX2__) && defined(__FMA__) && !defined(AOTC_NO_X86_SOFTMAX)
+#define AOTC_SOFTMAX_AVX2 1
+#include <immintrin.h>
+#include <stddef.h>
+
+/* e^d of 8 floats d <= 0, 0 below -87.3, NaN for NaN, as aotc_softmax_exp16: k >= -126, so 2^k is a normal float */
+static inline __m256 aotc_softmax_exp8(__m256 d) {
+    const __m256 lo = _mm256_set1_ps(-87.3f), one = _mm256_set1_ps(1.0f);
+    const __m256 keep = _mm256_cmp_ps(d, lo, _CMP_NLT_UQ); /* not below -87.3 (NaN kept) */
+    const __m256 c = _mm256_max_ps(lo, d);                  /* NaN: d, the second operand */
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(c, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860682030941723e-6f),
+                                      _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), c));
+    const __m256 scale = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23));
+    __m256 p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 5040.0f), _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, one);
+    p = _mm256_fmadd_ps(p, r, one);
+    /* NaN: k's conversion is INT_MIN, a scale of 0 or a power of 2, and p NaN either way */
+    return _mm256_and_ps(keep, _mm256_mul_ps(p, scale));
+}
+
+/* the lanes of a tail of n - i < 8 floats, as VMASKMOVPS's mask */
+static inline __m256i aotc_tail8(size_t i, size_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* The largest of x[0, n), -inf for n = 0 (a NaN element may be passed over, as aotc_max_avx512). */
+static inline float aotc_max_avx2(const float *x, size_t n) {
+    const size_t full = n & ~(size_t)7;
+    const __m256 ninf = _mm256_set1_ps(-INFINITY);
+    __m256 m = ninf;
+    __m128 h;
+    size_t i;
+    for (i = 0; i < full; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);
+    if (i < n) {
+        const __m256i t = aotc_tail8(i, n);
+        m = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(x + i, t), _mm256_castsi256_ps(t)), m);
+    }
+    h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
+/* y[0, n) = softmax of x[0, n) (y may be x): e^(x - max) by aotc_softmax_exp8, then times 1 / their sum. */
+static inline void aotc_softmax_avx2(const float *x, float *y, size_t n) {
+    const size_t full = n & ~(size_t)7;
+    const __m256i tail = aotc_tail8(full, n);
+    const __m256 m = _mm256_set1_ps(aotc_max_avx2(x, n));
+    __m256 s = _mm256_setzero_ps(), inv;
+    __m128 h;
+    size_t i;
+    for (i = 0; i < full; i += 8) {
+        const __m256 e = aotc_softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(y + i, e);
+        s = _mm256_add_ps(s, e);
+    }
+    if (i < n) {
+        const __m256 e = _mm256_and_ps(_mm256_castsi256_ps(tail),
+                                       aotc_softmax_exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, tail), m)));
+        _mm256_maskstore_ps(y + i, tail, e);
+        s = _mm256_add_ps(s, e);
+    }
+    h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    inv = _mm256_set1_ps(1.0f / _mm_cvtss_f32(h));
+    for (i = 0; i < full; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    if (i < n) _mm256_maskstore_ps(y + i, tail, _mm256_mul_ps(_mm256_maskload_ps(y + i, tail), inv));
+}
+#else
+#define AOTC_SOFTMAX_AVX2 0
 #endif
 
 /* GELU (erf form) on AVX-512F, 16 floats at a time (elementwise.c's aotc_gelu_f32). Why (issue 64): gcc makes
@@ -413,6 +558,76 @@ static inline void aotc_gelu_avx512(const float *x, float *y, size_t n) {
 #else
 #define AOTC_GELU_X86 0
 #define AOTC_GELU_TANH_X86 0
+#endif
+
+/* GELU, both forms, on AVX2 with FMA and no AVX-512, 8 floats at a time: aotc_gelu16 and aotc_gelu_tanh16 without
+ * masks, VSCALEFPS and VRCP14PS (1 / d by VRCPPS and a Newton step, 2^k from the exponent bits). The plain loop of
+ * aotc_erf_poly (both of its branches computed, its divide) took 13 % of ConvNeXt-atto's time at --isa avx2 (issue
+ * 64); this 0.58 ns a float against its 0.73. Held to the AVX-512 loops' bounds (tests/kernels_c/test_fast_math.py). */
+#if !AOTC_GELU_X86 && AOTC_SWISH_AVX2 && !defined(AOTC_NO_X86_GELU)
+#define AOTC_GELU_AVX2 1
+
+/* erfc(a) of 8 floats a in [0, 10] by Abramowitz-Stegun 7.1.26, as aotc_erfc_as16. */
+static inline __m256 aotc_erfc_as8(__m256 a) {
+    const __m256 one = _mm256_set1_ps(1.0f), a2 = _mm256_mul_ps(a, a);
+    const __m256 d = _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), a, one);
+    __m256 t = _mm256_rcp_ps(d), q, e, k, r, p, scale;
+    t = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, t, one), t, t); /* 1 / d, from VRCPPS's 12 bits */
+    q = _mm256_fmadd_ps(t, _mm256_set1_ps(1.061405429f), _mm256_set1_ps(-1.453152027f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.421413741f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.284496736f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.254829592f));
+    /* e = e^-a2 = 2^k (1 + r + r^2 tail(r)), a2 <= 100: k >= -145, so 2^k in two factors of normal floats */
+    k = _mm256_round_ps(_mm256_mul_ps(a2, _mm256_set1_ps(-1.44269504088896341f)),
+                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), _mm256_sub_ps(_mm256_setzero_ps(), a2));
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860682030941723e-6f), r);
+    p = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 5040.0f), _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    /* 2^k = 2^(k + 64) 2^-64: k + 64 >= -81 stays a normal float's exponent */
+    scale = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127 + 64)), 23));
+    e = _mm256_mul_ps(_mm256_mul_ps(_mm256_add_ps(one, _mm256_fmadd_ps(_mm256_mul_ps(r, r), p, r)), scale),
+                      _mm256_set1_ps(5.42101086242752217e-20f)); /* 2^-64 */
+    return _mm256_mul_ps(_mm256_mul_ps(q, t), e);
+}
+
+/* 0.5 v (1 + erf(v / sqrt 2)) of 8 floats, as aotc_gelu16: h = erfc(|z|) / 2 (0 from |z| = 10 on, and for NaN,
+ * which VMINPS makes 10), v (1 - h) for v >= 0, v h below. */
+static inline __m256 aotc_gelu8(__m256 v) {
+    const __m256 ten = _mm256_set1_ps(10.0f);
+    const __m256 a = _mm256_min_ps(
+        _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_mul_ps(v, _mm256_set1_ps(0.70710678118654752440f))), ten);
+    const __m256 h = _mm256_and_ps(_mm256_cmp_ps(a, ten, _CMP_LT_OQ),
+                                   _mm256_mul_ps(aotc_erfc_as8(a), _mm256_set1_ps(0.5f)));
+    const __m256 g = _mm256_blendv_ps(h, _mm256_sub_ps(_mm256_set1_ps(1.0f), h),
+                                      _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ));
+    return _mm256_mul_ps(v, g);
+}
+
+/* GELU's tanh form of 8 floats: aotc_swish8 with alpha = 2 sqrt(2 / pi) (1 + 0.044715 v^2), as aotc_gelu_tanh16 */
+static inline __m256 aotc_gelu_tanh8(__m256 v) {
+    const __m256 k1 = _mm256_set1_ps(1.59576912160573071176f), k2 = _mm256_set1_ps(0.0713548162726008f);
+    return aotc_swish8(v, _mm256_fmadd_ps(k2, _mm256_mul_ps(v, v), k1), 1);
+}
+
+/* y[0, n) = F of x[0, n) (y may be x): whole vectors, then the tail by VMASKMOVPS */
+#define AOTC_MAP8(F)                                                                                             \
+    size_t i = 0;                                                                                                \
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, F(_mm256_loadu_ps(x + i)));                               \
+    if (i < n) {                                                                                                 \
+        const __m256i m =                                                                                        \
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));      \
+        _mm256_maskstore_ps(y + i, m, F(_mm256_maskload_ps(x + i, m)));                                          \
+    }
+static inline void aotc_gelu_avx2(const float *x, float *y, size_t n) { AOTC_MAP8(aotc_gelu8) }
+static inline void aotc_gelu_tanh_avx2(const float *x, float *y, size_t n) { AOTC_MAP8(aotc_gelu_tanh8) }
+#undef AOTC_MAP8
+#else
+#define AOTC_GELU_AVX2 0
 #endif
 
 #endif /* AOTC_FAST_MATH_H */

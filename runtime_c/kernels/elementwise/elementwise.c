@@ -66,11 +66,15 @@ AOTC_UNARY_F32(round, rintf(v))
 /* ONNX Gelu (opset 20): approximate "none" with erf, "tanh" with the tanh formula */
 #if AOTC_GELU_X86
 void aotc_gelu_f32(size_t n, const float *x, float *y) { aotc_gelu_avx512(x, y, n); } /* fast_math.h */
+#elif AOTC_GELU_AVX2
+void aotc_gelu_f32(size_t n, const float *x, float *y) { aotc_gelu_avx2(x, y, n); } /* fast_math.h, no AVX-512 */
 #else
 AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + aotc_erf_poly(v * 0.70710678118654752440f))) /* GELU: erf in registers (fast_math.h) */
 #endif
 #if AOTC_GELU_TANH_X86
 void aotc_gelu_tanh_f32(size_t n, const float *x, float *y) { aotc_gelu_tanh_avx512(x, y, n); } /* fast_math.h */
+#elif AOTC_GELU_AVX2
+void aotc_gelu_tanh_f32(size_t n, const float *x, float *y) { aotc_gelu_tanh_avx2(x, y, n); } /* no AVX-512 */
 #else
 AOTC_UNARY_F32(gelu_tanh, 0.5f * v * (1.0f + aotc_tanh_poly(0.79788456080286535588f * (v + 0.044715f * v * v * v))))
 #endif
@@ -106,6 +110,8 @@ static void swish_runs(void *arg, int32_t begin, int32_t end) {
     const size_t n = hi - lo;
 #if AOTC_SWISH_X86
     aotc_swish_avx512(x, y, n, alpha); /* fast_math.h's AVX-512 SiLU */
+#elif AOTC_SWISH_AVX2
+    aotc_swish_avx2(x, y, n, alpha); /* its AVX2 SiLU, without AVX-512 */
 #else
     AOTC_MAP_F32(v * aotc_sigmoid_poly(alpha * v));
 #endif

@@ -335,6 +335,8 @@ void aotc_lrn_f32(const aotc_lrn_params *p, const float *AOTC_RESTRICT x, float 
 static float row_max(const float *x, int32_t n) {
 #if AOTC_SOFTMAX_X86
     return aotc_max_avx512(x, (size_t)n);
+#elif AOTC_SOFTMAX_AVX2
+    return aotc_max_avx2(x, (size_t)n);
 #else
     float m = x[0];
     int32_t i;
@@ -358,9 +360,11 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
     const int64_t block = (int64_t)n * inner;
     int32_t o, k, i;
     for (o = 0; o < p->outer; ++o, x += block, y += block) {
-        if (inner == 1 && AOTC_SOFTMAX_X86) {
+        if (inner == 1 && (AOTC_SOFTMAX_X86 || AOTC_SOFTMAX_AVX2)) {
 #if AOTC_SOFTMAX_X86
             aotc_softmax_avx512(x, y, (size_t)n);
+#elif AOTC_SOFTMAX_AVX2
+            aotc_softmax_avx2(x, y, (size_t)n); /* without AVX-512 */
 #endif
         } else if (inner == 1) {
             const float m = row_max(x, n);
