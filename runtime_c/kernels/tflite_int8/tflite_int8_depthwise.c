@@ -1440,9 +1440,10 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
 /* The M33's order of a kernel row (the same instructions, T too: on the M33 a load's result is a cycle late for the
  * next instruction, 5 a row and the rows' steps 2 a turn on its model): each column's load two instructions or more
  * before its SXTB16s (a weight load between, or the multiplies of r1 first, the load of the next column between
- * them and those of r3: TFL_DWS2_AX), the fourth column's address in r1 (one stall left, a row), and T (the next
- * row's step into r1) inside B's multiplies (TFL_DWS2_BT). tfl_dsp_dws2_floor on VWW -O3, its model: 508,864 ->
- * 478,784 est. cycles. */
+ * them and those of r3: TFL_DWS2_AX), the fourth column's address in r1, and T (the next row's step into r1) inside
+ * B's multiplies (TFL_DWS2_BT). tfl_dsp_dws2_floor on VWW -O3, its model: 508,864 -> 478,784 est. cycles. The fourth
+ * column's load then A's last multiply of the third (SMLATT r6 reads r3 before its SXTB16 writes it), not the load
+ * right before its SXTB16 (a load-use stall a kernel row): 478,784 -> 472,368. */
 #define TFL_DWS2_WX(t, addr)                                                                              \
     "ldr r12, [sp, #(32 + 8 * (" #t "))]\n\tldr r1, " addr "\n\tldr lr, [sp, #(36 + 8 * (" #t "))]\n\t"       \
     "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
@@ -1466,8 +1467,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "smlatt r7, r1, lr, r7\n\t"                                                                           \
     "add r1, r0, r2, lsl #1\n\t"                                                                          \
     "smlabb r4, r3, r12, r4\n\t"                                                                          \
-    "smlatt r6, r3, r12, r6\n\t"                                                                          \
     "ldr r1, [r1, r2]\n\t"                                                                               \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
     "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t" TFL_DWS2_BT(T)
 #else
 /* (T: an instruction after the row, a load into r1: the M33's order takes it inside the row) */
