@@ -766,9 +766,9 @@ typedef struct {
  * registers, A r10 and B lr, each loaded again after its last multiply (pair 2 into A, 3 into B; the next row's 0 and
  * 1 and its weights after the row's last two), no load's result read by the next instruction (the M33's load-use
  * cycle); which frees r11 for oc and r12 for the channel's y through the turn (y + c: y and oc not loaded and y not
- * stored a channel, y + 2 oc in lr for the last 4 outputs, the requantisation's right in r10): 84 instructions a
- * channel's 6 outputs, not 88, and 3 a turn to the next one's y (the M4 keeps its order: its loads pipelined back to
- * back). VWW an505 -O3 tfl_dsp_dwp6_same_floor 1,275,470 -> 1,253,870 est. cycles. */
+ * stored a channel): 84 instructions a channel's 6 outputs, not 88, and 3 a turn to the next one's y (the M4 keeps
+ * its order: its loads pipelined back to back). VWW an505 -O3 tfl_dsp_dwp6_same_floor 1,275,470 -> 1,253,870 est.
+ * cycles; the outputs stored by oc shifted (STRB's register offset), one ADD of y a channel less: -> 1,242,350. */
 #define TFL_DWP6M_KY(ky, c, a0, a1, a2, a3, a4, a5, NA, NB)                                                 \
     "smlad r4, r10, r1, " a0 "\n\t"                                                                      \
     "smlabt r4, lr, r3, r4\n\t"                                                                         \
@@ -788,50 +788,38 @@ typedef struct {
 #define TFL_DWP6M_NA(ky, c) "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\tldr r1, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"
 #define TFL_DWP6M_NB(ky, c)                                                                                 \
     "ldr lr, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\tldr r3, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"
-/* TFL_DWP_RQ1F and TFL_DWP_RQ1 with right in r10 (mult r1, ra r3, lr TFL_DWP_RQ1's temporary) */
+/* TFL_DWP_RQ1F and TFL_DWP_RQ1 with mult in r1, ra in r10, right in lr (TFL_DWP_RQ1's temporary r3) */
 #define TFL_DWP_RQ1F_M33(a)                                                                                 \
-    "smmlar " a ", " a ", r1, r3\n\t"                                                                 \
-    "asr " a ", " a ", r10\n\t"                                                                       \
+    "smmlar " a ", " a ", r1, r10\n\t"                                                                \
+    "asr " a ", " a ", lr\n\t"                                                                        \
     "ssat " a ", #8, " a "\n\t"
 #define TFL_DWP_RQ1_M33(a)                                                                                  \
-    "smmlar lr, " a ", r1, r3\n\t"                                                                    \
-    "add " a ", lr, " a ", asr #31\n\t"                                                               \
-    "asr " a ", " a ", r10\n\t"                                                                       \
+    "smmlar r3, " a ", r1, r10\n\t"                                                                   \
+    "add " a ", r3, " a ", asr #31\n\t"                                                               \
+    "asr " a ", " a ", lr\n\t"                                                                        \
     "ssat " a ", #8, " a "\n\t"
-/* the 6 outputs stored from y + c (r12) and oc (r11), then r12 at y + c + 1: TFL_DWP_RQ1F's by y + 2 oc in lr (set in
- * the last kernel row, where it also keeps ra's load from its first use), TFL_DWP_RQ1's (lr its temporary) by r12 */
-#define TFL_DWP6M_OUT_TFL_DWP_RQ1F                                                                          \
-    TFL_DWP_RQ1F_M33("r4") TFL_DWP_RQ1F_M33("r5")                                                         \
-    "strb r4, [r12]\n\t"                                                                                 \
-    "strb r5, [r12, r11]\n\t" TFL_DWP_RQ1F_M33("r6") TFL_DWP_RQ1F_M33("r7")                             \
-    "strb r6, [lr]\n\t"                                                                                  \
-    "strb r7, [lr, r11]\n\t"                                                                             \
-    "add lr, lr, r11, lsl #1\n\t" TFL_DWP_RQ1F_M33("r8") TFL_DWP_RQ1F_M33("r9")                          \
-    "strb r8, [lr]\n\t"                                                                                  \
-    "strb r9, [lr, r11]\n\t"                                                                             \
-    "add r12, r12, #1\n\t"
-#define TFL_DWP6M_LR_TFL_DWP_RQ1F "add lr, r12, r11, lsl #1\n\t"
-#define TFL_DWP6M_OUT_TFL_DWP_RQ1                                                                           \
-    TFL_DWP_RQ1_M33("r4") TFL_DWP_RQ1_M33("r5")                                                           \
-    "strb r4, [r12]\n\t"                                                                                 \
-    "strb r5, [r12, r11]\n\t"                                                                            \
-    "add r12, r12, r11, lsl #1\n\t" TFL_DWP_RQ1_M33("r6") TFL_DWP_RQ1_M33("r7")                          \
-    "strb r6, [r12]\n\t"                                                                                 \
-    "strb r7, [r12, r11]\n\t"                                                                            \
-    "add r12, r12, r11, lsl #1\n\t" TFL_DWP_RQ1_M33("r8") TFL_DWP_RQ1_M33("r9")                          \
-    "strb r8, [r12]\n\t"                                                                                 \
-    "strb r9, [r12, r11]\n\t"                                                                            \
-    "sub r12, r12, r11, lsl #2\n\t"                                                                      \
-    "add r12, r12, #1\n\t"
-#define TFL_DWP6M_LR_TFL_DWP_RQ1 ""
-/* channel c: its base (r9), row 0's pairs and weights, the 3 rows, the terms (mult r1, right r10, ra r3), the outputs */
+#define TFL_DWP6M_RQ_TFL_DWP_RQ1F(a) TFL_DWP_RQ1F_M33(a)
+#define TFL_DWP6M_RQ_TFL_DWP_RQ1(a) TFL_DWP_RQ1_M33(a)
+/* channel c: its base (r9), row 0's pairs and weights, the 3 rows, the terms (mult r1 and ra r10 once the row's last
+ * multiply by A and r1 is done, right lr once B's is), the 6 outputs requantised, then stored from y + c (r12) by
+ * oc (r11) shifted: positions 0, 1, 2, 4 from r12, 3 and 5 from r1 = r12 + oc; r12 on to the next channel's */
 #define TFL_DWP6M_CH(R, c)                                                                                  \
     "ldr r9, [sp, #(96 + 4 * " #c ")]\n\t" TFL_DWP6M_NA(0, c) TFL_DWP6M_NB(0, c)                          \
     TFL_DWP6M_KY(0, c, "r9", "r9", "r9", "r9", "r9", "r9", TFL_DWP6M_NA(1, c), TFL_DWP6M_NB(1, c))          \
     TFL_DWP6M_KY(1, c, "r4", "r5", "r6", "r7", "r8", "r9", TFL_DWP6M_NA(2, c), TFL_DWP6M_NB(2, c))          \
     TFL_DWP6M_KY(2, c, "r4", "r5", "r6", "r7", "r8", "r9",                                                   \
-                 "ldr r1, [sp, #(48 + 4 * " #c ")]\n\tldr r10, [sp, #(80 + 4 * " #c ")]\n\t",              \
-                 "ldr r3, [sp, #(64 + 4 * " #c ")]\n\t" TFL_DWP6M_LR_##R) TFL_DWP6M_OUT_##R
+                 "ldr r1, [sp, #(48 + 4 * " #c ")]\n\tldr r10, [sp, #(64 + 4 * " #c ")]\n\t",              \
+                 "ldr lr, [sp, #(80 + 4 * " #c ")]\n\t")                                                   \
+    TFL_DWP6M_RQ_##R("r4") TFL_DWP6M_RQ_##R("r5") TFL_DWP6M_RQ_##R("r6") TFL_DWP6M_RQ_##R("r7")             \
+    TFL_DWP6M_RQ_##R("r8") TFL_DWP6M_RQ_##R("r9")                                                          \
+    "add r1, r12, r11\n\t"                                                                               \
+    "strb r4, [r12]\n\t"                                                                                 \
+    "strb r5, [r12, r11]\n\t"                                                                            \
+    "strb r6, [r12, r11, lsl #1]\n\t"                                                                    \
+    "strb r8, [r12, r11, lsl #2]\n\t"                                                                    \
+    "strb r7, [r1, r11, lsl #1]\n\t"                                                                     \
+    "strb r9, [r1, r11, lsl #2]\n\t"                                                                     \
+    "add r12, r12, #1\n\t"
 /* a row's turns: oc in r11 and y (the row's, channel 0's: [sp]) in r12, back to [sp] after them */
 #define TFL_DWP6S_TURNS(R)                                                                                  \
     "ldr r11, [sp, #16]\n\t"                                                                             \
