@@ -1582,8 +1582,24 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "smlabb r5, r1, lr, r5\n\t"                                                                           \
     "smlatt r7, r1, lr, r7\n\t"                                                                           \
     TFL_DWS2_X("[r3, r2]") TFL_DWS2_B T
-#define TFL_DWS2_ROW0(X4, T) TFL_DWS2_ROW(0, X4, T)
-#define TFL_DWS2_BASE "ldm sp, {r4-r11}\n\t"
+/* the first row's first multiplies of A from B's sums, the base (the M33's TFL_DWS2_ROW0, TFL_DWS2_BASE; on the M4 4
+ * loads pipelined, 5 cycles, not the LDM's 9): VWW -O3 an386 11,126,338 -> 11,115,145 est. cycles, an500 6,549,046 ->
+ * 6,544,345 */
+#define TFL_DWS2_ROW0(X4, T)                                                                              \
+    TFL_DWS2_W(0) TFL_DWS2_X("[r0]")                                                                      \
+    "smlabb r4, r3, r12, r8\n\t"                                                                          \
+    "smlatt r6, r3, r12, r10\n\t"                                                                         \
+    "smlabb r5, r1, lr, r9\n\t"                                                                           \
+    "smlatt r7, r1, lr, r11\n\t" TFL_DWS2_X("[r0, r2, lsl #1]") TFL_DWS2_B                                  \
+    TFL_DWS2_W(2) TFL_DWS2_A TFL_DWS2_X(X4) TFL_DWS2_B                                                     \
+    TFL_DWS2_W(1) TFL_DWS2_X("[r0, r2]")                                                                   \
+    "smlabb r4, r3, r12, r4\n\t"                                                                          \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
+    "add r3, r0, r2, lsl #1\n\t"                                                                          \
+    "smlabb r5, r1, lr, r5\n\t"                                                                           \
+    "smlatt r7, r1, lr, r7\n\t"                                                                           \
+    TFL_DWS2_X("[r3, r2]") TFL_DWS2_B T
+#define TFL_DWS2_BASE "ldr r8, [sp]\n\tldr r9, [sp, #4]\n\tldr r10, [sp, #8]\n\tldr r11, [sp, #12]\n\t"
 #endif
 #define TFL_DWS2_RQS(a) /* TFL_DW_RQ2's, mult r12, ra lr, right r3, r1 a temporary */                       \
     "smmlar r1, " a ", r12, lr\n\t"                                                                     \
