@@ -192,9 +192,15 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
     the M4's order 30 there; with the ADD, 29, the kernel took 0.973 of the M4 order's cycles on VWW, then 0.945; its
     pair's epilogue and group start by single LDRs and STRs from sp, not LDMs and STMs (an LDM of N 1 + N cycles, an
     LDR 1), a pair's first quad from the 4 biases (4 loads, not 8 sums): 0.917, the bound 0.935) and the stride-2
-    depthwise rows (tfl_dsp_dws2_floor: each column's load two instructions before its SXTB16s, 0.94); on ResNet-8
-    (IC) on the M33 the same epilogue in aotc_dsp_mac4x2_rq and tfl_dsp_mac4x2_rqa (0.940 and 0.939 of the M4 order's
-    with the M33's quads alone, now 0.931 and 0.932)."""
+    depthwise rows (tfl_dsp_dws2_floor: each column's load two instructions before its SXTB16s, 0.94; the fourth
+    column's load before A's last multiply of the third, no load-use stall a kernel row: 0.928; the turn's sums from
+    the base by 4 loads, not an LDM of 8, A's first multiplies accumulating onto B's, in both orders: 461,328 against
+    497,824 est. cycles, 0.927, where the M33's order without its load-use fix took 0.94; the bound 0.93); on
+    ResNet-8 (IC) on the M33 the same epilogue in aotc_dsp_mac4x2_rq and tfl_dsp_mac4x2_rqa (0.940 and 0.939 of the M4
+    order's with the M33's quads alone, now 0.931 and 0.932). The M33's SAME stride-1 depthwise turn
+    (tfl_dsp_dwp6_same_floor: a kernel row's pairs in two registers, reloaded after their last multiplies, oc and y kept
+    in the freed two through the turn: 0.983, the bound 0.99). VWW's depthwise dispatcher on the M33 (its C, a group's
+    terms by tfl_dsp_dw_usual: ra as one shift, 143,762 -> 136,382 est. cycles) at most 140,000."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     from aot.bench import board_counts, insn_count_plugin
 
@@ -204,7 +210,8 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
             ("vww_mobilenet_int8", "mps2-an500", "AOTC_DSP_M7", {"aotc_dsp_mac4x2_rq3": 0.9,
                                                                   "tfl_dsp_dwp6_same_floor": 0.95}),
             ("vww_mobilenet_int8", "mps2-an505", "AOTC_DSP_M33", {"aotc_dsp_mac4x2_rq3": 0.935,
-                                                                  "tfl_dsp_dws2_floor": 0.96}),
+                                                                  "tfl_dsp_dws2_floor": 0.93,
+                                                                  "tfl_dsp_dwp6_same_floor": 0.99}),
             ("ic_resnet8_int8", "mps2-an505", "AOTC_DSP_M33", {"aotc_dsp_mac4x2_rq": 0.935,
                                                                "tfl_dsp_mac4x2_rqa": 0.935})):
         got = {}
@@ -227,6 +234,8 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
         for function, share in most.items():
             own, m4 = got["own"][1][function], got["m4"][1][function]
             assert own <= share * m4, (name, board, function, own, m4)
+        if (name, board) == ("vww_mobilenet_int8", "mps2-an505"):
+            assert got["own"][1]["tfl_depthwise_s8_dsp"] <= 140_000, got["own"][1]["tfl_depthwise_s8_dsp"]
 
 
 def test_m55_resnet8_at_the_m85s_cycles_per_mac(tmp_path):

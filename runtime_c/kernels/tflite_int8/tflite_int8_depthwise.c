@@ -761,6 +761,86 @@ typedef struct {
 } tfl_dsp_dwp_same_args;
 /* TFL_DWP6_KY0 and TFL_DWP6_CH with the terms and the sums' start on the stack */
 #define TFL_DWP6S_CH(R, c) TFL_DWP6_CH_AT(R, c, "sp", "96", "48", "64", "80")
+#if AOTC_DSP_M33
+/* The M33's turn of the SAME group (TFL_DWP6S_CH's multiplies, loads and requantisation): a kernel row's pairs in two
+ * registers, A r10 and B lr, each loaded again after its last multiply (pair 2 into A, 3 into B; the next row's 0 and
+ * 1 and its weights after the row's last two), no load's result read by the next instruction (the M33's load-use
+ * cycle); which frees r11 for oc and r12 for the channel's y through the turn (y + c: y and oc not loaded and y not
+ * stored a channel): 84 instructions a channel's 6 outputs, not 88, and 3 a turn to the next one's y (the M4 keeps
+ * its order: its loads pipelined back to back). VWW an505 -O3 tfl_dsp_dwp6_same_floor 1,275,470 -> 1,253,870 est.
+ * cycles; the outputs stored by oc shifted (STRB's register offset), one ADD of y a channel less: -> 1,242,350. */
+#define TFL_DWP6M_KY(ky, c, a0, a1, a2, a3, a4, a5, NA, NB)                                                 \
+    "smlad r4, r10, r1, " a0 "\n\t"                                                                      \
+    "smlabt r4, lr, r3, r4\n\t"                                                                         \
+    "smlatb r5, r10, r1, " a1 "\n\t"                                                                    \
+    "ldr r10, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                            \
+    "smlad r5, lr, r3, r5\n\t"                                                                          \
+    "smlad r6, lr, r1, " a2 "\n\t"                                                                      \
+    "smlabt r6, r10, r3, r6\n\t"                                                                        \
+    "smlatb r7, lr, r1, " a3 "\n\t"                                                                     \
+    "ldr lr, [r0, #(144 + 16 * " #ky " + 4 * " #c ")]\n\t"                                            \
+    "smlad r7, r10, r3, r7\n\t"                                                                         \
+    "smlad r8, r10, r1, " a4 "\n\t"                                                                     \
+    "smlabt r8, lr, r3, r8\n\t"                                                                         \
+    "smlatb r9, r10, r1, " a5 "\n\t" NA                                                                 \
+    "smlad r9, lr, r3, r9\n\t" NB
+/* the next kernel row's pair 0 into A and weights w01 into r1 (NA), pair 1 into B and w12 into r3 (NB) */
+#define TFL_DWP6M_NA(ky, c) "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\tldr r1, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"
+#define TFL_DWP6M_NB(ky, c)                                                                                 \
+    "ldr lr, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\tldr r3, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"
+/* TFL_DWP_RQ1F and TFL_DWP_RQ1 with mult in r1, ra in r10, right in lr (TFL_DWP_RQ1's temporary r3) */
+#define TFL_DWP_RQ1F_M33(a)                                                                                 \
+    "smmlar " a ", " a ", r1, r10\n\t"                                                                \
+    "asr " a ", " a ", lr\n\t"                                                                        \
+    "ssat " a ", #8, " a "\n\t"
+#define TFL_DWP_RQ1_M33(a)                                                                                  \
+    "smmlar r3, " a ", r1, r10\n\t"                                                                   \
+    "add " a ", r3, " a ", asr #31\n\t"                                                               \
+    "asr " a ", " a ", lr\n\t"                                                                        \
+    "ssat " a ", #8, " a "\n\t"
+#define TFL_DWP6M_RQ_TFL_DWP_RQ1F(a) TFL_DWP_RQ1F_M33(a)
+#define TFL_DWP6M_RQ_TFL_DWP_RQ1(a) TFL_DWP_RQ1_M33(a)
+/* channel c: its base (r9), row 0's pairs and weights, the 3 rows, the terms (mult r1 and ra r10 once the row's last
+ * multiply by A and r1 is done, right lr once B's is), the 6 outputs requantised, then stored from y + c (r12) by
+ * oc (r11) shifted: positions 0, 1, 2, 4 from r12, 3 and 5 from r1 = r12 + oc; r12 on to the next channel's */
+#define TFL_DWP6M_CH(R, c)                                                                                  \
+    "ldr r9, [sp, #(96 + 4 * " #c ")]\n\t" TFL_DWP6M_NA(0, c) TFL_DWP6M_NB(0, c)                          \
+    TFL_DWP6M_KY(0, c, "r9", "r9", "r9", "r9", "r9", "r9", TFL_DWP6M_NA(1, c), TFL_DWP6M_NB(1, c))          \
+    TFL_DWP6M_KY(1, c, "r4", "r5", "r6", "r7", "r8", "r9", TFL_DWP6M_NA(2, c), TFL_DWP6M_NB(2, c))          \
+    TFL_DWP6M_KY(2, c, "r4", "r5", "r6", "r7", "r8", "r9",                                                   \
+                 "ldr r1, [sp, #(48 + 4 * " #c ")]\n\tldr r10, [sp, #(64 + 4 * " #c ")]\n\t",              \
+                 "ldr lr, [sp, #(80 + 4 * " #c ")]\n\t")                                                   \
+    TFL_DWP6M_RQ_##R("r4") TFL_DWP6M_RQ_##R("r5") TFL_DWP6M_RQ_##R("r6") TFL_DWP6M_RQ_##R("r7")             \
+    TFL_DWP6M_RQ_##R("r8") TFL_DWP6M_RQ_##R("r9")                                                          \
+    "add r1, r12, r11\n\t"                                                                               \
+    "strb r4, [r12]\n\t"                                                                                 \
+    "strb r5, [r12, r11]\n\t"                                                                            \
+    "strb r6, [r12, r11, lsl #1]\n\t"                                                                    \
+    "strb r8, [r12, r11, lsl #2]\n\t"                                                                    \
+    "strb r7, [r1, r11, lsl #1]\n\t"                                                                     \
+    "strb r9, [r1, r11, lsl #2]\n\t"                                                                     \
+    "add r12, r12, #1\n\t"
+/* a row's turns: oc in r11 and y (the row's, channel 0's: [sp]) in r12, back to [sp] after them */
+#define TFL_DWP6S_TURNS(R)                                                                                  \
+    "ldr r11, [sp, #16]\n\t"                                                                             \
+    "ldr r12, [sp]\n"                                                                                     \
+    "4:\n\t" TFL_DWP6M_CH(R, 0) TFL_DWP6M_CH(R, 1) TFL_DWP6M_CH(R, 2) TFL_DWP6M_CH(R, 3)                  \
+    "add r12, r12, r11, lsl #2\n\t"                                                                      \
+    "ldr r1, [sp, #20]\n\t"                                                                              \
+    "add r12, r12, r11, lsl #1\n\t"                                                                      \
+    "adds r0, r0, #144\n\t"                                                                              \
+    "subs r12, r12, #4\n\t"                                                                              \
+    "cmp r0, r1\n\t"                                                                                     \
+    "bne 4b\n\t"                                                                                         \
+    "str r12, [sp]\n\t"
+#else
+#define TFL_DWP6S_TURNS(R)                                                                                  \
+    "4:\n\t" TFL_DWP6S_CH(R, 0) TFL_DWP6S_CH(R, 1) TFL_DWP6S_CH(R, 2) TFL_DWP6S_CH(R, 3)                  \
+    "ldr r1, [sp, #20]\n\t"                                                                              \
+    "adds r0, r0, #144\n\t"                                                                              \
+    "cmp r0, r1\n\t"                                                                                     \
+    "bne 4b\n\t"
+#endif
 /* a column pair [a, b] widened to [ea, r9, eb, r10] at [r3, #off] (TFL_DWP_PAIR's on named registers) */
 #define TFL_DWPS_PAIR(a, b, ea, eb, off)                                                                    \
     "pkhbt r9, " a ", " b ", lsl #16\n\t"                                                               \
@@ -861,6 +941,20 @@ typedef struct {
     "movs r5, #0\n\t"                                                                                     \
     "str r5, [sp, #44]\n\t"                                                                               \
     "b 1b\n\t"
+/* A row 6 wide (q = 1: a MobileNet's 6 x 6 layers, most of VWW's rows), its 4 pairs [x_zero, x(0)], [x(1), x(2)],
+ * [x(3), x(4)], [x(5), x_zero] in a straight line (r0 the row, r1 c, r2 3 c, r3 the slot, r5 and r11 x_zero's word),
+ * not by the odd pair's, the loop's and the last pair's tests and branches: VWW an505 -O3 tfl_dsp_dwp6_same_floor
+ * 1,282,190 -> 1,275,470 est. cycles */
+#define TFL_DWPS_ROW6                                                                                       \
+    "13:\n\t"                                                                                             \
+    "ldr r6, [r0]\n\t"                                                                                    \
+    "ldr r7, [r0, r1]\n\t"                                                                                \
+    "ldr r8, [r0, r1, lsl #1]\n\t"                                                                        \
+    "ldr r4, [r0, r2]\n\t" TFL_DWPS_PAIR("r5", "r6", "r6", "r5", 0)                                       \
+    "ldr r5, [r0, r1, lsl #2]\n\t"                                                                        \
+    "add r0, r0, r1, lsl #2\n\t" TFL_DWPS_PAIR("r7", "r8", "r7", "r8", 48)                                \
+    "ldr r6, [r0, r1]\n\t" TFL_DWPS_PAIR("r4", "r5", "r4", "r5", 96) TFL_DWPS_PAIR("r6", "r11", "r6", "r7", 144) \
+    "b 7b\n\t"
 #define TFL_DWP6_SAME_ASM(R)                                                                                \
     TFL_DWPS_SETUP                                                                                        \
     "ldr r3, [r0, #16]\n\t" /* oc and the ring's end (r0 + 144 q) once */                                 \
@@ -915,8 +1009,10 @@ typedef struct {
     "add r5, r0, r5\n\t"                                                                                  \
     "str r5, [sp, #36]\n\t"                                                                               \
     "add r2, r1, r1, lsl #1\n\t"                                                                          \
-    "add r4, r6, r6, lsl #1\n\t"                                                                          \
     "mov r5, r11\n\t"                                                                                     \
+    "cmp r6, #1\n\t" /* a row 6 wide: TFL_DWPS_ROW6, past the return */                                  \
+    "beq 13f\n\t"                                                                                         \
+    "add r4, r6, r6, lsl #1\n\t"                                                                          \
     "lsrs r4, r4, #1\n\t"                                                                                 \
     "bcc 2f\n\t"                                                                                          \
     "ldr r6, [r0]\n\t"                                                                                    \
@@ -955,18 +1051,13 @@ typedef struct {
     "9:\n\t" /* turn t = slot / 16: its kernel rows from row 2 - t of the copy (r12 the arguments since 1) */ \
     "add r2, sp, #176\n\t"                                                                                \
     "sub r2, r2, r4, lsl #1\n\t"                                                                          \
-    "ldr r0, [r12, #16]\n"                                                                                \
-    "4:\n\t" TFL_DWP6S_CH(R, 0) TFL_DWP6S_CH(R, 1) TFL_DWP6S_CH(R, 2) TFL_DWP6S_CH(R, 3)                  \
-    "ldr r1, [sp, #20]\n\t"                                                                               \
-    "adds r0, r0, #144\n\t"                                                                               \
-    "cmp r0, r1\n\t"                                                                                      \
-    "bne 4b\n\t"                                                                                          \
+    "ldr r0, [r12, #16]\n\t" TFL_DWP6S_TURNS(R)                                        \
     "ldr r4, [sp, #28]\n\t"                                                                               \
     "cmp r4, #0\n\t"                                                                                      \
     "bge 1b\n\t"                                                                                          \
     "add sp, sp, #288\n\t"                                                                                \
     "pop {r4-r11, pc}\n\t"                                                                                \
-    TFL_DWPS_FIRST
+    TFL_DWPS_FIRST TFL_DWPS_ROW6
 #define TFL_DWP6_SAME_FN(name, text)                                                                        \
     __attribute__((naked, noinline)) static void name(TFL_DSP_ARG const tfl_dsp_dwp_same_args *a) {       \
         __asm__ volatile(text);                                                                          \
@@ -1057,12 +1148,14 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_sign, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1))
 #undef TFL_DWPS_SETUP
 #undef TFL_DWPS_NEXT
 #undef TFL_DWPS_FIRST
+#undef TFL_DWPS_ROW6
 #undef TFL_DWP6_SAME_ASM
 #undef TFL_DWPS_WROW
 #undef TFL_DWPS_W4
 #undef TFL_DWPS_WPAIR
 #undef TFL_DWPS_PAIR
 #undef TFL_DWP6S_CH
+#undef TFL_DWP6S_TURNS
 
 #undef TFL_DWP3_ROW_ASM
 #undef TFL_DWP3_CH
@@ -1440,35 +1533,43 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
 /* The M33's order of a kernel row (the same instructions, T too: on the M33 a load's result is a cycle late for the
  * next instruction, 5 a row and the rows' steps 2 a turn on its model): each column's load two instructions or more
  * before its SXTB16s (a weight load between, or the multiplies of r1 first, the load of the next column between
- * them and those of r3: TFL_DWS2_AX), the fourth column's address in r1 (one stall left, a row), and T (the next
- * row's step into r1) inside B's multiplies (TFL_DWS2_BT). tfl_dsp_dws2_floor on VWW -O3, its model: 508,864 ->
- * 478,784 est. cycles. */
+ * them and those of r3: TFL_DWS2_AX), the fourth column's address in r1, and T (the next row's step into r1) inside
+ * B's multiplies (TFL_DWS2_BT). tfl_dsp_dws2_floor on VWW -O3, its model: 508,864 -> 478,784 est. cycles. The fourth
+ * column's load then A's last multiply of the third (SMLATT r6 reads r3 before its SXTB16 writes it), not the load
+ * right before its SXTB16 (a load-use stall a kernel row): 478,784 -> 472,368. */
 #define TFL_DWS2_WX(t, addr)                                                                              \
     "ldr r12, [sp, #(32 + 8 * (" #t "))]\n\tldr r1, " addr "\n\tldr lr, [sp, #(36 + 8 * (" #t "))]\n\t"       \
     "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
-#define TFL_DWS2_AX(addr)                                                                                 \
-    "smlabb r5, r1, lr, r5\n\t"                                                                           \
-    "smlatt r7, r1, lr, r7\n\t"                                                                           \
+#define TFL_DWS2_AXS(addr, a4, a5, a6, a7) /* A's sums r4 .. r7 from a4 .. a7 */                             \
+    "smlabb r5, r1, lr, " a5 "\n\t"                                                                       \
+    "smlatt r7, r1, lr, " a7 "\n\t"                                                                       \
     "ldr r1, " addr "\n\t"                                                                               \
-    "smlabb r4, r3, r12, r4\n\t"                                                                          \
-    "smlatt r6, r3, r12, r6\n\t"                                                                          \
+    "smlabb r4, r3, r12, " a4 "\n\t"                                                                      \
+    "smlatt r6, r3, r12, " a6 "\n\t"                                                                      \
     "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
+#define TFL_DWS2_AX(addr) TFL_DWS2_AXS(addr, "r4", "r5", "r6", "r7")
 #define TFL_DWS2_BT(T)                                                                                    \
     "smlabb r9, r1, lr, r9\n\t"                                                                           \
     "smlatt r11, r1, lr, r11\n\t" T                                                                       \
     "smlabb r8, r3, r12, r8\n\t"                                                                          \
     "smlatt r10, r3, r12, r10\n\t"
-#define TFL_DWS2_ROW(ky, X4, T)                                                                           \
-    TFL_DWS2_WX(3 * ky, "[r0]") TFL_DWS2_AX("[r0, r2, lsl #1]") TFL_DWS2_B                                   \
+#define TFL_DWS2_ROW_AT(ky, X4, T, AX1) /* AX1: the first column's multiplies of A */                      \
+    TFL_DWS2_WX(3 * ky, "[r0]") AX1 TFL_DWS2_B                                                               \
     "ldr lr, [sp, #(36 + 8 * (3 * " #ky " + 2))]\n\tldr r12, [sp, #(32 + 8 * (3 * " #ky " + 2))]\n\t"       \
     TFL_DWS2_AX(X4) TFL_DWS2_B TFL_DWS2_WX(3 * ky + 1, "[r0, r2]")                                           \
     "smlabb r5, r1, lr, r5\n\t"                                                                           \
     "smlatt r7, r1, lr, r7\n\t"                                                                           \
     "add r1, r0, r2, lsl #1\n\t"                                                                          \
     "smlabb r4, r3, r12, r4\n\t"                                                                          \
-    "smlatt r6, r3, r12, r6\n\t"                                                                          \
     "ldr r1, [r1, r2]\n\t"                                                                               \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
     "sxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t" TFL_DWS2_BT(T)
+#define TFL_DWS2_ROW(ky, X4, T) TFL_DWS2_ROW_AT(ky, X4, T, TFL_DWS2_AX("[r0, r2, lsl #1]"))
+/* The turn's sums from the base once, not twice (an LDM of 8 words, 9 cycles): B's 4 by single loads (4 cycles), A's
+ * first multiplies taking them as their accumulators (SMLABB's accumulator need not be its destination) before B's
+ * own add to them. VWW an505 -O3 tfl_dsp_dws2_floor 472,368 -> 461,328 est. cycles. */
+#define TFL_DWS2_ROW0(X4, T) TFL_DWS2_ROW_AT(0, X4, T, TFL_DWS2_AXS("[r0, r2, lsl #1]", "r8", "r9", "r10", "r11"))
+#define TFL_DWS2_BASE "ldr r8, [sp]\n\tldr r9, [sp, #4]\n\tldr r10, [sp, #8]\n\tldr r11, [sp, #12]\n\t"
 #else
 /* (T: an instruction after the row, a load into r1: the M33's order takes it inside the row) */
 #define TFL_DWS2_ROW(ky, X4, T)                                                                           \
@@ -1481,6 +1582,24 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "smlabb r5, r1, lr, r5\n\t"                                                                           \
     "smlatt r7, r1, lr, r7\n\t"                                                                           \
     TFL_DWS2_X("[r3, r2]") TFL_DWS2_B T
+/* the first row's first multiplies of A from B's sums, the base (the M33's TFL_DWS2_ROW0, TFL_DWS2_BASE; on the M4 4
+ * loads pipelined, 5 cycles, not the LDM's 9): VWW -O3 an386 11,126,338 -> 11,115,145 est. cycles, an500 6,549,046 ->
+ * 6,544,345 */
+#define TFL_DWS2_ROW0(X4, T)                                                                              \
+    TFL_DWS2_W(0) TFL_DWS2_X("[r0]")                                                                      \
+    "smlabb r4, r3, r12, r8\n\t"                                                                          \
+    "smlatt r6, r3, r12, r10\n\t"                                                                         \
+    "smlabb r5, r1, lr, r9\n\t"                                                                           \
+    "smlatt r7, r1, lr, r11\n\t" TFL_DWS2_X("[r0, r2, lsl #1]") TFL_DWS2_B                                  \
+    TFL_DWS2_W(2) TFL_DWS2_A TFL_DWS2_X(X4) TFL_DWS2_B                                                     \
+    TFL_DWS2_W(1) TFL_DWS2_X("[r0, r2]")                                                                   \
+    "smlabb r4, r3, r12, r4\n\t"                                                                          \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
+    "add r3, r0, r2, lsl #1\n\t"                                                                          \
+    "smlabb r5, r1, lr, r5\n\t"                                                                           \
+    "smlatt r7, r1, lr, r7\n\t"                                                                           \
+    TFL_DWS2_X("[r3, r2]") TFL_DWS2_B T
+#define TFL_DWS2_BASE "ldr r8, [sp]\n\tldr r9, [sp, #4]\n\tldr r10, [sp, #8]\n\tldr r11, [sp, #12]\n\t"
 #endif
 #define TFL_DWS2_RQS(a) /* TFL_DW_RQ2's, mult r12, ra lr, right r3, r1 a temporary */                       \
     "smmlar r1, " a ", r12, lr\n\t"                                                                     \
@@ -1523,7 +1642,7 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
  * requantisation, A's word to y and B's to y + oc, y on by 2 oc; then r0 = s + 4 c (also at #152, the next pair's)
  * and r12 = the row's end of pairs (#156) for the loop's test */
 #define TFL_DWS2_TURN(R8, E, X4) /* R8: the 8 sums' requantisation, E: a load after it (floor's c) */     \
-    "ldm sp, {r4-r11}\n\t" TFL_DWS2_ROW(0, X4, "ldr r1, [sp, #220]\n\t")                                   \
+    TFL_DWS2_BASE TFL_DWS2_ROW0(X4, "ldr r1, [sp, #220]\n\t")                                               \
     "add r0, r0, r1\n\t" TFL_DWS2_ROW(1, X4, "ldr r1, [sp, #244]\n\t")                                     \
     "adds r0, r0, r1\n\t"                                                                                 \
     "bcs 5f\n\t" TFL_DWS2_ROW(2, X4, "") "5:\n\t" R8                                                      \
@@ -1631,6 +1750,10 @@ TFL_DWS2_FN(tfl_dsp_dws2_sign, TFL_DWS2_RQS8, "")
 #undef TFL_DWS2_RQF
 #undef TFL_DWS2_RQS
 #undef TFL_DWS2_ROW
+#undef TFL_DWS2_ROW0
+#undef TFL_DWS2_ROW_AT
+#undef TFL_DWS2_BASE
+#undef TFL_DWS2_AXS
 #undef TFL_DWS2_WX
 #undef TFL_DWS2_AX
 #undef TFL_DWS2_BT
@@ -1798,19 +1921,24 @@ static void tfl_dsp_dw_group_plain(const aotc_tfl_conv_params *p, const int8_t *
  * their terms then put at rq: mult, ra, right a channel. The layer's conditions (the clamp, the bound) first, then
  * the channels' without a branch each (right - 1 in [0, 21] unsigned, a shift > 0 or 0 out of it; the terms stored
  * anyway, ra's shift masked: rq is not read where it fails): gcc's loop of 5 tests a channel, bound's 64-bit compare
- * reloaded each time, took 133 est. cycles a group on VWW -O3 (38 K of the dispatcher's 179 K). */
-static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
+ * reloaded each time, took 133 est. cycles a group on VWW -O3 (38 K of the dispatcher's 179 K). ra as one shift of
+ * 1 + 2 y_zero (where right - 1 is in [0, 21], y_zero << right is (2 y_zero) << (right - 1)), not two shifts, two
+ * masks and an add: VWW an505 -O3 tflite 9,799,749 -> 9,792,136 est. cycles (out of line, not spilling the
+ * dispatcher's registers, about 700 fewer there, but 1.6 K more on KWS an505 -Os). */
+static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound,
+                                                    uint32_t *rq) {
     if (p->y_min != -128 || p->y_max != 127 || bound >= ((int64_t)1 << 30)) return 0;
-    const int32_t *mp = p->mult + ch, *sp = p->shift + ch, yz = p->y_zero;
+    const int32_t *mp = p->mult + ch, *sp = p->shift + ch;
+    const uint32_t ra1 = 1u + 2u * (uint32_t)p->y_zero; /* ra = 2^(right - 1) + y_zero 2^right = ra1 << (right - 1) */
     uint32_t bad = 0;
     int32_t j;
     for (j = 0; j < 4; ++j) {
-        const int32_t mult = mp[j], right = -sp[j];
-        const uint32_t r1 = (uint32_t)(right - 1);
+        const int32_t mult = mp[j];
+        const uint32_t r1 = ~(uint32_t)sp[j]; /* right - 1, right = -shift */
         bad |= (uint32_t)(r1 > 21u) | (uint32_t)(mult == INT32_MIN);
         rq[3 * j] = (uint32_t)mult;
-        rq[3 * j + 1] = (1u << (r1 & 31u)) + ((uint32_t)yz << (right & 31));
-        rq[3 * j + 2] = (uint32_t)right;
+        rq[3 * j + 1] = ra1 << (r1 & 31u);
+        rq[3 * j + 2] = r1 + 1u;
     }
     return !bad;
 }
