@@ -986,25 +986,15 @@ static int check_conv_add_rescale(void) {
 }
 
 #if defined(__x86_64__)
-/* the packed DEPTHWISE_CONV_2D on an input past TFL_PK_DW_ACROSS_BYTES (512 KiB; a fortieth of the calls, the others
- * none: each is 6 M taps), which it takes a run of output rows at a time across its blocks of channels
- * (tflite_int8_packed.c): channels past whole blocks, strides 1 and 2, 3 x 3 and 5 x 5, VALID or SAME, one or two
- * images (a run's rows across them) */
-static int check_dw_across(void) {
-    aotc_tfl_conv_params p;
+/* the packed DEPTHWISE_CONV_2D on the shape p (depth multiplier 1; zero points, activation range, weights, biases
+ * and per-channel multipliers drawn here) against the reference kernel: whether its outputs differ */
+static int packed_dw_differs(const aotc_tfl_conv_params *pp, const char *name) {
+    aotc_tfl_conv_params p = *pp;
     int32_t *mult, *shift, *bias, c;
     int8_t *x, *w, *y, *ref;
     uint8_t *scratch;
     size_t xn, yn;
     int bad;
-    if (!chance(1, 40)) return 0;
-    memset(&p, 0, sizeof p);
-    p.n = rand_int(1, 2), p.kh = p.kw = chance(1, 2) ? 3 : 5, p.sh = p.sw = rand_int(1, 2), p.dh = p.dw = 1;
-    do {
-        p.h = rand_int(60, 100), p.w = rand_int(60, 100);
-        p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
-    } while (p.oh <= 0 || p.ow <= 0);
-    p.c = (int32_t)((600000 + p.n * p.h * p.w - 1) / ((int64_t)p.n * p.h * p.w)) + rand_int(0, 20), p.oc = p.c;
     p.depth_multiplier = 1, p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
     act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
@@ -1016,11 +1006,30 @@ static int check_dw_across(void) {
     y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
     scratch = (uint8_t *)bytes((size_t)aotc_tfl_depthwise_s8_packed_scratch_bytes(&p));
     run_packed(&p, K_DEPTHWISE, NULL, x, w, bias, NULL, 0, y, ref, scratch);
-    bad = differ("aotc_tfl_depthwise_s8_packed (across)", y, ref, yn, 1);
+    bad = differ(name, y, ref, yn, 1);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
+    return bad;
+}
+
+/* the packed DEPTHWISE_CONV_2D on an input past TFL_PK_DW_ACROSS_BYTES (512 KiB; a fortieth of the calls, the others
+ * none: each is 6 M taps), which it takes a run of output rows at a time across its blocks of channels
+ * (tflite_int8_packed.c): channels past whole blocks, strides 1 and 2, 3 x 3 and 5 x 5, VALID or SAME, one or two
+ * images (a run's rows across them) */
+static int check_dw_across(void) {
+    aotc_tfl_conv_params p;
+    int bad;
+    if (!chance(1, 40)) return 0;
+    memset(&p, 0, sizeof p);
+    p.n = rand_int(1, 2), p.kh = p.kw = chance(1, 2) ? 3 : 5, p.sh = p.sw = rand_int(1, 2), p.dh = p.dw = 1;
+    do {
+        p.h = rand_int(60, 100), p.w = rand_int(60, 100);
+        p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+    } while (p.oh <= 0 || p.ow <= 0);
+    p.c = (int32_t)((600000 + p.n * p.h * p.w - 1) / ((int64_t)p.n * p.h * p.w)) + rand_int(0, 20), p.oc = p.c;
+    bad = packed_dw_differs(&p, "aotc_tfl_depthwise_s8_packed (across)");
     if (bad)
         printf("  n %d h %d w %d c %d, %d x %d stride %d, pads %d %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.kh,
                (int)p.kw, (int)p.sh, (int)p.pad_top, (int)p.pad_left);
-    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
     return bad;
 }
 #endif
@@ -1447,10 +1456,6 @@ static int c_bin16(int op) { return check_binary(op, 1); }
  * VALID or SAME, one or two images; and a few of 4, 6 and 7 rows (the loop that reads them at run time) */
 static int check_dw_rows(void) {
     aotc_tfl_conv_params p;
-    int32_t *mult, *shift, *bias, c;
-    int8_t *x, *w, *y, *ref;
-    uint8_t *scratch;
-    size_t xn, yn;
     int bad;
     const int form = rand_int(0, 7);
     memset(&p, 0, sizeof p);
@@ -1462,22 +1467,10 @@ static int check_dw_rows(void) {
         p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
     } while (p.oh <= 0 || p.ow <= 0);
     p.c = p.oc = chance(1, 2) ? rand_int(1, 40) : 16 * rand_int(1, 2);
-    p.depth_multiplier = 1, p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
-    act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);
-    xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
-    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.kh * p.kw * p.c, 1, -127, 127);
-    bias = (int32_t *)ints((size_t)p.c, 4, -(1 << 16), 1 << 16);
-    mult = (int32_t *)bytes((size_t)p.c * 4), shift = (int32_t *)bytes((size_t)p.c * 4);
-    for (c = 0; c < p.c; ++c) multiplier(ldexp(around(128.0 / (64.0 * 64.0 * p.kh)), (int)(c % 3) - 1), &mult[c], &shift[c]);
-    p.mult = mult, p.shift = shift;
-    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
-    scratch = (uint8_t *)bytes((size_t)aotc_tfl_depthwise_s8_packed_scratch_bytes(&p));
-    run_packed(&p, K_DEPTHWISE, NULL, x, w, bias, NULL, 0, y, ref, scratch);
-    bad = differ("aotc_tfl_depthwise_s8_packed (rows)", y, ref, yn, 1);
+    bad = packed_dw_differs(&p, "aotc_tfl_depthwise_s8_packed (rows)");
     if (bad)
         printf("  n %d h %d w %d c %d, %d x %d stride %d %d dilation %d, pads %d %d\n", (int)p.n, (int)p.h, (int)p.w,
                (int)p.c, (int)p.kh, (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.pad_top, (int)p.pad_left);
-    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
     return bad;
 }
 #endif
