@@ -100,7 +100,7 @@ class OpMemory:
     # under a RAM budget, the cycles a node's kernel choice is estimated to add (aot/kernels/tflite_cost.py): the
     # scratch the budget leaves is then shared out among the steps the way with the least estimate, not the
     # largest share; None: by the share (and the kernels' blocks sized to it)
-    cost: Callable[[Node, Graph, Any], float] | None = None
+    cost: Callable[..., float] | None = None
 
 
 
@@ -356,11 +356,11 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
         best = cur
         return True
 
-    def overlaps() -> None:
+    def overlaps(free: Callable[[Node], bool] = lambda n: True) -> None:
         """Overlap nodes while the arena is over the budget: the steps with the most bytes live first, a
-        node kept where the plan gets better; each node tried once."""
+        node kept where the plan gets better; each node tried once (of those `free` allows)."""
         nsteps = max(len(best.steps), 1)
-        allowed = {n.name for n in graph.nodes if ops.overlap(n, graph) is not None}
+        allowed = {n.name for n in graph.nodes if ops.overlap(n, graph) is not None and free(n)}
         tried: set[str] = set()
         while best.arena_bytes > goal:
             live = _live_per_step(best.buffers, nsteps)
@@ -386,19 +386,66 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
         raise BudgetError(_refusal(graph, least, ram_budget), least.arena_bytes, least)
     fitted = _plan(graph, ops, scratch_floor, tech, top=ram_budget, overlap_nodes=nodes)  # the scratch the budget
     chosen_plan = fitted if fitted.arena_bytes <= ram_budget and fitted.techniques == least.techniques else least
-    if ops.cost is not None:  # the scratch sized under lower tops too (a top's placement may not fit where a
-        # lower one's does): the plan with the least estimate
-        def price(p: Plan) -> float:
-            return sum(ops.cost(n, graph, p.choices[n.name]) for n in graph.nodes)  # type: ignore[misc]
-        for k in (1, 2, 3):
-            lower = ram_budget - k * (ram_budget - least.arena_bytes) // 4
-            if lower <= least.arena_bytes:
-                break
-            p = _plan(graph, ops, scratch_floor, tech, top=lower, overlap_nodes=nodes)
-            if p.arena_bytes <= ram_budget and p.techniques == least.techniques and price(p) < price(chosen_plan):
-                chosen_plan = p
+    if ops.cost is not None:
+        # what a tighter budget would have traded and how it sized the scratch are tried too, so that a looser
+        # budget is never estimated slower (issue 67): the overlaps taken on past the budget, which add no
+        # work and leave the kernels more room (not those that slow a kernel down), and the scratch sized under
+        # every top of a fixed ladder
+        configs, said = [(tech, nodes, least)], dict(saved)
+        goal = 0
+        cost = ops.cost
+        overlaps(lambda n: cost(n, graph, least.choices[n.name], True) <= cost(n, graph, least.choices[n.name]))
+        more = frozenset(best.techniques.get("overlap", ()))
+        if more != nodes:
+            configs.append((tech, more, _plan(graph, ops, scratch_floor, tech, overlap_nodes=more)))
+        chosen_plan = _cheapest_tops(graph, ops, scratch_floor, configs, ram_budget, chosen_plan)
+        if frozenset(chosen_plan.techniques.get("overlap", ())) == nodes:
+            saved = said  # the bytes the overlaps past the budget saved are not this plan's
     chosen_plan.budget = _budget_report(base, chosen_plan, saved, ram_budget)
     return chosen_plan
+
+
+TOP_LADDER = 1.005  # the tops a budget's scratch is sized under: 1,024 B x 1.005^k, every one below the budget
+
+
+def _ladder(low: int, high: int) -> list[int]:
+    """The ladder's tops in (low, high), aligned: the same for every budget, so a looser one tries each top a
+    tighter one does (and its own)."""
+    tops, t = [], 1024.0
+    while t < high:
+        if t > low:
+            tops.append(int(t) // ALIGNMENT * ALIGNMENT)
+        t *= TOP_LADDER
+    return list(dict.fromkeys(tops))
+
+
+def _cheapest_tops(graph: Graph, ops: OpMemory, scratch_floor: int,
+                   configs: list[tuple[frozenset[str], frozenset[str], Plan]], budget: int, chosen: Plan) -> Plan:
+    """Of `chosen` (the first config's plan at the budget) and each config's plans with the scratch sized under
+    the ladder's tops below the budget (the trial placements, then the best placed in full), the one within the
+    budget with the least estimate (ops.cost, counting the overlaps that slow a kernel down)."""
+    assert ops.cost is not None
+    cost = ops.cost
+
+    def price(p: Plan) -> float:
+        over = set(p.techniques.get("overlap", ()))
+        return sum(cost(n, graph, p.choices[n.name], n.name in over) for n in graph.nodes)
+
+    best, best_price = chosen, price(chosen)
+    for k, (tech, nodes, least) in enumerate(configs):
+        tops = _ladder(least.arena_bytes, budget)
+        found: tuple[float, int] | None = None
+        for top in tops:
+            p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, quick=True)
+            if p.arena_bytes <= budget and (found is None or price(p) < found[0]):
+                found = (price(p), top)
+        for top in ([budget] if k else []) + ([found[1]] if found else []):  # the first's at the budget: chosen
+            p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes)
+            if p.arena_bytes <= budget and price(p) < best_price:
+                best, best_price = p, price(p)
+        if least.arena_bytes <= budget and price(least) < best_price:
+            best, best_price = least, price(least)
+    return best
 
 
 def _more_per_step(best: tuple, share: float, attempt: Callable[[dict[str, float]], tuple], top: int,
