@@ -36,7 +36,8 @@ from aot.kernels.tflite_int8 import (
 # every path macro (aotc_tflite_int8.h), all 1 by default
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
             "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN", "AOTC_TFL_DW_MULT",
-            "AOTC_TFL_DW_MULT_WIDE", "AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_MULT_COMPACT")
+            "AOTC_TFL_DW_MULT_WIDE", "AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_MULT_COMPACT",
+            "AOTC_TFL_DW_LOOP_MULT4")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
@@ -166,7 +167,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     has none); `compact_conv` (issue 67): every conv path but the fused ADD's and AOTC_TFL_CONV_COMPACT (taken only
     where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact."""
     need: set[str] = set()
-    dsp = depthwise = multiplier = conv = False
+    dsp = depthwise = multiplier = mult4 = conv = False
     for node, c in layers(graph, choices):
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
@@ -174,8 +175,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             continue
         dsp = True
         if c.kernel == "aotc_tfl_depthwise_s8":  # (a depth multiplier above 1: its own compact path)
-            mult = graph.tensors[node.outputs[0]].shape[-1] != graph.tensors[node.inputs[0]].shape[-1]
+            cout, cin = graph.tensors[node.outputs[0]].shape[-1], graph.tensors[node.inputs[0]].shape[-1]
+            mult = cout != cin
             multiplier, depthwise = multiplier or mult, depthwise or not mult
+            mult4 = mult4 or mult and cout // cin % 4 == 0
         conv = conv or c.kernel != "aotc_tfl_depthwise_s8"
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
     # the plain depthwise loop in its smallest form (a DSP path's fallback), but at the level where it takes the
@@ -186,6 +189,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     if compact_depthwise and not plain_depthwise:
         need |= {"AOTC_TFL_DW_LOOP_SMALL", *(["AOTC_TFL_DW_COMPACT"] if depthwise else []),
                  *(["AOTC_TFL_DW_MULT_COMPACT"] if multiplier else [])}
+    if mult4 or not plain_depthwise:  # (where the plain loop's faster form is not compiled it is never compiled in)
+        need.add("AOTC_TFL_DW_LOOP_MULT4")
     if compact_conv:
         need -= set(CONV_PATHS) - {"AOTC_TFL_CONV_RESIDUAL"}
         if conv:

@@ -54,10 +54,11 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     kws = compile_file(KWS, Options(name="kws", target="mps2-an386"))
     assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
                                                 "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
-                                                "AOTC_TFL_CONV_ODD", "AOTC_TFL_DW_LOOP_SMALL"}
+                                                "AOTC_TFL_CONV_ODD", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_LOOP_MULT4"}
     micro = compile_file(MICRO, Options(name="micro", target="mps2-an386"))
     vww = compile_file(VWW, Options(name="vww", target="mps2-an386"))
-    assert set(PATHS) - set(_left_out(micro)) == {"AOTC_TFL_DW_MULT", "AOTC_TFL_DW_LOOP_SMALL"}
+    assert set(PATHS) - set(_left_out(micro)) == {"AOTC_TFL_DW_MULT", "AOTC_TFL_DW_LOOP_SMALL",
+                                                  "AOTC_TFL_DW_LOOP_MULT4"}
     assert "AOTC_TFL_DW_DSP" not in _left_out(vww) and "AOTC_TFL_DW_MULT" in _left_out(vww)
     assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
     # the conv's and the depthwise's names are keyed by the paths left out of them; every other kernel's are the

@@ -591,6 +591,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_LOOP_SMALL
 #define AOTC_TFL_DW_LOOP_SMALL 1
 #endif
+/* DW_LOOP_MULT4 (issue 67): in the plain loop's faster form (DW_LOOP_SMALL 0, the dw-plain level), a path for depth
+ * multipliers of 4, 8, ...: 4 output channels of one input value, loaded once a tap; left out where no layer has such a
+ * multiplier (without DW_LOOP_SMALL 0 it is never compiled in) */
+#ifndef AOTC_TFL_DW_LOOP_MULT4
+#define AOTC_TFL_DW_LOOP_MULT4 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

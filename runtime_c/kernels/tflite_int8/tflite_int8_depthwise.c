@@ -3070,6 +3070,31 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
                 const int8_t *const ww = w + ((ptrdiff_t)ky0 * kw + kx0) * oc;
                 const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * oc;
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_MULT4
+                if (p->depth_multiplier % 4 == 0) {
+                    /* a depth multiplier of 4, 8, ...: 4 output channels read one input value a tap, loaded and
+                     * offset once for their 4 MACs (TFLM micro_speech's layer, multiplier 8: 6.5x -> 4.1x level none's
+                     * est. cycles on the M4) */
+                    for (int32_t o = 0; o < oc; o += 4) {
+                        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                        const int8_t *xr = xw + o / p->depth_multiplier, *wr = ww + o;
+                        for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                            const int8_t *xp = xr, *wp = wr;
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                                const int32_t xv = *xp - xz;
+                                a0 += xv * wp[0], a1 += xv * wp[1], a2 += xv * wp[2], a3 += xv * wp[3];
+                            }
+                        }
+                        const int32_t sums[4] = {a0, a1, a2, a3};
+                        for (int32_t j = 0; j < 4; ++j) {
+                            const int32_t acc = sums[j] + (bias ? bias[o + j] : 0);
+                            const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
+                            yp[o + j] = clamp8(v, p->y_min, p->y_max);
+                        }
+                    }
+                    continue;
+                }
+#endif
                 for (int32_t o = 0, n; o < oc; o += n) {
                     int32_t acc4[4] = {0, 0, 0, 0};
                     /* 4 channels at a time (adjacent in w; in x at depth multiplier 1, else their input channels
