@@ -155,12 +155,12 @@ TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_ze
 }
 
 /* The requantisation in 10 operations, not 12 (issue 64: the output stage was a fifth of an int8 ResNet-50's and
- * MobileNetV2's time), where every lane that has a multiplier has m >= 2^30 and a right shift e in [1, 22], and the
+ * MobileNetV2's time), where every lane that has a multiplier has m >= 2^30 and a right shift e in [1, 23], and the
  * sums a are known to be below 2^30 in magnitude (small). With the zero point z folded, the result is floor(N / 2^(31
  * + e)), N = a m + C - [a m < -2^30] 2^31, C = 2^30 + 2^(30 + e) + z 2^(31 + e), and [a m < -2^30] is [a < t], t = 0
  * where m > 2^30, -1 where m = 2^30. The product of 2 a (no overflow) and m is 2 a m, so the high half of 2 a m + 2 C
- * is floor((a m + C) / 2^31), and floor(N / 2^31) that less [a < t]: it fits an int32 (|a m / 2^31| < 2^29, 2^(e - 1)
- * + 128 2^e < 2^30), and floor(N / 2^(31 + e)) is its arithmetic shift by e. The high halves of the even and odd
+ * is floor((a m + C) / 2^31), and floor(N / 2^31) that less [a < t]: it fits an int32 (|a m / 2^31| < 2^30 and
+ * |C / 2^31| <= 2^(e - 1) + 128 2^e <= 2^22 + 2^30), and floor(N / 2^(31 + e)) is its arithmetic shift by e. The high halves of the even and odd
  * lanes' 64-bit sums meet in one permute (no blend, no 64-bit shifts). */
 TFL_PK_INLINE void tfl_pk_rq_u32(tfl_pk_rq *r, __m512i mult, __m512i shift, int32_t y_zero, int small) {
     const __m512i e = _mm512_sub_epi32(_mm512_setzero_si512(), shift), two31 = _mm512_set1_epi64((int64_t)1 << 31);
@@ -170,7 +170,7 @@ TFL_PK_INLINE void tfl_pk_rq_u32(tfl_pk_rq *r, __m512i mult, __m512i shift, int3
     const __m512i z = _mm512_set1_epi64(y_zero), c32 = _mm512_set1_epi64(32);
     r->u32 = small && _mm512_mask_cmpge_epi32_mask(live, mult, m30) == live &&
              _mm512_mask_cmpge_epi32_mask(live, e, _mm512_set1_epi32(1)) == live &&
-             _mm512_mask_cmple_epi32_mask(live, e, _mm512_set1_epi32(22)) == live;
+             _mm512_mask_cmple_epi32_mask(live, e, _mm512_set1_epi32(23)) == live;
     if (!r->u32) return;
     r->u_m = mult, r->u_mo = _mm512_srli_epi64(mult, 32), r->u_sh = e;
     r->u_t = _mm512_maskz_set1_epi32(_mm512_cmpeq_epi32_mask(mult, m30), -1);
