@@ -985,6 +985,62 @@ static int check_conv_add_rescale(void) {
     return bad;
 }
 
+/* The packed CONV_2D (alone or with the ADD fused) at the edges of its output stage's 32-bit requantisation
+ * (tflite_int8_packed.c, tfl_pk_rq_u32: sums below 2^30 known from the bias and k, right shifts 1 to 23, multipliers
+ * from 2^30): biases putting the sums just inside and past 2^30 in magnitude, right shifts of 23 (outputs about
+ * int8's at sums near 2^30, the zero point's term near 2^30) and 24, multipliers of exactly 2^30 (the sign term at a < -1), zero points at the ends,
+ * and the ADD's output multiplier 2^30 (MobileNetV2's) half the time; 1 x 1 kernels over 17 to 70 channels (the
+ * tiles of 2 to 4 blocks) */
+static int check_conv_rq_bound(int kind) {
+    aotc_tfl_conv_params p;
+    aotc_tfl_residual_params r;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *res, *y, *ref;
+    uint8_t *scratch;
+    size_t xn, yn, i;
+    int bad, in_place;
+    memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
+    p.n = 1, p.h = rand_int(1, 3), p.w = rand_int(1, 30), p.c = rand_int(1, 8), p.oc = rand_int(17, 70);
+    p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1, p.oh = p.h, p.ow = p.w, p.depth_multiplier = 1;
+    p.x_zero = chance(1, 2) ? -128 : rand_int(-128, 127);
+    p.y_zero = chance(1, 2) ? (chance(1, 2) ? -128 : 127) : rand_int(-128, 127);
+    p.y_min = -128, p.y_max = 127;
+    xn = (size_t)p.h * p.w * p.c, yn = (size_t)p.h * p.w * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.oc * p.c, 1, -127, 127);
+    for (i = 0; i < xn; ++i) x[i] = chance(1, 2) ? 127 : x[i]; /* (sums toward their bound) */
+    bias = (int32_t *)bytes((size_t)p.oc * 4);
+    mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
+    for (c = 0; c < p.oc; ++c) {
+        const int32_t near = (1 << 30) - rand_int(0, 3 * 32640 * p.c); /* |bias| + 32640 k about 2^30 */
+        bias[c] = chance(1, 3) ? rand_int(-(1 << 14), 1 << 14) : chance(1, 2) ? near : -near;
+        mult[c] = chance(1, 4) ? 1 << 30 : rand_int(1 << 30, INT32_MAX);
+        shift[c] = chance(1, 3) ? -23 : -rand_int(1, 23);
+    }
+    if (chance(1, 3)) shift[rand_int(0, p.oc - 1)] = -24; /* (that block the 64-bit lanes') */
+    p.mult = mult, p.shift = shift;
+    if (kind == K_CONV_ADD) {
+        r.conv_x1 = chance(1, 2), r.add.count = (int64_t)yn;
+        r.add.x1_zero = rand_int(-128, 127), r.add.x2_zero = rand_int(-128, 127);
+        if (r.conv_x1) r.add.x1_zero = p.y_zero; else r.add.x2_zero = p.y_zero;
+        multiplier(around(0.4), &r.add.m1, &r.add.s1), multiplier(around(0.4), &r.add.m2, &r.add.s2);
+        if (chance(1, 2)) r.add.m2 = 1 << 30, r.add.s2 = 0;
+        r.add.mult = 1 << 30, r.add.shift = -rand_int(15, 20);
+        if (chance(1, 2)) multiplier(around(ldexp(1.0, -18)), &r.add.mult, &r.add.shift);
+        r.add.y_zero = chance(1, 2) ? -128 : rand_int(-128, 127), r.add.y_min = -128, r.add.y_max = 127;
+    }
+    res = (int8_t *)ints(yn, 1, -128, 127);
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
+    in_place = kind == K_CONV_ADD && chance(1, 2);
+    if (in_place) memcpy(y, res, yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_conv_s8_packed_scratch_bytes(&p) + 1);
+    run_packed(&p, kind, &r, x, w, bias, res, in_place, y, ref, scratch);
+    bad = differ(kind == K_CONV_ADD ? "aotc_tfl_conv_add_s8_packed (32-bit requantisation)"
+                                    : "aotc_tfl_conv_s8_packed (32-bit requantisation)",
+                 y, ref, yn, 1);
+    free(x), free(w), free(bias), free(mult), free(shift), free(res), free(y), free(ref), free(scratch);
+    return bad;
+}
+
 #if defined(__x86_64__)
 /* the packed DEPTHWISE_CONV_2D on the shape p (depth multiplier 1; zero points, activation range, weights, biases
  * and per-channel multipliers drawn here) against the reference kernel: whether its outputs differ */
@@ -1585,6 +1641,8 @@ static const entry ENTRIES[] = {
 #if defined(__x86_64__) /* (the byte path's: on the boards the plain loop the entries above check) */
     {"aotc_tfl_depthwise_s8_packed (rows)", c_dw_rows, 0},
 #endif
+    {"aotc_tfl_conv_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV},
+    {"aotc_tfl_conv_add_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV_ADD},
 };
 
 int main(int argc, char **argv) {

@@ -131,6 +131,8 @@ typedef struct {
     tfl_x86_rq q;
     __m512i sh_o1; /* odd1: the odd lanes' shift less 32 */
     int shl, zfold, odd1;
+    int u32;                                 /* tfl_pk_requant_u32 takes it (tfl_pk_rq_u32) */
+    __m512i u_m, u_mo, u_ce, u_co, u_t, u_sh; /* its constants */
 } tfl_pk_rq;
 
 /* (odd1, where every lane that has a multiplier shifts right, e >= 1: the odd lanes' result, floor(t / 2^(31 + e)),
@@ -143,12 +145,56 @@ TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift, int32_t y_ze
     r.odd1 = _mm512_mask_cmpge_epi32_mask(_mm512_test_epi32_mask(mult, mult), shift, zero) == 0;
     r.shl = _mm512_cmpgt_epi32_mask(shift, zero) != 0;
     r.zfold = _mm512_cmplt_epi32_mask(shift, _mm512_set1_epi32(-23)) == 0;
+    r.u32 = 0;
     if (r.zfold) {
         const __m512i z = _mm512_set1_epi64(y_zero);
         r.q.k_e = _mm512_add_epi64(r.q.k_e, _mm512_sllv_epi64(z, r.q.sh_e));
         r.q.k_o = _mm512_add_epi64(r.q.k_o, _mm512_sllv_epi64(z, r.q.sh_o));
     }
     return r;
+}
+
+/* The requantisation in 10 operations, not 12 (issue 64: the output stage was a fifth of an int8 ResNet-50's and
+ * MobileNetV2's time), where every lane that has a multiplier has m >= 2^30 and a right shift e in [1, 23], and the
+ * sums a are known to be below 2^30 in magnitude (small). With the zero point z folded, the result is floor(N / 2^(31
+ * + e)), N = a m + C - [a m < -2^30] 2^31, C = 2^30 + 2^(30 + e) + z 2^(31 + e), and [a m < -2^30] is [a < t], t = 0
+ * where m > 2^30, -1 where m = 2^30. The product of 2 a (no overflow) and m is 2 a m, so the high half of 2 a m + 2 C
+ * is floor((a m + C) / 2^31), and floor(N / 2^31) that less [a < t]: it fits an int32 (|a m / 2^31| < 2^30 and
+ * |C / 2^31| <= 2^(e - 1) + 128 2^e <= 2^22 + 2^30), and floor(N / 2^(31 + e)) is its arithmetic shift by e. The high halves of the even and odd
+ * lanes' 64-bit sums meet in one permute (no blend, no 64-bit shifts). */
+TFL_PK_INLINE void tfl_pk_rq_u32(tfl_pk_rq *r, __m512i mult, __m512i shift, int32_t y_zero, int small) {
+    const __m512i e = _mm512_sub_epi32(_mm512_setzero_si512(), shift), two31 = _mm512_set1_epi64((int64_t)1 << 31);
+    const __m512i m30 = _mm512_set1_epi32(1 << 30);
+    const __mmask16 live = _mm512_test_epi32_mask(mult, mult);
+    const __m512i ee = _mm512_and_si512(e, _mm512_set1_epi64(0xFFFFFFFF)), eo = _mm512_srli_epi64(e, 32);
+    const __m512i z = _mm512_set1_epi64(y_zero), c32 = _mm512_set1_epi64(32);
+    r->u32 = small && _mm512_mask_cmpge_epi32_mask(live, mult, m30) == live &&
+             _mm512_mask_cmpge_epi32_mask(live, e, _mm512_set1_epi32(1)) == live &&
+             _mm512_mask_cmple_epi32_mask(live, e, _mm512_set1_epi32(23)) == live;
+    if (!r->u32) return;
+    r->u_m = mult, r->u_mo = _mm512_srli_epi64(mult, 32), r->u_sh = e;
+    r->u_t = _mm512_maskz_set1_epi32(_mm512_cmpeq_epi32_mask(mult, m30), -1);
+    r->u_ce = _mm512_add_epi64(_mm512_add_epi64(two31, _mm512_sllv_epi64(two31, ee)),
+                               _mm512_sllv_epi64(z, _mm512_add_epi64(ee, c32)));
+    r->u_co = _mm512_add_epi64(_mm512_add_epi64(two31, _mm512_sllv_epi64(two31, eo)),
+                               _mm512_sllv_epi64(z, _mm512_add_epi64(eo, c32)));
+}
+
+/* 16 sums requantised with the zero point where rq->u32 (tfl_pk_rq_u32), its constants passed in (registers) */
+TFL_PK_INLINE __m512i tfl_pk_requant_u32(__m512i a, __m512i m, __m512i mo, __m512i ce, __m512i co, __m512i t,
+                                         __m512i sh) {
+    const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+    const __m512i a2 = _mm512_add_epi32(a, a);
+    const __m512i we = _mm512_add_epi64(_mm512_mul_epi32(a2, m), ce);
+    const __m512i wo = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a2, 32), mo), co);
+    __m512i h = _mm512_permutex2var_epi32(we, hi, wo);
+    h = _mm512_mask_sub_epi32(h, _mm512_cmplt_epi32_mask(a, t), h, _mm512_set1_epi32(1));
+    return _mm512_srav_epi32(h, sh);
+}
+
+/* |a| < 2^30 for every sum of k byte products (unsigned bytes, weights >= -128) from the bias b (16 lanes) */
+TFL_PK_INLINE int tfl_pk_sums_small(__m512i b, int64_t k) {
+    return (int64_t)_mm512_reduce_max_epu32(_mm512_abs_epi32(b)) + 255 * 128 * k < ((int64_t)1 << 30);
 }
 
 /* A fused residual ADD's rescaling of one input, TFLite's requant_double((x - z) 2^20, m, s) (add_one), in 32-bit
@@ -235,7 +281,11 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
         o->flo = o->alo, o->fhi = o->ahi;
         o->add32 = tfl_pk_add_in_init(&o->in1, a->x1_zero, a->m1, a->s1) &&
                    tfl_pk_add_in_init(&o->in2, a->x2_zero, a->m2, a->s2);
-        if (o->add32) o->aro = tfl_pk_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift), a->y_zero);
+        if (o->add32) {
+            /* (the sum of two add32 rescalings is below 2^29: each is below 255 2^20 in magnitude, s <= 0) */
+            o->aro = tfl_pk_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift), a->y_zero);
+            tfl_pk_rq_u32(&o->aro, _mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift), a->y_zero, 1);
+        }
     }
     o->lo8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->flo)), o->hi8 = _mm512_set1_epi8((char)_mm512_cvtsi512_si32(o->fhi));
 }
@@ -289,9 +339,31 @@ TFL_PK_INLINE void tfl_pk_add_col(const tfl_pk_out *o, const tfl_pk_rq *rq, __m5
     }
 }
 
+/* tfl_pk_add_col where both requantisations are u32 (tfl_pk_rq_u32) */
+TFL_PK_INLINE void tfl_pk_add_col_u32(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i *s, int n, const int8_t *res,
+                                      int64_t ys, __mmask16 m, int mc, int mr) {
+    const tfl_pk_add_in *ic = o->conv_x1 ? &o->in1 : &o->in2, *ir = o->conv_x1 ? &o->in2 : &o->in1;
+    const tfl_pk_rq *ro = &o->aro;
+    const __m512i um = rq->u_m, umo = rq->u_mo, uce = rq->u_ce, uco = rq->u_co, ut = rq->u_t, ush = rq->u_sh;
+    const __m512i lo = o->lo, hi = o->hi;
+    int r;
+    for (r = 0; r < n; ++r) {
+        const __m512i v = _mm512_min_epi32(_mm512_max_epi32(tfl_pk_requant_u32(s[4 * r], um, umo, uce, uco, ut, ush), lo), hi);
+        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res + r * ys));
+        const __m512i sum = _mm512_add_epi32(tfl_pk_add_rescale_mode(ic, v, mc), tfl_pk_add_rescale_mode(ir, rv, mr));
+        s[4 * r] = tfl_pk_requant_u32(sum, ro->u_m, ro->u_mo, ro->u_ce, ro->u_co, ro->u_t, ro->u_sh);
+    }
+}
+
 /* n (1 to TFL_PK_MR4) sums at s, 4 apart, requantised in place by rq where tfl_pk_rq_fast(rq) (tfl_pk_requant_z in
  * such a block, its constants in registers for the n: issue 64, the output stage was a fifth of an int8
  * MobileNetV2's time, more than the arithmetic, its constants reloaded a sum) */
+TFL_PK_INLINE void tfl_pk_requant_col_u32(const tfl_pk_rq *rq, __m512i *s, int n) {
+    const __m512i m = rq->u_m, mo = rq->u_mo, ce = rq->u_ce, co = rq->u_co, corr = rq->u_t, sh = rq->u_sh;
+    int r;
+    for (r = 0; r < n; ++r) s[4 * r] = tfl_pk_requant_u32(s[4 * r], m, mo, ce, co, corr, sh);
+}
+
 TFL_PK_INLINE void tfl_pk_requant_col(const tfl_pk_rq *rq, __m512i *s, int n) {
     const __m512i mult = rq->q.mult, mult_odd = rq->q.mult_odd, k_e = rq->q.k_e, k_o = rq->q.k_o;
     const __m512i fix_e = rq->q.fix_e, fix_o = rq->q.fix_o, sh_e = rq->q.sh_e, sh_o1 = rq->sh_o1;
@@ -428,8 +500,26 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
     int r, j;
     for (j = 0; j < nb; ++j) {
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
+        if (!o->add && rqs[j].u32) {
+            tfl_pk_requant_col_u32(&rqs[j], sums + j, mr);
+            continue;
+        }
         if (!o->add && tfl_pk_rq_fast(&rqs[j])) {
             tfl_pk_requant_col(&rqs[j], sums + j, mr);
+            continue;
+        }
+        if (o->add && o->add32 && rqs[j].u32 && o->aro.u32) {
+            const int mc = (o->conv_x1 ? o->in1 : o->in2).mode, mres = (o->conv_x1 ? o->in2 : o->in1).mode;
+            const int8_t *rj = res + 16 * j;
+#define TFL_PK_ADD_COL(A, B)                                                                                    \
+    else if (mc == A && mres == B) tfl_pk_add_col_u32(o, &rqs[j], sums + j, mr, rj, ys, mj, A, B);
+            if (0) {
+            }
+            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_POW)
+            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_MUL) TFL_PK_ADD_COL(TFL_PK_ADD_MUL, TFL_PK_ADD_POW)
+            TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_POW)
+            else tfl_pk_add_col_u32(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_MUL);
+#undef TFL_PK_ADD_COL
             continue;
         }
         if (o->add && o->add32 && tfl_pk_rq_fast(&rqs[j]) && tfl_pk_rq_fast(&o->aro)) {
@@ -517,6 +607,9 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
         b[j] = _mm512_maskz_loadu_epi32(mj, bias + c0 + 16 * j);
         rqs[j] = tfl_pk_rq_init(_mm512_maskz_loadu_epi32(mj, p->mult + c0 + 16 * j),
                                 _mm512_maskz_loadu_epi32(mj, p->shift + c0 + 16 * j), p->y_zero);
+        tfl_pk_rq_u32(&rqs[j], _mm512_maskz_loadu_epi32(mj, p->mult + c0 + 16 * j),
+                      _mm512_maskz_loadu_epi32(mj, p->shift + c0 + 16 * j), p->y_zero,
+                      tfl_pk_sums_small(b[j], (int64_t)4 * rows * rq));
     }
     y += c0, res += c0;
     for (t = 0; t + TFL_PK_MR4 <= n; t += TFL_PK_MR4)
