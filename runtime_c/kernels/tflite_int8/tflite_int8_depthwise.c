@@ -1943,6 +1943,40 @@ static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t b
     return !bad;
 }
 
+#if TFL_DW_PAIR_ASM
+/* A ring group's set-up in one pass (the stride-1 fused path, its layer's own conditions checked once by the
+ * caller: TFL_DSP_DW_BAND, 3 x 3, y_min -128 and y_max 127): tfl_dsp_dw_usual's terms into rq, the sums' start into
+ * base (the bias doubled less 2 x_zero times the weights' sum: xzn2 = -2 x_zero), and whether the group may take
+ * the path: each channel's right shift in [1, 22], its multiplier not INT32_MIN and its bias below 2^30 less the
+ * 9 taps' products in size (the bound's test, each bias once: no largest-bias pass). Each channel's bias, mult and
+ * shift loaded once, its tests without a branch (r1 = right - 1 in [0, 21] iff neither r1 nor r1 + 10 has a bit
+ * from 5 up). Was tfl_dsp_dw_usual, the bound's pass, the layer's tests and the base's loop a group (about 200
+ * cycles on the M33's model). bp: the group's 4 biases (tfl_dsp_dw_nobias where the layer has none). */
+static const int32_t tfl_dsp_dw_nobias[4] = {0, 0, 0, 0};
+static inline __attribute__((always_inline)) int tfl_dsp_dw_ring_setup(const int32_t *AOTC_RESTRICT mp,
+                                                                       const int32_t *AOTC_RESTRICT sp,
+                                                                       const int32_t *AOTC_RESTRICT bp, uint32_t ra1,
+                                                                       int32_t xzn2, uint32_t se, uint32_t so,
+                                                                       uint32_t *AOTC_RESTRICT rq,
+                                                                       int32_t *AOTC_RESTRICT base) {
+    const uint32_t lim = (1u << 30) - 9u * TFL_DSP_PRODUCT_MAX - 1u; /* |bias| <= lim: bound < 2^30 */
+    const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16};
+    uint32_t bad = 0, big = 0;
+    int32_t j;
+    for (j = 0; j < 4; ++j) {
+        const int32_t mult = mp[j], bj = bp[j];
+        const uint32_t r1 = ~(uint32_t)sp[j]; /* right - 1, right = -shift */
+        bad |= r1 | (r1 + 10u);
+        big |= (uint32_t)((uint32_t)bj + lim > 2u * lim) | (uint32_t)(mult == INT32_MIN);
+        rq[3 * j] = (uint32_t)mult;
+        rq[3 * j + 1] = ra1 << (r1 & 31u);
+        rq[3 * j + 2] = r1 + 1u;
+        base[j] = (int32_t)(((uint32_t)bj << 1) + (uint32_t)(xzn2 * sum[j]));
+    }
+    return !(bad & ~31u) && !big;
+}
+#endif
+
 /* DEPTHWISE_CONV_2D's fused 3 x 3 path on its set-up at compile time (--widened-weights: p->dsp_dw, every group
  * fused: the emitter checked tfl_dsp_dw_usual's conditions), read in place: a group's 9 taps' doubled words (wq's), its
  * terms (wq + 18's) and its sums' start at TFL_DSP_DW_BLOCK words a group; by the ring at stride 1 (SAME by one
@@ -2068,7 +2102,31 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, wq + 18, wd * c, p->ow * oc,
                                 TFL_DSP_DWP_PAIRS(p), base, -1};
 #endif
+#if TFL_DW_PAIR_ASM
+    /* at stride 1 by the ring (a layer taller than wide by columns first): the weights' sums for the base, no widened
+     * copy, each group's set-up in one pass (tfl_dsp_dw_ring_setup), the layer's tests here once; a group it
+     * refuses by the paths below */
+    const int ring_fast = ring && !columns && taps == 9 && p->y_min == -128 && p->y_max == 127;
+    const uint32_t ra1 = 1u + 2u * (uint32_t)p->y_zero;
+    const int32_t xzn2 = -2 * p->x_zero;
+#endif
     for (ch = 0; ch < c; ch += 4) {
+#if TFL_DW_PAIR_ASM
+        if (ring_fast) {
+            uint32_t se, so;
+            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
+            if (tfl_dsp_dw_ring_setup(p->mult + ch, p->shift + ch, bias ? bias + ch : tfl_dsp_dw_nobias, ra1, xzn2, se,
+                                      so, wq + 18, base)) {
+                if (same) {
+                    da.s = x + ch, da.w = w + ch, da.y = y + ch;
+                    for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
+                } else {
+                    tfl_dsp_dwp_rows(p, x, w, ch, wq + 18, base, y, zb, scratch);
+                }
+                continue;
+            }
+        }
+#endif
         /* the sums' bound: the taps' products and the largest bias in size (in 32 bits: INT32_MIN's fits) */
         uint32_t b_max = 0;
         if (bias)
@@ -2084,23 +2142,6 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             tfl_dsp_dw_group_plain(p, x, w, bias, y, ch);
             continue;
         }
-#if TFL_DW_PAIR_ASM
-        if (fused && ring && !columns) { /* at stride 1 by the ring (a layer taller than wide by columns first, as
-                                            * before): the weights' sums for the base, no widened copy */
-            uint32_t se, so;
-            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
-            const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16}, xzn2 = -2 * p->x_zero;
-            for (j = 0; j < 4; ++j) /* doubled: the bias less x_zero times the weights' sum */
-                base[j] = (int32_t)(((uint32_t)(bias ? bias[ch + j] : 0) << 1) + (uint32_t)(xzn2 * sum[j]));
-            if (same) {
-                da.s = x + ch, da.w = w + ch, da.y = y + ch;
-                for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
-            } else {
-                tfl_dsp_dwp_rows(p, x, w, ch, wq + 18, base, y, zb, scratch);
-            }
-            continue;
-        }
-#endif
         {
             /* the taps' weights widened (doubled where fused), and summed as halfwords (at most TFL_DSP_TAPS x 256
              * in size) for the input zero point's share: channels 0 and 2 in se, 1 and 3 in so */
