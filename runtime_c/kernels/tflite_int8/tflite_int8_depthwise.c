@@ -1779,6 +1779,30 @@ static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, in
     tfl_dsp_dw3x3_band_rq(band, 1, 2, wq, base, y, p->oc, floor);
 }
 
+/* tfl_dsp_dws2's facts of a layer (the same for each of its groups: worked out once, not a group, where the
+ * dispatcher's loop over the groups reloaded p's fields and walked the rows for oy_hi each time) */
+typedef struct {
+    int32_t oy_lo, oy_hi; /* the output rows whose windows' rows are inside */
+    int32_t ox_lo, m;     /* the kernel's first position, its pairs */
+    int32_t ke, ecode;    /* the kernel's positions [ox_lo, ke); its edge argument: none, after the pairs, back */
+    int32_t whole;        /* the inside rows by one call: y apart from x, or the kernel's positions the rows' all */
+} tfl_dsp_dws2_facts;
+
+static inline __attribute__((always_inline)) void tfl_dsp_dws2_layer(const aotc_tfl_conv_params *p, int32_t ox_lo,
+                                                                      int32_t ox_hi, int apart, tfl_dsp_dws2_facts *f) {
+    const int32_t oh = p->oh, ow = p->ow, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
+    int32_t oy_lo = (pt + sh - 1) / sh, oy_hi = 0;
+    while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
+    if (oy_lo > oy_hi) oy_lo = oy_hi;
+    const int32_t m = (ox_hi - ox_lo) / 2;
+    /* the edge pair (ox_hi - 1, ox_hi): after the pairs, or where they end at ox_hi one position back (ox_hi - 1 again,
+     * the same outputs: its window not yet overwritten, as ox_hi's is not) */
+    const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
+    const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m;
+    f->oy_lo = oy_lo, f->oy_hi = oy_hi, f->ox_lo = ox_lo, f->m = m, f->ke = ke, f->ecode = edge ? 1 + back : 0;
+    f->whole = apart || (ox_lo == 0 && ke == ow);
+}
+
 /* The fused path at column stride 2 (4 channels, xb / yb at channel ch of the image): the output rows whose windows'
  * rows are inside by tfl_dsp_dws2_* over the positions whose windows' columns are (pairs, and an edge pair whose
  * last column is the padding's first: SAME on an even width), and so a last row whose third row is the padding's
@@ -1789,24 +1813,16 @@ static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, in
  * the kernel takes every position of the rows, then one call for them, the loop past them (a row's turn of the loop
  * took about 120 cycles: VWW -O3 the dispatcher 196,939 -> 178,751 est. cycles). Inlined in its two callers (the
  * dispatcher, tfl_depthwise_s8_pre), as it was in its one before: out of line it cost VWW -O3 about 4.7 K est. cycles. */
-static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb,
+static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_conv_params *p,
+                                                                const tfl_dsp_dws2_facts *f, const int8_t *xb,
                                                                 const uint32_t *wq, const int32_t *base, int8_t *yb,
-                                                                uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw,
-                                                                int apart, uint32_t *band) {
+                                                                uint32_t zb, int32_t pw, uint32_t *band) {
     const int32_t oh = p->oh, ow = p->ow, oc = p->oc, c = p->c, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
     const int floor = TFL_DSP_DW_FLOOR(p);
     const ptrdiff_t row = (ptrdiff_t)p->w * c;
-    int32_t oy_lo = (pt + sh - 1) / sh, oy_hi = 0, oy, ox, j;
-    while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
-    if (oy_lo > oy_hi) oy_lo = oy_hi;
-    const int32_t m = (ox_hi - ox_lo) / 2;
-    /* the edge pair (ox_hi - 1, ox_hi): after the pairs, or where they end at ox_hi one position back (ox_hi - 1 again,
-     * the same outputs: its window not yet overwritten, as ox_hi's is not) */
-    const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
-    const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m; /* the kernel's positions: [ox_lo, ke) */
-    const int32_t ecode = edge ? 1 + back : 0;          /* the kernel's edge argument: none, after the pairs, back */
-    /* the inside rows by one call: y apart from x, or the kernel's positions the rows' all (its order theirs) */
-    const int whole = apart || (ox_lo == 0 && ke == ow);
+    const int32_t oy_lo = f->oy_lo, oy_hi = f->oy_hi, ox_lo = f->ox_lo, m = f->m, ke = f->ke, ecode = f->ecode;
+    const int whole = f->whole;
+    int32_t oy, ox, j;
     void (*const fn)(const int8_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t, int32_t, int32_t,
                      int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t) =
         floor ? tfl_dsp_dws2_floor : tfl_dsp_dws2_sign;
@@ -2005,6 +2021,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
     const int columns = AOTC_TFL_DW_COLUMNS && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
 #if TFL_DW_PAIR_ASM
+    tfl_dsp_dws2_facts s2f; /* the stride-2 path's facts of the layer, once (tfl_dsp_dws2_layer) */
+    tfl_dsp_dws2_layer(p, ox_lo, ox_hi, apart, &s2f);
     const int ring = AOTC_TFL_DW_RING && TFL_DSP_DW_ROUNDING(p) && !columns && tfl_dsp_dwp_fits(p, run, pw);
     const int same = AOTC_TFL_DW_SAME && ring && tfl_dsp_dwp_same(p);
     void (*const same_fn)(const tfl_dsp_dwp_same_args *) =
@@ -2037,7 +2055,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
 #if TFL_DW_PAIR_ASM
         if (AOTC_TFL_DW_S2 && TFL_DSP_DW_ROUNDING(p) && p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
             for (b = 0; b < p->n; ++b)
-                tfl_dsp_dws2(p, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, ox_lo, ox_hi, pw, apart, pad);
+                tfl_dsp_dws2(p, &s2f, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, pw, pad);
             continue;
         }
 #endif
@@ -2087,6 +2105,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     const int columns = AOTC_TFL_DW_COLUMNS && TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
 #if TFL_DW_PAIR_ASM
+    tfl_dsp_dws2_facts s2f; /* the stride-2 path's facts of the layer, once (tfl_dsp_dws2_layer) */
+    tfl_dsp_dws2_layer(p, ox_lo, ox_hi, apart, &s2f);
     /* the fused path at stride 1 by the ring (TFL_DSP_DW_BAND, 3 x 3), SAME by one function a group (its arguments
      * here, a group's s, w and y set at its turn), else tfl_dsp_dwp_rows */
     const int ring = AOTC_TFL_DW_RING && TFL_DSP_DW_ROUNDING(p) && TFL_DSP_DW_BAND(p) && taps == 9 &&
@@ -2184,8 +2204,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
 #if TFL_DW_PAIR_ASM
             if (AOTC_TFL_DW_S2 && TFL_DSP_DW_ROUNDING(p) && fused && p->sw == 2) { /* at stride 2 from x itself */
                 for (b = 0; b < p->n; ++b)
-                    tfl_dsp_dws2(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base, y + (ptrdiff_t)b * p->oh * p->ow * oc + ch,
-                                 zb, ox_lo, ox_hi, pw, apart, pad);
+                    tfl_dsp_dws2(p, &s2f, x + (ptrdiff_t)b * h * wd * c + ch, wq, base,
+                                 y + (ptrdiff_t)b * p->oh * p->ow * oc + ch, zb, pw, pad);
                 continue;
             }
 #endif
