@@ -1962,40 +1962,54 @@ static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t b
 #if TFL_DW_PAIR_ASM
 /* A ring group's set-up in one pass (the stride-1 fused path, its layer's own conditions checked once by the
  * caller: TFL_DSP_DW_BAND, 3 x 3, y_min -128 and y_max 127): tfl_dsp_dw_usual's terms into rq, the sums' start into
- * base (the bias doubled less 2 x_zero times the weights' sum: xzn2 = -2 x_zero), and whether the group may take
- * the path: each channel's right shift in [1, 22], its multiplier not INT32_MIN and its bias below 2^30 less the
- * 9 taps' products in size (the bound's test, each bias once: no largest-bias pass). Each channel's bias, mult and
- * shift loaded once, its tests without a branch (r1 = right - 1 in [0, 21] iff neither r1 nor r1 + 10 has a bit
- * from 5 up). Was tfl_dsp_dw_usual, the bound's pass, the layer's tests and the base's loop a group (about 200
- * cycles on the M33's model). bp: the group's 4 biases (tfl_dsp_dw_nobias where the layer has none). */
+ * base (the bias doubled less 2 x_zero times the weights' sum: xzn2 = -2 x_zero), and whether the group takes the
+ * path: each channel's right shift in [1, 22] (r1 = right - 1 in [0, 21] iff neither r1 nor r1 + 10 has a bit from
+ * 5 up), its multiplier not negative and its bias in [-2^29, 2^29) (one SSAT; tighter than tfl_dsp_dw_usual's
+ * INT32_MIN and 2^30 less the 9 taps' products: a group past them, none in practice, is set up by the dispatcher's
+ * general path, which tests those), no branch. In assembly, a channel's 19 instructions: in C, inlined in the
+ * dispatcher, gcc hoisted the 4 channels' loads and spilled them. Was tfl_dsp_dw_usual, the bound's pass, the layer's
+ * tests and the base's loop a group (about 200 cycles on the M33's model; in C in one pass 137, here about 90).
+ * bp: the group's 4 biases (tfl_dsp_dw_nobias where the layer has none). */
 static const int32_t tfl_dsp_dw_nobias[4] = {0, 0, 0, 0};
+/* channel j: its shift, mult and bias; rq's 3 terms; base[j] (x_zero's share, stored first) plus the bias doubled */
+#define TFL_DW_RSET_CH(j)                                                                                   \
+    "ldr %[r], [%[sp], #(4 * " #j ")]\n\t"                                                               \
+    "ldr %[m], [%[mp], #(4 * " #j ")]\n\t"                                                               \
+    "ldr %[b], [%[bp], #(4 * " #j ")]\n\t"                                                               \
+    "mvn %[r], %[r]\n\t"                                                                                 \
+    "str %[m], [%[rq], #(12 * " #j ")]\n\t"                                                              \
+    "orr %[bad], %[bad], %[m], asr #31\n\t"                                                              \
+    "ldr %[m], [%[base], #(4 * " #j ")]\n\t"                                                             \
+    "add %[t], %[r], #10\n\t"                                                                            \
+    "orr %[bad], %[bad], %[r]\n\t"                                                                       \
+    "orr %[bad], %[bad], %[t]\n\t"                                                                       \
+    "add %[m], %[m], %[b], lsl #1\n\t"                                                                   \
+    "str %[m], [%[base], #(4 * " #j ")]\n\t"                                                             \
+    "lsl %[t], %[ra1], %[r]\n\t"                                                                         \
+    "str %[t], [%[rq], #(12 * " #j " + 4)]\n\t"                                                          \
+    "add %[t], %[r], #1\n\t"                                                                             \
+    "str %[t], [%[rq], #(12 * " #j " + 8)]\n\t"                                                          \
+    "ssat %[t], #30, %[b]\n\t"                                                                           \
+    "eor %[t], %[t], %[b]\n\t"                                                                           \
+    "orr %[bad], %[bad], %[t]\n\t"
 static inline __attribute__((always_inline)) int tfl_dsp_dw_ring_setup(const int32_t *AOTC_RESTRICT mp,
                                                                        const int32_t *AOTC_RESTRICT sp,
                                                                        const int32_t *AOTC_RESTRICT bp, uint32_t ra1,
                                                                        int32_t xzn2, uint32_t se, uint32_t so,
                                                                        uint32_t *AOTC_RESTRICT rq,
                                                                        int32_t *AOTC_RESTRICT base) {
-    const uint32_t lim = (1u << 30) - 9u * TFL_DSP_PRODUCT_MAX - 1u; /* |bias| <= lim: bound < 2^30 */
-    const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16};
-    uint32_t bad = 0, big = 0;
-    int32_t j;
-    for (j = 0; j < 4; ++j) {
-        const int32_t mult = mp[j], bj = bp[j];
-        const uint32_t r1 = ~(uint32_t)sp[j]; /* right - 1, right = -shift */
-        bad |= r1 | (r1 + 10u);
-        big |= (uint32_t)((uint32_t)bj + lim > 2u * lim) | (uint32_t)(mult == INT32_MIN);
-        rq[3 * j] = (uint32_t)mult;
-        rq[3 * j + 1] = ra1 << (r1 & 31u);
-        rq[3 * j + 2] = r1 + 1u;
-        base[j] = (int32_t)(((uint32_t)bj << 1) + (uint32_t)(xzn2 * sum[j]));
-#if AOTC_DSP_M33
-        /* a channel at a time: gcc hoisted the 4 channels' 12 loads and, inlined in the dispatcher, spilled them (VWW
-         * an505 -O3 116,562 -> 113,348 est. cycles; on the M4 and M7 a hundred or two more: their order kept) */
-        __asm__ volatile("" ::: "memory");
-#endif
-    }
-    return !(bad & ~31u) && !big;
+    uint32_t bad = 0, m, r, b, t;
+    base[0] = (int32_t)((uint32_t)xzn2 * (uint32_t)(int32_t)(int16_t)se);
+    base[1] = (int32_t)((uint32_t)xzn2 * (uint32_t)(int32_t)(int16_t)so);
+    base[2] = (int32_t)((uint32_t)xzn2 * (uint32_t)((int32_t)se >> 16));
+    base[3] = (int32_t)((uint32_t)xzn2 * (uint32_t)((int32_t)so >> 16));
+    __asm__ volatile(TFL_DW_RSET_CH(0) TFL_DW_RSET_CH(1) TFL_DW_RSET_CH(2) TFL_DW_RSET_CH(3)
+                     : [bad] "+&r"(bad), [m] "=&r"(m), [r] "=&r"(r), [b] "=&r"(b), [t] "=&r"(t)
+                     : [mp] "r"(mp), [sp] "r"(sp), [bp] "r"(bp), [rq] "r"(rq), [base] "r"(base), [ra1] "r"(ra1)
+                     : "memory");
+    return !(bad & ~31u);
 }
+#undef TFL_DW_RSET_CH
 #endif
 
 /* DEPTHWISE_CONV_2D's fused 3 x 3 path on its set-up at compile time (--widened-weights: p->dsp_dw, every group
@@ -2150,6 +2164,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 }
                 continue;
             }
+            da.zslot = -1; /* the group by a path below, which may take the scratch: the ring's row of x_zero not kept */
         }
 #endif
         /* the sums' bound: the taps' products and the largest bias in size (in 32 bits: INT32_MIN's fits) */
