@@ -475,6 +475,21 @@ static int check_conv(int kind, int wide) {
             else ((int32_t *)bias)[c] = rand_int(-(1 << 16), 1 << 16);
         }
     }
+    /* a quarter of the ring's int8 layers with bias (from the shapes, not a draw: the later cases' as before): one
+     * channel's bias at the fused path's bound, |bias| < 2^30 - 9 TFL_DSP_PRODUCT_MAX (tfl_dsp_dw_usual's): just
+     * inside (the fused band path), just past or far past (its doubled sums would wrap: the group by another path),
+     * either sign */
+    if ((ring & (K_RING | K_RING6)) && kind == K_DEPTHWISE && bias && !wide && (p.h + p.w + p.n) % 4 == 1) {
+        const int32_t lim = (1 << 30) - 9 * 32640 - 1, at = (7 * p.h + p.w) % 3;
+        const int32_t v = at == 0 ? lim : at == 1 ? lim + 1 : 3 << 29;
+        ((int32_t *)bias)[(p.h * p.w) % p.oc] = p.w % 2 ? -v : v;
+    }
+    /* and a quarter of the SAME ring's layers of 3 groups or more (another rest of the same sum): the second group's
+     * first bias 2^29, past the ring's set-up's test (tfl_dsp_dw_ring_setup: [-2^29, 2^29)) but inside the fused
+     * path's bound: that group by the fused band path, which takes the scratch (the ring's row of x_zero then not kept
+     * for the third) */
+    if ((ring & K_RING6) && kind == K_DEPTHWISE && bias && !wide && p.oc >= 12 && (p.h + p.w + p.n) % 4 == 2)
+        ((int32_t *)bias)[4] = 1 << 29;
     mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
     for (c = 0; c < p.oc; ++c) { /* outputs over the range, some saturating: about 1 / (the sums' spread), a
                                    * channel's scale halved, kept or doubled by turns so that the channels of a

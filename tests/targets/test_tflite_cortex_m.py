@@ -200,7 +200,9 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
     order's with the M33's quads alone, now 0.931 and 0.932). The M33's SAME stride-1 depthwise turn
     (tfl_dsp_dwp6_same_floor: a kernel row's pairs in two registers, reloaded after their last multiplies, oc and y kept
     in the freed two through the turn: 0.983, the bound 0.99). VWW's depthwise dispatcher on the M33 (its C, a group's
-    terms by tfl_dsp_dw_usual: ra as one shift, 143,762 -> 136,382 est. cycles) at most 140,000."""
+    terms by tfl_dsp_dw_usual: ra as one shift, 143,762 -> 136,382 est. cycles; the stride-1 ring's groups set up in
+    one pass, tfl_dsp_dw_ring_setup, the layer's tests once: 119,131; that set-up in assembly, the stride-2 path's
+    facts a layer: 99,039) at most 105,000."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     from aot.bench import board_counts, insn_count_plugin
 
@@ -235,7 +237,7 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
             own, m4 = got["own"][1][function], got["m4"][1][function]
             assert own <= share * m4, (name, board, function, own, m4)
         if (name, board) == ("vww_mobilenet_int8", "mps2-an505"):
-            assert got["own"][1]["tfl_depthwise_s8_dsp"] <= 140_000, got["own"][1]["tfl_depthwise_s8_dsp"]
+            assert got["own"][1]["tfl_depthwise_s8_dsp"] <= 105_000, got["own"][1]["tfl_depthwise_s8_dsp"]
 
 
 def test_m55_resnet8_at_the_m85s_cycles_per_mac(tmp_path):

@@ -1779,6 +1779,30 @@ static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, in
     tfl_dsp_dw3x3_band_rq(band, 1, 2, wq, base, y, p->oc, floor);
 }
 
+/* tfl_dsp_dws2's facts of a layer (the same for each of its groups: worked out once, not a group, where the
+ * dispatcher's loop over the groups reloaded p's fields and walked the rows for oy_hi each time) */
+typedef struct {
+    int32_t oy_lo, oy_hi; /* the output rows whose windows' rows are inside */
+    int32_t ox_lo, m;     /* the kernel's first position, its pairs */
+    int32_t ke, ecode;    /* the kernel's positions [ox_lo, ke); its edge argument: none, after the pairs, back */
+    int32_t whole;        /* the inside rows by one call: y apart from x, or the kernel's positions the rows' all */
+} tfl_dsp_dws2_facts;
+
+static inline __attribute__((always_inline)) void tfl_dsp_dws2_layer(const aotc_tfl_conv_params *p, int32_t ox_lo,
+                                                                      int32_t ox_hi, int apart, tfl_dsp_dws2_facts *f) {
+    const int32_t oh = p->oh, ow = p->ow, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
+    int32_t oy_lo = (pt + sh - 1) / sh, oy_hi = 0;
+    while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
+    if (oy_lo > oy_hi) oy_lo = oy_hi;
+    const int32_t m = (ox_hi - ox_lo) / 2;
+    /* the edge pair (ox_hi - 1, ox_hi): after the pairs, or where they end at ox_hi one position back (ox_hi - 1 again,
+     * the same outputs: its window not yet overwritten, as ox_hi's is not) */
+    const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
+    const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m;
+    f->oy_lo = oy_lo, f->oy_hi = oy_hi, f->ox_lo = ox_lo, f->m = m, f->ke = ke, f->ecode = edge ? 1 + back : 0;
+    f->whole = apart || (ox_lo == 0 && ke == ow);
+}
+
 /* The fused path at column stride 2 (4 channels, xb / yb at channel ch of the image): the output rows whose windows'
  * rows are inside by tfl_dsp_dws2_* over the positions whose windows' columns are (pairs, and an edge pair whose
  * last column is the padding's first: SAME on an even width), and so a last row whose third row is the padding's
@@ -1789,24 +1813,16 @@ static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, in
  * the kernel takes every position of the rows, then one call for them, the loop past them (a row's turn of the loop
  * took about 120 cycles: VWW -O3 the dispatcher 196,939 -> 178,751 est. cycles). Inlined in its two callers (the
  * dispatcher, tfl_depthwise_s8_pre), as it was in its one before: out of line it cost VWW -O3 about 4.7 K est. cycles. */
-static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb,
+static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_conv_params *p,
+                                                                const tfl_dsp_dws2_facts *f, const int8_t *xb,
                                                                 const uint32_t *wq, const int32_t *base, int8_t *yb,
-                                                                uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw,
-                                                                int apart, uint32_t *band) {
+                                                                uint32_t zb, int32_t pw, uint32_t *band) {
     const int32_t oh = p->oh, ow = p->ow, oc = p->oc, c = p->c, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
     const int floor = TFL_DSP_DW_FLOOR(p);
     const ptrdiff_t row = (ptrdiff_t)p->w * c;
-    int32_t oy_lo = (pt + sh - 1) / sh, oy_hi = 0, oy, ox, j;
-    while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
-    if (oy_lo > oy_hi) oy_lo = oy_hi;
-    const int32_t m = (ox_hi - ox_lo) / 2;
-    /* the edge pair (ox_hi - 1, ox_hi): after the pairs, or where they end at ox_hi one position back (ox_hi - 1 again,
-     * the same outputs: its window not yet overwritten, as ox_hi's is not) */
-    const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
-    const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m; /* the kernel's positions: [ox_lo, ke) */
-    const int32_t ecode = edge ? 1 + back : 0;          /* the kernel's edge argument: none, after the pairs, back */
-    /* the inside rows by one call: y apart from x, or the kernel's positions the rows' all (its order theirs) */
-    const int whole = apart || (ox_lo == 0 && ke == ow);
+    const int32_t oy_lo = f->oy_lo, oy_hi = f->oy_hi, ox_lo = f->ox_lo, m = f->m, ke = f->ke, ecode = f->ecode;
+    const int whole = f->whole;
+    int32_t oy, ox, j;
     void (*const fn)(const int8_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t, int32_t, int32_t,
                      int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t) =
         floor ? tfl_dsp_dws2_floor : tfl_dsp_dws2_sign;
@@ -1943,6 +1959,59 @@ static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t b
     return !bad;
 }
 
+#if TFL_DW_PAIR_ASM
+/* A ring group's set-up in one pass (the stride-1 fused path, its layer's own conditions checked once by the
+ * caller: TFL_DSP_DW_BAND, 3 x 3, y_min -128 and y_max 127): tfl_dsp_dw_usual's terms into rq, the sums' start into
+ * base (the bias doubled less 2 x_zero times the weights' sum: xzn2 = -2 x_zero), and whether the group takes the
+ * path: each channel's right shift in [1, 22] (r1 = right - 1 in [0, 21] iff neither r1 nor r1 + 10 has a bit from
+ * 5 up), its multiplier not negative and its bias in [-2^29, 2^29) (one SSAT; tighter than tfl_dsp_dw_usual's
+ * INT32_MIN and 2^30 less the 9 taps' products: a group past them, none in practice, is set up by the dispatcher's
+ * general path, which tests those), no branch. In assembly, a channel's 19 instructions: in C, inlined in the
+ * dispatcher, gcc hoisted the 4 channels' loads and spilled them. Was tfl_dsp_dw_usual, the bound's pass, the layer's
+ * tests and the base's loop a group (about 200 cycles on the M33's model; in C in one pass 137, here about 90).
+ * bp: the group's 4 biases (tfl_dsp_dw_nobias where the layer has none). */
+static const int32_t tfl_dsp_dw_nobias[4] = {0, 0, 0, 0};
+/* channel j: its shift, mult and bias; rq's 3 terms; base[j] (x_zero's share, stored first) plus the bias doubled */
+#define TFL_DW_RSET_CH(j)                                                                                   \
+    "ldr %[r], [%[sp], #(4 * " #j ")]\n\t"                                                               \
+    "ldr %[m], [%[mp], #(4 * " #j ")]\n\t"                                                               \
+    "ldr %[b], [%[bp], #(4 * " #j ")]\n\t"                                                               \
+    "mvn %[r], %[r]\n\t"                                                                                 \
+    "str %[m], [%[rq], #(12 * " #j ")]\n\t"                                                              \
+    "orr %[bad], %[bad], %[m], asr #31\n\t"                                                              \
+    "ldr %[m], [%[base], #(4 * " #j ")]\n\t"                                                             \
+    "add %[t], %[r], #10\n\t"                                                                            \
+    "orr %[bad], %[bad], %[r]\n\t"                                                                       \
+    "orr %[bad], %[bad], %[t]\n\t"                                                                       \
+    "add %[m], %[m], %[b], lsl #1\n\t"                                                                   \
+    "str %[m], [%[base], #(4 * " #j ")]\n\t"                                                             \
+    "lsl %[t], %[ra1], %[r]\n\t"                                                                         \
+    "str %[t], [%[rq], #(12 * " #j " + 4)]\n\t"                                                          \
+    "add %[t], %[r], #1\n\t"                                                                             \
+    "str %[t], [%[rq], #(12 * " #j " + 8)]\n\t"                                                          \
+    "ssat %[t], #30, %[b]\n\t"                                                                           \
+    "eor %[t], %[t], %[b]\n\t"                                                                           \
+    "orr %[bad], %[bad], %[t]\n\t"
+static inline __attribute__((always_inline)) int tfl_dsp_dw_ring_setup(const int32_t *AOTC_RESTRICT mp,
+                                                                       const int32_t *AOTC_RESTRICT sp,
+                                                                       const int32_t *AOTC_RESTRICT bp, uint32_t ra1,
+                                                                       int32_t xzn2, uint32_t se, uint32_t so,
+                                                                       uint32_t *AOTC_RESTRICT rq,
+                                                                       int32_t *AOTC_RESTRICT base) {
+    uint32_t bad = 0, m, r, b, t;
+    base[0] = (int32_t)((uint32_t)xzn2 * (uint32_t)(int32_t)(int16_t)se);
+    base[1] = (int32_t)((uint32_t)xzn2 * (uint32_t)(int32_t)(int16_t)so);
+    base[2] = (int32_t)((uint32_t)xzn2 * (uint32_t)((int32_t)se >> 16));
+    base[3] = (int32_t)((uint32_t)xzn2 * (uint32_t)((int32_t)so >> 16));
+    __asm__ volatile(TFL_DW_RSET_CH(0) TFL_DW_RSET_CH(1) TFL_DW_RSET_CH(2) TFL_DW_RSET_CH(3)
+                     : [bad] "+&r"(bad), [m] "=&r"(m), [r] "=&r"(r), [b] "=&r"(b), [t] "=&r"(t)
+                     : [mp] "r"(mp), [sp] "r"(sp), [bp] "r"(bp), [rq] "r"(rq), [base] "r"(base), [ra1] "r"(ra1)
+                     : "memory");
+    return !(bad & ~31u);
+}
+#undef TFL_DW_RSET_CH
+#endif
+
 /* DEPTHWISE_CONV_2D's fused 3 x 3 path on its set-up at compile time (--widened-weights: p->dsp_dw, every group
  * fused: the emitter checked tfl_dsp_dw_usual's conditions), read in place: a group's 9 taps' doubled words (wq's), its
  * terms (wq + 18's) and its sums' start at TFL_DSP_DW_BLOCK words a group; by the ring at stride 1 (SAME by one
@@ -1971,6 +2040,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
     const int columns = AOTC_TFL_DW_COLUMNS && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
 #if TFL_DW_PAIR_ASM
+    tfl_dsp_dws2_facts s2f; /* the stride-2 path's facts of the layer, once (tfl_dsp_dws2_layer) */
+    tfl_dsp_dws2_layer(p, ox_lo, ox_hi, apart, &s2f);
     const int ring = AOTC_TFL_DW_RING && TFL_DSP_DW_ROUNDING(p) && !columns && tfl_dsp_dwp_fits(p, run, pw);
     const int same = AOTC_TFL_DW_SAME && ring && tfl_dsp_dwp_same(p);
     void (*const same_fn)(const tfl_dsp_dwp_same_args *) =
@@ -2003,7 +2074,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
 #if TFL_DW_PAIR_ASM
         if (AOTC_TFL_DW_S2 && TFL_DSP_DW_ROUNDING(p) && p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
             for (b = 0; b < p->n; ++b)
-                tfl_dsp_dws2(p, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, ox_lo, ox_hi, pw, apart, pad);
+                tfl_dsp_dws2(p, &s2f, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, pw, pad);
             continue;
         }
 #endif
@@ -2053,6 +2124,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     const int columns = AOTC_TFL_DW_COLUMNS && TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
 #if TFL_DW_PAIR_ASM
+    tfl_dsp_dws2_facts s2f; /* the stride-2 path's facts of the layer, once (tfl_dsp_dws2_layer) */
+    tfl_dsp_dws2_layer(p, ox_lo, ox_hi, apart, &s2f);
     /* the fused path at stride 1 by the ring (TFL_DSP_DW_BAND, 3 x 3), SAME by one function a group (its arguments
      * here, a group's s, w and y set at its turn), else tfl_dsp_dwp_rows */
     const int ring = AOTC_TFL_DW_RING && TFL_DSP_DW_ROUNDING(p) && TFL_DSP_DW_BAND(p) && taps == 9 &&
@@ -2068,7 +2141,32 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, wq + 18, wd * c, p->ow * oc,
                                 TFL_DSP_DWP_PAIRS(p), base, -1};
 #endif
+#if TFL_DW_PAIR_ASM
+    /* at stride 1 by the ring (a layer taller than wide by columns first): the weights' sums for the base, no widened
+     * copy, each group's set-up in one pass (tfl_dsp_dw_ring_setup), the layer's tests here once; a group it
+     * refuses by the paths below */
+    const int ring_fast = ring && !columns && taps == 9 && p->y_min == -128 && p->y_max == 127;
+    const uint32_t ra1 = 1u + 2u * (uint32_t)p->y_zero;
+    const int32_t xzn2 = -2 * p->x_zero;
+#endif
     for (ch = 0; ch < c; ch += 4) {
+#if TFL_DW_PAIR_ASM
+        if (ring_fast) {
+            uint32_t se, so;
+            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
+            if (tfl_dsp_dw_ring_setup(p->mult + ch, p->shift + ch, bias ? bias + ch : tfl_dsp_dw_nobias, ra1, xzn2, se,
+                                      so, wq + 18, base)) {
+                if (same) {
+                    da.s = x + ch, da.w = w + ch, da.y = y + ch;
+                    for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
+                } else {
+                    tfl_dsp_dwp_rows(p, x, w, ch, wq + 18, base, y, zb, scratch);
+                }
+                continue;
+            }
+            da.zslot = -1; /* the group by a path below, which may take the scratch: the ring's row of x_zero not kept */
+        }
+#endif
         /* the sums' bound: the taps' products and the largest bias in size (in 32 bits: INT32_MIN's fits) */
         uint32_t b_max = 0;
         if (bias)
@@ -2084,23 +2182,6 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             tfl_dsp_dw_group_plain(p, x, w, bias, y, ch);
             continue;
         }
-#if TFL_DW_PAIR_ASM
-        if (fused && ring && !columns) { /* at stride 1 by the ring (a layer taller than wide by columns first, as
-                                            * before): the weights' sums for the base, no widened copy */
-            uint32_t se, so;
-            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
-            const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16}, xzn2 = -2 * p->x_zero;
-            for (j = 0; j < 4; ++j) /* doubled: the bias less x_zero times the weights' sum */
-                base[j] = (int32_t)(((uint32_t)(bias ? bias[ch + j] : 0) << 1) + (uint32_t)(xzn2 * sum[j]));
-            if (same) {
-                da.s = x + ch, da.w = w + ch, da.y = y + ch;
-                for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
-            } else {
-                tfl_dsp_dwp_rows(p, x, w, ch, wq + 18, base, y, zb, scratch);
-            }
-            continue;
-        }
-#endif
         {
             /* the taps' weights widened (doubled where fused), and summed as halfwords (at most TFL_DSP_TAPS x 256
              * in size) for the input zero point's share: channels 0 and 2 in se, 1 and 3 in so */
@@ -2143,8 +2224,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
 #if TFL_DW_PAIR_ASM
             if (AOTC_TFL_DW_S2 && TFL_DSP_DW_ROUNDING(p) && fused && p->sw == 2) { /* at stride 2 from x itself */
                 for (b = 0; b < p->n; ++b)
-                    tfl_dsp_dws2(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base, y + (ptrdiff_t)b * p->oh * p->ow * oc + ch,
-                                 zb, ox_lo, ox_hi, pw, apart, pad);
+                    tfl_dsp_dws2(p, &s2f, x + (ptrdiff_t)b * h * wd * c + ch, wq, base,
+                                 y + (ptrdiff_t)b * p->oh * p->ow * oc + ch, zb, pw, pad);
                 continue;
             }
 #endif
