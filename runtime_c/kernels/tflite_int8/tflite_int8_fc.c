@@ -136,6 +136,7 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
     if (tfl_fc_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
+#if AOTC_QUANT_DSP /* the DSP path's fallback (no scratch): its smallest form */
     for (int32_t r = 0; r < p->rows; ++r)
         for (int32_t o = 0; o < p->out; ++o) {
             const int8_t *xr = x + (int64_t)r * p->in, *wr = w + (int64_t)o * p->in;
@@ -145,6 +146,36 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
             int32_t v = requant_single(acc, p->mult[o], p->shift[o]) + p->y_zero;
             y[(int64_t)r * p->out + o] = clamp8(v, p->y_min, p->y_max);
         }
+#else
+    const int32_t in = p->in, xz = p->x_zero;
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *const xr = x + (ptrdiff_t)r * in;
+        int8_t *const yr = y + (ptrdiff_t)r * p->out;
+        for (int32_t o = 0, n; o < p->out; o += n) {
+            /* 4 outputs at a time, each input value loaded and offset once for their 4 MACs (issue 67: the portable
+             * level's loop, and the cores' without the DSP extension; MLPerf Tiny's autoencoder at the portable level
+             * 5.2x -> 3.4x level none's est. cycles on the M4), the last ones alone */
+            int32_t acc[4] = {0, 0, 0, 0};
+            const int8_t *const w0 = w + (ptrdiff_t)o * in;
+            n = p->out - o >= 4 ? 4 : 1;
+            if (n == 4) {
+                const int8_t *const w1 = w0 + in, *const w2 = w1 + in, *const w3 = w2 + in;
+                int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                for (int32_t k = 0; k < in; ++k) {
+                    const int32_t xv = xr[k] - xz;
+                    a0 += xv * w0[k], a1 += xv * w1[k], a2 += xv * w2[k], a3 += xv * w3[k];
+                }
+                acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+            } else {
+                for (int32_t k = 0; k < in; ++k) acc[0] += (xr[k] - xz) * w0[k];
+            }
+            for (int32_t j = 0; j < n; ++j) {
+                const int32_t v = requant_single(acc[j] + (bias ? bias[o + j] : 0), p->mult[o + j], p->shift[o + j]);
+                yr[o + j] = clamp8(v + p->y_zero, p->y_min, p->y_max);
+            }
+        }
+    }
+#endif
 }
 
 void aotc_tfl_fc_s16(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
