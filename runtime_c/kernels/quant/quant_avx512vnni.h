@@ -1507,6 +1507,12 @@ typedef struct {
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_dwjob);
 
+/* One kernel row's 4 taps a lane of a block: its whole 64-byte window at src (as unsigned bytes), picked by iv
+ * (64: the zero point) */
+static inline __m512i AOTC_Q(x86_dw_taps)(const QT *src, __m512i flip, __m512i iv, __m512i zero) {
+    return _mm512_permutex2var_epi8(_mm512_xor_si512(_mm512_loadu_si512((const void *)src), flip), iv, zero);
+}
+
 static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
                                              const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y, uint8_t *scratch) {
     const aotc_qconv_params *p = J->p;
@@ -1547,6 +1553,23 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
                 lanes = AOTC_Q(x86_windows)(p, pos0, r1, cache, lo_off, lm, iv);
             }
             for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
+            if (kg == 3 && full) { /* 3 x 3 (a MobileNet's every depthwise): the block's windows in registers */
+                const __m512i iv0 = iv[0], iv1 = iv[1], iv2 = iv[2];
+                const int64_t o0 = lo_off[0], o1 = lo_off[1], o2 = lo_off[2];
+                const __mmask16 sm = AOTC_Q(x86_lanes)(lanes);
+                for (c = c0; c < c1; ++c) {
+                    const QT *plane = xn + (int64_t)c * plane_in;
+                    const int32_t *wc = wq + (int64_t)c * 3;
+                    __m512i a = _mm512_set1_epi32(init[c]);
+                    a = _mm512_dpbusd_epi32(a, AOTC_Q(x86_dw_taps)(plane + o0, flip, iv0, zero), _mm512_set1_epi32(wc[0]));
+                    a = _mm512_dpbusd_epi32(a, AOTC_Q(x86_dw_taps)(plane + o1, flip, iv1, zero), _mm512_set1_epi32(wc[1]));
+                    a = _mm512_dpbusd_epi32(a, AOTC_Q(x86_dw_taps)(plane + o2, flip, iv2, zero), _mm512_set1_epi32(wc[2]));
+                    _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), sm,
+                                         AOTC_Q(x86_requant16)(a, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                }
+                pos0 += lanes;
+                continue;
+            }
             for (c = c0; c < c1; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
                 __m512i a = _mm512_set1_epi32(init[c]);
