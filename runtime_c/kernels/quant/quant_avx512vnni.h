@@ -1303,6 +1303,8 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                           p->pad_left == 0 && p->in_w == p->out_w && p->in_h == p->out_h;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
+    const int32_t *const bias = p->bias;
+    const float *const scale = p->scale;
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t0, j, q;
     for (n = 0; n < p->batch; ++n) {
@@ -1339,6 +1341,20 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             __m512i a[24];
                             int32_t v;
                             QX86_DOT6_SWITCH(nv)
+                            if (!p->w_zero_any) { /* per channel: its constants once, its runs' masks made once */
+                                __mmask16 m[4];
+                                for (v = 0; v < 4; ++v) m[v] = AOTC_Q(x86_lanes)(real - t0 - 16 * v);
+                                for (j = 0; j < nb; ++j) {
+                                    const __m512i b = _mm512_set1_epi32(bias[oc + j]);
+                                    const __m512 sc = _mm512_set1_ps(scale[oc + j]);
+                                    QT *yc = yn + (int64_t)(oc + j) * plane_out + q0 + t0;
+                                    for (v = 0; v < nv; ++v) {
+                                        _mm_mask_storeu_epi8((void *)(yc + 16 * v), m[v],
+                                                             AOTC_Q(x86_requant16)(_mm512_add_epi32(a[4 * j + v], b), sc, lo, hi, zp));
+                                    }
+                                }
+                                continue;
+                            }
                             for (v = 0; v < nv; ++v) {
                                 const int32_t t = t0 + 16 * v;
                                 const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
