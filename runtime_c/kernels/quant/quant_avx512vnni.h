@@ -20,6 +20,17 @@
  * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
  * No include guard. */
 
+#ifndef AOTC_QX86_TRACE
+#if defined(AOTC_TEST_QX86_TRACE)
+/* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
+ * for AVX-512 here: valgrind and qemu 7.2 lack it) */
+extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel;
+#define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
+#else
+#define AOTC_QX86_TRACE(what) ((void)0)
+#endif
+#endif
+
 /* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as 16 bytes of QT (each lane's
  * integer is inside QT's range, so its low byte is the value). */
 static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo, __m512 hi, __m512i zero_point) {
@@ -1344,6 +1355,7 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             if (!p->w_zero_any) { /* per channel: its constants once, its runs' masks made once */
                                 __mmask16 m[4];
                                 for (v = 0; v < 4; ++v) m[v] = AOTC_Q(x86_lanes)(real - t0 - 16 * v);
+                                AOTC_QX86_TRACE(requant_channel);
                                 for (j = 0; j < nb; ++j) {
                                     const __m512i b = _mm512_set1_epi32(bias[oc + j]);
                                     const __m512 sc = _mm512_set1_ps(scale[oc + j]);
@@ -1544,6 +1556,8 @@ static inline __attribute__((always_inline)) void AOTC_Q(x86_dw3_block)(
     const int64_t o0 = lo_off[0], o1 = lo_off[1], o2 = lo_off[2];
     const __mmask16 sm = AOTC_Q(x86_lanes)(lanes);
     int32_t c;
+    if (full) AOTC_QX86_TRACE(dw3);
+    else AOTC_QX86_TRACE(dw3_masked);
     for (c = c0; c < c1; ++c) {
         const QT *plane = xn + (int64_t)c * plane_in;
         const int32_t *wc = wq + (int64_t)c * 3;
