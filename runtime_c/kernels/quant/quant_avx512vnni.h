@@ -1517,7 +1517,8 @@ static int AOTC_Q(qconv_patches_work)(const aotc_qconv_params *p, const QT *AOTC
  * picked by vpermt2b into 4 taps a lane, and summed by vpdpbusd against the channel's weight words
  * (w - w_zero as bytes, so every weight zero point must be 0), from bias - (x_zero + offset) sum (w -
  * w_zero), then requantised. The window cache, the weight words and the sums' starts are the work
- * block (aotc_qconv_depthwise_x86_work_bytes: AOTC_QDW_FLAT_WORDS weight words at most). 0 (nothing done)
+ * block (aotc_qconv_depthwise_x86_work_bytes: AOTC_QDW_FLAT_WORDS weight words at most); 3 x 3 kernels' blocks
+ * run x86_dw3_block, their three windows held in registers. 0 (nothing done)
  * where the weights or the shape do not suit it, or the work block is not given. Its work is
  * x86_depthwise_items, on the pool where the conv splits (p->lanes). */
 
