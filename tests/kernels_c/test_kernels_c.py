@@ -193,7 +193,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     and depthwise_flat given its work: exactly the reference under the sanitizers, and each shape on the paths that
     issue 64 made faster (AOTC_TEST_QX86_TRACE counts their blocks: valgrind and qemu 7.2 have no AVX-512, so no
     instruction count): every 3 x 3 depthwise without weight zero points in depthwise_flat's 3 x 3 blocks (masked
-    windows too), every conv without them requantised a channel at a time in qconv_patches_one."""
+    windows too), every conv without them requantised a channel at a time in qconv_patches_one, every 1 x 1 conv's
+    patch quads made 64 positions a step."""
     require_tool("gcc")
     cpu = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").is_file() else []
     if platform.machine() != "x86_64" or "avx512_vnni" not in cpu or "avx512vbmi" not in cpu:
@@ -212,6 +213,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
             masked += int(n["dw3_masked"])
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
+        if "conv 1x1" in row:
+            assert int(n["quads64"]) > 0, row
     assert masked > 0, out
 
 

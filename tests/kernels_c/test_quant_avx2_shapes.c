@@ -45,9 +45,9 @@ static const shape SHAPES_[] = {
 
 #if defined(AOTC_TEST_QX86_TRACE)
 /* the blocks run on quant_avx512vnni.h's paths (AOTC_QX86_TRACE): depthwise_flat's 3 x 3 blocks (windows whole, or
- * masked at the plane's end), qconv_patches_one's
+ * masked at the plane's end), a pointwise conv's patch quads 64 positions a step, qconv_patches_one's
  * column blocks requantised a channel at a time */
-long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel;
+long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
 #endif
 
 static void *buffer(size_t n) {
@@ -168,9 +168,9 @@ static int run(const shape *s, int check) {
     printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
-    printf(" dw3 %ld dw3_masked %ld requant_channel %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
-           aotc_test_qx86_requant_channel);
-    aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = 0;
+    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
+           aotc_test_qx86_requant_channel, aotc_test_qx86_quads64);
+    aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
 #endif
     printf("\n");
     if (w_arg != w) free(w_arg);

@@ -24,7 +24,7 @@
 #if defined(AOTC_TEST_QX86_TRACE)
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
-extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel;
+extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -329,7 +329,30 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
         if (pointwise) {
             const QT *src[4];
             for (j = 0; j < 4; ++j) src[j] = 4 * q + j < k ? xg + (int64_t)(4 * q + j) * plane_in + p0 : NULL;
-            for (t = 0; t < width; t += 16) {
+            for (t = 0; t + 64 <= width; t += 64) { /* 64 positions a step (16 at a time took 8 % of the 1 x 1 convs) */
+                const int32_t n = real - t;
+                const __mmask64 m = n >= 64 ? ~(__mmask64)0 : n <= 0 ? 0 : ((__mmask64)1 << n) - 1;
+                AOTC_QX86_TRACE(quads64);
+                const __m512i zero64 = _mm512_set1_epi8((char)(QT)p->x_zero), flip64 = _mm512_set1_epi8((char)AOTC_QOFFSET);
+                __m512i r[4], o0, o1, o2, o3, u0, u1, u2, u3;
+                for (j = 0; j < 4; ++j) {
+                    r[j] = src[j] != NULL ? _mm512_mask_loadu_epi8(zero64, m, (const void *)(src[j] + t)) : zero64;
+                    r[j] = _mm512_xor_si512(r[j], flip64);
+                }
+                /* x86_interleave4 in each 128-bit lane (lane l: positions t + 16 l ..), then the lanes transposed so
+                 * that each 16 positions' 64 bytes are contiguous */
+                u0 = _mm512_unpacklo_epi8(r[0], r[1]), u1 = _mm512_unpackhi_epi8(r[0], r[1]);
+                u2 = _mm512_unpacklo_epi8(r[2], r[3]), u3 = _mm512_unpackhi_epi8(r[2], r[3]);
+                o0 = _mm512_unpacklo_epi16(u0, u2), o1 = _mm512_unpackhi_epi16(u0, u2);
+                o2 = _mm512_unpacklo_epi16(u1, u3), o3 = _mm512_unpackhi_epi16(u1, u3);
+                u0 = _mm512_shuffle_i64x2(o0, o1, 0x44), u1 = _mm512_shuffle_i64x2(o0, o1, 0xEE);
+                u2 = _mm512_shuffle_i64x2(o2, o3, 0x44), u3 = _mm512_shuffle_i64x2(o2, o3, 0xEE);
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4), _mm512_shuffle_i64x2(u0, u2, 0x88));
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4 + 64), _mm512_shuffle_i64x2(u0, u2, 0xDD));
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4 + 128), _mm512_shuffle_i64x2(u1, u3, 0x88));
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4 + 192), _mm512_shuffle_i64x2(u1, u3, 0xDD));
+            }
+            for (; t < width; t += 16) {
                 const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
                 __m128i r[4];
                 for (j = 0; j < 4; ++j) {
