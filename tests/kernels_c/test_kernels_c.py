@@ -185,6 +185,39 @@ def test_quant_avx2_network_shapes(tmp_path, objects):
         assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
 
 
+@pytest.mark.full
+def test_quant_vnni_network_shapes(tmp_path, objects):
+    """The ONNX int8 convs' AVX-512 VNNI paths (quant_avx512vnni.h, -march=native) on test_quant_avx2_shapes.c's
+    shapes, with its VNNI-only ones (MobileNetV2's 1 x 1 convs in whole blocks of 6 channels and their rests, packed
+    and not; 3 x 3 depthwise convs of odd channel counts, stride 2, planes whose last blocks' windows are masked)
+    and depthwise_flat given its work: exactly the reference under the sanitizers, and each shape on the paths that
+    issue 64 made faster (AOTC_TEST_QX86_TRACE counts their blocks: valgrind and qemu 7.2 have no AVX-512, so no
+    instruction count): every 3 x 3 depthwise without weight zero points in depthwise_flat's 3 x 3 blocks (masked
+    windows too), every conv without them requantised a channel at a time in qconv_patches_one, every 1 x 1 conv's
+    patch quads made 64 positions a step."""
+    require_tool("gcc")
+    cpu = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").is_file() else []
+    if platform.machine() != "x86_64" or "avx512_vnni" not in cpu or "avx512vbmi" not in cpu:
+        pytest.skip("an x86-64 host with AVX-512 VNNI and VBMI")
+    exe = tmp_path / "test_quant_vnni_shapes"
+    compile_and_link(objects, "gcc", _quant_avx2_sources(),
+                     [*WARNINGS, *SANITIZE, "-march=native", "-DAOTC_TEST_QX86_TRACE"], exe)
+    out = run_checked([str(exe), str(SEED)], timeout=600, env=sanitizer_env())
+    rows = [line for line in out.splitlines() if " MACs)" in line]
+    assert "MISMATCH" not in out and len(rows) == 18 and all(" ok (" in r for r in rows), out
+    masked = 0
+    for row in rows:
+        n = dict(zip(*[iter(row.split(" MACs)")[1].split())] * 2, strict=True))
+        if "depthwise 3x3" in row and "w_zero" not in row:
+            assert int(n["dw3"]) + int(n["dw3_masked"]) > 0, row
+            masked += int(n["dw3_masked"])
+        elif "depthwise" not in row and "w_zero" not in row:
+            assert int(n["requant_channel"]) > 0, row
+        if "conv 1x1" in row:
+            assert int(n["quads64"]) > 0, row
+    assert masked > 0, out
+
+
 # test_tflite_int8_avx2_shapes.c's shapes: instructions an entry's multiply-add (a table op's element) at most, as
 # QAVX2_INSTRUCTIONS_PER_MAC. Measured at the commit that set them (before it, tflite_int8_packed.c re-widening the
 # weights for every two positions and the depthwise 8 channels a tap, the LUT reloading p an element): CONV_2D 0.41

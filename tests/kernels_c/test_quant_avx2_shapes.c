@@ -2,7 +2,9 @@
  * paths of quant_impl.h (built with -march=x86-64-v3): each exactly the reference (quant_ref.c), and, given a shape's
  * index, that shape's kernel alone once (test_kernels_c.py counts its instructions under callgrind). The random
  * shapes of test_quant_kernels.c are small planes; these are the sizes of MobileNetV2's and ResNet-18's layers, with
- * tails of positions and channels, odd channel counts, stride 2, 5 x 5 taps, packed and unpacked weights. */
+ * tails of positions and channels, odd channel counts, stride 2, 5 x 5 taps, packed and unpacked weights. Built with
+ * AVX-512 VNNI and VBMI (test_quant_vnni_network_shapes) it checks those paths: more shapes, the depthwise convs given
+ * their work, the fused ADDs their buffer, and (AOTC_TEST_QX86_TRACE) the blocks each shape ran on which path. */
 #include "aotc_quant.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
@@ -28,8 +30,25 @@ static const shape SHAPES_[] = {
     /* (checked only: the last ones) */
     {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1},
     {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1},
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+    /* (AVX-512 VNNI builds only, from index 12: qconv_patches_one's requantisation a channel at a time, whole blocks
+     * of 6 channels and their tails; depthwise_flat's 3 x 3 blocks, whole windows and masked, stride 1 and 2) */
+    {"conv 1x1 16->96 56x56 (packed)", 0, 0, 16, 96, 56, 1, 1, 0, 64, 1, 0, 0},
+    {"conv 1x1 24->13 7x7", 0, 0, 24, 13, 7, 1, 1, 0, 64, 0, 0, 0},
+    {"conv 1x1 144->32 28x28 (packed)", 0, 0, 144, 32, 28, 1, 1, 0, 64, 1, 0, 0},
+    {"depthwise 3x3 96 56x56", 1, 0, 96, 96, 56, 3, 1, 1, 0, 0, 0, 0},
+    {"depthwise 3x3/2 19 15x15", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 0, 0},
+    {"depthwise 3x3 144 7x7 u8", 1, 1, 144, 144, 7, 3, 1, 1, 0, 0, 0, 0},
+#endif
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
+
+#if defined(AOTC_TEST_QX86_TRACE)
+/* the blocks run on quant_avx512vnni.h's paths (AOTC_QX86_TRACE): depthwise_flat's 3 x 3 blocks (windows whole, or
+ * masked at the plane's end), a pointwise conv's patch quads 64 positions a step, qconv_patches_one's
+ * column blocks requantised a channel at a time */
+long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
+#endif
 
 static void *buffer(size_t n) {
     void *b = malloc(n > 0 ? n : 1);
@@ -45,7 +64,7 @@ static int run(const shape *s, int check) {
     const int u8 = s->u8;
     int32_t k, kp, c, i, lo, hi, zp;
     size_t x_n, y_n, w_n;
-    void *x, *y, *ref, *scratch, *res = NULL;
+    void *x, *y, *ref, *scratch, *res = NULL, *tmp = NULL;
     int8_t *w, *w_arg;
     float *scale;
     int32_t *bias, *bias_arg, *w_zero;
@@ -92,6 +111,9 @@ static int run(const shape *s, int check) {
         p.w_packed = 1;
     }
     if (s->depthwise) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+        p.work = 1 << 20; /* room for depthwise_flat's work, as the plan gives it (quant.py x86_depthwise_work) */
+#endif
         scratch = buffer((size_t)aotc_qconv_depthwise_scratch_bytes(&p));
         if (u8) aotc_qconv_depthwise_u8(&p, (const uint8_t *)x, w, (uint8_t *)y, (uint8_t *)scratch);
         else aotc_qconv_depthwise_i8(&p, (const int8_t *)x, w, (int8_t *)y, (int8_t *)scratch);
@@ -111,10 +133,13 @@ static int run(const shape *s, int check) {
             rp.add.y_lo = (float)((u8 ? 0 : -128) - rp.add.y_zero), rp.add.y_hi = (float)((u8 ? 255 : 127) - rp.add.y_zero);
             res = buffer(y_n);
             for (i = 0; i < (int32_t)y_n; ++i) ((uint8_t *)res)[i] = (uint8_t)rand_int(0, 255);
+#if defined(__AVX512VNNI__)
+            tmp = buffer(y_n); /* (the AVX-512 VNNI paths' plan always gives the conv's output a buffer) */
+#endif
             if (u8) aotc_qconv_patches_add_u8(&p, &rp, tile, (const uint8_t *)x, w_arg, (const uint8_t *)res, (uint8_t *)y,
-                                              (uint8_t *)scratch, NULL);
+                                              (uint8_t *)scratch, (uint8_t *)tmp);
             else aotc_qconv_patches_add_i8(&p, &rp, tile, (const int8_t *)x, w_arg, (const int8_t *)res, (int8_t *)y,
-                                           (uint8_t *)scratch, NULL);
+                                           (uint8_t *)scratch, (int8_t *)tmp);
         } else if (u8) {
             aotc_qconv_patches_u8(&p, tile, (const uint8_t *)x, w_arg, (uint8_t *)y, (uint8_t *)scratch);
         } else {
@@ -140,10 +165,16 @@ static int run(const shape *s, int check) {
             }
         }
     }
-    printf("%-40s %s (%ld MACs)\n", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
+    printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
+#if defined(AOTC_TEST_QX86_TRACE)
+    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
+           aotc_test_qx86_requant_channel, aotc_test_qx86_quads64);
+    aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
+#endif
+    printf("\n");
     if (w_arg != w) free(w_arg);
-    free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch), free(res);
+    free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch), free(res), free(tmp);
     return bad;
 }
 

@@ -20,6 +20,17 @@
  * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
  * No include guard. */
 
+#ifndef AOTC_QX86_TRACE
+#if defined(AOTC_TEST_QX86_TRACE)
+/* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
+ * for AVX-512 here: valgrind and qemu 7.2 lack it) */
+extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
+#define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
+#else
+#define AOTC_QX86_TRACE(what) ((void)0)
+#endif
+#endif
+
 /* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as 16 bytes of QT (each lane's
  * integer is inside QT's range, so its low byte is the value). */
 static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo, __m512 hi, __m512i zero_point) {
@@ -318,7 +329,30 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
         if (pointwise) {
             const QT *src[4];
             for (j = 0; j < 4; ++j) src[j] = 4 * q + j < k ? xg + (int64_t)(4 * q + j) * plane_in + p0 : NULL;
-            for (t = 0; t < width; t += 16) {
+            for (t = 0; t + 64 <= width; t += 64) { /* 64 positions a step (16 at a time took 8 % of the 1 x 1 convs) */
+                const int32_t n = real - t;
+                const __mmask64 m = n >= 64 ? ~(__mmask64)0 : n <= 0 ? 0 : ((__mmask64)1 << n) - 1;
+                AOTC_QX86_TRACE(quads64);
+                const __m512i zero64 = _mm512_set1_epi8((char)(QT)p->x_zero), flip64 = _mm512_set1_epi8((char)AOTC_QOFFSET);
+                __m512i r[4], o0, o1, o2, o3, u0, u1, u2, u3;
+                for (j = 0; j < 4; ++j) {
+                    r[j] = src[j] != NULL ? _mm512_mask_loadu_epi8(zero64, m, (const void *)(src[j] + t)) : zero64;
+                    r[j] = _mm512_xor_si512(r[j], flip64);
+                }
+                /* x86_interleave4 in each 128-bit lane (lane l: positions t + 16 l ..), then the lanes transposed so
+                 * that each 16 positions' 64 bytes are contiguous */
+                u0 = _mm512_unpacklo_epi8(r[0], r[1]), u1 = _mm512_unpackhi_epi8(r[0], r[1]);
+                u2 = _mm512_unpacklo_epi8(r[2], r[3]), u3 = _mm512_unpackhi_epi8(r[2], r[3]);
+                o0 = _mm512_unpacklo_epi16(u0, u2), o1 = _mm512_unpackhi_epi16(u0, u2);
+                o2 = _mm512_unpacklo_epi16(u1, u3), o3 = _mm512_unpackhi_epi16(u1, u3);
+                u0 = _mm512_shuffle_i64x2(o0, o1, 0x44), u1 = _mm512_shuffle_i64x2(o0, o1, 0xEE);
+                u2 = _mm512_shuffle_i64x2(o2, o3, 0x44), u3 = _mm512_shuffle_i64x2(o2, o3, 0xEE);
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4), _mm512_shuffle_i64x2(u0, u2, 0x88));
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4 + 64), _mm512_shuffle_i64x2(u0, u2, 0xDD));
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4 + 128), _mm512_shuffle_i64x2(u1, u3, 0x88));
+                _mm512_storeu_si512((void *)(dst + (int64_t)t * 4 + 192), _mm512_shuffle_i64x2(u1, u3, 0xDD));
+            }
+            for (; t < width; t += 16) {
                 const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
                 __m128i r[4];
                 for (j = 0; j < 4; ++j) {
@@ -1303,6 +1337,8 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                           p->pad_left == 0 && p->in_w == p->out_w && p->in_h == p->out_h;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
+    const int32_t *const bias = p->bias;
+    const float *const scale = p->scale;
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t0, j, q;
     for (n = 0; n < p->batch; ++n) {
@@ -1339,6 +1375,21 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             __m512i a[24];
                             int32_t v;
                             QX86_DOT6_SWITCH(nv)
+                            if (!p->w_zero_any) { /* per channel: its constants once, its runs' masks made once */
+                                __mmask16 m[4];
+                                for (v = 0; v < 4; ++v) m[v] = AOTC_Q(x86_lanes)(real - t0 - 16 * v);
+                                AOTC_QX86_TRACE(requant_channel);
+                                for (j = 0; j < nb; ++j) {
+                                    const __m512i b = _mm512_set1_epi32(bias[oc + j]);
+                                    const __m512 sc = _mm512_set1_ps(scale[oc + j]);
+                                    QT *yc = yn + (int64_t)(oc + j) * plane_out + q0 + t0;
+                                    for (v = 0; v < nv; ++v) {
+                                        _mm_mask_storeu_epi8((void *)(yc + 16 * v), m[v],
+                                                             AOTC_Q(x86_requant16)(_mm512_add_epi32(a[4 * j + v], b), sc, lo, hi, zp));
+                                    }
+                                }
+                                continue;
+                            }
                             for (v = 0; v < nv; ++v) {
                                 const int32_t t = t0 + 16 * v;
                                 const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
@@ -1489,7 +1540,8 @@ static int AOTC_Q(qconv_patches_work)(const aotc_qconv_params *p, const QT *AOTC
  * picked by vpermt2b into 4 taps a lane, and summed by vpdpbusd against the channel's weight words
  * (w - w_zero as bytes, so every weight zero point must be 0), from bias - (x_zero + offset) sum (w -
  * w_zero), then requantised. The window cache, the weight words and the sums' starts are the work
- * block (aotc_qconv_depthwise_x86_work_bytes: AOTC_QDW_FLAT_WORDS weight words at most). 0 (nothing done)
+ * block (aotc_qconv_depthwise_x86_work_bytes: AOTC_QDW_FLAT_WORDS weight words at most); 3 x 3 kernels' blocks
+ * run x86_dw3_block, their three windows held in registers. 0 (nothing done)
  * where the weights or the shape do not suit it, or the work block is not given. Its work is
  * x86_depthwise_items, on the pool where the conv splits (p->lanes). */
 
@@ -1506,6 +1558,41 @@ typedef struct {
     int32_t run, ranges, chunks, cstep;
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_dwjob);
+
+/* One kernel row's 4 taps a lane of a block: its 64-byte window at src (whole, or its bytes lm; as unsigned bytes)
+ * picked by iv (64: the zero point) */
+static inline __attribute__((always_inline)) __m512i AOTC_Q(x86_dw_taps)(const QT *src, int full, __mmask64 lm,
+                                                                          __m512i flip, __m512i iv, __m512i zero) {
+    const __m512i raw = full ? _mm512_loadu_si512((const void *)src) : _mm512_maskz_loadu_epi8(lm, (const void *)src);
+    return _mm512_permutex2var_epi8(_mm512_xor_si512(raw, flip), iv, zero);
+}
+
+/* depthwise_flat's channels [c0, c1) on one block of a 3 x 3 kernel (3 windows, kg 3): the windows' index
+ * vectors, offsets and masks in registers and the channel loop without branches (the general loop's reloads and
+ * tests per kernel row took a third of the depthwise convs' time in a QDQ MobileNetV2); full: every window whole */
+static inline __attribute__((always_inline)) void AOTC_Q(x86_dw3_block)(
+    const QT *AOTC_RESTRICT xn, QT *AOTC_RESTRICT yn, int32_t plane_in, int32_t plane_out, int32_t pos0,
+    int32_t lanes, int32_t c0, int32_t c1, const __m512i *iv, const int32_t *lo_off, const __mmask64 *lm, int full,
+    const int32_t *AOTC_RESTRICT wq, const int32_t *AOTC_RESTRICT init, const float *AOTC_RESTRICT scale, __m512 lo,
+    __m512 hi, __m512i zp, __m512i flip, __m512i zero) {
+    const __m512i iv0 = iv[0], iv1 = iv[1], iv2 = iv[2];
+    const __mmask64 m0 = lm[0], m1 = lm[1], m2 = lm[2];
+    const int64_t o0 = lo_off[0], o1 = lo_off[1], o2 = lo_off[2];
+    const __mmask16 sm = AOTC_Q(x86_lanes)(lanes);
+    int32_t c;
+    if (full) AOTC_QX86_TRACE(dw3);
+    else AOTC_QX86_TRACE(dw3_masked);
+    for (c = c0; c < c1; ++c) {
+        const QT *plane = xn + (int64_t)c * plane_in;
+        const int32_t *wc = wq + (int64_t)c * 3;
+        __m512i a = _mm512_set1_epi32(init[c]);
+        a = _mm512_dpbusd_epi32(a, AOTC_Q(x86_dw_taps)(plane + o0, full, m0, flip, iv0, zero), _mm512_set1_epi32(wc[0]));
+        a = _mm512_dpbusd_epi32(a, AOTC_Q(x86_dw_taps)(plane + o1, full, m1, flip, iv1, zero), _mm512_set1_epi32(wc[1]));
+        a = _mm512_dpbusd_epi32(a, AOTC_Q(x86_dw_taps)(plane + o2, full, m2, flip, iv2, zero), _mm512_set1_epi32(wc[2]));
+        _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), sm,
+                             AOTC_Q(x86_requant16)(a, _mm512_set1_ps(scale[c]), lo, hi, zp));
+    }
+}
 
 static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
                                              const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y, uint8_t *scratch) {
@@ -1547,6 +1634,14 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
                 lanes = AOTC_Q(x86_windows)(p, pos0, r1, cache, lo_off, lm, iv);
             }
             for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
+            if (kg == 3) { /* 3 x 3 (a MobileNet's every depthwise): the block's windows in registers */
+                if (full) AOTC_Q(x86_dw3_block)(xn, yn, plane_in, plane_out, pos0, lanes, c0, c1, iv, lo_off, lm, 1, wq, init,
+                                               p->scale, lo, hi, zp, flip, zero);
+                else AOTC_Q(x86_dw3_block)(xn, yn, plane_in, plane_out, pos0, lanes, c0, c1, iv, lo_off, lm, 0, wq, init,
+                                          p->scale, lo, hi, zp, flip, zero);
+                pos0 += lanes;
+                continue;
+            }
             for (c = c0; c < c1; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
                 __m512i a = _mm512_set1_epi32(init[c]);
@@ -1583,7 +1678,18 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
     AOTC_Q(x86_dwjob) J;
     int32_t c, i, kh, j, items;
     if (work == NULL) return 0; /* (aotc_qconv_depthwise_x86_work_bytes 0: the path does not take p) */
-    for (c = 0; c < channels; ++c) { /* weight words and the sums' starts */
+    if (k_h == 3 && k_w == 3) { /* (the general loop below took 14 % of these convs' time) */
+        for (c = 0; c < channels; ++c) {
+            const uint8_t *wc = (const uint8_t *)w + (int64_t)c * 9;
+            int32_t sum = 0;
+            for (i = 0; i < 9; ++i) sum += (int8_t)wc[i];
+            init[c] = p->bias[c] - xz * sum;
+            for (kh = 0; kh < 3; ++kh) {
+                wq[c * 3 + kh] = (int32_t)((uint32_t)wc[3 * kh] | (uint32_t)wc[3 * kh + 1] << 8 | (uint32_t)wc[3 * kh + 2] << 16);
+            }
+        }
+    }
+    for (c = k_h == 3 && k_w == 3 ? channels : 0; c < channels; ++c) { /* weight words and the sums' starts */
         const int8_t *wc = w + (int64_t)c * taps;
         int32_t sum = 0;
         for (i = 0; i < taps; ++i) sum += wc[i];
