@@ -188,15 +188,20 @@ CASES += [
 ]
 
 
-def conv_fused(case_id: str, x: tuple, weight: tuple, act: str, *, residual: bool = True, **attrs) -> object:
+def conv_fused(case_id: str, x: tuple, weight: tuple, act: str, *, residual: bool = True, nhwc_in: bool = False,
+               **attrs) -> object:
     """x -> Conv -> [+ r] -> act -> y, which the compiler fuses into one FusedConv: `act` is 'relu',
-    'clip' (to [0, 0.5]), 'leaky' (alpha 0.2) or 'none'; r, an input of the output's shape."""
+    'clip' (to [0, 0.5]), 'leaky' (alpha 0.2) or 'none'; r, an input of the output's shape. nhwc_in: x
+    (shape `x` is NCHW) comes channels last through Transpose(0, 3, 1, 2), which the conv then reads
+    itself (aot/passes/conv_nhwc.py, ConvReadsNHWC)."""
     kh, kw = weight[2:]
     (pt, pl, pb, pr), (sy, sx) = attrs.get("pads", [0] * 4), attrs.get("strides", [1, 1])
     out = (x[0], weight[0], (x[2] + pt + pb - kh) // sy + 1, (x[3] + pl + pr - kw) // sx + 1)
     consts = {"w": w(*weight), "b": w(weight[0]), "lo": np.array(0.0, np.float32), "hi": np.array(0.5, np.float32)}
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", **attrs)]
-    inputs, cur = {"x": x}, "c"
+    nodes = [helper.make_node("Conv", ["xc" if nhwc_in else "x", "w", "b"], ["c"], name="conv", **attrs)]
+    if nhwc_in:
+        nodes.insert(0, helper.make_node("Transpose", ["x"], ["xc"], name="to_nchw", perm=[0, 3, 1, 2]))
+    inputs, cur = {"x": (x[0], *x[2:], x[1]) if nhwc_in else x}, "c"
     if residual:
         inputs["r"] = out
         nodes.append(helper.make_node("Add", ["c", "r"], ["s"], name="add"))
@@ -487,6 +492,15 @@ NATIVE = [
     conv_fused("stemx_k7_res_relu", (1, 3, 40, 38), (16, 3, 7, 7), "relu", strides=[2, 2], pads=[3, 3, 3, 3]),
     conv_fused("stemx_res_leaky_odd_batch", (2, 3, 33, 37), (16, 3, 3, 3), "leaky", strides=[2, 2],
                pads=[1, 1, 1, 1]),
+    # the stem reading a channels-last input (a .tflite's, tf2onnx's folded Transpose): TF's SAME pads (at the end
+    # only) on rows of a vector and a tail, 7 x 7 with a residual on a width past whole vectors of 16 pixels,
+    # 4 channels (the scalar split) in a batch
+    conv_fused("stemx_nhwc_tf_same_clip", (1, 3, 40, 36), (32, 3, 3, 3), "clip", residual=False, nhwc_in=True,
+               strides=[2, 2], pads=[0, 0, 1, 1]),
+    conv_fused("stemx_nhwc_k7_res_relu", (1, 3, 38, 45), (16, 3, 7, 7), "relu", nhwc_in=True, strides=[2, 2],
+               pads=[3, 3, 3, 3]),
+    conv_fused("stemx_nhwc_c4_leaky_batch", (2, 4, 33, 37), (16, 4, 3, 3), "leaky", residual=False, nhwc_in=True,
+               strides=[2, 2], pads=[1, 1, 1, 1]),
     *[c for c in CASES
       if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
     *WINO,
@@ -577,6 +591,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32", "aotc_conv3x3_flat_f32"),
     ("stemx_pads0_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
     ("stemx_k7_res_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_stemx_f32") for c in NATIVE if c.id.startswith("stemx_nhwc_")],
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_avx512.py);
@@ -584,7 +599,12 @@ def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     checks: an entry given a conv its path does not take aborts, runtime_c/kernels/common/paths_avx512.h.)"""
     case = next(c for c in NATIVE if c.id == case_id)
     graph = lower(case.model)
-    node = next(n for n in graph.nodes if n.op == "Conv")
+    if case_id.startswith("stemx_nhwc_"):  # the conv reads the input channels last once the host passes ran
+        from aot.passes import HOST_PIPELINE, simplify
+
+        graph = simplify(graph, HOST_PIPELINE)
+    node = next(n for n in graph.nodes if n.op in ("Conv", "FusedConv"))
+    assert case_id.startswith("stemx_nhwc_") == bool(node.attrs.get("aotc_in_nhwc"))
     budget = 0 if case.scratch_floor == 0 else NO_BUDGET_LIMIT
     for traits, want in ((TargetTraits(), kernel), (TargetTraits(vector_unit=True, avx512=True), avx512_kernel)):
         assert choose(node, graph, candidates(node, graph, traits), budget).kernel == want
