@@ -492,12 +492,14 @@ NATIVE = [
     conv_fused("stemx_k7_res_relu", (1, 3, 40, 38), (16, 3, 7, 7), "relu", strides=[2, 2], pads=[3, 3, 3, 3]),
     conv_fused("stemx_res_leaky_odd_batch", (2, 3, 33, 37), (16, 3, 3, 3), "leaky", strides=[2, 2],
                pads=[1, 1, 1, 1]),
-    # the stem reading a channels-last input (a .tflite's, tf2onnx's folded Transpose): TF's SAME pads (at the end
-    # only) on rows of a vector and a tail, 7 x 7 with a residual on a width past whole vectors of 16 pixels,
-    # 4 channels (the scalar split) in a batch
+    # the 3 x 3 stem reading a channels-last input (a .tflite's, tf2onnx's folded Transpose): TF's SAME pads (at the
+    # end only) on rows of a vector and a tail, a residual on a width past whole vectors of 16 pixels, 4 channels
+    # (the scalar split) in a batch; the 7 x 7 stays on the implicit GEMM
     conv_fused("stemx_nhwc_tf_same_clip", (1, 3, 40, 36), (32, 3, 3, 3), "clip", residual=False, nhwc_in=True,
                strides=[2, 2], pads=[0, 0, 1, 1]),
-    conv_fused("stemx_nhwc_k7_res_relu", (1, 3, 38, 45), (16, 3, 7, 7), "relu", nhwc_in=True, strides=[2, 2],
+    conv_fused("stemx_nhwc_res_relu", (1, 3, 38, 45), (16, 3, 3, 3), "relu", nhwc_in=True, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("nhwc_k7_stem_stays_implicit", (1, 3, 38, 45), (16, 3, 7, 7), "relu", nhwc_in=True, strides=[2, 2],
                pads=[3, 3, 3, 3]),
     conv_fused("stemx_nhwc_c4_leaky_batch", (2, 4, 33, 37), (16, 4, 3, 3), "leaky", residual=False, nhwc_in=True,
                strides=[2, 2], pads=[1, 1, 1, 1]),
@@ -592,6 +594,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     ("stemx_pads0_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
     ("stemx_k7_res_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_stemx_f32") for c in NATIVE if c.id.startswith("stemx_nhwc_")],
+    ("nhwc_k7_stem_stays_implicit", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_avx512.py);
@@ -599,12 +602,13 @@ def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     checks: an entry given a conv its path does not take aborts, runtime_c/kernels/common/paths_avx512.h.)"""
     case = next(c for c in NATIVE if c.id == case_id)
     graph = lower(case.model)
-    if case_id.startswith("stemx_nhwc_"):  # the conv reads the input channels last once the host passes ran
+    nhwc = "nhwc_" in case_id
+    if nhwc:  # the conv reads the input channels last once the host passes ran
         from aot.passes import HOST_PIPELINE, simplify
 
         graph = simplify(graph, HOST_PIPELINE)
     node = next(n for n in graph.nodes if n.op in ("Conv", "FusedConv"))
-    assert case_id.startswith("stemx_nhwc_") == bool(node.attrs.get("aotc_in_nhwc"))
+    assert nhwc == bool(node.attrs.get("aotc_in_nhwc"))
     budget = 0 if case.scratch_floor == 0 else NO_BUDGET_LIMIT
     for traits, want in ((TargetTraits(), kernel), (TargetTraits(vector_unit=True, avx512=True), avx512_kernel)):
         assert choose(node, graph, candidates(node, graph, traits), budget).kernel == want

@@ -19,7 +19,8 @@
  * the same way after each output row's K input rows are split into channel rows on the stack
  * (stemx_split: vpermt2ps for 3 channels) and the packed W^T's rows are read in (ky, kx, c) order: the
  * implicit GEMM, the only other kernel for it, ran MobileNet-v2's 3 -> 32 224 x 224 stem from a .tflite
- * at about a third of the FMA peak (issue 64). */
+ * at about a third of the FMA peak (issue 64). 3 x 3 only: ResNet-50's 7 x 7 3 -> 64 stem from a .tflite ran
+ * no faster this way than on the implicit GEMM (1512 against 1449 us, Zen 5, node_profile minima of 15). */
 #define STEMX_NHWC_FLOATS 12288 /* the stack buffer of split rows: K x C x (IW + STEMX_SLACK) at most */
 #define STEMX_SLACK 112         /* 16 floats before a split row, 96 after (the masked loads' reach) */
 #ifndef AOTC_CONV_STEM_AVX512_H
@@ -155,7 +156,6 @@ static void stemx_split(const float *src, int32_t IW, int32_t C, float *dst, ptr
 STEMX_ITEMS(stemx_k3, 3, 0)
 STEMX_ITEMS(stemx_k7, 7, 0)
 STEMX_ITEMS(stemx_k3_nhwc, 3, 1)
-STEMX_ITEMS(stemx_k7_nhwc, 7, 1)
 #undef STEMX_ITEMS
 
 /* Runs the conv if the path above takes it: 1, else 0 (the caller goes on). packed: w is the implicit
@@ -164,8 +164,9 @@ static int stemx(const aotc_conv_params *p, const float *x, const float *w, cons
                  float *y, int packed) {
     stemx_job J;
     const int nhwc = p->in_nhwc != 0;
-    if (p->out_nhwc != 0 || (nhwc && (!packed || (ptrdiff_t)p->kernel[1] * p->in_c * (p->in_size[2] + STEMX_SLACK) >
-                                                     STEMX_NHWC_FLOATS)) || p->group != 1 || p->in_c > 8 || p->out_c % 16 != 0 ||
+    if (p->out_nhwc != 0 || (nhwc && (!packed || p->kernel[1] != 3 ||
+                                      (ptrdiff_t)3 * p->in_c * (p->in_size[2] + STEMX_SLACK) > STEMX_NHWC_FLOATS)) ||
+        p->group != 1 || p->in_c > 8 || p->out_c % 16 != 0 ||
         p->in_size[0] != 1 || p->out_size[0] != 1 || p->kernel[0] != 1 || p->pads[0] != 0 ||
         (p->kernel[2] != 3 && p->kernel[2] != 7) || p->kernel[1] != p->kernel[2] || p->strides[1] != 2 ||
         p->strides[2] != 2 || p->dilations[1] != 1 || p->dilations[2] != 1 || p->pads[1] < 0 ||
@@ -176,7 +177,7 @@ static int stemx(const aotc_conv_params *p, const float *x, const float *w, cons
     J.nvec = (p->out_size[2] + 15) / 16;
     J.packed = packed;
     if (nhwc)
-        aotc_parallel_for(p->kernel[2] == 3 ? stemx_k3_nhwc : stemx_k7_nhwc, &J, p->batch * p->out_size[1]);
+        aotc_parallel_for(stemx_k3_nhwc, &J, p->batch * p->out_size[1]);
     else
         aotc_parallel_for(p->kernel[2] == 3 ? stemx_k3 : stemx_k7, &J,
                           p->batch * (p->out_c / 16) * p->out_size[1] * J.nvec);
