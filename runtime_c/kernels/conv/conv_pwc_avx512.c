@@ -43,7 +43,8 @@
  * input rows (K x IW floats each) fill at most 64 K floats, so the chunk is read from L2, not from L3
  * once per block. */
 #define PWC_CHUNK_FLOATS 65536
-#define PWC_PREFETCH_K 256 /* most input channels of a flat plane's conv whose next W^T block is prefetched */
+#define PWC_PREFETCH_K 192 /* most input channels of a flat plane's conv whose next W^T block is prefetched */
+#define PWC_PREFETCH_PLANE 256 /* and most positions of its plane */
 
 typedef struct {
     const aotc_conv_params *p;
@@ -201,11 +202,13 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
         /* on a flat plane (one run: 7 x 7, 14 x 14), the W^T rows of the next block of this group (contiguous
          * after this block's: whole panels, the last zero-padded) are prefetched over the tiles: a block's
          * W^T comes from L3 in a model (a bundle's weights do not stay in L2 from one run to the next).
-         * Blocks of at most PWC_PREFETCH_K rows: MobileNet-v2's 160 -> 960 7 x 7 expansions 84 -> 69 us,
-         * 96 -> 576 14 x 14 98 -> 91 (Zen 5, node_profile minima of 100, two A/B pairs); its 960 -> 320
-         * 7 x 7 went 148 -> 156 with the prefetch (184 KB a block), so those keep the hardware's. */
+         * Blocks of at most PWC_PREFETCH_K rows on planes of at most PWC_PREFETCH_PLANE positions:
+         * MobileNet-v2's 160 -> 960 7 x 7 expansions 84 -> 69 us, 96 -> 576 14 x 14 98 -> 91 (Zen 5,
+         * node_profile minima of 100, two A/B pairs); its 960 -> 320 7 x 7 went 148 -> 156 with the
+         * prefetch (184 KB a block), and ResNet-50 (256 -> 1024 14 x 14, 128 -> 512 28 x 28) 31.8 -> 32.3 ms
+         * with blocks of up to 256 rows on any plane, so those keep the hardware's prefetch. */
         const float *pre = wb + (ptrdiff_t)PWC_NR * 16 * cg;
-        const int32_t pre_lines = flat && cg <= PWC_PREFETCH_K && jb + 1 < J->blocks
+        const int32_t pre_lines = flat && cg <= PWC_PREFETCH_K && plane <= PWC_PREFETCH_PLANE && jb + 1 < J->blocks
                                       ? (int32_t)(((ptrdiff_t)min_i32(PWC_NR * 16, (mg + PANEL - 1) / PANEL * PANEL -
                                                                                       (c0 + PWC_NR * 16)) *
                                                        cg + 15) / 16)
