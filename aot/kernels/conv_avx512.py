@@ -27,6 +27,8 @@ PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
 POSX_KMAX = define("conv_posx_avx512.h", "POSX_KMAX")  # largest K
 IGX_RGB_WMAX = define("conv_igx3_avx512.c", "IGX_RGB_WMAX")  # widest row of the channels-last RGB path
 IGB_M = define("conv_igb_avx512.c", "IGB_M")  # output channels per block
+STEMX_NHWC_FLOATS = define("conv_stem_avx512.h", "STEMX_NHWC_FLOATS")  # the channels-last stem's row buffer
+STEMX_SLACK = define("conv_stem_avx512.h", "STEMX_SLACK")  # floats a split row takes beyond its width
 
 KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "aotc_conv_pwc_f32",
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
@@ -80,7 +82,10 @@ def x86_kernel(c: ConvGeometry) -> str | None:
         return "aotc_conv_posx_f32"  # a one-channel stem
     if plain2d and k3s1same and mg % IGB_M == 0 and (oh - 2) * (ow - 2) < 64 and cg > 64:
         return "aotc_conv_igb_f32"
-    if not c.nhwc and c.group == 1 and c.x[1] <= 8 and c.y[1] % 16 == 0 and depth1 and kh == kw and kh in (3, 7) \
+    # channels last: 3 x 3, while 3 input rows of every channel fit the kernel's stack buffer (conv_stem_avx512.h)
+    if (not c.nhwc or (kh == 3 and 3 * c.x[1] * (iw + STEMX_SLACK) <= STEMX_NHWC_FLOATS)) and c.group == 1 \
+            and c.x[1] <= 8 \
+            and c.y[1] % 16 == 0 and depth1 and kh == kw and kh in (3, 7) \
             and (sh, sw, dh, dw) == (2, 2, 1, 1) and 0 <= ph < kh and 0 <= pw < kw and ow >= 16:
         return "aotc_conv_stemx_f32"
     return None

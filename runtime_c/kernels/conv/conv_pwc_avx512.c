@@ -43,6 +43,8 @@
  * input rows (K x IW floats each) fill at most 64 K floats, so the chunk is read from L2, not from L3
  * once per block. */
 #define PWC_CHUNK_FLOATS 65536
+#define PWC_PREFETCH_K 192 /* most input channels of a flat plane's conv whose next W^T block is prefetched */
+#define PWC_PREFETCH_PLANE 256 /* and most positions of its plane */
 
 typedef struct {
     const aotc_conv_params *p;
@@ -197,6 +199,20 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
         const float *bb = J->bias != NULL ? J->bias + (ptrdiff_t)g * mg + c0 : NULL;
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + c0) * plane;
         const __mmask16 bmask = (__mmask16)(nch % 16 == 0 ? 0xFFFF : (1u << nch % 16) - 1u);
+        /* on a flat plane (one run: 7 x 7, 14 x 14), the W^T rows of the next block of this group (contiguous
+         * after this block's: whole panels, the last zero-padded) are prefetched over the tiles: a block's
+         * W^T comes from L3 in a model (a bundle's weights do not stay in L2 from one run to the next).
+         * Blocks of at most PWC_PREFETCH_K rows on planes of at most PWC_PREFETCH_PLANE positions:
+         * MobileNet-v2's 160 -> 960 7 x 7 expansions 84 -> 69 us, 96 -> 576 14 x 14 98 -> 91 (Zen 5,
+         * node_profile minima of 100, two A/B pairs); its 960 -> 320 7 x 7 went 148 -> 156 with the
+         * prefetch (184 KB a block), and ResNet-50 (256 -> 1024 14 x 14, 128 -> 512 28 x 28) 31.8 -> 32.3 ms
+         * with blocks of up to 256 rows on any plane, so those keep the hardware's prefetch. */
+        const float *pre = wb + (ptrdiff_t)PWC_NR * 16 * cg;
+        const int32_t pre_lines = flat && cg <= PWC_PREFETCH_K && plane <= PWC_PREFETCH_PLANE && jb + 1 < J->blocks
+                                      ? (int32_t)(((ptrdiff_t)min_i32(PWC_NR * 16, (mg + PANEL - 1) / PANEL * PANEL -
+                                                                                      (c0 + PWC_NR * 16)) *
+                                                       cg + 15) / 16)
+                                      : 0;
         T.last_rows = nch - 16 * (nr - 1);
         for (r = ch * J->rows; r < min_i32(runs, (ch + 1) * J->rows); ++r) {
             const float *xr = xg + (flat ? 0 : (ptrdiff_t)r * sy * IW);
@@ -204,6 +220,12 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
             ptrdiff_t q = (ptrdiff_t)r * run + i;       /* and in the plane */
             for (t = t0; t < t1; ++t) {
                 const int32_t mr = small + (t < big);
+                if (pre_lines > 0) { /* this tile's share of the next block's W^T, into L2 */
+                    const int32_t l0 = (int32_t)((int64_t)pre_lines * (t - t0) / (t1 - t0));
+                    const int32_t l1 = (int32_t)((int64_t)pre_lines * (t - t0 + 1) / (t1 - t0));
+                    int32_t l;
+                    for (l = l0; l < l1; ++l) _mm_prefetch((const char *)(pre + (ptrdiff_t)16 * l), _MM_HINT_T1);
+                }
                 pwc_tiles[sx - 1][nr - 1][mr - 4](&T, xr + (ptrdiff_t)i * sx, wb, cg, bb, bmask,
                                                   J->res != NULL ? J->res + yo + q : NULL, J->y + yo + q);
                 q += mr, i += mr;
