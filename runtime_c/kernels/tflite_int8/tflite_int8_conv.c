@@ -1569,17 +1569,46 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
 #define TFL_CONV_S8_INLINE inline __attribute__((always_inline))
 #endif
 #if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
-/* requant_double's arithmetic inlined in the portable loop: at -Os the call, its argument moves and the
- * registers saved around it cost about as much as the arithmetic (issue 67: KWS at the portable level
- * 23.04 -> 22.72 M est. cycles on the M4, +96 B) */
-static inline __attribute__((always_inline)) int32_t tfl_rq_inline(int32_t acc, int32_t mult, int32_t shift) {
-    const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    const int32_t a = (int32_t)((uint32_t)acc << left); /* TFLite multiplies in int32: it wraps */
-    const int32_t h = a == INT32_MIN && mult == INT32_MIN
+/* requant_double's arithmetic inlined in the portable loops, its per-channel terms taken apart (tfl_rq_terms) so
+ * that a loop over positions takes them once: at -Os the call, its argument moves and the registers saved around
+ * it cost about as much as the arithmetic (issue 67: the portable level) */
+typedef struct {
+    int32_t mult, left, right, mask, half; /* half: mask >> 1, the remainder's threshold for x >= 0 */
+} tfl_rq1;
+
+static inline __attribute__((always_inline)) tfl_rq1 tfl_rq_terms(int32_t mult, int32_t shift) {
+    tfl_rq1 r;
+    r.mult = mult, r.left = shift > 0 ? shift : 0, r.right = shift > 0 ? 0 : -shift;
+    r.mask = (int32_t)(((int64_t)1 << r.right) - 1), r.half = r.mask >> 1;
+    return r;
+}
+
+static inline __attribute__((always_inline)) int32_t tfl_rq_apply(int32_t acc, const tfl_rq1 *r) {
+    const int32_t a = (int32_t)((uint32_t)acc << r->left); /* TFLite multiplies in int32: it wraps */
+    const int32_t h = a == INT32_MIN && r->mult == INT32_MIN
                           ? INT32_MAX
-                          : (int32_t)(((int64_t)a * (int64_t)mult + ((int64_t)1 << 30)) >> 31);
-    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1), rem = h & mask;
-    return (h >> right) + (rem > (mask >> 1) + (h < 0 ? 1 : 0) ? 1 : 0);
+                          : (int32_t)(((int64_t)a * (int64_t)r->mult + ((int64_t)1 << 30)) >> 31);
+    return (h >> r->right) + ((h & r->mask) > r->half + (h < 0 ? 1 : 0) ? 1 : 0);
+}
+
+static inline __attribute__((always_inline)) int32_t tfl_rq_inline(int32_t acc, int32_t mult, int32_t shift) {
+    const tfl_rq1 r = tfl_rq_terms(mult, shift);
+    return tfl_rq_apply(acc, &r);
+}
+#endif
+
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
+/* acc[2 r + k] += sum over i < n of x[r xb + i] w[k wk + i]: two positions by two output channels, each byte
+ * pair of x and of w loaded once for 4 MACs. A function of its own so that its loop has the registers to itself
+ * (inlined in the conv's loops, gcc at -Os kept its pointers on the stack) */
+static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, const int8_t *w, ptrdiff_t wk,
+                                                 int32_t n, int32_t *acc) {
+    int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+    for (const int8_t *const xe = x + n; x < xe; ++x, ++w) {
+        const int32_t u = x[0], v = x[xb], q0 = w[0], q1 = w[wk];
+        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
+    }
+    acc[0] = a00, acc[1] = a01, acc[2] = a10, acc[3] = a11;
 }
 #endif
 
@@ -1624,6 +1653,48 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     }
                 }
 #elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
+    if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
+        (p->ow - 1) * p->sw < p->w) {
+        /* 1 x 1 (every window whole): two output channels at a time, their weights' sums taken once, so that
+         * sum((x - xz) * w) is sum(x * w) less xz times that sum, then two positions of a row at a time, each
+         * input byte pair and weight pair loaded once for 4 MACs, no offset subtracted (issue 67: the pointwise
+         * layers of KWS and VWW at the portable level) */
+        const int32_t c = p->c, oc = p->oc, ow = p->ow;
+        const ptrdiff_t xo = (ptrdiff_t)p->sw * c;
+        for (int32_t o = 0; o < oc; o += 2) {
+            const int32_t two = o + 1 < oc;
+            const int8_t *const w0 = w + (ptrdiff_t)o * c;
+            const ptrdiff_t wk = two ? c : 0; /* a last odd channel: its own row twice, the second not stored */
+            int32_t s0 = 0, s1 = 0;
+            for (int32_t i = 0; i < c; ++i) s0 += w0[i], s1 += w0[wk + i];
+            const int32_t t0 = (bias ? bias[o] : 0) - p->x_zero * s0;
+            const int32_t t1 = (bias ? bias[o + two] : 0) - p->x_zero * s1;
+            const tfl_rq1 rq[2] = {tfl_rq_terms(p->mult[o], p->shift[o]),
+                                   tfl_rq_terms(p->mult[o + two], p->shift[o + two])};
+            const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+            for (int32_t b = 0; b < p->n; ++b)
+                for (int32_t oy = 0; oy < p->oh; ++oy) {
+                    const int8_t *const xr = x + ((ptrdiff_t)b * p->h + (ptrdiff_t)oy * p->sh) * p->w * c;
+                    const int64_t at0 = ((int64_t)b * p->oh + oy) * ow * oc + o;
+                    for (int32_t ox = 0; ox < ow; ox += 2) {
+                        const int32_t pair = ox + 1 < ow;
+                        const ptrdiff_t xb = pair ? xo : 0; /* a last odd position: itself twice */
+                        int32_t sums[4] = {t0, t1, t0, t1};
+                        tfl_dot2x2(xr + ox * xo, xb, w0, wk, c, sums);
+                        for (int32_t k = 0; k < 4; ++k) {
+                            if (((k & 1) && !two) || ((k >> 1) && !pair)) continue;
+                            const int8_t v8 = clamp8(tfl_rq_apply(sums[k], &rq[k & 1]) + yz, lo, hi);
+                            const ptrdiff_t at = (ptrdiff_t)(ox + (k >> 1)) * oc + (k & 1);
+                            if (e != NULL)
+                                tfl_residual_run(e, &v8, at0 + at, 1, y);
+                            else
+                                y[at0 + at] = v8;
+                        }
+                    }
+                }
+        }
+        return;
+    }
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's
      * runs by pointers (issue 67: 12.6 instructions a MAC on KWS at -Os when every tap tested its row and column) */

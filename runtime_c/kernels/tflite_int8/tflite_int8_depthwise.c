@@ -3181,8 +3181,28 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     /* 4 channels at a time (adjacent in w; in x at depth multiplier 1, else their input channels
                      * d1, d2, d3 on from the first's): a window row's overhead once for 4 (issue 67: the dw-plain and
                      * portable levels); a last part channel by channel */
-                    const int32_t m = p->depth_multiplier, x0 = o / m;
+                    const int32_t m = p->depth_multiplier;
                     n = oc - o >= 4 ? 4 : 1;
+#if !AOTC_QUANT_DSP
+                    if (m == 1 && n == 4) {
+                        /* depth multiplier 1 (the portable level's): the 4 channels 4 adjacent bytes in x and in w,
+                         * no divisions, fixed offsets (issue 67: KWS DS-CNN's depthwise layers at the portable
+                         * level about 16 instructions a MAC before) */
+                        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                        const int8_t *xr = xw + o, *wr = ww + o;
+                        for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                            const int8_t *xp = xr, *wp = wr;
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                                const int32_t v0 = xp[0], v1 = xp[1], v2 = xp[2], v3 = xp[3];
+                                a0 += (v0 - xz) * wp[0], a1 += (v1 - xz) * wp[1];
+                                a2 += (v2 - xz) * wp[2], a3 += (v3 - xz) * wp[3];
+                            }
+                        }
+                        acc4[0] = a0, acc4[1] = a1, acc4[2] = a2, acc4[3] = a3;
+                    } else
+#endif
+                    {
+                    const int32_t x0 = o / m;
                     const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
                     const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
                     const int8_t *xr = xw + x0, *wr = ww + o;
@@ -3195,6 +3215,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                             }
                         else
                             for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc4[0] += (*xp - xz) * *wp;
+                    }
                     }
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t acc = acc4[j] + (bias ? bias[o + j] : 0);
