@@ -1689,6 +1689,14 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                         const ptrdiff_t xb = pair ? xo : 0; /* a last odd position: itself twice */
                         int32_t sums[4] = {t0, t1, t0, t1};
                         tfl_dot2x2(xr + ox * xo, xb, w0, wk, c, sums);
+                        if (e == NULL && two && pair) { /* the usual block: its 4 outputs straight */
+                            int8_t *const yp = y + at0 + (ptrdiff_t)ox * oc;
+                            yp[0] = clamp8(tfl_rq_apply(sums[0], &rq[0]) + yz, lo, hi);
+                            yp[1] = clamp8(tfl_rq_apply(sums[1], &rq[1]) + yz, lo, hi);
+                            yp[oc] = clamp8(tfl_rq_apply(sums[2], &rq[0]) + yz, lo, hi);
+                            yp[oc + 1] = clamp8(tfl_rq_apply(sums[3], &rq[1]) + yz, lo, hi);
+                            continue;
+                        }
                         for (int32_t k = 0; k < 4; ++k) {
                             if (((k & 1) && !two) || ((k >> 1) && !pair)) continue;
                             const int8_t v8 = clamp8(tfl_rq_apply(sums[k], &rq[k & 1]) + yz, lo, hi);
