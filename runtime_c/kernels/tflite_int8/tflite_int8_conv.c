@@ -1568,34 +1568,6 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
 #else
 #define TFL_CONV_S8_INLINE inline __attribute__((always_inline))
 #endif
-#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
-/* requant_double's arithmetic inlined in the portable loops, its per-channel terms taken apart (tfl_rq_terms) so
- * that a loop over positions takes them once: at -Os the call, its argument moves and the registers saved around
- * it cost about as much as the arithmetic (issue 67: the portable level) */
-typedef struct {
-    int32_t mult, left, right, mask, half; /* half: mask >> 1, the remainder's threshold for x >= 0 */
-} tfl_rq1;
-
-static inline __attribute__((always_inline)) tfl_rq1 tfl_rq_terms(int32_t mult, int32_t shift) {
-    tfl_rq1 r;
-    r.mult = mult, r.left = shift > 0 ? shift : 0, r.right = shift > 0 ? 0 : -shift;
-    r.mask = (int32_t)(((int64_t)1 << r.right) - 1), r.half = r.mask >> 1;
-    return r;
-}
-
-static inline __attribute__((always_inline)) int32_t tfl_rq_apply(int32_t acc, const tfl_rq1 *r) {
-    const int32_t a = (int32_t)((uint32_t)acc << r->left); /* TFLite multiplies in int32: it wraps */
-    const int32_t h = a == INT32_MIN && r->mult == INT32_MIN
-                          ? INT32_MAX
-                          : (int32_t)(((int64_t)a * (int64_t)r->mult + ((int64_t)1 << 30)) >> 31);
-    return (h >> r->right) + ((h & r->mask) > r->half + (h < 0 ? 1 : 0) ? 1 : 0);
-}
-
-static inline __attribute__((always_inline)) int32_t tfl_rq_inline(int32_t acc, int32_t mult, int32_t shift) {
-    const tfl_rq1 r = tfl_rq_terms(mult, shift);
-    return tfl_rq_apply(acc, &r);
-}
-#endif
 
 #if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
 /* acc[2 r + k] += sum over i < n of x[r xb + i] w[k wk + i]: two positions by two output channels, each byte
@@ -1753,7 +1725,8 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     const int32_t acc4[4] = {a0, a1, a2, a3};
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
-                        const int32_t v = tfl_rq_inline(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                        const tfl_rq1 r = tfl_rq_terms(p->mult[oc], p->shift[oc]);
+                        const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
                         if (e != NULL) {
                             const int8_t v8 = clamp8(v, p->y_min, p->y_max);
                             tfl_residual_run(e, &v8, at0 + oc, 1, y);
