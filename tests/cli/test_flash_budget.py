@@ -25,8 +25,9 @@ PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
 KWS = HERE.parent / "bench" / "models" / "keras" / "kws_dscnn_int8.tflite"
 # person_int8 on the M4 (what a --gc-sections link keeps): 43.5 KB, 42.9 KB with its cold files at -Os, 39.9 KB at
 # -O2, 19.7 KB by the general DSP paths, 17.5 KB by the compact depthwise, 14.9 KB and the compact conv, 11.5 KB and the
-# plain depthwise loop, 5.9 KB with the portable kernels
-PORTABLE = 9_000
+# plain depthwise loop, 9.9 KB with the portable kernels (their convs' 2 x 2 blocks and depthwise channel quads, issue
+# 67: about 2.8 KB more than the loops before, for 0.74-0.84x their est. cycles on KWS and VWW)
+PORTABLE = 10_500
 
 
 def _compile(out: Path, target: str, budget: int | None, ram_budget: int | None = None) -> dict:
@@ -54,7 +55,7 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
 
 @pytest.mark.full
 def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
-    """A budget one byte under the unbudgeted library takes the cold files' -Os; 9,000 B only the portable kernels (no
+    """A budget one byte under the unbudgeted library takes the cold files' -Os; 10,500 B only the portable kernels (no
     scratch: a smaller arena too). Each compile-time figure is what `aotc footprint` measures on the built
     library, and every output is the unbudgeted build's and LiteRT's reference kernels'; so with a RAM budget
     that only row bands meet besides (the fused run calling the portable kernels)."""
