@@ -1636,11 +1636,10 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
         (p->ow - 1) * p->sw < p->w) {
         /* 1 x 1 (every window whole): two output channels at a time, their weights' sums taken once, so that
-         * sum((x - xz) * w) is sum(x * w) less xz times that sum, then two positions of a row at a time, each
-         * input byte pair and weight pair loaded once for 4 MACs, no offset subtracted (issue 67: the pointwise
-         * layers of KWS and VWW at the portable level) */
-        const int32_t c = p->c, oc = p->oc, ow = p->ow;
-        const ptrdiff_t xo = (ptrdiff_t)p->sw * c;
+         * sum((x - xz) * w) is sum(x * w) less xz times that sum, then two positions at a time in y's order (a
+         * pair across a row's end too: KWS's rows of 5), each input byte pair and weight pair loaded once for 4 MACs,
+         * no offset subtracted (issue 67: the pointwise layers of KWS and VWW at the portable level) */
+        const int32_t c = p->c, oc = p->oc, ow = p->ow, np = p->n * p->oh * ow;
         for (int32_t o = 0; o < oc; o += 2) {
             const int32_t two = o + 1 < oc;
             const int8_t *const w0 = w + (ptrdiff_t)o * c;
@@ -1652,34 +1651,41 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
             const tfl_rq1 rq[2] = {tfl_rq_terms(p->mult[o], p->shift[o]),
                                    tfl_rq_terms(p->mult[o + two], p->shift[o + two])};
             const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max;
-            for (int32_t b = 0; b < p->n; ++b)
-                for (int32_t oy = 0; oy < p->oh; ++oy) {
-                    const int8_t *const xr = x + ((ptrdiff_t)b * p->h + (ptrdiff_t)oy * p->sh) * p->w * c;
-                    const int64_t at0 = ((int64_t)b * p->oh + oy) * ow * oc + o;
-                    for (int32_t ox = 0; ox < ow; ox += 2) {
-                        const int32_t pair = ox + 1 < ow;
-                        const ptrdiff_t xb = pair ? xo : 0; /* a last odd position: itself twice */
-                        int32_t sums[4] = {t0, t1, t0, t1};
-                        tfl_dot2x2(xr + ox * xo, xb, w0, wk, c, sums);
-                        if (e == NULL && two && pair) { /* the usual block: its 4 outputs straight */
-                            int8_t *const yp = y + at0 + (ptrdiff_t)ox * oc;
-                            yp[0] = clamp8(tfl_rq_apply(sums[0], &rq[0]) + yz, lo, hi);
-                            yp[1] = clamp8(tfl_rq_apply(sums[1], &rq[1]) + yz, lo, hi);
-                            yp[oc] = clamp8(tfl_rq_apply(sums[2], &rq[0]) + yz, lo, hi);
-                            yp[oc + 1] = clamp8(tfl_rq_apply(sums[3], &rq[1]) + yz, lo, hi);
-                            continue;
-                        }
-                        for (int32_t k = 0; k < 4; ++k) {
-                            if (((k & 1) && !two) || ((k >> 1) && !pair)) continue;
-                            const int8_t v8 = clamp8(tfl_rq_apply(sums[k], &rq[k & 1]) + yz, lo, hi);
-                            const ptrdiff_t at = (ptrdiff_t)(ox + (k >> 1)) * oc + (k & 1);
-                            if (e != NULL)
-                                tfl_residual_run(e, &v8, at0 + at, 1, y);
-                            else
-                                y[at0 + at] = v8;
-                        }
+            /* the next position's column and row (batches' rows one after another), and where it is in x, stepped */
+            int32_t ox = 0, row = 0;
+            ptrdiff_t xat = 0;
+            const ptrdiff_t xstep = (ptrdiff_t)p->sw * c;
+            for (int32_t q = 0; q < np; q += 2) {
+                /* positions q and q + 1 in y's order (across a row's end too), where they are in x */
+                ptrdiff_t at[2];
+                for (int32_t r = 0; r < 2; ++r) {
+                    at[r] = xat, xat += xstep;
+                    if (++ox == ow) {
+                        const int32_t b = ++row / p->oh, oy = row - b * p->oh;
+                        ox = 0, xat = ((ptrdiff_t)b * p->h + (ptrdiff_t)oy * p->sh) * p->w * c;
                     }
                 }
+                const int32_t pair = q + 1 < np; /* a last odd position: itself twice, the second not stored */
+                int32_t sums[4] = {t0, t1, t0, t1};
+                tfl_dot2x2(x + at[0], pair ? at[1] - at[0] : 0, w0, wk, c, sums);
+                if (e == NULL && two && pair) { /* the usual block: its 4 outputs straight */
+                    int8_t *const yp = y + (ptrdiff_t)q * oc + o;
+                    yp[0] = clamp8(tfl_rq_apply(sums[0], &rq[0]) + yz, lo, hi);
+                    yp[1] = clamp8(tfl_rq_apply(sums[1], &rq[1]) + yz, lo, hi);
+                    yp[oc] = clamp8(tfl_rq_apply(sums[2], &rq[0]) + yz, lo, hi);
+                    yp[oc + 1] = clamp8(tfl_rq_apply(sums[3], &rq[1]) + yz, lo, hi);
+                    continue;
+                }
+                for (int32_t k = 0; k < 4; ++k) {
+                    if (((k & 1) && !two) || ((k >> 1) && !pair)) continue;
+                    const int8_t v8 = clamp8(tfl_rq_apply(sums[k], &rq[k & 1]) + yz, lo, hi);
+                    const int64_t ya = (int64_t)(q + (k >> 1)) * oc + o + (k & 1);
+                    if (e != NULL)
+                        tfl_residual_run(e, &v8, ya, 1, y);
+                    else
+                        y[ya] = v8;
+                }
+            }
         }
         return;
     }
