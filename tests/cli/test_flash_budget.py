@@ -302,9 +302,9 @@ def test_compact_multiplier_level_on_micro_speech(tmp_path, monkeypatch):
 @pytest.mark.full
 def test_portable_level_convs_on_the_m4(tmp_path, monkeypatch):
     """Issue 67: KWS DS-CNN at the level "portable" alone, Release, on the M4 under qemu: its pointwise convs by the
-    plain loop's 2 x 2 blocks (tfl_dot2x2 in the image) at under 5x level none's est. cycles (4.86x at this stop;
-    5.39x when the loop took 4 channels of one position and subtracted the input offset each byte), no DSP path
-    linked, outputs identical to level none's on seeded inputs."""
+    plain loop's 2 x 2 blocks (tfl_dot2x2 in the image) at under 4.4x level none's est. cycles (4.16x at this stop;
+    5.39x when the loop took 4 channels of one position and subtracted the input offset each byte), so within 1.6x
+    of dw-plain's (2.82x), no DSP path linked, outputs identical to level none's on seeded inputs."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot import flash
     from aot.bench import insn_count_plugin
@@ -315,4 +315,4 @@ def test_portable_level_convs_on_the_m4(tmp_path, monkeypatch):
     none, portable = got["none"], got["portable"]
     assert all(np.array_equal(a, z) for a, z in zip(portable["outputs"], none["outputs"], strict=True))
     assert "tfl_dot2x2" in portable["image"] and not re.search(r"tfl_dsp_|_s8_compact", portable["image"])
-    assert portable["cycles"] < 5.0 * none["cycles"], (portable["cycles"], none["cycles"])
+    assert portable["cycles"] < 4.4 * none["cycles"], (portable["cycles"], none["cycles"])
