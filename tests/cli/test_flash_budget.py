@@ -25,8 +25,9 @@ PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
 KWS = HERE.parent / "bench" / "models" / "keras" / "kws_dscnn_int8.tflite"
 # person_int8 on the M4 (what a --gc-sections link keeps): 43.5 KB, 42.9 KB with its cold files at -Os, 39.9 KB at
 # -O2, 19.7 KB by the general DSP paths, 17.5 KB by the compact depthwise, 14.9 KB and the compact conv, 11.5 KB and the
-# plain depthwise loop, 5.9 KB with the portable kernels
-PORTABLE = 9_000
+# plain depthwise loop, 9.9 KB with the portable kernels (their convs' 2 x 2 blocks and depthwise channel quads, issue
+# 67: about 2.8 KB more than the loops before, for 0.74-0.84x their est. cycles on KWS and VWW)
+PORTABLE = 10_500
 
 
 def _compile(out: Path, target: str, budget: int | None, ram_budget: int | None = None) -> dict:
@@ -54,7 +55,7 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
 
 @pytest.mark.full
 def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
-    """A budget one byte under the unbudgeted library takes the cold files' -Os; 9,000 B only the portable kernels (no
+    """A budget one byte under the unbudgeted library takes the cold files' -Os; 10,500 B only the portable kernels (no
     scratch: a smaller arena too). Each compile-time figure is what `aotc footprint` measures on the built
     library, and every output is the unbudgeted build's and LiteRT's reference kernels'; so with a RAM budget
     that only row bands meet besides (the fused run calling the portable kernels)."""
@@ -296,3 +297,22 @@ def test_compact_multiplier_level_on_micro_speech(tmp_path, monkeypatch):
     assert got["general"][0] > got["dw-compact"][0] > got["dw-plain"][0], got
     assert got["general"][1] < got["dw-compact"][1] < 1.5 * got["general"][1], got
     assert got["dw-compact"][1] < got["dw-plain"][1] < 4.5 * got["general"][1], got  # 6.4x before DW_LOOP_MULT4
+
+
+@pytest.mark.full
+def test_portable_level_convs_on_the_m4(tmp_path, monkeypatch):
+    """Issue 67: KWS DS-CNN at the level "portable" alone, Release, on the M4 under qemu: its pointwise convs by the
+    plain loop's 2 x 2 blocks (tfl_dot2x2 in the image) at under 4.4x level none's est. cycles (4.16x at this stop;
+    5.39x when the loop took 4 channels of one position and subtracted the input offset each byte), so within 1.6x
+    of dw-plain's (2.82x), no DSP path linked, outputs identical to level none's on seeded inputs."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot import flash
+    from aot.bench import insn_count_plugin
+
+    plugin = insn_count_plugin(tmp_path)
+    got = {lv.name: _level_on_the_m4(KWS, lv, tmp_path, monkeypatch, plugin)[1]
+           for lv in flash.LEVELS if lv.name in ("none", "portable")}
+    none, portable = got["none"], got["portable"]
+    assert all(np.array_equal(a, z) for a, z in zip(portable["outputs"], none["outputs"], strict=True))
+    assert "tfl_dot2x2" in portable["image"] and not re.search(r"tfl_dsp_|_s8_compact", portable["image"])
+    assert portable["cycles"] < 4.4 * none["cycles"], (portable["cycles"], none["cycles"])

@@ -322,3 +322,20 @@ def test_compact_conv_path_on_the_m4(tmp_path, objects, entry, level):
     syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
                           text=True, check=True).stdout
     assert "tfl_conv_s8_compact" in syms
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", "aotc_tfl_depthwise_s8"])
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+def test_portable_loops_on_the_m4(tmp_path, objects, entry, level):
+    """CONV_2D (alone and with its residual ADD) and DEPTHWISE_CONV_2D by the portable kernels' plain loops on the M4
+    (AOTC_NO_INTRINSICS, the --flash-budget level "portable" builds at -Os; issue 67: the convs two positions by two
+    output channels, 1 x 1 ones without the input offset, a last odd channel or position alone; depth multiplier 1 by
+    fixed offsets): test_tflite_int8_kernels.c's entries (pointwise and windowed, odd channel and position counts, pads,
+    strides, dilations) against LiteRT's reference arithmetic bit for bit; no DSP path in the image."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, "-DAOTC_NO_INTRINSICS", level],
+                       300, only=entry)
+    assert "MISMATCH" not in out and re.search(rf"{entry} +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert not re.search(r"tfl_(conv|depthwise)_s8_(compact|multc|mult|dsp)\b|tfl_dsp_", syms), syms

@@ -1568,6 +1568,30 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
 #else
 #define TFL_CONV_S8_INLINE inline __attribute__((always_inline))
 #endif
+
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
+/* acc[2 r + k] += sum over i < n of x[r xb + i] w[k wk + i]: two positions by two output channels, each byte
+ * pair of x and of w loaded once for 4 MACs. A function of its own so that its loop has the registers to itself
+ * (inlined in the conv's loops, gcc at -Os kept its pointers on the stack) */
+static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, const int8_t *w, ptrdiff_t wk,
+                                                 int32_t n, int32_t *acc) {
+    int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+    const int8_t *const xe = x + n;
+    if (n & 1) { /* an odd byte first, then two a turn (a loop turn's compare and branch once for 8 MACs) */
+        const int32_t u = x[0], v = x[xb], q0 = w[0], q1 = w[wk];
+        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
+        ++x, ++w;
+    }
+    for (; x < xe; x += 2, w += 2) {
+        int32_t u = x[0], v = x[xb], q0 = w[0], q1 = w[wk];
+        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
+        u = x[1], v = x[xb + 1], q0 = w[1], q1 = w[wk + 1];
+        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
+    }
+    acc[0] = a00, acc[1] = a01, acc[2] = a10, acc[3] = a11;
+}
+#endif
+
 static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                            const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
@@ -1609,6 +1633,62 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     }
                 }
 #elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
+    if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
+        (p->ow - 1) * p->sw < p->w) {
+        /* 1 x 1 (every window whole): two output channels at a time, their weights' sums taken once, so that
+         * sum((x - xz) * w) is sum(x * w) less xz times that sum, then two positions at a time in y's order (a
+         * pair across a row's end too: KWS's rows of 5), each input byte pair and weight pair loaded once for 4 MACs,
+         * no offset subtracted (issue 67: the pointwise layers of KWS and VWW at the portable level) */
+        const int32_t c = p->c, oc = p->oc, ow = p->ow, np = p->n * p->oh * ow;
+        for (int32_t o = 0; o < oc; o += 2) {
+            const int32_t two = o + 1 < oc;
+            const int8_t *const w0 = w + (ptrdiff_t)o * c;
+            const ptrdiff_t wk = two ? c : 0; /* a last odd channel: its own row twice, the second not stored */
+            int32_t s0 = 0, s1 = 0;
+            for (int32_t i = 0; i < c; ++i) s0 += w0[i], s1 += w0[wk + i];
+            const int32_t t0 = (bias ? bias[o] : 0) - p->x_zero * s0;
+            const int32_t t1 = (bias ? bias[o + two] : 0) - p->x_zero * s1;
+            const tfl_rq1 rq[2] = {tfl_rq_terms(p->mult[o], p->shift[o]),
+                                   tfl_rq_terms(p->mult[o + two], p->shift[o + two])};
+            const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+            /* the next position's column and row (batches' rows one after another), and where it is in x, stepped */
+            int32_t ox = 0, row = 0;
+            ptrdiff_t xat = 0;
+            const ptrdiff_t xstep = (ptrdiff_t)p->sw * c;
+            for (int32_t q = 0; q < np; q += 2) {
+                /* positions q and q + 1 in y's order (across a row's end too), where they are in x */
+                ptrdiff_t at[2];
+                for (int32_t r = 0; r < 2; ++r) {
+                    at[r] = xat, xat += xstep;
+                    if (++ox == ow) {
+                        const int32_t b = ++row / p->oh, oy = row - b * p->oh;
+                        ox = 0, xat = ((ptrdiff_t)b * p->h + (ptrdiff_t)oy * p->sh) * p->w * c;
+                    }
+                }
+                const int32_t pair = q + 1 < np; /* a last odd position: itself twice, the second not stored */
+                int32_t sums[4] = {t0, t1, t0, t1};
+                tfl_dot2x2(x + at[0], pair ? at[1] - at[0] : 0, w0, wk, c, sums);
+                if (e == NULL && two && pair) { /* the usual block: its 4 outputs straight */
+                    int8_t *const yp = y + (ptrdiff_t)q * oc + o;
+                    yp[0] = clamp8(tfl_rq_apply(sums[0], &rq[0]) + yz, lo, hi);
+                    yp[1] = clamp8(tfl_rq_apply(sums[1], &rq[1]) + yz, lo, hi);
+                    yp[oc] = clamp8(tfl_rq_apply(sums[2], &rq[0]) + yz, lo, hi);
+                    yp[oc + 1] = clamp8(tfl_rq_apply(sums[3], &rq[1]) + yz, lo, hi);
+                    continue;
+                }
+                for (int32_t k = 0; k < 4; ++k) {
+                    if (((k & 1) && !two) || ((k >> 1) && !pair)) continue;
+                    const int8_t v8 = clamp8(tfl_rq_apply(sums[k], &rq[k & 1]) + yz, lo, hi);
+                    const int64_t ya = (int64_t)(q + (k >> 1)) * oc + o + (k & 1);
+                    if (e != NULL)
+                        tfl_residual_run(e, &v8, ya, 1, y);
+                    else
+                        y[ya] = v8;
+                }
+            }
+        }
+        return;
+    }
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's
      * runs by pointers (issue 67: 12.6 instructions a MAC on KWS at -Os when every tap tested its row and column) */
@@ -1651,7 +1731,8 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     const int32_t acc4[4] = {a0, a1, a2, a3};
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
-                        const int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                        const tfl_rq1 r = tfl_rq_terms(p->mult[oc], p->shift[oc]);
+                        const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
                         if (e != NULL) {
                             const int8_t v8 = clamp8(v, p->y_min, p->y_max);
                             tfl_residual_run(e, &v8, at0 + oc, 1, y);

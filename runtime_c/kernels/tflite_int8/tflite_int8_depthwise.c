@@ -3137,6 +3137,49 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
      * every tap tested its row and column and indexed x and w in 64 bits) */
     const int32_t c = p->c, oc = p->oc, kw = p->kw, xz = p->x_zero, xstep = p->dw * c, wstep = oc;
+#if !AOTC_QUANT_DSP
+    if (p->depth_multiplier == 1 && oc >= 4) {
+        /* depth multiplier 1 (the portable level's): 4 channels at a time over every position, their requantisation
+         * terms and biases taken once; the 4 channels 4 adjacent bytes in x and in w, no divisions; a last part of
+         * under 4 the last 4 channels again (issue 67: KWS DS-CNN's depthwise layers at the portable level about 16
+         * instructions a MAC before, most of them each output's and each window row's) */
+        const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * oc;
+        const int32_t yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+        for (int32_t o0 = 0; o0 < oc; o0 += 4) {
+            const int32_t o = o0 + 4 <= oc ? o0 : oc - 4;
+            tfl_rq1 rq[4];
+            int32_t bs[4];
+            for (int32_t j = 0; j < 4; ++j) rq[j] = tfl_rq_terms(p->mult[o + j], p->shift[o + j]), bs[j] = bias ? bias[o + j] : 0;
+            for (int32_t b = 0; b < p->n; ++b)
+                for (int32_t oy = 0; oy < p->oh; ++oy) {
+                    const int32_t iy0 = oy * p->sh - p->pad_top;
+                    int32_t ky0 = 0, ky1 = p->kh;
+                    while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
+                    while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                    for (int32_t ox = 0; ox < p->ow; ++ox) {
+                        const int32_t ix0 = ox * p->sw - p->pad_left;
+                        int32_t kx0 = 0, kx1 = kw;
+                        while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
+                        while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                        const int8_t *xr = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c + o;
+                        const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
+                        int32_t a0 = bs[0], a1 = bs[1], a2 = bs[2], a3 = bs[3];
+                        for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                            const int8_t *xp = xr, *wp = wr;
+                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                                a0 += (xp[0] - xz) * wp[0], a1 += (xp[1] - xz) * wp[1];
+                                a2 += (xp[2] - xz) * wp[2], a3 += (xp[3] - xz) * wp[3];
+                            }
+                        }
+                        int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc + o;
+                        const int32_t sums[4] = {a0, a1, a2, a3};
+                        for (int32_t j = 0; j < 4; ++j) yp[j] = clamp8(tfl_rq_apply(sums[j], &rq[j]) + yz, lo, hi);
+                    }
+                }
+        }
+        return;
+    }
+#endif
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox) {
@@ -3181,8 +3224,10 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     /* 4 channels at a time (adjacent in w; in x at depth multiplier 1, else their input channels
                      * d1, d2, d3 on from the first's): a window row's overhead once for 4 (issue 67: the dw-plain and
                      * portable levels); a last part channel by channel */
-                    const int32_t m = p->depth_multiplier, x0 = o / m;
+                    const int32_t m = p->depth_multiplier;
                     n = oc - o >= 4 ? 4 : 1;
+                    {
+                    const int32_t x0 = o / m;
                     const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
                     const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
                     const int8_t *xr = xw + x0, *wr = ww + o;
@@ -3195,6 +3240,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                             }
                         else
                             for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) acc4[0] += (*xp - xz) * *wp;
+                    }
                     }
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t acc = acc4[j] + (bias ? bias[o + j] : 0);

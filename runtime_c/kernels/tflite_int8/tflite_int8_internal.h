@@ -106,4 +106,28 @@ TFL_UNUSED static int32_t add_one(const aotc_tfl_binary_params *p, int32_t x1, i
     return requant_double(p->subtract ? a - b : a + b, p->mult, p->shift) + p->y_zero;
 }
 
+#if defined(AOTC_NO_INTRINSICS)
+/* requant_double's arithmetic inlined in the portable loops, its per-channel terms taken apart (tfl_rq_terms) so
+ * that a loop over positions takes them once: at -Os the call, its argument moves and the registers saved around
+ * it cost about as much as the arithmetic (issue 67: the portable level) */
+typedef struct {
+    int32_t mult, left, right, mask, half; /* half: mask >> 1, the remainder's threshold for x >= 0 */
+} tfl_rq1;
+
+static inline __attribute__((always_inline)) tfl_rq1 tfl_rq_terms(int32_t mult, int32_t shift) {
+    tfl_rq1 r;
+    r.mult = mult, r.left = shift > 0 ? shift : 0, r.right = shift > 0 ? 0 : -shift;
+    r.mask = (int32_t)(((int64_t)1 << r.right) - 1), r.half = r.mask >> 1;
+    return r;
+}
+
+static inline __attribute__((always_inline)) int32_t tfl_rq_apply(int32_t acc, const tfl_rq1 *r) {
+    const int32_t a = (int32_t)((uint32_t)acc << r->left); /* TFLite multiplies in int32: it wraps */
+    const int32_t h = a == INT32_MIN && r->mult == INT32_MIN
+                          ? INT32_MAX
+                          : (int32_t)(((int64_t)a * (int64_t)r->mult + ((int64_t)1 << 30)) >> 31);
+    return (h >> r->right) + ((h & r->mask) > r->half + (h < 0 ? 1 : 0) ? 1 : 0);
+}
+#endif
+
 #endif /* AOTC_TFLITE_INT8_INTERNAL_H */
