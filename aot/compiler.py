@@ -462,7 +462,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
                               portable=level.portable, toolchain=toolchain_digest(options.target),
                               general_paths=level.general, plain_depthwise=level.plain_dw,
-                              compact_depthwise=level.compact_dw, compact_conv=level.compact_conv)
+                              compact_depthwise=level.compact_dw, compact_conv=level.compact_conv,
+                              portable_small=level.small)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
     if options.flash_budget is None:

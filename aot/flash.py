@@ -89,6 +89,7 @@ class FlashLevel:
     plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
     compact_dw: bool = False  # every M-profile depthwise path but the compact one: the depthwise layers by it
     compact_conv: bool = False  # every M-profile conv path but the compact one (and the fused ADD's): the convs by it
+    small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
 
 
 LEVELS = (
@@ -127,10 +128,14 @@ LEVELS = (
                general=True, plain_dw=True, compact_conv=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
-               "scratch)",
-               "1.0x to 2.6x the est. cycles of the level before on the M4 (the plain loops, 4 output channels at a "
-               "time: KWS DS-CNN 1.9x, VWW MobileNet 1.8x, IC ResNet-8 2.6x, TFLM micro_speech 1.03x; "
-               "bench/flash_budget.py)"),
+               "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
+               "1.3x to 2.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
+               "IC ResNet-8 2.65x; bench/flash_budget.py)"),
+    FlashLevel("portable-small", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST "
+               "0): the least flash",
+               "1.0x to 1.6x the est. cycles of the portable level on the M4 for 0.2-2.7 KB less "
+               "(bench/flash_budget.py)",
+               small=True),
 )
 
 UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "

@@ -42,9 +42,12 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
 PATHS = DW_PATHS + CONV_PATHS
+# the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
+PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
-FILE_PATHS = {"tflite_int8_conv.c": CONV_PATHS, "tflite_int8_depthwise.c": DW_PATHS}
+FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, PORTABLE_FAST), "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST),
+              "tflite_int8_fc.c": (PORTABLE_FAST,)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
 

@@ -597,6 +597,13 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_LOOP_MULT4
 #define AOTC_TFL_DW_LOOP_MULT4 1
 #endif
+/* PORTABLE_FAST (issue 67): the portable kernels' (AOTC_NO_INTRINSICS) faster loops: 1 x 1 convs in 2 x 2 blocks
+ * (tfl_dot2x2), the requantisation's terms taken once a channel, the depthwise layers of multiplier 1 4 channels over
+ * every position, FULLY_CONNECTED 4 outputs at a time; 0: the smallest loops (the "portable-small" --flash-budget
+ * level, the least flash). Read by the conv's, the depthwise's and the FC's files (dsp_paths.FILE_PATHS) */
+#ifndef AOTC_TFL_PORTABLE_FAST
+#define AOTC_TFL_PORTABLE_FAST 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

@@ -1569,7 +1569,7 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
 #define TFL_CONV_S8_INLINE inline __attribute__((always_inline))
 #endif
 
-#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS) && AOTC_TFL_PORTABLE_FAST
 /* acc[2 r + k] += sum over i < n of x[r xb + i] w[k wk + i]: two positions by two output channels, each byte
  * pair of x and of w loaded once for 4 MACs. A function of its own so that its loop has the registers to itself
  * (inlined in the conv's loops, gcc at -Os kept its pointers on the stack) */
@@ -1633,6 +1633,7 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     }
                 }
 #elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
+#if AOTC_TFL_PORTABLE_FAST
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
         (p->ow - 1) * p->sw < p->w) {
         /* 1 x 1 (every window whole): two output channels at a time, their weights' sums taken once, so that
@@ -1689,6 +1690,7 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
         }
         return;
     }
+#endif
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's
      * runs by pointers (issue 67: 12.6 instructions a MAC on KWS at -Os when every tap tested its row and column) */
@@ -1731,8 +1733,12 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     const int32_t acc4[4] = {a0, a1, a2, a3};
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
+#if AOTC_TFL_PORTABLE_FAST
                         const tfl_rq1 r = tfl_rq_terms(p->mult[oc], p->shift[oc]);
                         const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
+#else
+                        const int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+#endif
                         if (e != NULL) {
                             const int8_t v8 = clamp8(v, p->y_min, p->y_max);
                             tfl_residual_run(e, &v8, at0 + oc, 1, y);

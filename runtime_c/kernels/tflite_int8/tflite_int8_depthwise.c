@@ -3137,7 +3137,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
      * every tap tested its row and column and indexed x and w in 64 bits) */
     const int32_t c = p->c, oc = p->oc, kw = p->kw, xz = p->x_zero, xstep = p->dw * c, wstep = oc;
-#if !AOTC_QUANT_DSP
+#if !AOTC_QUANT_DSP && AOTC_TFL_PORTABLE_FAST
     if (p->depth_multiplier == 1 && oc >= 4) {
         /* depth multiplier 1 (the portable level's): 4 channels at a time over every position, their requantisation
          * terms and biases taken once; the 4 channels 4 adjacent bytes in x and in w, no divisions; a last part of

@@ -136,7 +136,7 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
     if (tfl_fc_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
-#if AOTC_QUANT_DSP /* the DSP path's fallback (no scratch): its smallest form */
+#if AOTC_QUANT_DSP || !AOTC_TFL_PORTABLE_FAST /* the DSP path's fallback (no scratch), portable-small's: the smallest */
     for (int32_t r = 0; r < p->rows; ++r)
         for (int32_t o = 0; o < p->out; ++o) {
             const int8_t *xr = x + (int64_t)r * p->in, *wr = w + (int64_t)o * p->in;
