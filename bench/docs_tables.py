@@ -267,7 +267,7 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 # ---- bench/flash_budget.py ----
 
 LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "dw-compact", "conv-compact", "dw-plain",
-               "portable")  # aot/flash.py LEVELS
+               "portable", "portable-small")  # aot/flash.py LEVELS
 
 def flash_budget(data: dict[str, Any]) -> str:
     """Each --flash-budget level's flash and cost, what each level's family is worth, and the widest step."""
@@ -296,6 +296,7 @@ def flash_budget(data: dict[str, Any]) -> str:
     compact = [(c, r) for a, z in (("general", "dw-compact"), ("dw-compact", "conv-compact"))
                for c, r in step(a, z) if c > 0]
     plain, isa = [(c, r) for c, r in step("conv-compact", "dw-plain") if c > 0], step("dw-plain", "portable")
+    small = step("portable", "portable-small")
 
     def reached(k: str) -> list[tuple[str, str, float]]:  # the steps a budget walks: each level taking flash off
         steps, last = [], None
@@ -322,7 +323,9 @@ def flash_budget(data: dict[str, Any]) -> str:
                  f"{ratios(r for _, r in general)}; the compact DSP paths (dw-compact, then conv-compact) "
                  f"{span((c for c, _ in compact), kb, ' KB')} a step at {ratios(r for _, r in compact)}, the plain "
                  f"depthwise loop {span((c for c, _ in plain), kb, ' KB')} at {ratios(r for _, r in plain)}, the "
-                 f"portable kernels {span((c for c, _ in isa), kb, ' KB')} at {ratios(r for _, r in isa)}. "
+                 f"portable kernels {span((c for c, _ in isa), kb, ' KB')} at {ratios(r for _, r in isa)}"
+                 + (f", their smallest loops {span((c for c, _ in small), kb, ' KB')} at {ratios(r for _, r in small)}"
+                    if small else "") + ". "
                  + ("Steps a budget walks (each level that takes flash off against the one before) wider than 1.5x: "
                     + ", ".join(f"{name(k)} {a} -> {z} {r:.2f}x" for k, a, z, r in wide)
                     + "." if wide else "No step a budget walks is wider than 1.5x.") + "\n")

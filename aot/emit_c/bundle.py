@@ -203,10 +203,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    from aot.kernels.dsp_paths import PORTABLE_FAST, left_out
+    from aot.kernels.dsp_paths import PORTABLE_FAST, left_out, portable_fast_pays
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv)
-    if portable_small:  # the portable kernels' smallest loops (a --flash-budget level's, aot/flash.py)
+    if portable_small or portable and not portable_fast_pays(graph):  # the portable kernels' smallest loops (a
+        # --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little work)
         paths = tuple(sorted({*paths, PORTABLE_FAST}))
     config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain, paths=paths), graph, artifacts)
     ctx = dict(

@@ -212,3 +212,20 @@ def work(node: Node, graph: Graph) -> int:
         per = (w[1] * w[2] if node.op == "TflDepthwiseConv2D" else int(np.prod(w[1:]))) if len(w) > 1 else 1
         return out * max(int(per), 1)
     return out
+
+
+def portable_fast_pays(graph: Graph) -> bool:
+    """Whether the portable kernels' faster loops (AOTC_TFL_PORTABLE_FAST: 1 x 1 convs in 2 x 2 blocks, depthwise
+    layers of multiplier 1 over every position, FULLY_CONNECTED 4 outputs at a time) take at least half the model's
+    work; else the portable level compiles the smallest loops, as fast where other layers do the work (IC ResNet-8's
+    3 x 3 convs: 1.7 KB more for no fewer cycles)."""
+    fast = total = 0
+    for n in graph.nodes:
+        w = work(n, graph)
+        total += w
+        pointwise = n.op in ("TflConv2D", "TflConv2DAdd") and tuple(n.attrs.get("kernel", ())) == (1, 1)
+        dw1 = n.op == "TflDepthwiseConv2D" and (graph.tensors[n.outputs[0]].shape[-1]
+                                                 == graph.tensors[n.inputs[0]].shape[-1])
+        if pointwise or dw1 or n.op == "TflFullyConnected":
+            fast += w
+    return 2 * fast >= total
