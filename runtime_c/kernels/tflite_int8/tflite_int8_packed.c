@@ -492,6 +492,27 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
 /* a tile's sums (position r's at sums[4 r ..], nb blocks; the last block's channels m) requantised to y (a residual
  * at res where the ADD is fused): a block's requantisation in registers for the tile's positions, back into sums,
  * then a position's nb blocks packed into one store (tfl_pk_pack4) */
+
+/* FN(o, rq, sums, mr, res, ys, mj, A, B) for the pair of the inputs' modes (mc: the conv's, mres: the residual's),
+ * each pair its own call with the modes constant, so that each is a loop of its own */
+#define TFL_PK_ADD_BY_MODES(FN)                                                                                   \
+    do {                                                                                                          \
+        if (mc == TFL_PK_ADD_POW && mres == TFL_PK_ADD_ML16)                                                      \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_POW, TFL_PK_ADD_ML16);                            \
+        else if (mc == TFL_PK_ADD_ML16 && mres == TFL_PK_ADD_POW)                                                 \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_ML16, TFL_PK_ADD_POW);                            \
+        else if (mc == TFL_PK_ADD_POW && mres == TFL_PK_ADD_MUL)                                                  \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_POW, TFL_PK_ADD_MUL);                             \
+        else if (mc == TFL_PK_ADD_MUL && mres == TFL_PK_ADD_POW)                                                  \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_POW);                             \
+        else if (mc == TFL_PK_ADD_ML16 && mres == TFL_PK_ADD_ML16)                                                \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_ML16, TFL_PK_ADD_ML16);                           \
+        else if (mc == TFL_PK_ADD_POW && mres == TFL_PK_ADD_POW)                                                  \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_POW, TFL_PK_ADD_POW);                             \
+        else                                                                                                      \
+            FN(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_MUL);                             \
+    } while (0)
+
 static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, const tfl_pk_rq *rqs, __m512i *sums,
                                                         int mr, int nb, __mmask16 m, int8_t *y, const int8_t *res,
                                                         int64_t ys) {
@@ -511,30 +532,14 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
         if (o->add && o->add32 && rqs[j].u32 && o->aro.u32) {
             const int mc = (o->conv_x1 ? o->in1 : o->in2).mode, mres = (o->conv_x1 ? o->in2 : o->in1).mode;
             const int8_t *rj = res + 16 * j;
-#define TFL_PK_ADD_COL(A, B)                                                                                    \
-    else if (mc == A && mres == B) tfl_pk_add_col_u32(o, &rqs[j], sums + j, mr, rj, ys, mj, A, B);
-            if (0) {
-            }
-            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_POW)
-            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_MUL) TFL_PK_ADD_COL(TFL_PK_ADD_MUL, TFL_PK_ADD_POW)
-            TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_POW)
-            else tfl_pk_add_col_u32(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_MUL);
-#undef TFL_PK_ADD_COL
+            TFL_PK_ADD_BY_MODES(tfl_pk_add_col_u32);
             continue;
         }
         if (o->add && o->add32 && tfl_pk_rq_fast(&rqs[j]) && tfl_pk_rq_fast(&o->aro)) {
             /* each pair of the inputs' modes its own loop (the conv's input, the residual's) */
             const int mc = (o->conv_x1 ? o->in1 : o->in2).mode, mres = (o->conv_x1 ? o->in2 : o->in1).mode;
             const int8_t *rj = res + 16 * j;
-#define TFL_PK_ADD_COL(A, B)                                                                                    \
-    else if (mc == A && mres == B) tfl_pk_add_col(o, &rqs[j], sums + j, mr, rj, ys, mj, A, B);
-            if (0) {
-            }
-            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_POW)
-            TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_MUL) TFL_PK_ADD_COL(TFL_PK_ADD_MUL, TFL_PK_ADD_POW)
-            TFL_PK_ADD_COL(TFL_PK_ADD_ML16, TFL_PK_ADD_ML16) TFL_PK_ADD_COL(TFL_PK_ADD_POW, TFL_PK_ADD_POW)
-            else tfl_pk_add_col(o, &rqs[j], sums + j, mr, rj, ys, mj, TFL_PK_ADD_MUL, TFL_PK_ADD_MUL);
-#undef TFL_PK_ADD_COL
+            TFL_PK_ADD_BY_MODES(tfl_pk_add_col);
             continue;
         }
         const tfl_pk_rq q = rqs[j];
