@@ -2095,6 +2095,38 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
  * holds, each output row's windows go by its band (tfl_dsp_dw3x3_band); else such windows of one
  * output row go by runs (aotc_dsp_dw3x3_run), the others one at a time. The sums are then
  * requantised channel by channel, each channel's multiplier and shifts split once. */
+/* A group of 4 channels by the 3 x 3 path on the windows' span copied padded (TFL_DSP_DW_PADDED): the span's words,
+ * then whole rows into the sums, stored when the next would not fit (the padded span is at most TFL_DSP_DW_PAD
+ * words, so a row is at most that many positions). tfl_depthwise_s8_dsp's step, apart to keep it short */
+static inline __attribute__((always_inline)) void tfl_dsp_dw_group_padded(
+    const aotc_tfl_conv_params *p, const int8_t *x, int8_t *y, int32_t ch, const uint32_t *wq, const int32_t *base,
+    uint32_t zb, int32_t ph, int32_t pw, int32_t run, int32_t *acc, uint32_t *pad, int64_t bound, int32_t h, int32_t wd,
+    int32_t c, int32_t oc) {
+    for (int32_t b = 0; b < p->n; ++b) {
+        const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+        int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+        for (int32_t t = 0; t < ph; ++t) {
+            const int32_t iy = t - p->pad_top;
+            for (int32_t j = 0; j < pw; ++j) {
+                const int32_t ix = j - p->pad_left;
+                pad[t * pw + j] =
+                    iy >= 0 && iy < h && ix >= 0 && ix < wd ? aotc_dsp_load32(xb + ((int64_t)iy * wd + ix) * c) : zb;
+            }
+        }
+        int32_t t = 0;
+        for (int32_t oy = 0; oy < p->oh; ++oy) {
+            if (t + p->ow > run) {
+                tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc, bound);
+                t = 0;
+            }
+            aotc_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw, 4 * p->dh * pw,
+                               wq, base, acc + 4 * t);
+            t += p->ow;
+        }
+        tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc, bound);
+    }
+}
+
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
     uint32_t wq[2 * TFL_DSP_TAPS];
@@ -2254,32 +2286,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             continue;
         }
         if (fast && TFL_DSP_DW_PADDED(ph, pw, p->ow, run)) {
-            /* the 4 channels' words of the windows' span, padded */
-            for (b = 0; b < p->n; ++b) {
-                const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
-                int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
-                for (t = 0; t < ph; ++t) {
-                    const int32_t iy = t - p->pad_top;
-                    for (j = 0; j < pw; ++j) {
-                        const int32_t ix = j - p->pad_left;
-                        pad[t * pw + j] = iy >= 0 && iy < h && ix >= 0 && ix < wd
-                                              ? aotc_dsp_load32(xb + ((int64_t)iy * wd + ix) * c)
-                                              : zb;
-                    }
-                }
-                /* whole rows into the sums, stored when the next would not fit (the padded span is
-                 * at most TFL_DSP_DW_PAD words, so a row is at most that many positions) */
-                for (oy = 0, t = 0; oy < p->oh; ++oy) {
-                    if (t + p->ow > run) {
-                        tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc, bound);
-                        t = 0;
-                    }
-                    aotc_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw,
-                                      4 * p->dh * pw, wq, base, acc + 4 * t);
-                    t += p->ow;
-                }
-                tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc, bound);
-            }
+            tfl_dsp_dw_group_padded(p, x, y, ch, wq, base, zb, ph, pw, run, acc, pad, bound, h, wd, c, oc);
             continue;
         }
         for (b = 0; b < p->n; ++b) {
