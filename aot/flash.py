@@ -49,6 +49,11 @@ kernel family by kernel family:
   time; the requantisation's terms once a channel (KWS 5.39x -> 4.16x level none's est. cycles on the M4, VWW
   6.10x -> 4.57x, for about 2.7 KB). (A level between "dw-plain" and this that drops the convs' DSP code alone
   measured 0.97x this level's cycles at 2.6-4 KB more on the M4 with the loops before these: so there is none.)
+  FULLY_CONNECTED there takes 4 outputs at a time (the autoencoder 5.15x -> 3.37x). The faster loops are compiled
+  only where their layers (the 1 x 1 convs, the depthwise ones of multiplier 1, FULLY_CONNECTED) do at least half
+  the model's work (dsp_paths.portable_fast_pays; on IC ResNet-8's 3 x 3 convs they were larger and no faster);
+- "portable-small": as "portable", in the smallest loops (AOTC_TFL_PORTABLE_FAST 0, a part of the kernel
+  configuration): the least flash, as the portable level was before its faster loops.
 """
 
 from __future__ import annotations
