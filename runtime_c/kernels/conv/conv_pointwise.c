@@ -119,7 +119,10 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
      * conv, min CPU time of 5 interleaved runs, pwx -> posx: MobileNet-v2's 16 -> 96 112 x 112 230 -> 187 us,
      * 24 -> 144 56 x 56 112 -> 93, 32 -> 192 28 x 28 56 -> 40, 32 -> 16 112 x 112 117 -> 86; VWW-sized
      * 8 -> 16 48 x 48 4.5 -> 3.9, 32 -> 64 12 x 12 3.5 -> 2.8 (issue 64) */
-    if (posx_pointwise(p, x, w, bias, res, y, 0)) return;
+    if (posx_pointwise(p, x, w, bias, res, y, 0,
+                       PWX && (cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
+                           (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)))
+        return; /* (at the pwx loops' shapes whatever the positions: a band's call sums as the whole call does) */
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {

@@ -157,16 +157,19 @@ MK_UNUSED static void posx_pw_items(void *arg, int32_t begin, int32_t end) {
 
 /* The 1 x 1 stride-1 conv (aotc_conv_pointwise_f32's shapes) if this path takes it: 1, else 0.
  * packed: w is the implicit GEMM's W^T (a 1 x 1 conv the plan gave aotc_conv_implicit_f32: its
- * positions end in a partial panel, SqueezeNet's 55 x 55 squeeze and expand convs), else [m][K]. */
+ * positions end in a partial panel, SqueezeNet's 55 x 55 squeeze and expand convs), else [m][K].
+ * any_positions: taken whatever the lanes the last block of 32 leaves idle, so that whether this path
+ * takes a conv does not depend on its positions (a RAM budget's row bands call a layer on fewer rows than
+ * its whole call, and each output must be summed in the same order: aot/kernels/nchw_bands.py) */
 MK_UNUSED static int posx_pointwise(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                          const float *res, float *y, int packed) {
+                          const float *res, float *y, int packed, int any_positions) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const ptrdiff_t npos = (ptrdiff_t)p->out_size[0] * p->out_size[1] * p->out_size[2];
     posx_job J;
     /* K past 128 or weights past 64 KiB: the GEMM core's packed, cache-blocked loops do better; and
      * where the last block of 32 would leave more than 1/8 of all lanes idle (VWW's 6 x 6 planes) */
     if (!posx_act_ok(p) || cg > POSX_KMAX || (ptrdiff_t)cg * mg > 16384 || mg < 8 ||
-        8 * npos < 7 * 32 * ((npos + 31) / 32))
+        (!any_positions && 8 * npos < 7 * 32 * ((npos + 31) / 32)))
         return 0;
     J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y, J.packed = packed;
     J.nblk = (int32_t)((npos + 31) / 32);
