@@ -437,12 +437,13 @@ def _cheapest_tops(graph: Graph, ops: OpMemory, scratch_floor: int,
         found: tuple[float, int] | None = None
         for top in tops:
             p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, quick=True)
-            if p.arena_bytes <= budget and (found is None or price(p) < found[0]):
-                found = (price(p), top)
+            cost_p = price(p) if p.arena_bytes <= budget else None
+            if cost_p is not None and (found is None or cost_p < found[0]):
+                found = (cost_p, top)
         for top in ([budget] if k else []) + ([found[1]] if found else []):  # the first's at the budget: chosen
             p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes)
-            if p.arena_bytes <= budget and price(p) < best_price:
-                best, best_price = p, price(p)
+            if p.arena_bytes <= budget and (cost_p := price(p)) < best_price:
+                best, best_price = p, cost_p
         if least.arena_bytes <= budget and price(least) < best_price:
             best, best_price = least, price(least)
     return best
