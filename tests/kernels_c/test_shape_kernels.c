@@ -366,6 +366,9 @@ static int check_reference(void) {
     /* float4: ties to even, 6 past it; e8m0 of 1.1 2.0 1.5 1.4 3.0 0: up, nearest, down */
     static const float f4_in[6] = {0.25f, 0.75f, 5.0f, 7.0f, -INFINITY, -0.1f};
     static const uint8_t f4[6] = {0x0, 0x2, 0x6, 0x7, 0xf, 0x8};
+    static const uint16_t f16_nan[2] = {0xfe9d, 0x7e9d};
+    static const uint64_t f64_nan[2] = {0xfff8000000000001u, 0x7ff8000000000001u};
+    static const uint8_t f4_nan[6] = {0x0, 0x8, 0x0, 0x8, 0x0, 0x8};
     static const float e8_in[6] = {1.1f, 2.0f, 1.5f, 1.4f, 3.0f, 0.0f};
     static const uint8_t e8_up[6] = {128, 128, 128, 128, 129, 0}, e8_nearest[6] = {127, 128, 128, 127, 129, 0};
     static const uint8_t e8_down[6] = {127, 128, 127, 127, 128, 0};
@@ -380,6 +383,12 @@ static int check_reference(void) {
     bad |= memcmp(h, f16, sizeof h) != 0 || memcmp(c, e4m3, sizeof c) != 0 || memcmp(q, i8, sizeof q) != 0;
     aotc_cast_ref(6, AOTC_CAST_F32, AOTC_CAST_F4E2M1, f4_in, g);
     bad |= memcmp(g, f4, 6) != 0;
+    /* float4 of a NaN: 0 with the other sign bit (ml_dtypes), from float16 and double NaNs of either sign
+     * (the M4's soft-float double -> float once lost the sign in the reference) */
+    aotc_cast_ref(2, AOTC_CAST_F16, AOTC_CAST_F4E2M1, f16_nan, g);
+    aotc_cast(2, AOTC_CAST_F16, AOTC_CAST_F4E2M1, f16_nan, g + 2);
+    aotc_cast_ref(2, AOTC_CAST_F64, AOTC_CAST_F4E2M1, f64_nan, g + 4);
+    bad |= memcmp(g, f4_nan, 6) != 0;
     aotc_cast_e8m0_ref(6, AOTC_CAST_F32, 1, AOTC_ROUND_UP, e8_in, g);
     bad |= memcmp(g, e8_up, 6) != 0;
     aotc_cast_e8m0_ref(6, AOTC_CAST_F32, 1, AOTC_ROUND_NEAREST, e8_in, g);

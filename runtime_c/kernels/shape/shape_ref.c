@@ -310,7 +310,10 @@ static void store_int(uint8_t *e, uint64_t u, int bits, size_t size) {
     for (b = 0; b < size; ++b) e[b] = (uint8_t)(u >> (8 * b));
 }
 
+/* A NaN keeps its sign (float4's code depends on it): a soft-float double -> float conversion (the M4's
+ * libgcc) returns the default NaN, which has none. */
 static float to_float(cast_value v) {
+    if (v.kind == V_REAL && v.r != v.r) return signbit(v.r) ? -NAN : NAN;
     return v.kind == V_REAL ? (float)v.r : v.kind == V_INT ? (float)v.i : (float)v.u;
 }
 
