@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -100,11 +101,12 @@ class Options:
 
 def default_pipeline(target: Target) -> tuple[Pass, ...]:
     """The graph rewrites before partitioning for a target: DEFAULT_PIPELINE, without DepthwiseAsConv where the
-    depthwise kernels have a DSP path for depth multipliers above 1 (the M-profile cores with the DSP extension:
-    tfl_depthwise_s8_mult, faster and smaller there than the conv's patches, Helium's too: TFLM's micro_speech est.
-    cycles on the M4 1,066,163 -> 538,169, on the M55 2,744,143 -> 489,882); elsewhere the conv's packed path is
-    the faster."""
-    if target.dsp:
+    depthwise kernels have a DSP path for depth multipliers above 1 (the M-profile cores with the DSP extension
+    but not Helium: tfl_depthwise_s8_mult, faster and smaller there than the conv's patches: TFLM's micro_speech
+    est. cycles on the M4 1,066,163 -> 538,169); elsewhere the conv's path is the faster (on the M55 Helium's
+    CONV_2D since its assembly dot products: micro_speech 486,358 -> 426,171 against the multiplier path,
+    measured at aotc ebeafee; 2,744,143 against 489,882 before them)."""
+    if target.dsp and not target.helium:
         return tuple(p for p in DEFAULT_PIPELINE if not isinstance(p, DepthwiseAsConv))
     return DEFAULT_PIPELINE
 
@@ -297,13 +299,13 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     those do not reach the budget) first, as before; on the M-profile DSP kernels, whose choices
     aot/kernels/tflite_cost.py estimates, also: row bands before smaller blocks (where the greedy plan took
     smaller blocks: else it is the same plan); the greedy trades without the overlaps that slow a kernel down
-    (tflite_cost.overlap_costs); and every trade that adds no work taken whatever the budget, the room saved
-    given to the kernels' blocks. The last two without row bands (the first two search those: a search takes
-    seconds)."""
+    (tflite_cost.overlap_costs); every trade that adds no work taken whatever the budget, the room saved
+    given to the kernels' blocks; and, where the greedy trades without the slower overlaps do not meet the
+    budget, those with row bands. The third and fourth without row bands (a search takes seconds)."""
     def banded(o: OpMemory) -> tuple[Graph, Plan]:
         return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
                                lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget,
-                               tflite_cost.plan_estimate if traits.dsp else None)
+                               _plan_estimate(traits) if _estimates(traits) else None)
 
     greedy: list[tuple[Graph, Plan] | BudgetError] = []
 
@@ -330,26 +332,64 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     options: list[Option] = [("greedy", first)]
     if not _estimated(graph, traits):
         return options  # no choice the estimate tells apart: all would tie, and the greedy plan is kept
-    free = _no_slower_overlaps(ops)
+    free = _no_slower_overlaps(ops, traits)
+    unbanded: list[tuple[Graph, Plan] | BudgetError] = []
+
+    def no_slower_overlaps() -> tuple[Graph, Plan]:
+        if not unbanded:
+            try:
+                unbanded.append((graph, plan_memory(graph, free, scratch_floor, ram_budget)))
+            except BudgetError as e:
+                unbanded.append(e)
+        if isinstance(unbanded[0], BudgetError):
+            raise unbanded[0]
+        return unbanded[0]
+
+    def banded_no_slower_overlaps() -> tuple[Graph, Plan]:
+        # where the budget needs more than the trades that slow no kernel, row bands may cost less than the
+        # overlaps that do (the M55's VWW: a 1 x 1 conv over its input, 94 K est. cycles, against a run in bands
+        # that a tighter budget takes anyway); where it does not, the same plan as the option before
+        try:
+            return no_slower_overlaps()
+        except BudgetError:
+            return banded(free)
+
     return [*options, ("bands before smaller blocks", bands_first),
-            ("greedy, no slower overlaps", lambda: (graph, plan_memory(graph, free, scratch_floor, ram_budget))),
-            ("every free trade", lambda: (graph, _every_free_trade(graph, ops, scratch_floor, ram_budget)))]
+            ("greedy, no slower overlaps", no_slower_overlaps),
+            ("every free trade", lambda: (graph, _every_free_trade(graph, ops, scratch_floor, ram_budget, traits))),
+            ("bands, no slower overlaps", banded_no_slower_overlaps)]
+
+
+def _estimates(traits: TargetTraits) -> bool:
+    """Whether aot/kernels/tflite_cost.py has an estimate for the target's int8 kernels: the M-profile DSP
+    extension's (M4, M33, M7) and Helium's (M55)."""
+    return traits.dsp or traits.helium
 
 
 def _estimated(graph: Graph, traits: TargetTraits) -> bool:
-    """Whether aot/kernels/tflite_cost.py estimates this graph's kernel choices (the M-profile DSP kernels)."""
-    return traits.dsp and any(n.op in tflite_cost.ESTIMATED for n in graph.nodes)
+    """Whether aot/kernels/tflite_cost.py estimates this graph's kernel choices."""
+    return _estimates(traits) and any(n.op in tflite_cost.ESTIMATED for n in graph.nodes)
 
 
-def _no_slower_overlaps(ops: OpMemory) -> OpMemory:
+def _estimate(traits: TargetTraits) -> Callable[..., float]:
+    """OpMemory.cost for the target's kernels (tflite_cost.estimate, Helium's terms on the M55)."""
+    return partial(tflite_cost.estimate, helium=traits.helium)
+
+
+def _plan_estimate(traits: TargetTraits) -> Callable[[Graph, Plan], float]:
+    return partial(tflite_cost.plan_estimate, helium=traits.helium)
+
+
+def _no_slower_overlaps(ops: OpMemory, traits: TargetTraits) -> OpMemory:
     """ops without the overlapping outputs that slow a kernel down (tflite_cost.overlap_costs)."""
-    return replace(ops, overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g) else ops.overlap(n, g))
+    return replace(ops, overlap=lambda n, g: None if tflite_cost.overlap_costs(n, g, traits.helium)
+                   else ops.overlap(n, g))
 
 
-def _every_free_trade(graph: Graph, ops: OpMemory, scratch_floor: int, budget: int) -> Plan:
+def _every_free_trade(graph: Graph, ops: OpMemory, scratch_floor: int, budget: int, traits: TargetTraits) -> Plan:
     """Every trade of room for no work (in-place ops, the overlaps that slow no kernel; no smaller blocks) taken
     whatever the budget, the room saved given to the kernels' blocks, their scratch sized for `budget`."""
-    return plan_memory(graph, replace(_no_slower_overlaps(ops), choose_least=None), scratch_floor, budget,
+    return plan_memory(graph, replace(_no_slower_overlaps(ops, traits), choose_least=None), scratch_floor, budget,
                        trade_to=0)
 
 
@@ -363,11 +403,12 @@ def _unbudgeted_plan(graph: Graph, ops: OpMemory, scratch_floor: int, traits: Ta
     if not _estimated(graph, traits):
         return plan
     try:
-        traded = _every_free_trade(graph, replace(ops, cost=tflite_cost.estimate), scratch_floor, plan.arena_bytes)
+        traded = _every_free_trade(graph, replace(ops, cost=_estimate(traits)), scratch_floor, plan.arena_bytes,
+                                   traits)
     except BudgetError:
         return plan
     if (traded.arena_bytes <= plan.arena_bytes
-            and tflite_cost.plan_estimate(graph, traded) < tflite_cost.plan_estimate(graph, plan)):
+            and _plan_estimate(traits)(graph, traded) < _plan_estimate(traits)(graph, plan)):
         traded.budget = None  # no budget was asked for: metadata.json says nothing of one
         return traded
     return plan
@@ -408,9 +449,9 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node
         ops = replace(op_memory(selection), workspaces=blocks,
-                      cost=tflite_cost.estimate if traits.dsp else None)
+                      cost=_estimate(traits) if _estimates(traits) else None)
         fused, plan = cheapest(_budget_options(graph, selection, ops, scratch_floor, ram_budget, traits),
-                               lambda g, p: tflite_cost.plan_estimate(g, p))
+                               _plan_estimate(traits))
         graph.nodes[:] = fused.nodes
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)

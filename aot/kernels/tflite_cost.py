@@ -33,10 +33,17 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
   A run in row bands: each band's layer calls as above on the band's rows, plus the rows kept from the band
       before moved to each line buffer's top: bytes * COST["band_move_byte"].
 
-Other nodes (and other targets' kernels: Helium, the host) count 0: their choices are not traded by a budget
-on the M4 path this models. The constants were fitted (least squares, non-negative) to the est. cycles that
-`aotc curve --target mps2-an386 --curve ram --points 16` measured at every point of the MLPerf Tiny four and
-TFLM's micro_speech, and to DS-CNN's schedules forced one by one (aotc's qemu plugin, Release; the fit and its
+On the M55 (Helium's kernels, `helium=True`, constants COST_HELIUM in M55 est. cycles) the budget trades other
+things: Helium's CONV_2D (tfl_conv_s8_mve) takes a 1 x 1 layer 4 output channels over every position only where y
+is apart from x, so an overlapped output costs (per position and per output: mve_pw_overlap_pos, _out); its 3 x 3
+DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) runs the same whatever the run of sums or the overlap, and pays its
+set-up per call (4 channels' taps and terms a group: mve_dw_group_call); the other depthwise layers take the DSP
+paths, counted as on the M4 (COST's constants: not fitted on the M55).
+
+Other nodes (and the host's kernels) count 0: their choices are not traded by a budget on the paths this
+models. COST's constants were fitted (least squares, non-negative) to the est. cycles that `aotc curve
+--target mps2-an386 --curve ram --points 16` measured at every point of the MLPerf Tiny four and TFLM's
+micro_speech, and to DS-CNN's schedules forced one by one (aotc's qemu plugin, Release; the fit and its
 residuals: bench/cost_fit.py; the runs: COST's comment)."""
 
 from __future__ import annotations
@@ -80,41 +87,79 @@ COST: dict[str, float] = {
 # COST's constants measured directly, which bench/cost_fit.py keeps as they are (it fits the others)
 MEASURED = frozenset({"dw_mult_plain_mac"})
 
+# est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
+# MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
+# CONV_2D_2 (2,304 positions, 16 channels) overlapped, 249,136 more with 12 of the 1 x 1 layers (3,402 positions,
+# 105,984 outputs): solved for a cost per position and one per output. A run in 6 row bands (3 layers, 12 more
+# calls) cost tfl_depthwise_s8_mve 18,780 more (2 + 4 groups a call: 1,565 a group's call) and memmove 4,844 for
+# 3,296 bytes of kept rows. The DSP paths' terms are COST's.
+COST_HELIUM: dict[str, float] = {
+    **COST,
+    "mve_pw_overlap_pos": 6.63,
+    "mve_pw_overlap_out": 2.138,
+    "mve_dw_group_call": 1565.0,
+    "band_move_byte": 1.47,
+}
+
 # the ops whose choices the estimate counts (a band run counts through its layers)
 ESTIMATED = frozenset({"TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected"})
 
 
-def features(node: Node, graph: Graph, choice: Any, overlapped: bool = False) -> dict[str, float]:
+def features(node: Node, graph: Graph, choice: Any, overlapped: bool = False,
+             helium: bool = False) -> dict[str, float]:
     """The counts of the choice's added work (the module's docstring), by COST's keys; overlapped: the plan
-    starts the node's output below its input, overlapping it (the planner's "overlap")."""
+    starts the node's output below its input, overlapping it (the planner's "overlap"); helium: on the M55's
+    kernels (COST_HELIUM's keys)."""
     out: dict[str, float] = {}
     if node.attrs.get("band_run"):
-        _band_features(node, graph, choice, out)
+        _band_features(node, graph, choice, out, helium)
     elif isinstance(choice, KernelChoice):
-        _layer_features(node, graph, choice, out, rows=None, overlapped=overlapped)
+        _layer_features(node, graph, choice, out, rows=None, overlapped=overlapped, helium=helium)
     return out
 
 
 def estimate(node: Node, graph: Graph, choice: Any, overlapped: bool = False,
-             cost: dict[str, float] | None = None) -> float:
+             cost: dict[str, float] | None = None, helium: bool = False) -> float:
     """The est. cycles the choice adds over the node's work at its largest blocks."""
-    cost = COST if cost is None else cost
-    return sum(cost[k] * v for k, v in features(node, graph, choice, overlapped).items())
+    cost = (COST_HELIUM if helium else COST) if cost is None else cost
+    return sum(cost[k] * v for k, v in features(node, graph, choice, overlapped, helium).items())
 
 
-def plan_estimate(graph: Graph, plan: Any, cost: dict[str, float] | None = None) -> float:
+def plan_estimate(graph: Graph, plan: Any, cost: dict[str, float] | None = None, helium: bool = False) -> float:
     """A schedule's estimate (plan: aot/plan Plan, its choices and techniques): the sum over its nodes (graph:
     the schedule's graph, fused runs as one node)."""
     over = set(plan.techniques.get("overlap", ()))
-    return sum(estimate(n, graph, plan.choices[n.name], n.name in over, cost) for n in graph.nodes
+    return sum(estimate(n, graph, plan.choices[n.name], n.name in over, cost, helium) for n in graph.nodes
                if n.name in plan.choices)
 
 
-def overlap_costs(node: Node, graph: Graph) -> bool:
+def overlap_costs(node: Node, graph: Graph, helium: bool = False) -> bool:
     """Whether the node's kernel runs more slowly with its output overlapping its input (the planner's
     "overlap"): DEPTHWISE_CONV_2D's DSP path, which checks at run time that y is apart from x before it
-    takes its paths by rows and columns (tflite_int8_depthwise.c). CONV_2D's paths run the same."""
-    return node.op == "TflDepthwiseConv2D" and graph.tensors[node.inputs[0]].dtype == "int8"
+    takes its paths by rows and columns (tflite_int8_depthwise.c); CONV_2D's paths run the same. On the M55
+    (helium) the other way round: Helium's 1 x 1 CONV_2D path over every position needs y apart from x, its
+    3 x 3 depthwise runs the same (the DSP path's other depthwise layers as on the M4)."""
+    if graph.tensors[node.inputs[0]].dtype != "int8":
+        return False
+    if helium:
+        return (node.op == "TflConv2D" and _pointwise(node)) or \
+            (node.op == "TflDepthwiseConv2D" and not _helium_depthwise(node, graph))
+    return node.op == "TflDepthwiseConv2D"
+
+
+def _pointwise(node: Node) -> bool:
+    """A 1 x 1 window at stride 1 and no padding: the layer Helium's CONV_2D reads in place (tfl_conv_s8_mve's
+    `direct`)."""
+    a = node.attrs
+    return tuple(a["kernel"]) == (1, 1) and tuple(a["strides"]) == (1, 1) and not any(a.get("pads", ()))
+
+
+def _helium_depthwise(node: Node, graph: Graph) -> bool:
+    """The layers tfl_depthwise_s8_mve takes (its shape's tests: 3 x 3, dilation 1, multiplier 1, channels a
+    multiple of 4, column stride 1 or 2, rows of 2 outputs or more)."""
+    x, y, a = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]], node.attrs
+    return (tuple(a["kernel"]) == (3, 3) and tuple(a["dilations"]) == (1, 1) and x.shape[3] == y.shape[3]
+            and x.shape[3] % 4 == 0 and a["strides"][1] in (1, 2) and y.shape[2] >= 2)
 
 
 def _add(out: dict[str, float], key: str, v: float) -> None:
@@ -122,11 +167,13 @@ def _add(out: dict[str, float], key: str, v: float) -> None:
 
 
 def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[str, float],
-                    rows: tuple[int, int] | None, overlapped: bool = False) -> None:
+                    rows: tuple[int, int] | None, overlapped: bool = False, helium: bool = False) -> None:
     """One call of a layer; rows: (input rows, output rows) of a band's call, None for the whole tensors."""
     if not isinstance(choice, KernelChoice):  # an ONNX run's layer, a choice per band shape: no M-profile path
         return
     x = graph.tensors[node.inputs[0]]
+    if helium and _helium_features(node, graph, choice, out, rows, overlapped):
+        return
     if node.op == "TflFullyConnected" and not choice.scratch and x.dtype == "int8" and len(node.inputs) > 1 \
             and not getattr(choice.facts, "isa", ""):  # the plain loop: no scratch left for a DSP path
         w = graph.tensors[node.inputs[1]].shape
@@ -173,6 +220,26 @@ def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[st
                 _add(out, k, v)
 
 
+def _helium_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[str, float],
+                     rows: tuple[int, int] | None, overlapped: bool) -> bool:
+    """The M55's terms of a layer Helium's kernels take (the module's docstring); False where the DSP paths run
+    it, counted as on the M4."""
+    y = graph.tensors[node.outputs[0]] if node.outputs else None
+    if y is None or len(y.shape) != 4 or graph.tensors[node.inputs[0]].dtype != "int8":
+        return False
+    n, oh, ow, oc = y.shape
+    positions = n * (oh if rows is None else rows[1]) * ow
+    if getattr(choice.facts, "isa", None) == "helium":  # CONV_2D, with or without the fused ADD
+        if overlapped and node.op == "TflConv2D" and _pointwise(node):
+            _add(out, "mve_pw_overlap_pos", positions)
+            _add(out, "mve_pw_overlap_out", positions * oc)
+        return True
+    if node.op == "TflDepthwiseConv2D" and _helium_depthwise(node, graph):
+        _add(out, "mve_dw_group_call", oc / 4)
+        return True
+    return False
+
+
 def _fc_block_features(outs: int, inner: int, kq: int, ob: int) -> dict[str, float]:
     """FULLY_CONNECTED's DSP path in blocks of ob outputs over kq quads of x at a time (the docstring's terms)."""
     nq = inner // 4
@@ -186,7 +253,7 @@ def fc_blocks_estimate(outs: int, inner: int, kq: int, ob: int) -> float:
     return sum(COST[k] * v for k, v in _fc_block_features(outs, inner, kq, ob).items())
 
 
-def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float]) -> None:
+def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float], helium: bool = False) -> None:
     """A fused run (aot/kernels/tflite_bands.py BandChoice): every layer's calls on its band rows, the rows
     moved to the line buffers' tops between bands."""
     d = getattr(choice, "detail", None)
@@ -197,7 +264,7 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float])
         for k, m in enumerate(layers):
             c = band.calls[k]
             if c.oh and m.name in d.inner and m.op != "Transpose":
-                _layer_features(m, graph, d.inner[m.name], out, rows=(c.h, c.oh))
+                _layer_features(m, graph, d.inner[m.name], out, rows=(c.h, c.oh), helium=helium)
         for k, (_, kept) in enumerate(band.keep):
             if kept:
                 _add(out, "band_move_byte", kept * geometry[k].out_row)

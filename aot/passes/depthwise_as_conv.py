@@ -4,8 +4,9 @@ each a window of the one input channel with its own weights. Written as the conv
 the depthwise kernels', which have no path for a multiplier above 1 (TFLM's micro_speech: 10 x 8 windows,
 m = 8, about 27 instructions a MAC). The same arithmetic, term for term: TFLite's kernels sum the same products
 and requantise each output channel with its own multiplier, so the result is bit-exact. Since the depthwise
-kernels have a DSP path for multipliers above 1 (tfl_depthwise_s8_mult), the cores with the DSP extension leave
-this pass out (aot/compiler.py default_pipeline): there the path is faster than the conv's patches.
+kernels have a DSP path for multipliers above 1 (tfl_depthwise_s8_mult), the cores with the DSP extension but
+not Helium leave this pass out (aot/compiler.py default_pipeline): there the path is faster than the conv's
+patches; on the M55 Helium's CONV_2D is the faster.
 """
 
 from __future__ import annotations

@@ -56,6 +56,8 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         # a 1-channel DEPTHWISE_CONV_2D of multiplier 8 (TFLM's micro_speech layer): the depthwise multiplier path
         # (tfl_depthwise_s8_mult; padded_int8 above has one of 8 channels, multiplier 2, pads wider than SAME's)
         ("dwmult_int8", "mps2-an386", "Release", ""),
+        # the same layer on the M55 in the conv form (DepthwiseAsConv): Helium's CONV_2D over a 10 x 8 x 1 patch
+        ("dwmult_int8", "mps3-an547", "MinSizeRel", ""),
         # the M33 (mps2-an505) and the M7 (mps2-an500) take the M4's DSP-extension paths (issue 68)
         ("kws_dscnn_int8", "mps2-an505", "Release", ""), ("ic_resnet8_int8", "mps2-an500", "MinSizeRel", ""),
         # the M7's own schedules (quant_dsp.h, AOTC_DSP_M7): the dense layers' interleaved quads, the 4 x 2 block's
