@@ -240,7 +240,7 @@ def _residual_params(ctx: NodeContext) -> str:
 # the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
-DSP_NP_MAX_1X1 = define("aotc_tflite_int8.h", "TFL_DSP_NP_MAX_1X1")  # a 1 x 1 stride-1 conv's tile
+DSP_NP_MAX_1X1 = define("aotc_tflite_int8.h", "TFL_DSP_NP_MAX_1X1")  # a 1 x 1 stride-1 conv's and an RGB stem's tile
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD, DSP_DW_BLOCK = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                  for n in ("TAPS", "DW_RUN", "DW_PAD", "DW_BLOCK"))
 # CONV_2D's usual requantisation's largest right shift (tfl_dsp_usual's; the depthwise path's stays at 22)
@@ -275,7 +275,8 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX, block: i
     k = kh * kw * c
     kq = -(-k // 4)
     kc, groups, total = min(kq, block) if block else dsp_block_quads(kq), -(-oc // 4), n * oh * ow
-    most = DSP_NP_MAX_1X1 if (kh, kw) == (1, 1) and tuple(node.attrs["strides"]) == (1, 1) else DSP_NP_MAX
+    big = ((kh, kw) == (1, 1) and tuple(node.attrs["strides"]) == (1, 1)) or ((kh, kw) == (3, 3) and c == 3)
+    most = DSP_NP_MAX_1X1 if big else DSP_NP_MAX
     np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, most) if kc else 0
     if kq > kc and np_ * 4 * groups > DSP_ACC_WORDS:
         np_ = (DSP_ACC_WORDS // (4 * groups)) & ~1
