@@ -67,8 +67,21 @@ def _conv_params(ctx: NodeContext) -> str:
         **({"dsp_tile": c_int(ctx.choice.detail)} if ctx.choice.facts.isa == "m-profile" and ctx.choice.detail
            else {}),
         **(_widened_fields(ctx) if ctx.choice.facts.widened_weights else {}),
+        **({"dsp_usual": c_int(1)} if ctx.choice.facts.isa == "m-profile" and _dsp_usual(ctx) else {}),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     return p
+
+
+def _dsp_usual(ctx: NodeContext) -> bool:
+    """p->dsp_usual: a CONV_2D whose every channel takes the DSP path's usual requantisation (tfl_dsp_usual: the
+    clamp's top 127, its bottom -128 or above, _usual_requant's bounds at DSP_CONV_RIGHT), which tfl_conv_s8_dsp
+    then does not check again a call."""
+    if ctx.node.op not in ("TflConv2D", "TflConv2DAdd"):
+        return False
+    a, x = ctx.attrs, ctx.graph.tensors[ctx.node.inputs[0]]
+    k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
+    return a["y_max"] == 127 and a["y_min"] >= -128 and \
+        _usual_requant(k, _bias_of(ctx.node, ctx.graph), a["mult"], a["shift"], DSP_CONV_RIGHT)
 
 
 def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:

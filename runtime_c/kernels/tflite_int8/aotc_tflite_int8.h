@@ -45,6 +45,10 @@ typedef struct {
                                          * 18), the terms (mult, ra, right a channel: 12), the sums' start (the
                                          * bias doubled less 2 x_zero times the weights' sum: 4); NULL: built at
                                          * run time a group */
+    int32_t dsp_usual;                  /* CONV_2D: 1 where the compiler found every channel's requantisation the
+                                         * DSP path's usual one (tfl_dsp_usual, which the kernel then does not check
+                                         * again a call: a loop over every output channel, ~18 cycles each on the
+                                         * M33); 0: checked at run time */
 } aotc_tfl_conv_params;
 
 #define TFL_DSP_DW_BLOCK 34 /* dsp_dw's words a group of 4 channels */
