@@ -23,7 +23,7 @@ from aot.ir import Graph, Node, Tensor
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.tflite_int8 import (
     DSP_DW_RUN,
-    DSP_NP_MAX_1X1,
+    DSP_NP_MAX,
     RESIDUAL_TABLE_WORDS,
     _bias,
     _conv_dsp_scratch,
@@ -312,13 +312,13 @@ def _kernel_scratch(m: Node, choice: KernelChoice, g: Graph) -> int:
     if m.op == "TflConv2DAdd":  # the ADD's tables, the conv's scratch, then a tile of its outputs (_fit_conv_add)
         if choice.facts.isa == "helium":
             return 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(m, g, True)
-        size, tile = _conv_dsp_scratch(m, g, choice.detail or DSP_NP_MAX_1X1)
+        size, tile = _conv_dsp_scratch(m, g, choice.detail or DSP_NP_MAX)
         return size + 4 * RESIDUAL_TABLE_WORDS + -(-tile * g.tensors[m.outputs[0]].shape[3] // 4) * 4
     if choice.facts.isa == "helium":
         return _conv_mve_scratch(m, g)
     if m.op == "TflDepthwiseConv2D":
         return _depthwise_dsp_scratch(m, g, choice.detail or DSP_DW_RUN)
-    return _conv_dsp_scratch(m, g, choice.detail or DSP_NP_MAX_1X1)[0]
+    return _conv_dsp_scratch(m, g, choice.detail or DSP_NP_MAX)[0]
 
 
 class _InnerView:

@@ -253,7 +253,7 @@ def _residual_params(ctx: NodeContext) -> str:
 # the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
-DSP_NP_MAX_1X1 = define("aotc_tflite_int8.h", "TFL_DSP_NP_MAX_1X1")  # a 1 x 1 stride-1 conv's and an RGB stem's tile
+DSP_NP_MAX_OTHER = 64  # the plan's largest tile but for 1 x 1 stride-1 convs (DSP_NP_MAX's: aotc_tflite_int8.h)
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD, DSP_DW_BLOCK = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                  for n in ("TAPS", "DW_RUN", "DW_PAD", "DW_BLOCK"))
 # CONV_2D's usual requantisation's largest right shift (tfl_dsp_usual's; the depthwise path's stays at 22)
@@ -288,8 +288,8 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX, block: i
     k = kh * kw * c
     kq = -(-k // 4)
     kc, groups, total = min(kq, block) if block else dsp_block_quads(kq), -(-oc // 4), n * oh * ow
-    big = ((kh, kw) == (1, 1) and tuple(node.attrs["strides"]) == (1, 1)) or ((kh, kw) == (3, 3) and c == 3)
-    most = DSP_NP_MAX_1X1 if big else DSP_NP_MAX
+    big = (kh, kw) == (1, 1) and tuple(node.attrs["strides"]) == (1, 1)
+    most = DSP_NP_MAX if big else DSP_NP_MAX_OTHER
     np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, most) if kc else 0
     if kq > kc and np_ * 4 * groups > DSP_ACC_WORDS:
         np_ = (DSP_ACC_WORDS // (4 * groups)) & ~1
@@ -335,7 +335,7 @@ def _fit_conv_add(node: Node, graph: Graph, budget: int, least: bool = False) ->
     """_fit_conv's tile, after the ADD's tables, with a tile of conv outputs (AOTC_TFL_RESIDUAL_TABLES)."""
     oc = graph.tensors[node.outputs[0]].shape[3]
     extra = lambda np_: 4 * RESIDUAL_TABLE_WORDS + -(-np_ * oc // 4) * 4  # noqa: E731
-    tile = DSP_NP_MAX_1X1
+    tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
     floor = 2 if least else _min_tile(node, graph)
     while size + extra(np_) > budget and np_ > floor:
@@ -369,7 +369,7 @@ def _fit_conv(node: Node, graph: Graph, budget: int, least: bool = False) -> Ker
     if node.op == "TflDepthwiseConv2D":
         return _fit_depthwise(node, graph, budget) if least else \
             KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
-    tile = DSP_NP_MAX_1X1
+    tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
     floor = 2 if least else _min_tile(node, graph)
     while size > budget and np_ > floor:

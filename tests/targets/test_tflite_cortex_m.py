@@ -269,12 +269,12 @@ def test_m55_resnet8_at_the_m85s_cycles_per_mac(tmp_path):
 
 
 def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
-    """VWW's 1 x 1 stride-1 convs and its RGB stem on the M33 (mps2-an505, -O3) take tiles of up to 256 positions where
-    the step spares the memory (aotc_tflite_int8.h's TFL_DSP_NP_MAX_1X1; 64 before, as the other convs still): each
-    tile widens every group's weights and builds its terms again, so the 48 x 48 .. 12 x 12 layers' fewer tiles cost
-    fewer cycles, the arena the same: the model 9,703,790 -> 9,596,325 est. cycles, 50,768 B of arena either way.
-    Each conv also carries the compiler's word that its requantisation is the usual one (p->dsp_usual), so that
-    tfl_conv_s8_dsp does not check every output channel again a call: 9,567,579 (the bound 9,590,000)."""
+    """VWW's 1 x 1 stride-1 convs on the M33 (mps2-an505, -O3) take tiles of up to 256 positions where the step spares
+    the memory (aotc_tflite_int8.h's TFL_DSP_NP_MAX; 64 before, as the plan still gives the other convs): each tile
+    widens every group's weights and builds its terms again, so the 48 x 48 .. 12 x 12 layers' fewer tiles cost fewer
+    cycles, the arena the same: the model 9,703,790 -> 9,626,330 est. cycles, 50,768 B of arena either way. Each conv
+    also carries the compiler's word that its requantisation is the usual one (p->dsp_usual), so that
+    tfl_conv_s8_dsp does not check every output channel again a call: 9,596,640 (the bound 9,615,000)."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     from aot.bench import board_counts, insn_count_plugin
 
@@ -294,4 +294,4 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
     feeds = [np.random.default_rng(5).integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]]
     cycles: dict[str, int] = {}
     _, total = board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
-    assert total is not None and total <= 9_590_000, total
+    assert total is not None and total <= 9_615_000, total

@@ -402,12 +402,12 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
 /* (TFL_DSP_ACC_WORDS: up to 32 KiB where the plan's step spares it, p->dsp_tile, so that a wide layer's weights are
  * widened for fewer tiles: IC02's 3 x 3 x 160 took 6 positions a tile at 4 KiB) */
 #define TFL_DSP_KC 64            /* CONV_2D: quads of patch rows a block (1 KiB of widened weights) */
-#define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
-#define TFL_DSP_NP_MAX_1X1 256   /* ... a 1 x 1 stride-1 conv's and a 3 x 3 RGB stem's: each tile widens every group's
-                                  * weights and builds its terms again, so where the step spares the memory (the
-                                  * plan's tile, p->dsp_tile) more positions cost fewer cycles: VWW an505 -O3
-                                  * 9,703,790 -> 9,596,325 est. cycles, the arena the same (at 512 it grew); not the
-                                  * others' (patches of several blocks: IC02 on the M7 took +0.7 % at 256) */
+#define TFL_DSP_NP_MAX 256       /* CONV_2D: output positions a tile (even), where the plan gives none (p->dsp_tile 0);
+                                  * the plan (aot/kernels/tflite_int8.py) gives up to 256 to 1 x 1 stride-1 convs (each
+                                  * tile widens every group's weights and builds its terms again, so where the step
+                                  * spares the memory more positions cost fewer cycles: VWW an505 -O3 9,703,790 ->
+                                  * 9,626,330 est. cycles, the arena the same; at 512 it grew), up to 64 to the others
+                                  * (at 256: IC02 on the M7 +0.7 %, ResNet-8's stem +0.3 %) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
 #define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: 32 KiB */
 /* The largest right shift of the conv's usual requantisation (tfl_dsp_store's, tfl_dsp_usual's; the fused kernels'
@@ -441,10 +441,7 @@ static inline int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t 
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = TFL_DSP_BLOCK_QUADS(kq);
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
-    /* (the larger tile for 1 x 1 stride-1 convs and 3 x 3 RGB stems, whose patch is one block) */
-    const int32_t most = (p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1) || (p->kh == 3 && p->kw == 3 && p->c == 3)
-                             ? TFL_DSP_NP_MAX_1X1 : TFL_DSP_NP_MAX;
-    if (np > most) np = most;
+    if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
     if (kq > kc && np * 4 * groups > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (4 * groups)) & ~1;
     if (np > ((total + 1) & ~1)) np = (total + 1) & ~1; /* no larger than the image */
     if (p->dsp_tile > 0 && np > p->dsp_tile) np = p->dsp_tile; /* the memory plan's */
