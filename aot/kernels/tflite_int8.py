@@ -67,8 +67,21 @@ def _conv_params(ctx: NodeContext) -> str:
         **({"dsp_tile": c_int(ctx.choice.detail)} if ctx.choice.facts.isa == "m-profile" and ctx.choice.detail
            else {}),
         **(_widened_fields(ctx) if ctx.choice.facts.widened_weights else {}),
+        **({"dsp_usual": c_int(1)} if ctx.choice.facts.isa == "m-profile" and _dsp_usual(ctx) else {}),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     return p
+
+
+def _dsp_usual(ctx: NodeContext) -> bool:
+    """p->dsp_usual: a CONV_2D whose every channel takes the DSP path's usual requantisation (tfl_dsp_usual: the
+    clamp's top 127, its bottom -128 or above, _usual_requant's bounds at DSP_CONV_RIGHT), which tfl_conv_s8_dsp
+    then does not check again a call."""
+    if ctx.node.op not in ("TflConv2D", "TflConv2DAdd"):
+        return False
+    a, x = ctx.attrs, ctx.graph.tensors[ctx.node.inputs[0]]
+    k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
+    return a["y_max"] == 127 and a["y_min"] >= -128 and \
+        _usual_requant(k, _bias_of(ctx.node, ctx.graph), a["mult"], a["shift"], DSP_CONV_RIGHT)
 
 
 def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
@@ -240,6 +253,7 @@ def _residual_params(ctx: NodeContext) -> str:
 # the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
+DSP_NP_MAX_OTHER = 64  # the plan's largest tile but for 1 x 1 stride-1 convs (DSP_NP_MAX's: aotc_tflite_int8.h)
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD, DSP_DW_BLOCK = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                  for n in ("TAPS", "DW_RUN", "DW_PAD", "DW_BLOCK"))
 # CONV_2D's usual requantisation's largest right shift (tfl_dsp_usual's; the depthwise path's stays at 22)
@@ -274,7 +288,9 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX, block: i
     k = kh * kw * c
     kq = -(-k // 4)
     kc, groups, total = min(kq, block) if block else dsp_block_quads(kq), -(-oc // 4), n * oh * ow
-    np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, DSP_NP_MAX) if kc else 0
+    big = (kh, kw) == (1, 1) and tuple(node.attrs["strides"]) == (1, 1)
+    most = DSP_NP_MAX if big else DSP_NP_MAX_OTHER
+    np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, most) if kc else 0
     if kq > kc and np_ * 4 * groups > DSP_ACC_WORDS:
         np_ = (DSP_ACC_WORDS // (4 * groups)) & ~1
     np_ = min(np_, (total + 1) & ~1, tile)

@@ -580,6 +580,11 @@ static int check_conv(int kind, int wide) {
         if (p.dsp_wx_dbl && usual_requant(&p, k, (const int32_t *)bias))
             p.dsp_rq = rq = requant_terms(&p, (const int32_t *)bias);
     }
+    /* half the DSP conv cases whose every channel takes the usual requantisation with the compiler's word for it
+     * (p->dsp_usual: the kernel then does not check it a call), from the draws (not a draw: the later cases as
+     * before) */
+    if ((kind == K_CONV || kind == K_CONV_ADD) && !wide && DSP && !packed && ((uint32_t)p.x_zero + (uint32_t)p.oc) % 2)
+        p.dsp_usual = usual_requant(&p, k, (const int32_t *)bias);
     /* half the DSP depthwise cases with the fused 3 x 3 set-up at compile time where the emitter gives it (the
      * choice from the draws so far, not a draw: the later cases as before; xn + wn is even where it applies) */
     if (kind == K_DEPTHWISE && !wide && DSP && !packed && ((uint32_t)p.x_zero + (uint32_t)p.w) % 2)
@@ -625,11 +630,11 @@ static int check_conv(int kind, int wide) {
     if (bad) {
         printf("  n %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%d, strides %d %d, dilations %d %d, pads %d %d, "
                "depth_multiplier %d, x_zero %d, y_zero %d, range [%d, %d], bias %d, dsp_tile %d, scratch %ld bytes, "
-               "in place %d, widened weights %d (doubled %d, terms %d), depthwise set-up %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
+               "in place %d, widened weights %d (doubled %d, terms %d), depthwise set-up %d, usual %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
                (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.dw, (int)p.pad_top, (int)p.pad_left,
                (int)p.depth_multiplier, (int)p.x_zero, (int)p.y_zero, (int)p.y_min, (int)p.y_max, bias != NULL,
                (int)p.dsp_tile, (long)scratch_bytes, in_place, wx != NULL, (int)p.dsp_wx_dbl,
-               rq != NULL, dwb != NULL);
+               rq != NULL, dwb != NULL, (int)p.dsp_usual);
     }
     free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch), free(wx);
     free(rq), free(dwb);

@@ -268,3 +268,32 @@ def test_m55_resnet8_at_the_m85s_cycles_per_mac(tmp_path):
     elements = 32 * 32 * 16 + 16 * 16 * 32 + 8 * 8 * 64  # the three ADDs' outputs
     assert cycles["tfl_residual_run"] <= 10 * elements, cycles["tfl_residual_run"]
     assert total is not None and total <= 0.33 * 12501632, total  # the model's MACs
+
+
+def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
+    """VWW's 1 x 1 stride-1 convs on the M33 (mps2-an505, -O3) take tiles of up to 256 positions where the step spares
+    the memory (aotc_tflite_int8.h's TFL_DSP_NP_MAX; 64 before, as the plan still gives the other convs): each tile
+    widens every group's weights and builds its terms again, so the 48 x 48 .. 12 x 12 layers' fewer tiles cost fewer
+    cycles, the arena the same: the model 9,703,790 -> 9,626,330 est. cycles, 50,768 B of arena either way. Each conv
+    also carries the compiler's word that its requantisation is the usual one (p->dsp_usual), so that
+    tfl_conv_s8_dsp does not check every output channel again a call: 9,596,640 (the bound 9,615,000)."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    from aot.bench import board_counts, insn_count_plugin
+
+    plugin = insn_count_plugin(tmp_path)
+    src, out = tmp_path / "vww-an505", tmp_path / "build"
+    _run([sys.executable, "-m", "aot.cli", str(MODELS / "vww_mobilenet_int8.tflite"), "-o", str(src), "--target",
+          "mps2-an505", "--build-type", "Release"])
+    c = (src / "bundle" / "src" / "vww_mobilenet_int8.c").read_text()
+    assert ".dsp_tile = 256," in c  # the 48 x 48 and 24 x 24 layers' tiles
+    assert c.count(".dsp_usual = 1,") == 14  # every CONV_2D's
+    _run([cmake_exe(), "-S", str(src / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
+          "-DCMAKE_TOOLCHAIN_FILE=" + str(src / "bundle" / "target" / "toolchain.cmake"),
+          "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    _run([cmake_exe(), "--build", str(out)])
+    meta = json.loads((src / "bundle" / "metadata.json").read_text())
+    assert meta["memory"]["arena_bytes"] <= 50768, meta["memory"]
+    feeds = [np.random.default_rng(5).integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]]
+    cycles: dict[str, int] = {}
+    _, total = board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
+    assert total is not None and total <= 9_615_000, total
