@@ -207,14 +207,16 @@ TFL_PK_INLINE int tfl_pk_sums_small(__m512i b, int64_t k) {
  * / 2^S), |d ml + K| < 2^(8 + S) <= 2^31: two 32-bit multiplies, an arithmetic shift. (Checked against the
  * reference for every d, e and 612 multipliers, small ones among them, and by the kernel tests' "(rescale)".) */
 typedef struct {
-    __m512i z, mh, ml, k, f;
+    __m512i z, mh, ml, k, f, mlf; /* mlf: ML16's ml in the low 16 bits of a lane, F in the high */
     __m128i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 */
     int mode;
 } tfl_pk_add_in;
 
-/* how tfl_pk_add_rescale_mode makes an input's d mh and d ml: by 32-bit multiplies (vpmulld); d ml by a 16-bit one
- * (vpmaddwd: ml < 2^15, the high halves' product 0); where m = 2^k (k >= 11) and e = 0 (TFLite's multiplier 1/2 of
- * the ADD's input of the larger scale, m = 2^30) none: the rescaling is d 2^(k - 11), one shift */
+/* how tfl_pk_add_rescale_mode makes an input's d mh and d ml: by 32-bit multiplies (vpmulld); d ml less [d < 0] F
+ * by one 16-bit multiply-add (ML16, ml < 2^15: vpmaddwd of d's halves, d and its sign extension 0 or -1 as |d| <=
+ * 255, with ml and F, so that the sign's compare and masked subtract go); where m = 2^k (k >= 11) and e = 0
+ * (TFLite's multiplier 1/2 of the ADD's input of the larger scale, m = 2^30) none: the rescaling is d 2^(k - 11),
+ * one shift */
 enum { TFL_PK_ADD_MUL, TFL_PK_ADD_ML16, TFL_PK_ADD_POW };
 
 /* whether an input's (m, s) take tfl_pk_add_in, and its constants where they do */
@@ -226,6 +228,7 @@ static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t
     a->mh = _mm512_set1_epi32(m >> sh), a->ml = _mm512_set1_epi32(m & ((1 << sh) - 1));
     a->k = _mm512_set1_epi32((1 << 10) + (e > 0 ? 1 << (10 + e) : 0)), a->f = _mm512_set1_epi32(e > 0 ? 1 << 11 : 0);
     a->mode = (m & ((1 << sh) - 1)) < (1 << 15) ? TFL_PK_ADD_ML16 : TFL_PK_ADD_MUL;
+    a->mlf = _mm512_set1_epi32((int32_t)((uint32_t)(m & ((1 << sh) - 1)) | (uint32_t)(e > 0 ? 1 << 11 : 0) << 16));
     if (e == 0 && m >= (1 << 11) && (m & (m - 1)) == 0) {
         while (((int32_t)1 << k) != m) ++k;
         a->mode = TFL_PK_ADD_POW;
@@ -237,8 +240,13 @@ static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t
 TFL_PK_INLINE __m512i tfl_pk_add_rescale_mode(const tfl_pk_add_in *a, __m512i x, int mode) {
     const __m512i d = _mm512_sub_epi32(x, a->z);
     if (mode == TFL_PK_ADD_POW) return _mm512_sll_epi32(d, a->pow);
-    __m512i t = _mm512_add_epi32(mode == TFL_PK_ADD_ML16 ? _mm512_madd_epi16(d, a->ml) : _mm512_mullo_epi32(d, a->ml), a->k);
-    t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
+    __m512i t;
+    if (mode == TFL_PK_ADD_ML16) {
+        t = _mm512_add_epi32(_mm512_madd_epi16(d, a->mlf), a->k);
+    } else {
+        t = _mm512_add_epi32(_mm512_mullo_epi32(d, a->ml), a->k);
+        t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
+    }
     return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_sra_epi32(t, a->sh));
 }
 
