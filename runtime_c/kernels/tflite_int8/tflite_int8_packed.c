@@ -425,10 +425,12 @@ TFL_PK_INLINE __m512i tfl_pk_pack4(const tfl_pk_out *o, __m512i a, __m512i b, __
     return _mm512_min_epi8(_mm512_max_epi8(v, o->lo8), o->hi8);
 }
 
-/* 16 sums by the block's requantisation, by tfl_pk_requant_fast where fast (a constant of the caller's: its
- * tests of the requantisation's form gone from the loop) */
+/* 16 sums by the block's requantisation, by tfl_pk_requant_fast where fast is 1, by tfl_pk_requant_u32 where it is
+ * TFL_PK_FAST_U32 (rq->u32; a constant of the caller's: its tests of the requantisation's form gone from the loop) */
+#define TFL_PK_FAST_U32 2
 TFL_PK_INLINE __m512i tfl_pk_requant_f(const tfl_pk_out *o, int fast, __m512i acc) {
     const tfl_pk_rq *rq = &o->rq;
+    if (fast == TFL_PK_FAST_U32) return tfl_pk_requant_u32(acc, rq->u_m, rq->u_mo, rq->u_ce, rq->u_co, rq->u_t, rq->u_sh);
     return fast ? tfl_pk_requant_fast(acc, rq->q.mult, rq->q.mult_odd, rq->q.k_e, rq->q.k_o, rq->q.fix_e, rq->q.fix_o,
                                       rq->q.sh_e, rq->sh_o1)
                 : tfl_pk_requant(o, rq, acc);
@@ -1175,10 +1177,11 @@ static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *
     q->bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
 }
 
-/* output row oy (batch b) of one block of 16 channels (from c0, m) by the byte path */
-static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, const tfl_pk_dw_quad_weights *q,
-                                int32_t b, int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y,
-                                uint8_t *band, tfl_pk_dw_ring *ring) {
+/* output row oy (batch b) of one block of 16 channels (from c0, m) by the byte path (inlined in tfl_pk_dw_items:
+ * out of it, gcc 12 read the weights and the requantisation's constants from memory at every dot product) */
+TFL_PK_INLINE void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, const tfl_pk_dw_quad_weights *q,
+                                       int32_t b, int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y,
+                                       uint8_t *band, tfl_pk_dw_ring *ring) {
     const int32_t pw = tfl_pk_dw_span(p);
     const int64_t step = (int64_t)p->sw * 16;
     const uint8_t *const *rp = ring->rp;
@@ -1200,7 +1203,8 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
         default: break;                                                                                         \
         }                                                                                                       \
     } while (0)
-    if (p->kh == 3 && q->qr == 1 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(3, 1, 1);
+    if (p->kh == 3 && q->qr == 1 && o->rq.u32) TFL_PK_DW_QROW(3, 1, TFL_PK_FAST_U32);
+    else if (p->kh == 3 && q->qr == 1 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(3, 1, 1);
     else if (p->kh == 3 && q->qr == 1) TFL_PK_DW_QROW(3, 1, 0);
     else if (p->kh == 5 && q->qr == 2 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(5, 2, 1);
     else if (p->kh == 5 && q->qr == 2) TFL_PK_DW_QROW(5, 2, 0);
@@ -1286,6 +1290,9 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
 #if defined(__AVX512VBMI__)
         if (quads) {
             tfl_pk_dw_quads_setup(p, J->wp + (int64_t)c0 * taps, bv, &q);
+            /* (the 10-operation requantisation where it is exact: each sum the folded bias and kh qr quads) */
+            tfl_pk_rq_u32(&o.rq, _mm512_maskz_loadu_epi32(m, p->mult + c0), _mm512_maskz_loadu_epi32(m, p->shift + c0),
+                          p->y_zero, tfl_pk_sums_small(q.bias, (int64_t)4 * p->kh * q.qr));
             for (r = r0; r < r1; ++r) tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
             continue;
         }
