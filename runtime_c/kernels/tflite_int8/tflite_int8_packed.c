@@ -208,7 +208,8 @@ TFL_PK_INLINE int tfl_pk_sums_small(__m512i b, int64_t k) {
  * reference for every d, e and 612 multipliers, small ones among them, and by the kernel tests' "(rescale)".) */
 typedef struct {
     __m512i z, mh, ml, k, f, mlf; /* mlf: ML16's ml in the low 16 bits of a lane, F in the high */
-    __m128i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 */
+    __m512i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 (each lane's count: vpsravd, vpsllvd take it from memory
+                      * in the fused ADD's loops, where a count in an xmm register was loaded again every 16 sums) */
     int mode;
 } tfl_pk_add_in;
 
@@ -224,7 +225,7 @@ static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t
     const int32_t e = -s, sh = 11 + e;
     int32_t k = 11;
     if (s > 0 || e > 12 || m < 0) return 0;
-    a->z = _mm512_set1_epi32(zero), a->sh = _mm_cvtsi32_si128(sh);
+    a->z = _mm512_set1_epi32(zero), a->sh = _mm512_set1_epi32(sh);
     a->mh = _mm512_set1_epi32(m >> sh), a->ml = _mm512_set1_epi32(m & ((1 << sh) - 1));
     a->k = _mm512_set1_epi32((1 << 10) + (e > 0 ? 1 << (10 + e) : 0)), a->f = _mm512_set1_epi32(e > 0 ? 1 << 11 : 0);
     a->mode = (m & ((1 << sh) - 1)) < (1 << 15) ? TFL_PK_ADD_ML16 : TFL_PK_ADD_MUL;
@@ -233,13 +234,13 @@ static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t
         while (((int32_t)1 << k) != m) ++k;
         a->mode = TFL_PK_ADD_POW;
     }
-    a->pow = _mm_cvtsi32_si128(k - 11);
+    a->pow = _mm512_set1_epi32(k - 11);
     return 1;
 }
 
 TFL_PK_INLINE __m512i tfl_pk_add_rescale_mode(const tfl_pk_add_in *a, __m512i x, int mode) {
     const __m512i d = _mm512_sub_epi32(x, a->z);
-    if (mode == TFL_PK_ADD_POW) return _mm512_sll_epi32(d, a->pow);
+    if (mode == TFL_PK_ADD_POW) return _mm512_sllv_epi32(d, a->pow);
     __m512i t;
     if (mode == TFL_PK_ADD_ML16) {
         t = _mm512_add_epi32(_mm512_madd_epi16(d, a->mlf), a->k);
@@ -247,7 +248,7 @@ TFL_PK_INLINE __m512i tfl_pk_add_rescale_mode(const tfl_pk_add_in *a, __m512i x,
         t = _mm512_add_epi32(_mm512_mullo_epi32(d, a->ml), a->k);
         t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
     }
-    return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_sra_epi32(t, a->sh));
+    return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_srav_epi32(t, a->sh));
 }
 
 TFL_PK_INLINE __m512i tfl_pk_add_rescale(const tfl_pk_add_in *a, __m512i x) {
