@@ -569,7 +569,7 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
 TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
                                     const int8_t *wb, int64_t wstep, const __m512i *bias, int mr, int nb, __mmask16 m,
                                     const tfl_pk_out *o, const tfl_pk_rq *rqs, int8_t *y, const int8_t *res,
-                                    int64_t ys) {
+                                    int64_t ys, int u32) {
     const __m512i zero = _mm512_setzero_si512();
     __m512i s00 = bias[0], s01 = bias[1], s02 = nb > 2 ? bias[2] : zero, s03 = nb > 3 ? bias[3] : zero;
     __m512i s10 = s00, s11 = s01, s12 = s02, s13 = s03, s20 = s00, s21 = s01, s22 = s02, s23 = s03;
@@ -595,7 +595,19 @@ TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64
         TFL_PK_DP(0) TFL_PK_DP(1) TFL_PK_DP(2) TFL_PK_DP(3) TFL_PK_DP(4) TFL_PK_DP(5)
 #undef TFL_PK_DP
     }
-    {
+    if (u32) {
+        /* no ADD and every block's requantisation tfl_pk_requant_u32: in registers, the constants read in place */
+        const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
+#define TFL_PK_RQ(r, j)                                                                                         \
+    if (mr > r && nb > j)                                                                                       \
+        s##r##j = tfl_pk_requant_u32(s##r##j, rqs[j].u_m, rqs[j].u_mo, rqs[j].u_ce, rqs[j].u_co, rqs[j].u_t, rqs[j].u_sh);
+#define TFL_PK_RQ_ROW(r)                                                                                        \
+    TFL_PK_RQ(r, 0) TFL_PK_RQ(r, 1) TFL_PK_RQ(r, 2) TFL_PK_RQ(r, 3)                                             \
+    if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
+        TFL_PK_RQ_ROW(0) TFL_PK_RQ_ROW(1) TFL_PK_RQ_ROW(2) TFL_PK_RQ_ROW(3) TFL_PK_RQ_ROW(4) TFL_PK_RQ_ROW(5)
+#undef TFL_PK_RQ_ROW
+#undef TFL_PK_RQ
+    } else {
         /* the sums out of registers once, for the output stage apart (inlined here, its temporaries made gcc 12 keep
          * a copy of every sum on the stack at each quad) */
         __m512i sums[TFL_PK_MR4 * 4];
@@ -617,7 +629,7 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
     __m512i b[4];
     tfl_pk_rq rqs[4];
     int32_t t;
-    int j;
+    int j, u32;
     for (j = 0; j < nb; ++j) {
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
         b[j] = _mm512_maskz_loadu_epi32(mj, bias + c0 + 16 * j);
@@ -628,13 +640,14 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
                       tfl_pk_sums_small(b[j], (int64_t)4 * rows * rq));
     }
     y += c0, res += c0;
+    for (j = 0, u32 = !o->add; j < nb; ++j) u32 = u32 && rqs[j].u32;
     for (t = 0; t + TFL_PK_MR4 <= n; t += TFL_PK_MR4)
         tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, TFL_PK_MR4, nb, m, o, rqs, y + (int64_t)t * oc,
-                         res + (int64_t)t * oc, oc);
+                         res + (int64_t)t * oc, oc, u32);
 #define TFL_PK_TAIL(r)                                                                                          \
     case r:                                                                                                     \
         tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, r, nb, m, o, rqs, y + (int64_t)t * oc,         \
-                         res + (int64_t)t * oc, oc);                                                            \
+                         res + (int64_t)t * oc, oc, u32);                                                       \
         break;
     switch (n - t) { /* the last positions, a tile of constant size */
     TFL_PK_TAIL(5) TFL_PK_TAIL(4) TFL_PK_TAIL(3) TFL_PK_TAIL(2) TFL_PK_TAIL(1)
