@@ -1056,10 +1056,11 @@ static int check_conv_rq_bound(int kind) {
     return bad;
 }
 
-/* The packed CONV_2D's tiles of 2 to 4 blocks whose output stage runs in registers (tflite_int8_packed.c,
- * tfl_pk_conv_tile where no ADD and every block tfl_pk_requant_u32): 1 x 1 kernels over few channels (the patch a
- * few quads, as MobileNetV2's expand layers), 17 to 150 output channels (chunks of 64 and a last one of 17 to 63,
- * its last block partial), positions past whole tiles of 6, outputs mostly inside the activation range (a wrong
+/* The packed CONV_2D's tiles of 2 to 4 blocks and blocks of up to 16 channels whose output stage runs in registers
+ * (tflite_int8_packed.c, tfl_pk_conv_tile and tfl_pk_conv_block where no ADD and every block tfl_pk_requant_u32):
+ * 1 x 1 kernels over few channels (the patch a few quads, as MobileNetV2's expand layers), 1 to 150 output channels
+ * (chunks of 64, a last one of 17 to 63 or a block of 1 to 16, the last block partial), positions past whole tiles
+ * of 6 and blocks of 8, outputs mostly inside the activation range (a wrong
  * lane shows, not saturated away), a narrower range a third of the time; a block left to the 64-bit lanes (a
  * channel's right shift of 24, or a left one) a third of the time, the other blocks of its tiles then through
  * tfl_pk_tile_store */
@@ -1071,7 +1072,7 @@ static int check_conv_tile_regs(void) {
     size_t xn, yn;
     int bad;
     memset(&p, 0, sizeof p);
-    p.n = 1, p.h = rand_int(1, 4), p.w = rand_int(1, 25), p.c = rand_int(1, 40), p.oc = rand_int(17, 150);
+    p.n = 1, p.h = rand_int(1, 4), p.w = rand_int(1, 25), p.c = rand_int(1, 40), p.oc = rand_int(1, 150);
     p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1, p.oh = p.h, p.ow = p.w, p.depth_multiplier = 1;
     p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-100, 100);
     act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);

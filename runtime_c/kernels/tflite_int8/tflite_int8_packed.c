@@ -471,7 +471,7 @@ static __attribute__((noinline)) void tfl_pk_block_store(const tfl_pk_out *o, co
  * a[r] + j rowstep (a tile's patches: one run; a span's windows: a kernel row a run) */
 TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
                                      const int8_t *wb, __m512i bias, int mr, const tfl_pk_out *o, int8_t *y,
-                                     const int8_t *res, int64_t ys, __mmask16 m) {
+                                     const int8_t *res, int64_t ys, __mmask16 m, int u32) {
     /* the sums in named variables, not an array: gcc 12 then keeps the weights' vector in a register (with an
      * array it spilled it a quad, and took twice the time) */
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias, s4 = bias, s5 = bias, s6 = bias, s7 = bias;
@@ -489,7 +489,10 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
         TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
 #undef TFL_PK_DP
     }
-    {
+    if (u32) { /* no ADD, the block's requantisation u32 (o->rq): in registers, four positions packed at a time */
+        tfl_pk_store_g(o, s0, s1, s2, s3, mr < 4 ? mr : 4, y, ys, m, TFL_PK_FAST_U32);
+        if (mr > 4) tfl_pk_store_g(o, s4, s5, s6, s7, mr - 4, y + 4 * ys, ys, m, TFL_PK_FAST_U32);
+    } else {
         /* the sums out of registers once, for the output stage apart (as tfl_pk_conv_tile's: inlined, it kept gcc 12
          * copying the sums between registers at each dot product) */
         __m512i sums[TFL_PK_MR];
@@ -689,18 +692,22 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
         const __mmask16 m = (__mmask16)(c_end - c0 >= 16 ? 0xFFFFu : (1u << (c_end - c0)) - 1u);
         const __m512i b = _mm512_loadu_si512(bias + c0);
         const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
+        int u32;
         tfl_pk_out_channels(o, p->mult + c0, p->shift + c0, m);
+        tfl_pk_rq_u32(&o->rq, _mm512_maskz_loadu_epi32(m, p->mult + c0), _mm512_maskz_loadu_epi32(m, p->shift + c0),
+                      p->y_zero, tfl_pk_sums_small(_mm512_maskz_mov_epi32(m, b), (int64_t)4 * rows * rq));
+        u32 = !o->add && o->rq.u32;
         for (t = 0; t + TFL_PK_MR <= n; t += TFL_PK_MR)
             tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, TFL_PK_MR, o, y + (int64_t)t * oc + c0,
-                              res + (int64_t)t * oc + c0, oc, m);
+                              res + (int64_t)t * oc + c0, oc, m, u32);
         switch (n - t) { /* the last positions, a block of constant size */
-        case 7: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 7, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 6: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 6, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 5: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 5, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 4: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 4, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 3: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 3, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 2: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 2, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 1: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 1, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 7: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 7, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 6: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 6, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 5: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 5, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 4: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 4, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 3: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 3, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 2: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 2, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 1: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 1, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
         default: break;
         }
     }
