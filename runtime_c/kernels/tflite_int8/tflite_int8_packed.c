@@ -1096,13 +1096,16 @@ static void tfl_pk_dw_band_row(const aotc_tfl_conv_params *p, const int8_t *x, i
     const int32_t x0 = p->pad_left < pw ? p->pad_left : pw;
     const int32_t x1 = iy < 0 || iy >= p->h ? x0 /* a row of the padding */
                                             : p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
+    /* (the column step and x's column a local: through p, gcc 12 read p->c again and multiplied at every column, as
+     * each store of the band, an __m128i, may alias it) */
+    const int64_t c = p->c;
     int32_t j = 0;
+    const int8_t *xs = x + at + (int64_t)x0 * c;
     for (; j < x0; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
     if (m == 0xFFFF) /* (a whole block: plain loads; masked ones took a sixth more of the band's time on Zen 5) */
-        for (; j < x1; ++j, row += 16)
-            _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + at + (int64_t)j * p->c)), f));
-    for (; j < x1; ++j, row += 16)
-        _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
+        for (; j < x1; ++j, row += 16, xs += c)
+            _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_loadu_si128((const __m128i *)xs), f));
+    for (; j < x1; ++j, row += 16, xs += c) _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, xs), f));
     for (; j < pw; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
 }
 
