@@ -1064,6 +1064,7 @@ static int check_conv_rq_bound(int kind) {
  * lane shows, not saturated away), a narrower range a third of the time; a block left to the 64-bit lanes (a
  * channel's right shift of 24, or a left one) a third of the time, the other blocks of its tiles then through
  * tfl_pk_tile_store */
+#if defined(__x86_64__)
 static int check_conv_tile_regs(void) {
     aotc_tfl_conv_params p;
     int32_t *mult, *shift, *bias, c;
@@ -1094,6 +1095,7 @@ static int check_conv_tile_regs(void) {
     free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
     return bad;
 }
+#endif
 
 #if defined(__x86_64__)
 /* the packed DEPTHWISE_CONV_2D on the shape p (depth multiplier 1; zero points, activation range, weights, biases
@@ -1591,7 +1593,9 @@ static int c_runs8_one(int op) { return check_binary_runs(op | RUNS_ONE, 0); }
 static int c_add_rescale(int unused) { return (void)unused, check_add_rescale(); }
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_conv_add_rescale(int unused) { return (void)unused, check_conv_add_rescale(); }
+#if defined(__x86_64__)
 static int c_conv_tile_regs(int unused) { return (void)unused, check_conv_tile_regs(); }
+#endif
 #if defined(__x86_64__)
 static int c_dw_across(int unused) { return (void)unused, check_dw_across(); }
 static int c_dw_rows(int unused) { return (void)unused, check_dw_rows(); }
@@ -1698,7 +1702,9 @@ static const entry ENTRIES[] = {
 #endif
     {"aotc_tfl_conv_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV},
     {"aotc_tfl_conv_add_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV_ADD},
+#if defined(__x86_64__) /* (the VNNI path's: on the boards the plain loop the entries above check) */
     {"aotc_tfl_conv_s8_packed (tile in registers)", c_conv_tile_regs, 0},
+#endif
 };
 
 int main(int argc, char **argv) {
