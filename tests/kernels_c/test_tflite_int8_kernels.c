@@ -1061,6 +1061,47 @@ static int check_conv_rq_bound(int kind) {
     return bad;
 }
 
+/* The packed CONV_2D's tiles of 2 to 4 blocks and blocks of up to 16 channels whose output stage runs in registers
+ * (tflite_int8_packed.c, tfl_pk_conv_tile and tfl_pk_conv_block where no ADD and every block tfl_pk_requant_u32):
+ * 1 x 1 kernels over few channels (the patch a few quads, as MobileNetV2's expand layers), 1 to 150 output channels
+ * (chunks of 64, a last one of 17 to 63 or a block of 1 to 16, the last block partial), positions past whole tiles
+ * of 6 and blocks of 8, outputs mostly inside the activation range (a wrong
+ * lane shows, not saturated away), a narrower range a third of the time; a block left to the 64-bit lanes (a
+ * channel's right shift of 24, or a left one) a third of the time, the other blocks of its tiles then through
+ * tfl_pk_tile_store */
+#if defined(__x86_64__)
+static int check_conv_tile_regs(void) {
+    aotc_tfl_conv_params p;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *y, *ref;
+    uint8_t *scratch;
+    size_t xn, yn;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.n = 1, p.h = rand_int(1, 4), p.w = rand_int(1, 25), p.c = rand_int(1, 40), p.oc = rand_int(1, 150);
+    p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1, p.oh = p.h, p.ow = p.w, p.depth_multiplier = 1;
+    p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-100, 100);
+    act_range(-128, 127, p.y_zero, &p.y_min, &p.y_max);
+    xn = (size_t)p.h * p.w * p.c, yn = (size_t)p.h * p.w * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.oc * p.c, 1, -127, 127);
+    bias = (int32_t *)ints((size_t)p.oc, 4, -(1 << 14), 1 << 14);
+    mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
+    for (c = 0; c < p.oc; ++c) multiplier(around(0.4 / (64.0 * sqrt((double)p.c))), &mult[c], &shift[c]);
+    if (chance(1, 3)) {
+        c = rand_int(0, p.oc - 1);
+        if (chance(1, 2)) shift[c] = -24; else multiplier(around(2.0), &mult[c], &shift[c]);
+    }
+    p.mult = mult, p.shift = shift;
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_conv_s8_packed_scratch_bytes(&p) + 1);
+    run_packed(&p, K_CONV, NULL, x, w, bias, NULL, 0, y, ref, scratch);
+    bad = differ("aotc_tfl_conv_s8_packed (tile in registers)", y, ref, yn, 1);
+    if (bad) printf("  %d x %d x %d -> %d\n", (int)p.h, (int)p.w, (int)p.c, (int)p.oc);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
+    return bad;
+}
+#endif
+
 #if defined(__x86_64__)
 /* the packed DEPTHWISE_CONV_2D on the shape p (depth multiplier 1; zero points, activation range, weights, biases
  * and per-channel multipliers drawn here) against the reference kernel: whether its outputs differ */
@@ -1558,6 +1599,9 @@ static int c_add_rescale(int unused) { return (void)unused, check_add_rescale();
 static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
 static int c_conv_add_rescale(int unused) { return (void)unused, check_conv_add_rescale(); }
 #if defined(__x86_64__)
+static int c_conv_tile_regs(int unused) { return (void)unused, check_conv_tile_regs(); }
+#endif
+#if defined(__x86_64__)
 static int c_dw_across(int unused) { return (void)unused, check_dw_across(); }
 static int c_dw_rows(int unused) { return (void)unused, check_dw_rows(); }
 #endif
@@ -1663,6 +1707,9 @@ static const entry ENTRIES[] = {
 #endif
     {"aotc_tfl_conv_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV},
     {"aotc_tfl_conv_add_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV_ADD},
+#if defined(__x86_64__) /* (the VNNI path's: on the boards the plain loop the entries above check) */
+    {"aotc_tfl_conv_s8_packed (tile in registers)", c_conv_tile_regs, 0},
+#endif
 };
 
 int main(int argc, char **argv) {

@@ -207,14 +207,17 @@ TFL_PK_INLINE int tfl_pk_sums_small(__m512i b, int64_t k) {
  * / 2^S), |d ml + K| < 2^(8 + S) <= 2^31: two 32-bit multiplies, an arithmetic shift. (Checked against the
  * reference for every d, e and 612 multipliers, small ones among them, and by the kernel tests' "(rescale)".) */
 typedef struct {
-    __m512i z, mh, ml, k, f;
-    __m128i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 */
+    __m512i z, mh, ml, k, f, mlf; /* mlf: ML16's ml in the low 16 bits of a lane, F in the high */
+    __m512i sh, pow; /* S; mode TFL_PK_ADD_POW: k - 11 (each lane's count: vpsravd, vpsllvd take it from memory
+                      * in the fused ADD's loops, where a count in an xmm register was loaded again every 16 sums) */
     int mode;
 } tfl_pk_add_in;
 
-/* how tfl_pk_add_rescale_mode makes an input's d mh and d ml: by 32-bit multiplies (vpmulld); d ml by a 16-bit one
- * (vpmaddwd: ml < 2^15, the high halves' product 0); where m = 2^k (k >= 11) and e = 0 (TFLite's multiplier 1/2 of
- * the ADD's input of the larger scale, m = 2^30) none: the rescaling is d 2^(k - 11), one shift */
+/* how tfl_pk_add_rescale_mode makes an input's d mh and d ml: by 32-bit multiplies (vpmulld); d ml less [d < 0] F
+ * by one 16-bit multiply-add (ML16, ml < 2^15: vpmaddwd of d's halves, d and its sign extension 0 or -1 as |d| <=
+ * 255, with ml and F, so that the sign's compare and masked subtract go); where m = 2^k (k >= 11) and e = 0
+ * (TFLite's multiplier 1/2 of the ADD's input of the larger scale, m = 2^30) none: the rescaling is d 2^(k - 11),
+ * one shift */
 enum { TFL_PK_ADD_MUL, TFL_PK_ADD_ML16, TFL_PK_ADD_POW };
 
 /* whether an input's (m, s) take tfl_pk_add_in, and its constants where they do */
@@ -222,24 +225,30 @@ static int tfl_pk_add_in_init(tfl_pk_add_in *a, int32_t zero, int32_t m, int32_t
     const int32_t e = -s, sh = 11 + e;
     int32_t k = 11;
     if (s > 0 || e > 12 || m < 0) return 0;
-    a->z = _mm512_set1_epi32(zero), a->sh = _mm_cvtsi32_si128(sh);
+    a->z = _mm512_set1_epi32(zero), a->sh = _mm512_set1_epi32(sh);
     a->mh = _mm512_set1_epi32(m >> sh), a->ml = _mm512_set1_epi32(m & ((1 << sh) - 1));
     a->k = _mm512_set1_epi32((1 << 10) + (e > 0 ? 1 << (10 + e) : 0)), a->f = _mm512_set1_epi32(e > 0 ? 1 << 11 : 0);
     a->mode = (m & ((1 << sh) - 1)) < (1 << 15) ? TFL_PK_ADD_ML16 : TFL_PK_ADD_MUL;
+    a->mlf = _mm512_set1_epi32((int32_t)((uint32_t)(m & ((1 << sh) - 1)) | (uint32_t)(e > 0 ? 1 << 11 : 0) << 16));
     if (e == 0 && m >= (1 << 11) && (m & (m - 1)) == 0) {
         while (((int32_t)1 << k) != m) ++k;
         a->mode = TFL_PK_ADD_POW;
     }
-    a->pow = _mm_cvtsi32_si128(k - 11);
+    a->pow = _mm512_set1_epi32(k - 11);
     return 1;
 }
 
 TFL_PK_INLINE __m512i tfl_pk_add_rescale_mode(const tfl_pk_add_in *a, __m512i x, int mode) {
     const __m512i d = _mm512_sub_epi32(x, a->z);
-    if (mode == TFL_PK_ADD_POW) return _mm512_sll_epi32(d, a->pow);
-    __m512i t = _mm512_add_epi32(mode == TFL_PK_ADD_ML16 ? _mm512_madd_epi16(d, a->ml) : _mm512_mullo_epi32(d, a->ml), a->k);
-    t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
-    return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_sra_epi32(t, a->sh));
+    if (mode == TFL_PK_ADD_POW) return _mm512_sllv_epi32(d, a->pow);
+    __m512i t;
+    if (mode == TFL_PK_ADD_ML16) {
+        t = _mm512_add_epi32(_mm512_madd_epi16(d, a->mlf), a->k);
+    } else {
+        t = _mm512_add_epi32(_mm512_mullo_epi32(d, a->ml), a->k);
+        t = _mm512_mask_sub_epi32(t, _mm512_cmplt_epi32_mask(d, _mm512_setzero_si512()), t, a->f);
+    }
+    return _mm512_add_epi32(_mm512_mullo_epi32(d, a->mh), _mm512_srav_epi32(t, a->sh));
 }
 
 TFL_PK_INLINE __m512i tfl_pk_add_rescale(const tfl_pk_add_in *a, __m512i x) {
@@ -417,10 +426,12 @@ TFL_PK_INLINE __m512i tfl_pk_pack4(const tfl_pk_out *o, __m512i a, __m512i b, __
     return _mm512_min_epi8(_mm512_max_epi8(v, o->lo8), o->hi8);
 }
 
-/* 16 sums by the block's requantisation, by tfl_pk_requant_fast where fast (a constant of the caller's: its
- * tests of the requantisation's form gone from the loop) */
+/* 16 sums by the block's requantisation, by tfl_pk_requant_fast where fast is 1, by tfl_pk_requant_u32 where it is
+ * TFL_PK_FAST_U32 (rq->u32; a constant of the caller's: its tests of the requantisation's form gone from the loop) */
+#define TFL_PK_FAST_U32 2
 TFL_PK_INLINE __m512i tfl_pk_requant_f(const tfl_pk_out *o, int fast, __m512i acc) {
     const tfl_pk_rq *rq = &o->rq;
+    if (fast == TFL_PK_FAST_U32) return tfl_pk_requant_u32(acc, rq->u_m, rq->u_mo, rq->u_ce, rq->u_co, rq->u_t, rq->u_sh);
     return fast ? tfl_pk_requant_fast(acc, rq->q.mult, rq->q.mult_odd, rq->q.k_e, rq->q.k_o, rq->q.fix_e, rq->q.fix_o,
                                       rq->q.sh_e, rq->sh_o1)
                 : tfl_pk_requant(o, rq, acc);
@@ -460,7 +471,7 @@ static __attribute__((noinline)) void tfl_pk_block_store(const tfl_pk_out *o, co
  * a[r] + j rowstep (a tile's patches: one run; a span's windows: a kernel row a run) */
 TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
                                      const int8_t *wb, __m512i bias, int mr, const tfl_pk_out *o, int8_t *y,
-                                     const int8_t *res, int64_t ys, __mmask16 m) {
+                                     const int8_t *res, int64_t ys, __mmask16 m, int u32) {
     /* the sums in named variables, not an array: gcc 12 then keeps the weights' vector in a register (with an
      * array it spilled it a quad, and took twice the time) */
     __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias, s4 = bias, s5 = bias, s6 = bias, s7 = bias;
@@ -478,7 +489,10 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
         TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
 #undef TFL_PK_DP
     }
-    {
+    if (u32) { /* no ADD, the block's requantisation u32 (o->rq): in registers, four positions packed at a time */
+        tfl_pk_store_g(o, s0, s1, s2, s3, mr < 4 ? mr : 4, y, ys, m, TFL_PK_FAST_U32);
+        if (mr > 4) tfl_pk_store_g(o, s4, s5, s6, s7, mr - 4, y + 4 * ys, ys, m, TFL_PK_FAST_U32);
+    } else {
         /* the sums out of registers once, for the output stage apart (as tfl_pk_conv_tile's: inlined, it kept gcc 12
          * copying the sums between registers at each dot product) */
         __m512i sums[TFL_PK_MR];
@@ -558,7 +572,7 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
 TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
                                     const int8_t *wb, int64_t wstep, const __m512i *bias, int mr, int nb, __mmask16 m,
                                     const tfl_pk_out *o, const tfl_pk_rq *rqs, int8_t *y, const int8_t *res,
-                                    int64_t ys) {
+                                    int64_t ys, int u32) {
     const __m512i zero = _mm512_setzero_si512();
     __m512i s00 = bias[0], s01 = bias[1], s02 = nb > 2 ? bias[2] : zero, s03 = nb > 3 ? bias[3] : zero;
     __m512i s10 = s00, s11 = s01, s12 = s02, s13 = s03, s20 = s00, s21 = s01, s22 = s02, s23 = s03;
@@ -584,7 +598,19 @@ TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64
         TFL_PK_DP(0) TFL_PK_DP(1) TFL_PK_DP(2) TFL_PK_DP(3) TFL_PK_DP(4) TFL_PK_DP(5)
 #undef TFL_PK_DP
     }
-    {
+    if (u32) {
+        /* no ADD and every block's requantisation tfl_pk_requant_u32: in registers, the constants read in place */
+        const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
+#define TFL_PK_RQ(r, j)                                                                                         \
+    if (mr > r && nb > j)                                                                                       \
+        s##r##j = tfl_pk_requant_u32(s##r##j, rqs[j].u_m, rqs[j].u_mo, rqs[j].u_ce, rqs[j].u_co, rqs[j].u_t, rqs[j].u_sh);
+#define TFL_PK_RQ_ROW(r)                                                                                        \
+    TFL_PK_RQ(r, 0) TFL_PK_RQ(r, 1) TFL_PK_RQ(r, 2) TFL_PK_RQ(r, 3)                                             \
+    if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
+        TFL_PK_RQ_ROW(0) TFL_PK_RQ_ROW(1) TFL_PK_RQ_ROW(2) TFL_PK_RQ_ROW(3) TFL_PK_RQ_ROW(4) TFL_PK_RQ_ROW(5)
+#undef TFL_PK_RQ_ROW
+#undef TFL_PK_RQ
+    } else {
         /* the sums out of registers once, for the output stage apart (inlined here, its temporaries made gcc 12 keep
          * a copy of every sum on the stack at each quad) */
         __m512i sums[TFL_PK_MR4 * 4];
@@ -606,7 +632,7 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
     __m512i b[4];
     tfl_pk_rq rqs[4];
     int32_t t;
-    int j;
+    int j, u32;
     for (j = 0; j < nb; ++j) {
         const __mmask16 mj = j == nb - 1 ? m : 0xFFFF;
         b[j] = _mm512_maskz_loadu_epi32(mj, bias + c0 + 16 * j);
@@ -617,13 +643,14 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
                       tfl_pk_sums_small(b[j], (int64_t)4 * rows * rq));
     }
     y += c0, res += c0;
+    for (j = 0, u32 = !o->add; j < nb; ++j) u32 = u32 && rqs[j].u32;
     for (t = 0; t + TFL_PK_MR4 <= n; t += TFL_PK_MR4)
         tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, TFL_PK_MR4, nb, m, o, rqs, y + (int64_t)t * oc,
-                         res + (int64_t)t * oc, oc);
+                         res + (int64_t)t * oc, oc, u32);
 #define TFL_PK_TAIL(r)                                                                                          \
     case r:                                                                                                     \
         tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, r, nb, m, o, rqs, y + (int64_t)t * oc,         \
-                         res + (int64_t)t * oc, oc);                                                            \
+                         res + (int64_t)t * oc, oc, u32);                                                       \
         break;
     switch (n - t) { /* the last positions, a tile of constant size */
     TFL_PK_TAIL(5) TFL_PK_TAIL(4) TFL_PK_TAIL(3) TFL_PK_TAIL(2) TFL_PK_TAIL(1)
@@ -665,18 +692,22 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
         const __mmask16 m = (__mmask16)(c_end - c0 >= 16 ? 0xFFFFu : (1u << (c_end - c0)) - 1u);
         const __m512i b = _mm512_loadu_si512(bias + c0);
         const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
+        int u32;
         tfl_pk_out_channels(o, p->mult + c0, p->shift + c0, m);
+        tfl_pk_rq_u32(&o->rq, _mm512_maskz_loadu_epi32(m, p->mult + c0), _mm512_maskz_loadu_epi32(m, p->shift + c0),
+                      p->y_zero, tfl_pk_sums_small(_mm512_maskz_mov_epi32(m, b), (int64_t)4 * rows * rq));
+        u32 = !o->add && o->rq.u32;
         for (t = 0; t + TFL_PK_MR <= n; t += TFL_PK_MR)
             tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, TFL_PK_MR, o, y + (int64_t)t * oc + c0,
-                              res + (int64_t)t * oc + c0, oc, m);
+                              res + (int64_t)t * oc + c0, oc, m, u32);
         switch (n - t) { /* the last positions, a block of constant size */
-        case 7: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 7, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 6: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 6, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 5: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 5, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 4: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 4, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 3: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 3, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 2: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 2, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
-        case 1: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 1, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 7: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 7, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 6: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 6, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 5: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 5, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 4: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 4, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 3: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 3, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 2: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 2, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
+        case 1: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 1, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m, u32); break;
         default: break;
         }
     }
@@ -1065,13 +1096,16 @@ static void tfl_pk_dw_band_row(const aotc_tfl_conv_params *p, const int8_t *x, i
     const int32_t x0 = p->pad_left < pw ? p->pad_left : pw;
     const int32_t x1 = iy < 0 || iy >= p->h ? x0 /* a row of the padding */
                                             : p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
+    /* (the column step and x's column a local: through p, gcc 12 read p->c again and multiplied at every column, as
+     * each store of the band, an __m128i, may alias it) */
+    const int64_t c = p->c;
     int32_t j = 0;
+    const int8_t *xs = x + at + (int64_t)x0 * c;
     for (; j < x0; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
     if (m == 0xFFFF) /* (a whole block: plain loads; masked ones took a sixth more of the band's time on Zen 5) */
-        for (; j < x1; ++j, row += 16)
-            _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x + at + (int64_t)j * p->c)), f));
-    for (; j < x1; ++j, row += 16)
-        _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
+        for (; j < x1; ++j, row += 16, xs += c)
+            _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_loadu_si128((const __m128i *)xs), f));
+    for (; j < x1; ++j, row += 16, xs += c) _mm_storeu_si128((__m128i *)row, _mm_xor_si128(_mm_maskz_loadu_epi8(m, xs), f));
     for (; j < pw; ++j, row += 16) _mm_storeu_si128((__m128i *)row, zero);
 }
 
@@ -1167,10 +1201,11 @@ static void tfl_pk_dw_quads_setup(const aotc_tfl_conv_params *p, const int32_t *
     q->bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
 }
 
-/* output row oy (batch b) of one block of 16 channels (from c0, m) by the byte path */
-static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, const tfl_pk_dw_quad_weights *q,
-                                int32_t b, int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y,
-                                uint8_t *band, tfl_pk_dw_ring *ring) {
+/* output row oy (batch b) of one block of 16 channels (from c0, m) by the byte path (inlined in tfl_pk_dw_items:
+ * out of it, gcc 12 read the weights and the requantisation's constants from memory at every dot product) */
+TFL_PK_INLINE void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, const tfl_pk_dw_quad_weights *q,
+                                       int32_t b, int32_t oy, int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y,
+                                       uint8_t *band, tfl_pk_dw_ring *ring) {
     const int32_t pw = tfl_pk_dw_span(p);
     const int64_t step = (int64_t)p->sw * 16;
     const uint8_t *const *rp = ring->rp;
@@ -1192,7 +1227,8 @@ static void tfl_pk_dw_quads_row(const aotc_tfl_conv_params *p, const int8_t *x, 
         default: break;                                                                                         \
         }                                                                                                       \
     } while (0)
-    if (p->kh == 3 && q->qr == 1 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(3, 1, 1);
+    if (p->kh == 3 && q->qr == 1 && o->rq.u32) TFL_PK_DW_QROW(3, 1, TFL_PK_FAST_U32);
+    else if (p->kh == 3 && q->qr == 1 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(3, 1, 1);
     else if (p->kh == 3 && q->qr == 1) TFL_PK_DW_QROW(3, 1, 0);
     else if (p->kh == 5 && q->qr == 2 && tfl_pk_rq_fast(&o->rq)) TFL_PK_DW_QROW(5, 2, 1);
     else if (p->kh == 5 && q->qr == 2) TFL_PK_DW_QROW(5, 2, 0);
@@ -1278,6 +1314,9 @@ static void tfl_pk_dw_items(void *ctx, int32_t begin, int32_t end) {
 #if defined(__AVX512VBMI__)
         if (quads) {
             tfl_pk_dw_quads_setup(p, J->wp + (int64_t)c0 * taps, bv, &q);
+            /* (the 10-operation requantisation where it is exact: each sum the folded bias and kh qr quads) */
+            tfl_pk_rq_u32(&o.rq, _mm512_maskz_loadu_epi32(m, p->mult + c0), _mm512_maskz_loadu_epi32(m, p->shift + c0),
+                          p->y_zero, tfl_pk_sums_small(q.bias, (int64_t)4 * p->kh * q.qr));
             for (r = r0; r < r1; ++r) tfl_pk_dw_quads_row(p, J->x, &q, r / p->oh, r % p->oh, c0, m, &o, J->y, band, &ring);
             continue;
         }
