@@ -14,31 +14,40 @@ typedef struct {
     int depthwise, u8;
     int32_t in_c, out_c, in_hw, k, stride, pad, tile, packed, w_zero_any;
     int fused; /* the residual ADD fused into the stores (aotc_qconv_patches_add_*, no tmp: the plain paths' way) */
+    int work;  /* given the work the plan gives an AVX-512 host (aotc_qconv_patches_x86_work_bytes): qconv_dense */
 } shape;
 
 static const shape SHAPES_[] = {
-    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0},
-    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0, 0},
-    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0},
-    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0, 0},
-    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0},
-    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0, 0},
-    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0, 0},
-    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0},
-    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0},
-    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0},
+    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0, 0},
+    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0, 0, 0},
+    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0, 0},
+    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0, 0, 0},
+    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0, 0},
+    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0, 0, 0},
+    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0, 0},
+    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0, 0},
     /* (checked only: the last ones) */
-    {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1},
-    {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1},
+    {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 0},
+    {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1, 0},
 #if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
     /* (AVX-512 VNNI builds only, from index 12: qconv_patches_one's requantisation a channel at a time, whole blocks
      * of 6 channels and their tails; depthwise_flat's 3 x 3 blocks, whole windows and masked, stride 1 and 2) */
-    {"conv 1x1 16->96 56x56 (packed)", 0, 0, 16, 96, 56, 1, 1, 0, 64, 1, 0, 0},
-    {"conv 1x1 24->13 7x7", 0, 0, 24, 13, 7, 1, 1, 0, 64, 0, 0, 0},
-    {"conv 1x1 144->32 28x28 (packed)", 0, 0, 144, 32, 28, 1, 1, 0, 64, 1, 0, 0},
-    {"depthwise 3x3 96 56x56", 1, 0, 96, 96, 56, 3, 1, 1, 0, 0, 0, 0},
-    {"depthwise 3x3/2 19 15x15", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 0, 0},
-    {"depthwise 3x3 144 7x7 u8", 1, 1, 144, 144, 7, 3, 1, 1, 0, 0, 0, 0},
+    {"conv 1x1 16->96 56x56 (packed)", 0, 0, 16, 96, 56, 1, 1, 0, 64, 1, 0, 0, 0},
+    {"conv 1x1 24->13 7x7", 0, 0, 24, 13, 7, 1, 1, 0, 64, 0, 0, 0, 0},
+    {"conv 1x1 144->32 28x28 (packed)", 0, 0, 144, 32, 28, 1, 1, 0, 64, 1, 0, 0, 0},
+    {"depthwise 3x3 96 56x56", 1, 0, 96, 96, 56, 3, 1, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3/2 19 15x15", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3 144 7x7 u8", 1, 1, 144, 144, 7, 3, 1, 1, 0, 0, 0, 0, 0},
+    /* (from index 18: qconv_dense with its quad rows made once, summed for the first 16 channels as they are made
+     * (x86_dense_dotq16), then three blocks of positions x 8 channels at a time (x86_dense_dotb3x8) where the
+     * weights have no zero points: 14 x 14's 12 whole blocks and a narrow one, 15 x 15 of 15-lane blocks (stride 2),
+     * 7 x 7's 16-16-16-1, the residual ADD fused; with zero points (and a narrow block of 4): no threes) */
+    {"conv 3x3 24->48 14x14 dense (packed)", 0, 0, 24, 48, 14, 3, 1, 1, 256, 1, 0, 0, 1},
+    {"conv 3x3/2 19->32 29x29 dense u8 (packed)", 0, 1, 19, 32, 29, 3, 2, 1, 256, 1, 0, 0, 1},
+    {"conv 3x3 64->64 7x7 dense + ADD (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 1, 1},
+    {"conv 3x3 16->32 10x10 dense w_zero (packed)", 0, 0, 16, 32, 10, 3, 1, 1, 256, 1, 1, 0, 1},
 #endif
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
@@ -48,6 +57,9 @@ static const shape SHAPES_[] = {
  * masked at the plane's end), a pointwise conv's patch quads 64 positions a step, qconv_patches_one's
  * column blocks requantised a channel at a time */
 long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
+/* qconv_dense's three-block dots (x86_dense_dotb3x8), its blocks summed for the first 16 channels as their quad rows
+ * are made (x86_dense_dotq16) */
+long aotc_test_qx86_dotb3, aotc_test_qx86_dotq;
 #endif
 
 static void *buffer(size_t n) {
@@ -119,6 +131,12 @@ static int run(const shape *s, int check) {
         else aotc_qconv_depthwise_i8(&p, (const int8_t *)x, w, (int8_t *)y, (int8_t *)scratch);
     } else {
         const int32_t tile = s->tile < p.out_h * p.out_w ? s->tile : p.out_h * p.out_w;
+#if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
+        if (s->work) { /* all the plan's work (quant.py): qconv_dense's */
+            p.work = INT32_MAX;
+            p.work = (int32_t)aotc_qconv_patches_x86_work_bytes(&p, tile);
+        }
+#endif
         scratch = buffer((size_t)aotc_qconv_patches_scratch_bytes(&p, tile));
         if (s->fused) { /* QLinearAdd's parameters as aot/qmath.py computes them, over y's shape */
             const float sa = 0.02f + (float)rand_int(0, 100) / 1000.0f, sb = 0.02f + (float)rand_int(0, 100) / 1000.0f;
@@ -168,9 +186,11 @@ static int run(const shape *s, int check) {
     printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
-    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
-           aotc_test_qx86_requant_channel, aotc_test_qx86_quads64);
+    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld", aotc_test_qx86_dw3,
+           aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64, aotc_test_qx86_dotb3,
+           aotc_test_qx86_dotq);
     aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
+    aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = 0;
 #endif
     printf("\n");
     if (w_arg != w) free(w_arg);

@@ -25,6 +25,7 @@
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
+extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -855,12 +856,14 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
  * *sums the patch sums (the quads against bytes of 1) when wsum. Quads before qfast read no channel
  * whose 64-byte windows would pass the group's planes, so their windows are loaded whole (masked
  * loads cost more); quads from qsafe on have no row B (past the group's last channel). iv: the
- * block's index vectors, then its keep vectors. */
-#define QX86_DENSE_DOT(NAME, N, V)                                                                         \
+ * block's index vectors, then its keep vectors. ST: the quad rows also stored at qs, 64 bytes a row (as
+ * x86_dense_quads makes them: the first block of channels summed while they are made, the permutes beside
+ * the vpdpbusd, not a pass of their own). */
+#define QX86_DENSE_DOT(NAME, N, V, ST)                                                                     \
     static inline QX86_HOT void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg, \
                             const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast,           \
                             int32_t qsafe, const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum,       \
-                            __m512i *acc, __m512i *sums) {                                                 \
+                            __m512i *acc, __m512i *sums, uint8_t *AOTC_RESTRICT qs) {                      \
         const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);                                         \
         const __m##V##i ones = _mm##V##_set1_epi8(1);                                                      \
         const uint8_t *keep = iv + 64 * (int64_t)npat;                                                     \
@@ -872,6 +875,7 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
             const __m##V##i xv = QX86_CUT##V(QX86_DENSE_QUAD(                                              \
                 _mm512_loadu_si512((const void *)(xs + seg[pp].offa)),                                     \
                 _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp));                               \
+            if (ST) _mm512_storeu_si512((void *)(qs + 64 * (int64_t)q), QX86_WIDEN##V(xv));                \
             QX86_WORDS8(V, a, xv, wq);                                                                     \
             if (N > 8) QX86_WORDS8(V, (a + 8), xv, (wq + 8));                                              \
             if (wsum) s = _mm##V##_dpbusd_epi32(s, xv, ones);                                              \
@@ -881,6 +885,7 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
             const __m##V##i xv = QX86_CUT##V(QX86_DENSE_QUAD(                                              \
                 _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)),              \
                 q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp)); \
+            if (ST) _mm512_storeu_si512((void *)(qs + 64 * (int64_t)q), QX86_WIDEN##V(xv));                \
             QX86_WORDS8(V, a, xv, wq);                                                                     \
             if (N > 8) QX86_WORDS8(V, (a + 8), xv, (wq + 8));                                              \
             if (wsum) s = _mm##V##_dpbusd_epi32(s, xv, ones);                                              \
@@ -888,11 +893,13 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
         }                                                                                                  \
         for (j = 0; j < N; ++j) acc[j] = QX86_WIDEN##V(a[j]);                                              \
         *sums = QX86_WIDEN##V(s);                                                                          \
+        (void)qs;                                                                                          \
     }
-QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16, 512)
-QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8, 512)
-QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16y), 16, 256)
-QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16, 512, 0)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8, 512, 0)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16y), 16, 256, 0)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256, 0)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dotq16), 16, 512, 1)
 
 /* One block's kq quad rows made once (QX86_DENSE_QUAD, as the dots above make them) and stored at qb,
  * 64 bytes a row: where the output channels take more than one register block of 16, each block of
@@ -936,6 +943,60 @@ static void AOTC_Q(x86_dense_quads)(const QT *AOTC_RESTRICT xg, int64_t step, co
     }
 QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16), 16, 512)
 QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
+
+/* three blocks' sums for output channel j of wq (named accumulators: arrays indexed in loops spilled) */
+#define QX86_DOTB3_STEP(j)                                                                                 \
+    do {                                                                                                   \
+        const __m512i wv_ = _mm512_set1_epi32(wq[j]);                                                      \
+        a0##j = _mm512_dpbusd_epi32(a0##j, x0, wv_);                                                       \
+        a1##j = _mm512_dpbusd_epi32(a1##j, x1, wv_);                                                       \
+        a2##j = _mm512_dpbusd_epi32(a2##j, x2, wv_);                                                       \
+    } while (0)
+#define QX86_DOTB3_ZERO(j) __m512i a0##j = _mm512_setzero_si512(), a1##j = a0##j, a2##j = a0##j
+#define QX86_DOTB3_OUT(j) (acc[j] = a0##j, acc[8 + j] = a1##j, acc[16 + j] = a2##j)
+
+/* x86_dense_dotb16's sums for three blocks of quad rows at once (qb, qb + bstride, qb + 2 bstride) and 8
+ * output channels (words 0-7 of wq's rows of 16): 24 accumulators, a weight word's broadcast serving three
+ * blocks (11 loads a quad row for 24 vpdpbusd, against 17 for 16: 8 % fewer cycles in the loop on Zen 5).
+ * acc[8 t + j]: block t's sums for channel j. No patch sums: for weights whose zero points are all 0. Not
+ * inlined: in qconv_dense's loops, beside their constants, the 24 accumulators and 3 rows spilled. */
+static __attribute__((noinline)) void AOTC_Q(x86_dense_dotb3x8)(const uint8_t *AOTC_RESTRICT qb, int64_t bstride,
+                                                                int32_t kq, const int32_t *AOTC_RESTRICT wq,
+                                                                __m512i *acc) {
+    QX86_DOTB3_ZERO(0);
+    QX86_DOTB3_ZERO(1);
+    QX86_DOTB3_ZERO(2);
+    QX86_DOTB3_ZERO(3);
+    QX86_DOTB3_ZERO(4);
+    QX86_DOTB3_ZERO(5);
+    QX86_DOTB3_ZERO(6);
+    QX86_DOTB3_ZERO(7);
+    int32_t q;
+    for (q = 0; q < kq; ++q, wq += 16, qb += 64) {
+        const __m512i x0 = _mm512_loadu_si512((const void *)qb);
+        const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));
+        const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));
+        QX86_DOTB3_STEP(0);
+        QX86_DOTB3_STEP(1);
+        QX86_DOTB3_STEP(2);
+        QX86_DOTB3_STEP(3);
+        QX86_DOTB3_STEP(4);
+        QX86_DOTB3_STEP(5);
+        QX86_DOTB3_STEP(6);
+        QX86_DOTB3_STEP(7);
+    }
+    QX86_DOTB3_OUT(0);
+    QX86_DOTB3_OUT(1);
+    QX86_DOTB3_OUT(2);
+    QX86_DOTB3_OUT(3);
+    QX86_DOTB3_OUT(4);
+    QX86_DOTB3_OUT(5);
+    QX86_DOTB3_OUT(6);
+    QX86_DOTB3_OUT(7);
+}
+#undef QX86_DOTB3_STEP
+#undef QX86_DOTB3_ZERO
+#undef QX86_DOTB3_OUT
 
 #define AOTC_QX86_NARROW 4 /* blocks of at most this many lanes: x86_dense_narrow */
 
@@ -982,22 +1043,44 @@ static inline QX86_HOT void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg,
     for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = a[j];
     *sums = s;
 }
-/* x86_dense_narrow on quad rows made by x86_dense_quads (qb, 64 bytes a row) */
+/* QX86_NARROW_STEP's products into the sums t (and the patch sums into s) */
+#define QX86_NARROW_STEPB(t, xv, wp)                                                                       \
+    do {                                                                                                   \
+        const __m512i wv_ = _mm512_loadu_si512((const void *)(wp));                                        \
+        t[0] = _mm512_dpbusd_epi32(t[0], _mm512_permutexvar_epi32(_mm512_setzero_si512(), (xv)), wv_);     \
+        if (lanes > 1) t[1] = _mm512_dpbusd_epi32(t[1], _mm512_permutexvar_epi32(i1, (xv)), wv_);          \
+        if (lanes > 2) t[2] = _mm512_dpbusd_epi32(t[2], _mm512_permutexvar_epi32(i2, (xv)), wv_);          \
+        if (lanes > 3) t[3] = _mm512_dpbusd_epi32(t[3], _mm512_permutexvar_epi32(i3, (xv)), wv_);          \
+        if (wsum) s = _mm512_dpbusd_epi32(s, (xv), ones);                                                  \
+    } while (0)
+/* x86_dense_narrow on quad rows made by x86_dense_quads (qb, 64 bytes a row): four quad rows a step into four
+ * sets of sums, added at the end, so that a block of one or two lanes (7 x 7's 49th position) is not held to
+ * vpdpbusd's latency on a single chain (ResNet-18's 7 x 7 convs: 3 % of its time). */
 static inline QX86_HOT void AOTC_Q(x86_dense_narrowb)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
                                                       const int32_t *AOTC_RESTRICT wq, int wsum, int32_t lanes,
                                                       __m512i *acc, __m512i *sums) {
     const __m512i ones = _mm512_set1_epi8(1);
     const __m512i i1 = _mm512_set1_epi32(1), i2 = _mm512_set1_epi32(2), i3 = _mm512_set1_epi32(3);
-    __m512i a[AOTC_QX86_NARROW], s = _mm512_setzero_si512();
-    int32_t j, q;
-    for (j = 0; j < AOTC_QX86_NARROW; ++j) a[j] = _mm512_setzero_si512();
-    for (q = 0; q < kq; ++q, wq += 16, qb += 64) {
-        const __m512i xv = _mm512_loadu_si512((const void *)qb);
-        QX86_NARROW_STEP(xv);
+    __m512i a[AOTC_QX86_NARROW], b[AOTC_QX86_NARROW], c[AOTC_QX86_NARROW], d[AOTC_QX86_NARROW];
+    __m512i s = _mm512_setzero_si512();
+    int32_t j, q = 0;
+    for (j = 0; j < AOTC_QX86_NARROW; ++j) a[j] = b[j] = c[j] = d[j] = _mm512_setzero_si512();
+    for (; q + 4 <= kq; q += 4, wq += 64, qb += 256) {
+        const __m512i x0 = _mm512_loadu_si512((const void *)qb), x1 = _mm512_loadu_si512((const void *)(qb + 64));
+        const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 128)), x3 = _mm512_loadu_si512((const void *)(qb + 192));
+        QX86_NARROW_STEPB(a, x0, wq);
+        QX86_NARROW_STEPB(b, x1, wq + 16);
+        QX86_NARROW_STEPB(c, x2, wq + 32);
+        QX86_NARROW_STEPB(d, x3, wq + 48);
     }
-    for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = a[j];
+    for (; q < kq; ++q, wq += 16, qb += 64) {
+        const __m512i xv = _mm512_loadu_si512((const void *)qb);
+        QX86_NARROW_STEPB(a, xv, wq);
+    }
+    for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = _mm512_add_epi32(_mm512_add_epi32(a[j], b[j]), _mm512_add_epi32(c[j], d[j]));
     *sums = s;
 }
+#undef QX86_NARROW_STEPB
 #undef QX86_NARROW_STEP
 
 /* Requantises a narrow block's sums (x86_dense_narrow) and stores them: channels [oc, oc + nc) at
@@ -1119,18 +1202,30 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
             const int32_t key = i / J->chunks, ch = i % J->chunks;
             const int32_t c0 = g * mg + ch * J->cstep, c1 = c0 + J->cstep < (g + 1) * mg ? c0 + J->cstep : (g + 1) * mg;
             for (pos0 = r0; pos0 < r1;) { /* a batch of up to nblk blocks */
-                int32_t b, nb;
+                int32_t b, nb, made = 0; /* made: the blocks of over AOTC_QX86_NARROW lanes summed for c0's channels */
                 if (L->held == key) { /* the whole range, made for the item before */
                     pos0 = r1;
                 } else {
                     const int32_t first = pos0;
+                    made = 1;
                     for (nb = 0; nb < J->nblk && pos0 < r1; ++nb) {
                         int32_t shift;
                         const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count,
                                                                              &L->next, &shift);
+                        const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
+                        uint8_t *const qs = scratch + (int64_t)nb * kq * 64;
                         AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
-                        AOTC_Q(x86_dense_quads)(xg, step, seg, (const uint8_t *)bk + AOTC_QX86_DHEAD, bk->pad, npat, kq,
-                                                J->qfast, J->qsafe, zfill, scratch + (int64_t)nb * kq * 64);
+                        if (bk->lanes > AOTC_QX86_NARROW) { /* made while c0's 16 channels are summed */
+                            __m512i a[16], s;
+                            AOTC_Q(x86_dense_dotq16)(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe,
+                                                     (const int32_t *)(const void *)(w + (int64_t)c0 * kp), zfill,
+                                                     p->w_zero_any, a, &s, qs);
+                            AOTC_QX86_TRACE(dotq);
+                            AOTC_Q(x86_dense_store)(p, a, s, c0, 16, AOTC_Q(x86_lanes)(bk->lanes), pos0, plane_out, lo, hi,
+                                                    zp, yn, rvp, resn);
+                        } else {
+                            AOTC_Q(x86_dense_quads)(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe, zfill, qs);
+                        }
                         L->bpos[nb] = pos0, L->blanes[nb] = bk->lanes;
                         pos0 += bk->lanes;
                     }
@@ -1140,7 +1235,31 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                 nb = L->nb;
                 for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
                     const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
-                    for (b = 0; b < nb; ++b) {
+                    b = 0;
+                    if (made && oc == c0) { /* only the narrow blocks left */
+                        for (b = 0; b < nb; ++b) {
+                            __m512i a[16], s;
+                            if (L->blanes[b] > AOTC_QX86_NARROW) continue;
+                            AOTC_Q(x86_dense_narrowb)(scratch + (int64_t)b * kq * 64, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
+                            AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
+                        }
+                        continue;
+                    }
+                    if (!p->w_zero_any) { /* three blocks of over 8 lanes at a time, 8 channels of the 16 twice */
+                        for (; b + 3 <= nb && L->blanes[b] > 8 && L->blanes[b + 1] > 8 && L->blanes[b + 2] > 8; b += 3) {
+                            const __m512i none = _mm512_setzero_si512();
+                            int32_t h, t;
+                            for (h = 0; h < 2; ++h) {
+                                __m512i a3[24];
+                                AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3);
+                                AOTC_QX86_TRACE(dotb3);
+                                for (t = 0; t < 3; ++t)
+                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8 * h, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                            L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                            }
+                        }
+                    }
+                    for (; b < nb; ++b) {
                         const uint8_t *qb = scratch + (int64_t)b * kq * 64;
                         __m512i a[16], s;
                         if (L->blanes[b] <= AOTC_QX86_NARROW) {
@@ -1196,7 +1315,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                     __m512i a[16], s;
                     nc = c1 - oc < J->nmax ? c1 - oc : J->nmax;
 #define QX86_DENSE_CALL(f)                                                                                 \
-    f(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe, wp, zfill, p->w_zero_any, a, &s)
+    f(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe, wp, zfill, p->w_zero_any, a, &s, NULL)
                     if (bk->lanes <= AOTC_QX86_NARROW && nc > 8) { /* 16 channels a vector */
                         AOTC_Q(x86_dense_narrow)(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe, wp, zfill,
                                                  p->w_zero_any, bk->lanes, a, &s);
@@ -1266,6 +1385,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
      * kp bytes), made once where the output channels take more than one register block of 16 and read
      * back by each (the stem and ResNet-18's 3 x 3 convs: 5 % fewer cycles in layers 2-3, 14 % in 4) */
     J.nblk = (tile + 15) / 16 < 16 ? (tile + 15) / 16 : 16;
+    if (J.nblk > 3 && !p->w_zero_any) J.nblk -= J.nblk % 3; /* whole threes for x86_dense_dotb3x8 */
     J.quads = p->w_packed && scratch != NULL && J.nblk > 0 && mg > 16;
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
         const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
