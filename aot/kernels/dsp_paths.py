@@ -44,9 +44,12 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
 PATHS = DW_PATHS + CONV_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
+# Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
+MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
-FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, PORTABLE_FAST), "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST),
+FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, PORTABLE_FAST),
+              "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP),
               "tflite_int8_fc.c": (PORTABLE_FAST,)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -158,7 +161,7 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
 
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
              plain_depthwise: bool = False, compact_depthwise: bool = False,
-             compact_conv: bool = False) -> tuple[str, ...]:
+             compact_conv: bool = False, helium: bool = False) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
@@ -168,7 +171,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     are 0), the depthwise layers then by tfl_depthwise_s8_compact, and AOTC_TFL_DW_MULT_COMPACT where a layer has a
     depth multiplier above 1 (tfl_depthwise_s8_multc, taken only where MULT is 0; the compact one only where a layer
     has none); `compact_conv` (issue 67): every conv path but the fused ADD's and AOTC_TFL_CONV_COMPACT (taken only
-    where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact."""
+    where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact. On the M55 (`helium`) those depthwise levels keep
+    Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the general level's est.
+    cycles there."""
     need: set[str] = set()
     dsp = depthwise = multiplier = mult4 = conv = False
     for node, c in layers(graph, choices):
@@ -200,7 +205,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             need.add("AOTC_TFL_CONV_COMPACT")
     if general:
         need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
-    return tuple(sorted(set(PATHS) - need)) if dsp else ()
+    alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
+    return tuple(sorted((set(PATHS) - need) | alone)) if dsp else ()
 
 
 def work(node: Node, graph: Graph) -> int:

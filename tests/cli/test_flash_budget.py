@@ -203,18 +203,19 @@ def test_fit_walks_the_ladder(monkeypatch, sizes, budget, kept, builds):
     assert len(calls) == builds, calls
 
 
-def _level_on_the_m4(model: Path, level: Any, tmp_path: Path, monkeypatch: Any, plugin: Path) -> tuple[Any, dict]:
-    """`model` compiled at `level` alone (as bench/flash_budget.py compiles each), built Release for the M4 and run
-    once under qemu on seeded inputs: the bundle and {"flash", "count", "cycles", "outputs", "nm" (the library's
-    symbols), "image" (the runner's)}."""
+def _level_on_the_m4(model: Path, level: Any, tmp_path: Path, monkeypatch: Any, plugin: Path,
+                     target: str = "mps2-an386") -> tuple[Any, dict]:
+    """`model` compiled at `level` alone (as bench/flash_budget.py compiles each), built Release for the M4 (or
+    `target`) and run once under qemu on seeded inputs: the bundle and {"flash", "count", "cycles", "outputs", "nm"
+    (the library's symbols), "image" (the runner's)}."""
     from aot import flash
     from aot.bench import board_counts
 
     monkeypatch.setattr(flash, "LEVELS", (level,))
-    b = compile_file(model, Options(name="m", target="mps2-an386", flash_budget=10**9, build_type="Release"))
-    out = tmp_path / level.name
+    b = compile_file(model, Options(name="m", target=target, flash_budget=10**9, build_type="Release"))
+    out = tmp_path / f"{level.name}-{target}"
     b.write(out / "bundle")
-    configure(out, "mps2-an386", build_type="Release")
+    configure(out, target, build_type="Release")
     build(out)
     meta = b.metadata
     feeds = [np.random.default_rng(7).integers(-128, 128, tuple(i["shape"])).astype(np.int8) for i in meta["inputs"]]
@@ -320,3 +321,29 @@ def test_portable_level_convs_on_the_m4(tmp_path, monkeypatch):
     assert all(np.array_equal(a, z) for a, z in zip(portable["outputs"], none["outputs"], strict=True))
     assert "tfl_dot2x2" in portable["image"] and not re.search(r"tfl_dsp_|_s8_compact", portable["image"])
     assert portable["cycles"] < 4.4 * none["cycles"], (portable["cycles"], none["cycles"])
+
+
+@pytest.mark.full
+def test_depthwise_levels_keep_heliums_depthwise_on_the_m55(tmp_path, monkeypatch):
+    """Issue 67 on the M55 (mps3-an547): KWS DS-CNN at "dw-compact" and "dw-plain" keeps Helium's 3 x 3 depthwise
+    (AOTC_TFL_DW_MVE_WITH_DSP 0: tfl_depthwise_s8_mve compiled) while the DSP depthwise paths are left out: under 1.1x
+    level none's est. cycles (1.03x at this stop; 2.65x and 4.14x when those levels dropped it with the DSP paths);
+    the portable level in the smallest loops as portable-small (gcc vectorises those itself: the faster ones were
+    14.5x level none's, the small ones 12.5x); outputs identical to level none's on seeded inputs."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot import flash
+    from aot.bench import insn_count_plugin
+
+    plugin = insn_count_plugin(tmp_path)
+    got = {}
+    for level in (lv for lv in flash.LEVELS if lv.name in ("none", "dw-compact", "dw-plain", "portable")):
+        b, r = _level_on_the_m4(KWS, level, tmp_path, monkeypatch, plugin, target="mps3-an547")
+        left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
+        assert ("AOTC_TFL_DW_MVE_WITH_DSP" in left) == (level.name in ("dw-compact", "dw-plain")), level.name
+        assert ("AOTC_TFL_PORTABLE_FAST" in left) == (level.name == "portable"), level.name
+        got[level.name] = r
+    for name in ("dw-compact", "dw-plain", "portable"):
+        assert all(np.array_equal(a, z) for a, z in zip(got[name]["outputs"], got["none"]["outputs"], strict=True))
+    for name in ("dw-compact", "dw-plain"):
+        assert got[name]["cycles"] < 1.1 * got["none"]["cycles"], (name, got[name]["cycles"], got["none"]["cycles"])
+    assert got["none"]["flash"] > got["dw-compact"]["flash"] > got["dw-plain"]["flash"] > got["portable"]["flash"]

@@ -549,6 +549,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_DSP
 #define AOTC_TFL_DW_DSP 1
 #endif
+/* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
+ * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */
+#ifndef AOTC_TFL_DW_MVE_WITH_DSP
+#define AOTC_TFL_DW_MVE_WITH_DSP 1
+#endif
 #ifndef AOTC_TFL_DW_PRE
 #define AOTC_TFL_DW_PRE 1
 #endif

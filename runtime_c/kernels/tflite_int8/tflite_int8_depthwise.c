@@ -3104,8 +3104,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
-#if AOTC_TFL_MVE
-    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
+#if AOTC_TFL_MVE /* with the DSP paths, or on its own at a --flash-budget level that leaves them out */
+    if ((AOTC_TFL_DW_DSP || !AOTC_TFL_DW_MVE_WITH_DSP) && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
 #endif
 #if AOTC_QUANT_DSP
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
