@@ -94,6 +94,9 @@ class FlashLevel:
     plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
     compact_dw: bool = False  # every M-profile depthwise path but the compact one: the depthwise layers by it
     compact_conv: bool = False  # every M-profile conv path but the compact one (and the fused ADD's): the convs by it
+    compact_fc: bool = False  # FULLY_CONNECTED's DSP path left out: its layers by the compact one
+    small_fc: bool = False  # and the compact one in its smallest loop (one output a turn)
+    fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
 
 
@@ -109,33 +112,42 @@ LEVELS = (
                "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
                "at most 1.016x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+    FlashLevel("fc-compact", "-Os", False, "the library at -Os, FULLY_CONNECTED by its compact DSP path (one output "
+               "a turn, a rolled SMLAD loop) instead of the 4-output one in assembly",
+               "TBD", compact_fc=True),
     FlashLevel("general", "-Os", False, "the library at -Os with the specialised M-profile conv and depthwise "
                "paths left out (1 x 1 by rows, the depthwise ring, columns and stride 2, doubled sums): the layers "
                "by the general DSP paths",
                "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
-               "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
+               "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True, compact_fc=True),
     FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
                "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code; "
                "a depth multiplier above 1 by the compact multiplier path: SMLAD on column pairs in C, no ring)",
                "1.29x to 1.48x the est. cycles of the general level on the M4 (KWS DS-CNN 1.41x, VWW MobileNet 1.29x, "
                "TFLM micro_speech's depth multiplier 8 layer 1.48x; bench/flash_budget.py)", general=True,
-               compact_dw=True),
+               compact_dw=True, compact_fc=True),
     FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
                "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
                "depthwise code",
                "1.35x to 1.55x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.35x, VWW MobileNet "
-               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True),
+               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True,
+               compact_fc=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
                "1.32x to 1.38x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.32x, VWW MobileNet "
                "1.38x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
                "micro_speech 4.3x the dw-compact level's; bench/flash_budget.py)",
-               general=True, plain_dw=True, compact_conv=True),
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True),
+    FlashLevel("fc-small", "-Os", False, "as dw-plain, and FULLY_CONNECTED by its compact DSP path one output a turn",
+               "TBD", general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
                "1.3x to 2.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
                "IC ResNet-8 2.65x; bench/flash_budget.py)"),
+    FlashLevel("portable-fc2", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST 0), "
+               "FULLY_CONNECTED two outputs a turn where it does half the model's work",
+               "TBD", small=True, fc_pairs=True),
     FlashLevel("portable-small", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST "
                "0): the least flash",
                "1.0x to 1.6x the est. cycles of the portable level on the M4 for 0.2-2.7 KB less "

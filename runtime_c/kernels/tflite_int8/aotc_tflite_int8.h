@@ -597,6 +597,17 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_LOOP_MULT4
 #define AOTC_TFL_DW_LOOP_MULT4 1
 #endif
+/* FC_DSP (issue 67): FULLY_CONNECTED's DSP path (tfl_fc_s8_dsp, 4 outputs a turn in assembly); 0 (a --flash-budget
+ * level's, "fc-compact"): the compact DSP path instead (tfl_fc_s8_compact: one output a turn, a rolled SMLAD loop) */
+#ifndef AOTC_TFL_FC_DSP
+#define AOTC_TFL_FC_DSP 1
+#endif
+/* FC_PAIRS (issue 67): FULLY_CONNECTED two outputs a turn in the compact DSP path (FC_DSP 0) and in the portable
+ * kernels' smallest loops (PORTABLE_FAST 0); 0: one a turn, the smallest (the "fc-small" --flash-budget level's DSP
+ * path, no sums in scratch; the smallest portable loop where FULLY_CONNECTED does under half the model's work) */
+#ifndef AOTC_TFL_FC_PAIRS
+#define AOTC_TFL_FC_PAIRS 1
+#endif
 /* PORTABLE_FAST (issue 67): the portable kernels' (AOTC_NO_INTRINSICS) faster loops: 1 x 1 convs in 2 x 2 blocks
  * (tfl_dot2x2), the requantisation's terms taken once a channel, the depthwise layers of multiplier 1 4 channels over
  * every position, FULLY_CONNECTED 4 outputs at a time; 0: the smallest loops (the "portable-small" --flash-budget
