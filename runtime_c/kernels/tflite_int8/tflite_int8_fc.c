@@ -56,8 +56,10 @@ static void tfl_fc_widen(const int8_t *x, int32_t nq, uint32_t zz, uint32_t *xw)
 #if AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS
 #if AOTC_TFL_FC_DSP
 #define TFL_FC_ROWS(xw, nq, w, ld, n, il, init, sums)                                                    \
-    ((AOTC_DSP_IL && (il)) ? aotc_dsp_gemv_rows_il(xw, nq, w, n, init, sums)                               \
-                           : aotc_dsp_gemv_rows(xw, nq, w, ld, n, init, sums))
+    do {                                                                                               \
+        if (AOTC_DSP_IL && (il)) aotc_dsp_gemv_rows_il(xw, nq, w, n, init, sums);                        \
+        else aotc_dsp_gemv_rows(xw, nq, w, ld, n, init, sums);                                         \
+    } while (0)
 #else
 /* FULLY_CONNECTED's compact DSP path (AOTC_TFL_FC_DSP 0, the "fc-compact" --flash-budget level, issue 67), in
  * tfl_fc_s8_dsp's place of aotc_dsp_gemv_rows(_il): sums[o] = init[o] (0 where init is NULL) plus the nq quads of xw
