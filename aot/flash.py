@@ -111,6 +111,7 @@ class FlashLevel:
     compact_conv: bool = False  # every M-profile conv path but the compact one (and the fused ADD's): the convs by it
     compact_fc: bool = False  # FULLY_CONNECTED's DSP path left out: its layers by the compact one
     small_fc: bool = False  # and the compact one in its smallest loop (one output a turn)
+    small_conv: int = 0  # the compact conv one position at a time (1), one channel a turn (2), where portable's pay not
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
 
@@ -160,6 +161,11 @@ LEVELS = (
                "1.00x the est. cycles of dw-plain on the M4 where FULLY_CONNECTED does little of the work, the "
                "autoencoder 1.43x fc-compact's (bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True),
+    FlashLevel("conv-small", "-Os", False, "as fc-small, and the convs by the compact DSP path one position at a "
+               "time, two output channels a turn in C, where the portable kernels' faster loops do not pay",
+               "TBD", general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=1),
+    FlashLevel("conv-smallest", "-Os", False, "as conv-small, one output channel a turn",
+               "TBD", general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=2),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
@@ -312,6 +318,8 @@ def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLev
         raise FlashBudgetError(refusal(budget, tried), min(m.total for _, m in tried))
     for level in between:
         bundle, got = at(level)
+        if got is least and level.fc_pairs:  # portable-fc2 where FULLY_CONNECTED does little: portable-small's library,
+            break  # named as that
         if got.total <= budget:
             return kept(level, bundle, got)
     return kept(last, smallest, least)

@@ -146,7 +146,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  widened_weights: bool = False, separate_weights: bool = False, portable: bool = False,
                  toolchain: str = "", general_paths: bool = False, plain_depthwise: bool = False,
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
-                 compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False) -> Bundle:
+                 compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
+                 small_conv: int = 0) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -162,7 +163,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     specialised ones too; `plain_depthwise`: the depthwise ones all; `compact_depthwise`: all but the compact one;
     `compact_conv`: the conv's all but the compact one and the fused ADD's; `compact_fc`: FULLY_CONNECTED's DSP path,
     the compact one instead (`small_fc`: in its smallest loop); `fc_pairs`: in the portable kernels' smallest loops,
-    FULLY_CONNECTED two outputs a turn where it does half the model's work; `portable_small`: the portable kernels'
+    FULLY_CONNECTED two outputs a turn where it does half the model's work; `small_conv` (1, 2): the compact conv one
+    position at a time (2: one channel a turn) where the portable kernels' faster loops do not pay (else a level
+    slower and larger than portable); `portable_small`: the portable kernels'
     smallest loops, AOTC_TFL_PORTABLE_FAST)."""
     artifacts = artifacts or {}
     name = graph.name
@@ -209,7 +212,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, portable_fast_pays
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
-                     small_fc)
+                     small_fc, small_conv if small_conv and not portable_fast_pays(graph) else 0)
     if portable_small or portable and not portable_fast_pays(graph):  # the portable kernels' smallest loops (a
         # --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little work)
         paths = tuple(sorted({*paths, PORTABLE_FAST,

@@ -44,12 +44,16 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
 # FULLY_CONNECTED's: its DSP path (left out at the "fc-compact" --flash-budget level and after, the compact one instead)
 # and the compact one's two outputs a turn (left out at "fc-small": one a turn)
 FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
-PATHS = DW_PATHS + CONV_PATHS + FC_PATHS
+# the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
+# "conv-small" and "conv-smallest" levels)
+SMALL_CONV_PATHS = ("AOTC_TFL_CONV_2X2", "AOTC_TFL_CONV_PAIRS")
+PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
-FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, PORTABLE_FAST), "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST),
+FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST),
+              "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -161,7 +165,8 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
 
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
              plain_depthwise: bool = False, compact_depthwise: bool = False,
-             compact_conv: bool = False, compact_fc: bool = False, small_fc: bool = False) -> tuple[str, ...]:
+             compact_conv: bool = False, compact_fc: bool = False, small_fc: bool = False,
+             small_conv: int = 0) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
@@ -174,8 +179,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact; `compact_fc` (issue 67): AOTC_TFL_FC_DSP where a
     FULLY_CONNECTED layer takes the M-profile kernel, the layers then by the compact rows (tfl_fc_rows_compact, two
     outputs a turn), and with `small_fc` AOTC_TFL_FC_PAIRS too (one output a turn); the FC paths are left out only so,
-    the unbudgeted bundles' configuration stays as it was."""
-    need: set[str] = set(FC_PATHS)
+    the unbudgeted bundles' configuration stays as it was; `small_conv` (1 or 2, with compact_conv): AOTC_TFL_CONV_2X2
+    (the compact conv one position at a time, tfl_conv_s8_small) and at 2 AOTC_TFL_CONV_PAIRS too (one channel a turn),
+    left out only so."""
+    need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS)
     dsp = depthwise = multiplier = mult4 = conv = fc = False
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
@@ -207,6 +214,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             need.add("AOTC_TFL_CONV_COMPACT")
     if general:
         need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
+    if compact_conv and conv and small_conv:
+        need -= set(SMALL_CONV_PATHS[:small_conv])
     if compact_fc and fc:
         need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
     return tuple(sorted(set(PATHS) - need)) if dsp or compact_fc and fc else ()

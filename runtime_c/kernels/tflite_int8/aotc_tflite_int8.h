@@ -585,6 +585,15 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_CONV_COMPACT
 #define AOTC_TFL_CONV_COMPACT 1
 #endif
+/* CONV_2X2 (issue 67): the compact conv path two positions by two output channels a turn (its 2 x 2 SMLAD kernel);
+ * 0 (the "conv-small" --flash-budget level): one position at a time, its sums in C (tfl_conv_s8_small); CONV_PAIRS:
+ * there two output channels a turn, 0 ("conv-smallest"): one (with CONV_COMPACT's conditions unmet never compiled in) */
+#ifndef AOTC_TFL_CONV_2X2
+#define AOTC_TFL_CONV_2X2 1
+#endif
+#ifndef AOTC_TFL_CONV_PAIRS
+#define AOTC_TFL_CONV_PAIRS 1
+#endif
 /* DW_LOOP_SMALL (issue 67): DEPTHWISE_CONV_2D's plain loop in its smallest form on the cores with the DSP extension
  * (each tap tests its row and column); 0: each position's window clipped once, faster (a --flash-budget level's, where
  * the plain loop takes the depthwise layers) */
