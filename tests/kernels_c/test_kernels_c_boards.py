@@ -371,3 +371,21 @@ def test_fc_flash_budget_forms_on_the_m4(tmp_path, objects, form, level):
                           text=True, check=True).stdout
     assert own is None or own in syms, syms
     assert not re.search(absent, syms), syms
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("pairs", [1, 0])
+@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+def test_small_conv_path_on_the_m4(tmp_path, objects, entry, pairs, level):
+    """CONV_2D (alone and with its residual ADD fused) by the compact path one position at a time (tfl_conv_s8_small,
+    the --flash-budget levels "conv-small" and, one output channel a turn, "conv-smallest"; issue 67) on the M4 at a
+    Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's entries (patches of any length, a last part of
+    under 4 bytes, odd channel counts: the last with the one before, one channel alone, pads, strides, dilations)
+    against LiteRT's reference arithmetic bit for bit; the path is in the image, the 2 x 2 kernel not."""
+    flags = [*COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", f"-DAOTC_TFL_CONV_PAIRS={pairs}"]
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *flags, level], 300, only=entry)
+    assert "MISMATCH" not in out and re.search(rf"{entry} +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert "tfl_conv_s8_small" in syms and "tfl_dsp_cs_sums" in syms and "tfl_dsp_cc_2x2" not in syms, syms
