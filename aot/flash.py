@@ -46,6 +46,13 @@ kernel family by kernel family:
 - "fc-small" (issue 67): as "dw-plain", and FULLY_CONNECTED by its smallest DSP path (AOTC_TFL_FC_PAIRS 0 too: one
   output a turn, two quads a turn, each output requantised at once, no sums in scratch and no store loop; about 0.6 KB
   less again): the autoencoder 2.05x level none's est. cycles, 1.00x elsewhere;
+- "conv-small" (issue 67): as "fc-small", and where the portable kernels' faster loops do not pay (their layers under
+  half the model's work: IC ResNet-8's 3 x 3 convs; elsewhere the same bundle as fc-small) the convs by the compact
+  path one position at a time (AOTC_TFL_CONV_2X2 0: tfl_conv_s8_small, its patch widened once, two output channels
+  and two quads a turn in C, a chunk of channels' sums then requantised by requant_double; no 2 x 2 assembly, two
+  positions' widening or SMMLAR terms: about 1.2 KB less): IC ResNet-8 1.59x -> 2.37x level none's est. cycles;
+- "conv-smallest" (issue 67): as "conv-small", one output channel and one quad a turn (AOTC_TFL_CONV_PAIRS 0; about
+  0.2 KB less): IC ResNet-8 3.16x, so that it steps 1.59x -> 2.37x -> 3.16x -> portable's 4.19x (2.63x before);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -67,6 +74,8 @@ kernel family by kernel family:
 - "portable-small": as "portable", in the smallest loops (AOTC_TFL_PORTABLE_FAST 0, a part of the kernel
   configuration, and AOTC_TFL_FC_PAIRS 0): the least flash, as the portable level was before its faster loops.
 
+(A level that builds the library of the one before, as conv-small where the faster portable loops pay, is measured
+once: fit takes the first of them, but portable-fc2 where it builds portable-small's is named as that.)
 So the autoencoder steps Os 1.04x -> fc-compact 1.43x -> fc-small 2.05x -> portable 2.56x -> portable-fc2 3.55x ->
 portable-small 5.15x level none's est. cycles on the M4 (under 1.5x a step; Os went to portable's 3.37x before).
 """
@@ -163,14 +172,17 @@ LEVELS = (
                general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True),
     FlashLevel("conv-small", "-Os", False, "as fc-small, and the convs by the compact DSP path one position at a "
                "time, two output channels a turn in C, where the portable kernels' faster loops do not pay",
-               "TBD", general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=1),
+               "1.49x the est. cycles of fc-small on the M4 for 1.2 KB less (IC ResNet-8; elsewhere the fc-small "
+               "bundle; bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=1),
     FlashLevel("conv-smallest", "-Os", False, "as conv-small, one output channel a turn",
-               "TBD", general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=2),
+               "1.33x the est. cycles of conv-small on the M4 for 0.2 KB less (IC ResNet-8; bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=2),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
-               "1.2x to 2.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
-               "IC ResNet-8 2.63x, the autoencoder 1.25x; bench/flash_budget.py)"),
+               "1.2x to 1.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
+               "IC ResNet-8 1.33x, TFLM micro_speech 1.62x, the autoencoder 1.25x; bench/flash_budget.py)"),
     FlashLevel("portable-fc2", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST 0), "
                "FULLY_CONNECTED two outputs a turn where it does half the model's work",
                "1.39x the est. cycles of the portable level on the M4 for 88 B less on the autoencoder (elsewhere the "
