@@ -354,3 +354,34 @@ def test_fully_connected_levels_on_the_autoencoder(tmp_path, monkeypatch):
     for a, z in zip(names[1:-1], names[2:], strict=True):
         assert got[a]["flash"] > got[z]["flash"], (a, z, got[a]["flash"], got[z]["flash"])
         assert got[a]["cycles"] < got[z]["cycles"] < 1.5 * got[a]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
+
+
+@pytest.mark.full
+def test_small_conv_levels_on_ic_resnet8(tmp_path, monkeypatch):
+    """Issue 67: MLPerf Tiny's IC ResNet-8 (3 x 3 convs and fused ADDs, where the portable kernels' faster loops do not
+    pay) at the levels "fc-small", "conv-small", "conv-smallest" and "portable" alone, Release, on the M4 under qemu:
+    conv-small leaves out the compact conv's 2 x 2 kernel (AOTC_TFL_CONV_2X2: one position at a time,
+    tfl_conv_s8_small), conv-smallest its two channels a turn too (AOTC_TFL_CONV_PAIRS); each takes less flash than the
+    level before at under 1.5x its est. cycles (1.59x, 2.37x, 3.16x and 4.19x level none's at this stop: fc-small went
+    straight to portable's 4.19x before, 2.63x a step); outputs identical to level none's on seeded inputs."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot import flash
+    from aot.bench import insn_count_plugin
+
+    ic = HERE.parent / "bench" / "models" / "keras" / "ic_resnet8_int8.tflite"
+    plugin = insn_count_plugin(tmp_path)
+    names = ("none", "fc-small", "conv-small", "conv-smallest", "portable")
+    got: dict[str, dict] = {}
+    for level in (lv for lv in flash.LEVELS if lv.name in names):
+        b, r = _level_on_the_m4(ic, level, tmp_path, monkeypatch, plugin)
+        left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
+        assert ("AOTC_TFL_CONV_2X2" in left) == (level.name in ("conv-small", "conv-smallest")), (level.name, left)
+        assert ("AOTC_TFL_CONV_PAIRS" in left) == (level.name == "conv-smallest"), (level.name, left)
+        assert ("tfl_conv_s8_small" in r["nm"]) == (level.name in ("conv-small", "conv-smallest")), level.name
+        got[level.name] = r
+    want = got["none"]["outputs"]
+    for name in names[1:]:
+        assert all(np.array_equal(a, z) for a, z in zip(got[name]["outputs"], want, strict=True)), name
+    for a, z in zip(names[1:-1], names[2:], strict=True):
+        assert got[a]["flash"] > got[z]["flash"], (a, z, got[a]["flash"], got[z]["flash"])
+        assert got[a]["cycles"] < got[z]["cycles"] < 1.5 * got[a]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
