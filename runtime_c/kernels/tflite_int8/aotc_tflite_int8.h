@@ -606,8 +606,8 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_LOOP_MULT4
 #define AOTC_TFL_DW_LOOP_MULT4 1
 #endif
-/* FC_DSP (issue 67): FULLY_CONNECTED's DSP path (tfl_fc_s8_dsp, 4 outputs a turn in assembly); 0 (a --flash-budget
- * level's, "fc-compact"): the compact DSP path instead (tfl_fc_s8_compact: one output a turn, a rolled SMLAD loop) */
+/* FC_DSP (issue 67): FULLY_CONNECTED's DSP path's 4-output assembly (aotc_dsp_gemv_rows); 0 (a --flash-budget level's,
+ * "fc-compact"): its compact rows instead (tfl_fc_rows_compact: two outputs a turn, a rolled SMLAD loop in C) */
 #ifndef AOTC_TFL_FC_DSP
 #define AOTC_TFL_FC_DSP 1
 #endif
