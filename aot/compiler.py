@@ -504,7 +504,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               portable=level.portable, toolchain=toolchain_digest(options.target),
                               general_paths=level.general, plain_depthwise=level.plain_dw,
                               compact_depthwise=level.compact_dw, compact_conv=level.compact_conv,
-                              portable_small=level.small)
+                              portable_small=level.small, compact_fc=level.compact_fc,
+                              small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
     if options.flash_budget is None:

@@ -24,6 +24,11 @@ kernel family by kernel family:
   FULLY_CONNECTED and softmax) and the model's own .c at -Os, the others at the build type's level;
 - "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
 - "Os": at -Os;
+- "fc-compact" (issue 67): at -Os, and FULLY_CONNECTED by its compact DSP path (AOTC_TFL_FC_DSP 0: the DSP path's
+  widening and store, its 4-output assembly replaced by tfl_fc_rows_compact, two outputs a turn in C, one quad a turn;
+  about 0.6 KB less); the levels after it keep it. Where FULLY_CONNECTED does little of the work about 1.00x
+  (micro_speech 1.03x); the MLPerf Tiny autoencoder (FULLY_CONNECTED only) 1.04x -> 1.43x level none's est. cycles
+  on the M4;
 - "general": at -Os, and the specialised M-profile paths left out (dsp_paths.SPECIALISED: 1 x 1 convs by rows,
   the depthwise ring, columns and stride 2, the doubled sums): the layers by the general DSP paths (the conv's
   patches, the depthwise band);
@@ -38,6 +43,16 @@ kernel family by kernel family:
   faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position, 4 output channels at a time; where a
   layer's depth multiplier is 4, 8, ... its 4 channels read one input value a tap, AOTC_TFL_DW_LOOP_MULT4: TFLM
   micro_speech 6.5x -> 4.1x level none's est. cycles for 288 B);
+- "fc-small" (issue 67): as "dw-plain", and FULLY_CONNECTED by its smallest DSP path (AOTC_TFL_FC_PAIRS 0 too: one
+  output a turn, two quads a turn, each output requantised at once, no sums in scratch and no store loop; about 0.6 KB
+  less again): the autoencoder 2.05x level none's est. cycles, 1.00x elsewhere;
+- "conv-small" (issue 67): as "fc-small", and where the portable kernels' faster loops do not pay (their layers under
+  half the model's work: IC ResNet-8's 3 x 3 convs; elsewhere the same bundle as fc-small) the convs by the compact
+  path one position at a time (AOTC_TFL_CONV_2X2 0: tfl_conv_s8_small, its patch widened once, two output channels
+  and two quads a turn in C, a chunk of channels' sums then requantised by requant_double; no 2 x 2 assembly, two
+  positions' widening or SMMLAR terms: about 1.2 KB less): IC ResNet-8 1.59x -> 2.37x level none's est. cycles;
+- "conv-smallest" (issue 67): as "conv-small", one output channel and one quad a turn (AOTC_TFL_CONV_PAIRS 0; about
+  0.2 KB less): IC ResNet-8 3.16x, so that it steps 1.59x -> 2.37x -> 3.16x -> portable's 4.19x (2.63x before);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -49,11 +64,20 @@ kernel family by kernel family:
   time; the requantisation's terms once a channel (KWS 5.39x -> 4.16x level none's est. cycles on the M4, VWW
   6.10x -> 4.57x, for about 2.7 KB). (A level between "dw-plain" and this that drops the convs' DSP code alone
   measured 0.97x this level's cycles at 2.6-4 KB more on the M4 with the loops before these: so there is none.)
-  FULLY_CONNECTED there takes 4 outputs at a time (the autoencoder 5.15x -> 3.37x). The faster loops are compiled
+  FULLY_CONNECTED there takes 4 outputs at a time (the autoencoder 5.15x -> 2.56x; their loop a function of its own,
+  tfl_fc_dot4_plain, so that -Os spills none of its 12 registers: 3.37x before). The faster loops are compiled
   only where their layers (the 1 x 1 convs, the depthwise ones of multiplier 1, FULLY_CONNECTED) do at least half
   the model's work (dsp_paths.portable_fast_pays; on IC ResNet-8's 3 x 3 convs they were larger and no faster);
+- "portable-fc2" (issue 67): as "portable-small", but FULLY_CONNECTED two outputs a turn where it does at least half the
+  model's work (dsp_paths.fc_pairs_pay; AOTC_TFL_FC_PAIRS 1: 128 B more than one a turn on the autoencoder, 3.55x level
+  none's est. cycles against 5.15x); elsewhere the same bundle as portable-small;
 - "portable-small": as "portable", in the smallest loops (AOTC_TFL_PORTABLE_FAST 0, a part of the kernel
-  configuration): the least flash, as the portable level was before its faster loops.
+  configuration, and AOTC_TFL_FC_PAIRS 0): the least flash, as the portable level was before its faster loops.
+
+(A level that builds the library of the one before, as conv-small where the faster portable loops pay, is measured
+once: fit takes the first of them, but portable-fc2 where it builds portable-small's is named as that.)
+So the autoencoder steps Os 1.04x -> fc-compact 1.43x -> fc-small 2.05x -> portable 2.56x -> portable-fc2 3.55x ->
+portable-small 5.15x level none's est. cycles on the M4 (under 1.5x a step; Os went to portable's 3.37x before).
 """
 
 from __future__ import annotations
@@ -94,6 +118,10 @@ class FlashLevel:
     plain_dw: bool = False  # every M-profile depthwise path left out: the depthwise layers by the plain loop
     compact_dw: bool = False  # every M-profile depthwise path but the compact one: the depthwise layers by it
     compact_conv: bool = False  # every M-profile conv path but the compact one (and the fused ADD's): the convs by it
+    compact_fc: bool = False  # FULLY_CONNECTED's DSP path left out: its layers by the compact one
+    small_fc: bool = False  # and the compact one in its smallest loop (one output a turn)
+    small_conv: int = 0  # the compact conv one position at a time (1), one channel a turn (2), where portable's pay not
+    fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
 
 
@@ -109,37 +137,60 @@ LEVELS = (
                "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
                "at most 1.016x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+    FlashLevel("fc-compact", "-Os", False, "the library at -Os, FULLY_CONNECTED by its compact DSP path (two outputs "
+               "a turn, a rolled SMLAD loop in C) instead of the 4-output one in assembly",
+               "1.00x to 1.03x the est. cycles of Os on the M4 where FULLY_CONNECTED does little of the work (KWS "
+               "DS-CNN, VWW MobileNet, IC ResNet-8 1.00x, TFLM micro_speech 1.03x), the MLPerf Tiny autoencoder 1.38x "
+               "(bench/flash_budget.py)", compact_fc=True),
     FlashLevel("general", "-Os", False, "the library at -Os with the specialised M-profile conv and depthwise "
                "paths left out (1 x 1 by rows, the depthwise ring, columns and stride 2, doubled sums): the layers "
                "by the general DSP paths",
                "1.00x to 1.28x the est. cycles of -Os on the M4 (KWS DS-CNN 1.12x, VWW MobileNet 1.28x, IC "
-               "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True),
+               "ResNet-8 1.02x; bench/flash_budget.py, docs/firmware.md)", general=True, compact_fc=True),
     FlashLevel("dw-compact", "-Os", False, "the library at -Os, the convs by the general DSP paths and the depthwise "
                "layers by the compact DSP path (one loop of 4 channels a tap, no ring, band, columns or stride-2 code; "
                "a depth multiplier above 1 by the compact multiplier path: SMLAD on column pairs in C, no ring)",
                "1.29x to 1.48x the est. cycles of the general level on the M4 (KWS DS-CNN 1.41x, VWW MobileNet 1.29x, "
                "TFLM micro_speech's depth multiplier 8 layer 1.48x; bench/flash_budget.py)", general=True,
-               compact_dw=True),
+               compact_dw=True, compact_fc=True),
     FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
                "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
                "depthwise code",
                "1.35x to 1.55x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.35x, VWW MobileNet "
-               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True),
+               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True,
+               compact_fc=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
                "1.32x to 1.38x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.32x, VWW MobileNet "
                "1.38x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
                "micro_speech 4.3x the dw-compact level's; bench/flash_budget.py)",
-               general=True, plain_dw=True, compact_conv=True),
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True),
+    FlashLevel("fc-small", "-Os", False, "as dw-plain, and FULLY_CONNECTED by its smallest DSP path (one output a "
+               "turn, requantised at once: no sums in scratch)",
+               "1.00x the est. cycles of dw-plain on the M4 where FULLY_CONNECTED does little of the work, the "
+               "autoencoder 1.43x fc-compact's (bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True),
+    FlashLevel("conv-small", "-Os", False, "as fc-small, and the convs by the compact DSP path one position at a "
+               "time, two output channels a turn in C, where the portable kernels' faster loops do not pay",
+               "1.49x the est. cycles of fc-small on the M4 for 1.2 KB less (IC ResNet-8; elsewhere the fc-small "
+               "bundle; bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=1),
+    FlashLevel("conv-smallest", "-Os", False, "as conv-small, one output channel a turn",
+               "1.33x the est. cycles of conv-small on the M4 for 0.2 KB less (IC ResNet-8; bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=2),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
-               "1.3x to 2.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
-               "IC ResNet-8 2.65x; bench/flash_budget.py)"),
+               "1.2x to 1.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
+               "IC ResNet-8 1.33x, TFLM micro_speech 1.62x, the autoencoder 1.25x; bench/flash_budget.py)"),
+    FlashLevel("portable-fc2", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST 0), "
+               "FULLY_CONNECTED two outputs a turn where it does half the model's work",
+               "1.39x the est. cycles of the portable level on the M4 for 88 B less on the autoencoder (elsewhere the "
+               "portable-small bundle; bench/flash_budget.py)", small=True, fc_pairs=True),
     FlashLevel("portable-small", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST "
                "0): the least flash",
-               "1.0x to 1.6x the est. cycles of the portable level on the M4 for 0.2-2.7 KB less "
-               "(bench/flash_budget.py)",
+               "1.0x to 1.6x the est. cycles of the portable level on the M4 for 0.2-2.7 KB less (the autoencoder "
+               "1.45x portable-fc2's; bench/flash_budget.py)",
                small=True),
 )
 
@@ -279,6 +330,8 @@ def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLev
         raise FlashBudgetError(refusal(budget, tried), min(m.total for _, m in tried))
     for level in between:
         bundle, got = at(level)
+        if got is least and level.fc_pairs:  # portable-fc2 where FULLY_CONNECTED does little: portable-small's library,
+            break  # named as that
         if got.total <= budget:
             return kept(level, bundle, got)
     return kept(last, smallest, least)

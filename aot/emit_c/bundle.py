@@ -146,7 +146,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
                  widened_weights: bool = False, separate_weights: bool = False, portable: bool = False,
                  toolchain: str = "", general_paths: bool = False, plain_depthwise: bool = False,
-                 compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False) -> Bundle:
+                 compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
+                 compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
+                 small_conv: int = 0) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -160,7 +162,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     (targets.toolchain_digest): part of the kernel configuration that prefixes the runtime's names, as are the
     M-profile paths no layer takes (aot/kernels/dsp_paths.py; `general_paths`, a --flash-budget level: the
     specialised ones too; `plain_depthwise`: the depthwise ones all; `compact_depthwise`: all but the compact one;
-    `compact_conv`: the conv's all but the compact one and the fused ADD's; `portable_small`: the portable kernels'
+    `compact_conv`: the conv's all but the compact one and the fused ADD's; `compact_fc`: FULLY_CONNECTED's DSP path,
+    the compact one instead (`small_fc`: in its smallest loop); `fc_pairs`: in the portable kernels' smallest loops,
+    FULLY_CONNECTED two outputs a turn where it does half the model's work; `small_conv` (1, 2): the compact conv one
+    position at a time (2: one channel a turn) where the portable kernels' faster loops do not pay (else a level
+    slower and larger than portable); `portable_small`: the portable kernels'
     smallest loops, AOTC_TFL_PORTABLE_FAST)."""
     artifacts = artifacts or {}
     name = graph.name
@@ -204,14 +210,16 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    from aot.kernels.dsp_paths import PORTABLE_FAST, left_out, portable_fast_pays
+    from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, portable_fast_pays
 
     helium = get_target(target).helium
-    paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, helium)
+    paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
+                     small_fc, small_conv if small_conv and not portable_fast_pays(graph) else 0, helium)
     if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest
         # loops (a --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little
         # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)
-        paths = tuple(sorted({*paths, PORTABLE_FAST}))
+        paths = tuple(sorted({*paths, PORTABLE_FAST,
+                              *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
     config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain, paths=paths), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),

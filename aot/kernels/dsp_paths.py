@@ -41,16 +41,22 @@ DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
-PATHS = DW_PATHS + CONV_PATHS
+# FULLY_CONNECTED's: its DSP path (left out at the "fc-compact" --flash-budget level and after, the compact one instead)
+# and the compact one's two outputs a turn (left out at "fc-small": one a turn)
+FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
+# the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
+# "conv-small" and "conv-smallest" levels)
+SMALL_CONV_PATHS = ("AOTC_TFL_CONV_2X2", "AOTC_TFL_CONV_PAIRS")
+PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
 MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
-FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, PORTABLE_FAST),
+FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST),
               "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP),
-              "tflite_int8_fc.c": (PORTABLE_FAST,)}
+              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
 
@@ -161,7 +167,8 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
 
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
              plain_depthwise: bool = False, compact_depthwise: bool = False,
-             compact_conv: bool = False, helium: bool = False) -> tuple[str, ...]:
+             compact_conv: bool = False, compact_fc: bool = False, small_fc: bool = False,
+             small_conv: int = 0, helium: bool = False) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
@@ -171,12 +178,17 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     are 0), the depthwise layers then by tfl_depthwise_s8_compact, and AOTC_TFL_DW_MULT_COMPACT where a layer has a
     depth multiplier above 1 (tfl_depthwise_s8_multc, taken only where MULT is 0; the compact one only where a layer
     has none); `compact_conv` (issue 67): every conv path but the fused ADD's and AOTC_TFL_CONV_COMPACT (taken only
-    where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact. On the M55 (`helium`) those depthwise levels keep
-    Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the general level's est.
-    cycles there."""
-    need: set[str] = set()
-    dsp = depthwise = multiplier = mult4 = conv = False
+    where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact; `compact_fc` (issue 67): AOTC_TFL_FC_DSP where a
+    FULLY_CONNECTED layer takes the M-profile kernel, the layers then by the compact rows (tfl_fc_rows_compact, two
+    outputs a turn), and with `small_fc` AOTC_TFL_FC_PAIRS too (one output a turn); the FC paths are left out only so,
+    the unbudgeted bundles' configuration stays as it was; `small_conv` (1 or 2, with compact_conv): AOTC_TFL_CONV_2X2
+    (the compact conv one position at a time, tfl_conv_s8_small) and at 2 AOTC_TFL_CONV_PAIRS too (one channel a turn),
+    left out only so. On the M55 (`helium`) the depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0):
+    without it they ran KWS DS-CNN at 2.5x the general level's est. cycles there."""
+    need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS)
+    dsp = depthwise = multiplier = mult4 = conv = fc = False
     for node, c in layers(graph, choices):
+        fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
@@ -205,8 +217,12 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             need.add("AOTC_TFL_CONV_COMPACT")
     if general:
         need = (need - set(SPECIALISED)) | ({"AOTC_TFL_CONV_SINGLE"} if "AOTC_TFL_CONV_FUSED" in need else set())
+    if compact_conv and conv and small_conv:
+        need -= set(SMALL_CONV_PATHS[:small_conv])
+    if compact_fc and fc:
+        need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
-    return tuple(sorted((set(PATHS) - need) | alone)) if dsp else ()
+    return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 
 
 def work(node: Node, graph: Graph) -> int:
@@ -235,3 +251,11 @@ def portable_fast_pays(graph: Graph) -> bool:
         if pointwise or dw1 or n.op == "TflFullyConnected":
             fast += w
     return 2 * fast >= total
+
+
+def fc_pairs_pay(graph: Graph) -> bool:
+    """Whether FULLY_CONNECTED takes at least half the model's work (the autoencoder's all of it): then the portable
+    kernels' smallest loops keep its two outputs a turn (AOTC_TFL_FC_PAIRS: 128 B more on the M4 for 1.45x fewer est.
+    cycles, 5.15x -> 3.55x level none's), else one a turn, the smallest."""
+    fc = sum(work(n, graph) for n in graph.nodes if n.op == "TflFullyConnected")
+    return 2 * fc >= sum(work(n, graph) for n in graph.nodes)

@@ -339,3 +339,53 @@ def test_portable_loops_on_the_m4(tmp_path, objects, entry, level):
     syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
                           text=True, check=True).stdout
     assert not re.search(r"tfl_(conv|depthwise)_s8_(compact|multc|mult|dsp)\b|tfl_dsp_", syms), syms
+
+
+# FULLY_CONNECTED's --flash-budget forms (aot/flash.py, issue 67), as the levels' aotc_symbols.h set them: the compact
+# DSP rows two outputs a turn ("fc-compact"), one a turn with no sums in scratch ("fc-small"), the portable 4-output
+# loop ("portable"), the smallest loops with two outputs a turn ("portable-fc2") and one ("portable-small")
+FC_FORMS = {
+    "fc-compact": (["-DAOTC_TFL_FC_DSP=0"], None, r"aotc_dsp_gemv4"),
+    "fc-small": (["-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "tfl_fc_dot_small", r"aotc_dsp_gemv4"),
+    "portable": (["-DAOTC_NO_INTRINSICS"], "tfl_fc_dot4_plain", r"tfl_fc_dot_small|aotc_dsp_"),
+    "portable-fc2": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], None, r"tfl_fc_dot|aotc_dsp_"),
+    "portable-small": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_FC_PAIRS=0"], None,
+                       r"tfl_fc_dot|aotc_dsp_"),
+}
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("form", list(FC_FORMS))
+def test_fc_flash_budget_forms_on_the_m4(tmp_path, objects, form, level):
+    """FULLY_CONNECTED in each --flash-budget level's form on the M4 at a Release's and a MinSizeRel's level:
+    test_tflite_int8_kernels.c's entry (1 to 4 rows, inputs 1 to 160 with tails of 1 to 3 past the last quad, 1 to 32
+    outputs, odd counts: the last pair overlapping the one before, a RAM budget's blocks of kq quads and ob outputs, the
+    weights interleaved by blocks of 4 rows) against LiteRT's reference arithmetic bit for bit; the form's function in
+    the image where it has its own, the others' not."""
+    flags, own, absent = FC_FORMS[form]
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *flags, level], 300,
+                       only="aotc_tfl_fc_s8")
+    assert "MISMATCH" not in out and re.search(r"aotc_tfl_fc_s8 +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert own is None or own in syms, syms
+    assert not re.search(absent, syms), syms
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("pairs", [1, 0])
+@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+def test_small_conv_path_on_the_m4(tmp_path, objects, entry, pairs, level):
+    """CONV_2D (alone and with its residual ADD fused) by the compact path one position at a time (tfl_conv_s8_small,
+    the --flash-budget levels "conv-small" and, one output channel a turn, "conv-smallest"; issue 67) on the M4 at a
+    Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's entries (patches of any length, a last part of
+    under 4 bytes, odd channel counts: the last with the one before, one channel alone, pads, strides, dilations)
+    against LiteRT's reference arithmetic bit for bit; the path is in the image, the 2 x 2 kernel not."""
+    flags = [*COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", f"-DAOTC_TFL_CONV_PAIRS={pairs}"]
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *flags, level], 300, only=entry)
+    assert "MISMATCH" not in out and re.search(rf"{entry} +ok \(300 shapes\)", out), out
+    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    assert "tfl_conv_s8_small" in syms and "tfl_dsp_cs_sums" in syms and "tfl_dsp_cc_2x2" not in syms, syms

@@ -599,6 +599,15 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_CONV_COMPACT
 #define AOTC_TFL_CONV_COMPACT 1
 #endif
+/* CONV_2X2 (issue 67): the compact conv path two positions by two output channels a turn (its 2 x 2 SMLAD kernel);
+ * 0 (the "conv-small" --flash-budget level): one position at a time, its sums in C (tfl_conv_s8_small); CONV_PAIRS:
+ * there two output channels a turn, 0 ("conv-smallest"): one (with CONV_COMPACT's conditions unmet never compiled in) */
+#ifndef AOTC_TFL_CONV_2X2
+#define AOTC_TFL_CONV_2X2 1
+#endif
+#ifndef AOTC_TFL_CONV_PAIRS
+#define AOTC_TFL_CONV_PAIRS 1
+#endif
 /* DW_LOOP_SMALL (issue 67): DEPTHWISE_CONV_2D's plain loop in its smallest form on the cores with the DSP extension
  * (each tap tests its row and column); 0: each position's window clipped once, faster (a --flash-budget level's, where
  * the plain loop takes the depthwise layers) */
@@ -610,6 +619,17 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
  * multiplier (without DW_LOOP_SMALL 0 it is never compiled in) */
 #ifndef AOTC_TFL_DW_LOOP_MULT4
 #define AOTC_TFL_DW_LOOP_MULT4 1
+#endif
+/* FC_DSP (issue 67): FULLY_CONNECTED's DSP path's 4-output assembly (aotc_dsp_gemv_rows); 0 (a --flash-budget level's,
+ * "fc-compact"): its compact rows instead (tfl_fc_rows_compact: two outputs a turn, a rolled SMLAD loop in C) */
+#ifndef AOTC_TFL_FC_DSP
+#define AOTC_TFL_FC_DSP 1
+#endif
+/* FC_PAIRS (issue 67): FULLY_CONNECTED two outputs a turn in the compact DSP path (FC_DSP 0) and in the portable
+ * kernels' smallest loops (PORTABLE_FAST 0); 0: one a turn, the smallest (the "fc-small" --flash-budget level's DSP
+ * path, no sums in scratch; the smallest portable loop where FULLY_CONNECTED does under half the model's work) */
+#ifndef AOTC_TFL_FC_PAIRS
+#define AOTC_TFL_FC_PAIRS 1
 #endif
 /* PORTABLE_FAST (issue 67): the portable kernels' (AOTC_NO_INTRINSICS) faster loops: 1 x 1 convs in 2 x 2 blocks
  * (tfl_dot2x2), the requantisation's terms taken once a channel, the depthwise layers of multiplier 1 4 channels over

@@ -1338,6 +1338,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
  * it holds them too (else a chunk's at a time, on the stack); the sums of up to TFL_DSP_CC_CHUNK channels on the
  * stack. */
 
+#if AOTC_TFL_CONV_2X2
 /* The sums of `pairs` pairs of weights' rows (w: pair i's rows at w + 2 i k and w + (2 i + 1) k; k 0: one row, twice)
  * over nq quads of 2 positions' widened patches (x: E(t0), O(t0), E(t1), O(t1) a quad): acc[4 i ..] = {row 0 t0,
  * row 0 t1, row 1 t0, row 1 t1} */
@@ -1464,6 +1465,8 @@ __attribute__((noinline)) static void tfl_dsp_cc_store(const int32_t *a, int32_t
     }
 }
 
+#endif /* AOTC_TFL_CONV_2X2 */
+
 /* The patch of output position t (in y's order) as bytes into d (k of them, x_zero's in the padding) */
 static void tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t, int8_t *d) {
     const int32_t c = p->c, per = p->oh * p->ow, b = t / per, oy = t % per / p->ow, ox = t % p->ow;
@@ -1480,6 +1483,9 @@ static void tfl_dsp_cc_patch(const aotc_tfl_conv_params *p, const int8_t *x, int
     }
 }
 
+#define TFL_DSP_CC_CHUNK 32 /* the channels whose sums (two positions') are on the stack at a time */
+
+#if AOTC_TFL_CONV_2X2
 /* Where c is a multiple of 4: the patches of output positions t0 and t1 widened straight from x as x - x_zero, into
  * tfl_dsp_cc_2x2's layout (E(t0), O(t0), E(t1), O(t1) a quad); a tap in the padding reads x_zero's bytes (0 so) */
 static void tfl_dsp_cc_widen2(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t0, int32_t t1, uint32_t *wx) {
@@ -1505,7 +1511,6 @@ static void tfl_dsp_cc_widen2(const aotc_tfl_conv_params *p, const int8_t *x, in
         }
 }
 
-#define TFL_DSP_CC_CHUNK 32 /* the channels whose sums (two positions') are on the stack at a time */
 
 __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_params *p, const int8_t *x,
                                                          const int8_t *w, const int32_t *bias, int8_t *y,
@@ -1558,6 +1563,124 @@ __attribute__((noinline)) static int tfl_conv_s8_compact(const aotc_tfl_conv_par
     return 1;
 }
 #else
+/* Where c is a multiple of 4: the patch of output position t widened straight from x as x - x_zero (E, O words a
+ * quad); a tap in the padding 0 */
+static void tfl_dsp_cs_widen(const aotc_tfl_conv_params *p, const int8_t *x, int32_t t, uint32_t *wx) {
+    const int32_t c = p->c, per = p->oh * p->ow;
+    const int32_t b = t / per, oy = t % per / p->ow * p->sh - p->pad_top, ox = t % p->ow * p->sw - p->pad_left;
+    const uint32_t zb = (uint32_t)p->x_zero;
+    int32_t ky, kx, i;
+    for (ky = 0; ky < p->kh; ++ky)
+        for (kx = 0; kx < p->kw; ++kx) {
+            const int32_t iy = oy + ky * p->dh, ix = ox + kx * p->dw;
+            const int8_t *s = x + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * c;
+            if ((uint32_t)iy < (uint32_t)p->h && (uint32_t)ix < (uint32_t)p->w)
+                for (i = 0; i < c; i += 4, s += 4, wx += 2) {
+                    const uint32_t u = aotc_dsp_load32(s);
+                    wx[0] = tfl_dsp_less_lo(u, zb), wx[1] = tfl_dsp_less_hi(u, zb);
+                }
+            else
+                for (i = 0; i < c; i += 4, wx += 2) wx[0] = wx[1] = 0;
+        }
+}
+
+/* The sums of n >= 1 weights' rows (row o at w + o k) over nq quads of the widened patch xw (E, O words a quad) into
+ * sums[0 .. n): two rows a turn and two quads a turn (an odd last row with the one before, an odd quad first); with
+ * CONV_PAIRS 0 one row and one quad a turn. Not inlined: the loops keep their registers. */
+__attribute__((noinline)) static void tfl_dsp_cs_sums(const uint32_t *xw, int32_t nq, const int8_t *w, ptrdiff_t k,
+                                                      int32_t n, int32_t *sums) {
+    const uint32_t *const end = xw + 2 * nq;
+    int32_t o;
+#if AOTC_TFL_CONV_PAIRS
+    const ptrdiff_t k1 = n >= 2 ? k : 0; /* (one row: twice) */
+    for (o = 0; o < n; o += 2) {
+        const int32_t o0 = o + 2 <= n || n < 2 ? o : n - 2;
+        const uint32_t *x = xw;
+        const int8_t *r = w + (ptrdiff_t)o0 * k;
+        int32_t a0 = 0, a1 = 0;
+#define TFL_DSP_CS_QUAD(i)                                                                                  \
+    do {                                                                                                  \
+        const uint32_t u = aotc_dsp_load32(r + 4 * (i)), v = aotc_dsp_load32(r + k1 + 4 * (i));             \
+        const uint32_t e = x[2 * (i)], od = x[2 * (i) + 1];                                               \
+        a0 = __smlad((int32_t)e, __sxtb16((int32_t)u), a0);                                              \
+        a1 = __smlad((int32_t)e, __sxtb16((int32_t)v), a1);                                              \
+        a0 = __smlad((int32_t)od, (int32_t)aotc_dsp_sxtb16_hi(u), a0);                                   \
+        a1 = __smlad((int32_t)od, (int32_t)aotc_dsp_sxtb16_hi(v), a1);                                   \
+    } while (0)
+        if (nq & 1) { /* an odd quad first, then two a turn */
+            TFL_DSP_CS_QUAD(0);
+            x += 2, r += 4;
+        }
+        for (; x != end; x += 4, r += 8) {
+            TFL_DSP_CS_QUAD(0);
+            TFL_DSP_CS_QUAD(1);
+        }
+#undef TFL_DSP_CS_QUAD
+        sums[o0] = a0;
+        if (k1) sums[o0 + 1] = a1;
+    }
+#else
+    (void)k;
+    for (o = 0; o < n; ++o) {
+        const uint32_t *x = xw;
+        const int8_t *r = w + (ptrdiff_t)o * k;
+        int32_t a0 = 0;
+        for (; x != end; x += 2, r += 4) {
+            const uint32_t u = aotc_dsp_load32(r);
+            a0 = __smlad((int32_t)x[0], __sxtb16((int32_t)u), a0);
+            a0 = __smlad((int32_t)x[1], (int32_t)aotc_dsp_sxtb16_hi(u), a0);
+        }
+        sums[o] = a0;
+    }
+#endif
+}
+
+/* The compact path in its smaller forms (AOTC_TFL_CONV_2X2 0: the --flash-budget levels "conv-small" and, with
+ * AOTC_TFL_CONV_PAIRS 0, "conv-smallest"; issue 67): one output position at a time, its patch copied as bytes
+ * (tfl_dsp_cc_patch, x_zero's in the padding) and widened as x - x_zero (E / O words a quad) into the scratch, then two
+ * output channels a turn (one with PAIRS 0; an odd last one with the one before) by a rolled SMLAD loop over the
+ * whole quads (tfl_dsp_cs_sums, a chunk of channels a call), a last part of under 4 bytes byte by byte, each output
+ * requantised apart (requant_double):
+ * LiteRT's integers. Scratch: the patch's kq words and its 2 kq widened ones (where c is a multiple of 4 widened
+ * straight from x, tfl_dsp_cs_widen). */
+__attribute__((noinline)) static int tfl_conv_s8_small(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                       const int8_t *w, const int32_t *bias, int8_t *y,
+                                                       uint32_t *scratch, const tfl_residual *e) {
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kf = k / 4, oc = p->oc, zb = p->x_zero;
+    const int32_t total = p->n * p->oh * p->ow;
+    int32_t sums[TFL_DSP_CC_CHUNK], np, t, o, q, i, c0, n;
+    if (scratch == NULL || tfl_dsp_conv_words(p, &np) < 3 * kq || (e != NULL && e->tile == NULL)) return 0;
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0; /* (the ADD's code not linked where the model fuses none) */
+    int8_t *const patch = (int8_t *)scratch;
+    uint32_t *const wide = scratch + kq;
+    for (t = 0; t < total; ++t) {
+        int8_t *const yo = e != NULL ? e->tile : y + (ptrdiff_t)t * oc;
+        if (p->c % 4 == 0) { /* widened straight from x */
+            tfl_dsp_cs_widen(p, x, t, wide);
+        } else {
+            tfl_dsp_cc_patch(p, x, t, patch);
+            for (q = 0; q < kf; ++q) {
+                const uint32_t u = aotc_dsp_load32(patch + 4 * q);
+                wide[2 * q] = tfl_dsp_less_lo(u, (uint32_t)zb), wide[2 * q + 1] = tfl_dsp_less_hi(u, (uint32_t)zb);
+            }
+        }
+        for (c0 = 0; c0 < oc; c0 += n) { /* a chunk of channels' sums on the stack, then requantised */
+            n = oc - c0 < TFL_DSP_CC_CHUNK ? oc - c0 : TFL_DSP_CC_CHUNK;
+            tfl_dsp_cs_sums(wide, kf, w + (ptrdiff_t)c0 * k, k, n, sums);
+            for (o = 0; o < n; ++o) {
+                const int8_t *const wo = w + (ptrdiff_t)(c0 + o) * k;
+                int32_t a = sums[o] + (bias ? bias[c0 + o] : 0);
+                for (i = 4 * kf; i < k; ++i) a += (patch[i] - zb) * wo[i]; /* (c % 4 == 0: none) */
+                a = requant_double(a, p->mult[c0 + o], p->shift[c0 + o]) + p->y_zero;
+                yo[c0 + o] = (int8_t)(a < p->y_min ? p->y_min : a > p->y_max ? p->y_max : a);
+            }
+        }
+        if (e != NULL) tfl_residual_run(e, e->tile, (int64_t)t * oc, oc, y);
+    }
+    return 1;
+}
+#endif /* AOTC_TFL_CONV_2X2 */
+#else
 #define TFL_CONV_COMPACT 0
 #endif
 
@@ -1603,7 +1726,11 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
     if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
 #endif
 #if TFL_CONV_COMPACT
+#if AOTC_TFL_CONV_2X2
     if (tfl_conv_s8_compact(p, x, w, bias, y, scratch, e)) return; /* a --flash-budget level's (issue 67) */
+#else
+    if (tfl_conv_s8_small(p, x, w, bias, y, scratch, e)) return; /* (its smaller forms) */
+#endif
 #endif
     (void)scratch;
 #if AOTC_QUANT_DSP /* its smallest form where it is a DSP path's fallback (the portable kernels: the other) */

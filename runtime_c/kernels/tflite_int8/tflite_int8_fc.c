@@ -22,6 +22,7 @@ static inline __attribute__((always_inline)) int32_t tfl_dsp_requant_single(int3
     return tfl_dsp_requant_single_any(acc, mult, shift);
 }
 
+#if AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS
 /* The n sums of FULLY_CONNECTED outputs requantised as TFLite's requant_single, plus the zero point,
  * clamped, to y: one loop, the parameters in locals (stores through int8_t may alias anything). */
 __attribute__((noinline)) static void tfl_dsp_fc_store(const int32_t *sums, int32_t n, const int32_t *mult,
@@ -35,6 +36,7 @@ __attribute__((noinline)) static void tfl_dsp_fc_store(const int32_t *sums, int3
         y[o] = (int8_t)((q > hi ? hi : q) + zero);
     }
 }
+#endif
 
 /* FULLY_CONNECTED with 4 outputs or more: each row of x widened once to E / O words of x - x_zero
  * in scratch, the sums (the bias their start) by quant_dsp.h's aotc_dsp_gemv_rows (one SMLAD per 2
@@ -50,6 +52,39 @@ static void tfl_fc_widen(const int8_t *x, int32_t nq, uint32_t zz, uint32_t *xw)
         xw[2 * q + 1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
     }
 }
+
+#if AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS
+#if AOTC_TFL_FC_DSP
+#define TFL_FC_ROWS(xw, nq, w, ld, n, il, init, sums)                                                    \
+    do {                                                                                               \
+        if (AOTC_DSP_IL && (il)) aotc_dsp_gemv_rows_il(xw, nq, w, n, init, sums);                        \
+        else aotc_dsp_gemv_rows(xw, nq, w, ld, n, init, sums);                                         \
+    } while (0)
+#else
+/* FULLY_CONNECTED's compact DSP path (AOTC_TFL_FC_DSP 0, the "fc-compact" --flash-budget level, issue 67), in
+ * tfl_fc_s8_dsp's place of aotc_dsp_gemv_rows(_il): sums[o] = init[o] (0 where init is NULL) plus the nq quads of xw
+ * (tfl_fc_widen's pairs) times weight row o's, two rows a turn in C (each pair of x loaded once for both; n >= 2, the
+ * last pair overlapping the one before where n is odd), one quad a turn: rows `ld` bytes apart, or with `il` the
+ * emitter's blocks of 4 rows interleaved (a row's quads 16 bytes apart, n a multiple of 4). */
+static void tfl_fc_rows_compact(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t ld, int32_t n, int il,
+                                const int32_t *init, int32_t *sums) {
+    const int32_t st = il ? 16 : 4, next = il ? 4 : ld;
+    for (int32_t o = 0; o < n; o += 2) {
+        const int32_t o0 = o + 2 <= n ? o : n - 2;
+        const int8_t *w0 = il ? w + (ptrdiff_t)(o0 & ~3) * ld + 4 * (o0 & 3) : w + (ptrdiff_t)o0 * ld;
+        int32_t a0 = init ? init[o0] : 0, a1 = init ? init[o0 + 1] : 0;
+        for (const uint32_t *x = xw, *end = xw + 2 * nq; x != end; x += 2, w0 += st) {
+            const uint32_t v0 = aotc_dsp_load32(w0), v1 = aotc_dsp_load32(w0 + next), e = x[0], od = x[1];
+            a0 = __smlad((int32_t)e, (int32_t)__sxtb16(v0), a0);
+            a1 = __smlad((int32_t)e, (int32_t)__sxtb16(v1), a1);
+            a0 = __smlad((int32_t)od, (int32_t)aotc_dsp_sxtb16_hi(v0), a0);
+            a1 = __smlad((int32_t)od, (int32_t)aotc_dsp_sxtb16_hi(v1), a1);
+        }
+        sums[o0] = a0, sums[o0 + 1] = a1;
+    }
+}
+#define TFL_FC_ROWS(xw, nq, w, ld, n, il, init, sums) tfl_fc_rows_compact(xw, nq, w, ld, n, il, init, sums)
+#endif
 
 static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                          int8_t *y, uint32_t *xw) {
@@ -68,8 +103,7 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
         int8_t *yr = y + (int64_t)r * out;
         if (!blocked) {
             tfl_fc_widen(xr, nq, zz, xw);
-            if (AOTC_DSP_IL && p->il4) aotc_dsp_gemv_rows_il(xw, nq, w, out, bias, sums); /* no tail: in % 4 == 0 */
-            else aotc_dsp_gemv_rows(xw, nq, w, in, out, bias, sums);
+            TFL_FC_ROWS(xw, nq, w, in, out, p->il4, bias, sums); /* (il4: no tail, in % 4 == 0) */
             if (4 * nq < in) {
                 for (o = 0; o < out; ++o) {
                     const int8_t *wr = w + (int64_t)o * in;
@@ -87,7 +121,7 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
             for (q = 0; q < nq; q += kq) { /* the sums carried over the chunks of x */
                 const int32_t cq = nq - q < kq ? nq - q : kq;
                 if (kq < nq) tfl_fc_widen(xr + 4 * q, cq, zz, xw);
-                aotc_dsp_gemv_rows(xw, cq, wb + 4 * q, in, nb, sums, sums);
+                TFL_FC_ROWS(xw, cq, wb + 4 * q, in, nb, 0, sums, sums);
             }
             for (o = 0; o < nb && 4 * nq < in; ++o)
                 for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wb[(int64_t)o * in + k];
@@ -96,6 +130,62 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
     }
     return 1;
 }
+#undef TFL_FC_ROWS
+#else
+/* One output's sum: a plus the nq quads of x widened (tfl_fc_widen's pairs) times its weight row's quads, `st` bytes
+ * apart (4: a row; 16: a block of 4 rows interleaved); two quads a turn (the first alone where nq is odd), into two
+ * sums. Not inlined: the loop keeps its registers. */
+__attribute__((noinline)) static int32_t tfl_fc_dot_small(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t st,
+                                                          int32_t a) {
+    const uint32_t *const end = xw + 2 * nq;
+    int32_t b = 0;
+    if (nq & 1) {
+        const uint32_t v = aotc_dsp_load32(w);
+        a = __smlad((int32_t)xw[0], (int32_t)__sxtb16(v), a);
+        a = __smlad((int32_t)xw[1], (int32_t)aotc_dsp_sxtb16_hi(v), a);
+        xw += 2, w += st;
+    }
+    for (; xw != end; xw += 4, w += 2 * st) {
+        const uint32_t v = aotc_dsp_load32(w), u = aotc_dsp_load32(w + st);
+        a = __smlad((int32_t)xw[0], (int32_t)__sxtb16(v), a);
+        b = __smlad((int32_t)xw[2], (int32_t)__sxtb16(u), b);
+        a = __smlad((int32_t)xw[1], (int32_t)aotc_dsp_sxtb16_hi(v), a);
+        b = __smlad((int32_t)xw[3], (int32_t)aotc_dsp_sxtb16_hi(u), b);
+    }
+    return a + b;
+}
+
+/* FULLY_CONNECTED's smallest DSP path (AOTC_TFL_FC_DSP and AOTC_TFL_FC_PAIRS 0, the "fc-small" --flash-budget level,
+ * issue 67), in tfl_fc_s8_dsp's place: x widened into scratch as it widens it (kq quads at a time under a RAM
+ * budget's blocks, then again for each output), each output's sum by tfl_fc_dot_small (weights as the emitter stored
+ * them: rows, or interleaved by blocks of 4 rows where p->il4), the inputs past the last quad plainly, requantised at
+ * once: no sums in scratch, no store loop. */
+static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                         int8_t *y, uint32_t *xw) {
+    const int32_t in = p->in, out = p->out, nq = in / 4, xz = p->x_zero;
+    const int32_t kq = p->kq > 0 && p->kq < nq ? p->kq : nq, st = p->il4 ? 16 : 4; /* (il4: in % 4 == 0, no tail) */
+    const uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+    if (xw == NULL) return 0;
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *const xr = x + (ptrdiff_t)r * in;
+        int8_t *const yr = y + (ptrdiff_t)r * out;
+        if (kq == nq) tfl_fc_widen(xr, nq, zz, xw);
+        for (int32_t o = 0; o < out; ++o) {
+            const int8_t *const wr = st == 16 ? w + (ptrdiff_t)(o & ~3) * in + 4 * (o & 3) : w + (ptrdiff_t)o * in;
+            int32_t a = bias ? bias[o] : 0, q, k;
+            for (q = 0; q < nq; q += kq) {
+                const int32_t cq = nq - q < kq ? nq - q : kq;
+                if (kq < nq) tfl_fc_widen(xr + 4 * q, cq, zz, xw);
+                a = tfl_fc_dot_small(xw, cq, wr + (ptrdiff_t)q * st, st, a);
+            }
+            for (k = 4 * nq; k < in; ++k) a += (xr[k] - xz) * wr[k];
+            const int32_t v = tfl_dsp_requant_single(a, p->mult[o], p->shift[o]) + p->y_zero;
+            yr[o] = (int8_t)(v < p->y_min ? p->y_min : v > p->y_max ? p->y_max : v);
+        }
+    }
+    return 1;
+}
+#endif /* AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS */
 #endif /* AOTC_QUANT_DSP */
 
 #if AOTC_TFL_MVE
@@ -127,6 +217,22 @@ static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int
 }
 #endif /* AOTC_TFL_MVE */
 
+#if !AOTC_QUANT_DSP && AOTC_TFL_PORTABLE_FAST
+/* Four outputs' sums of x - xz and weight rows w0 .. w0 + 3 in (in >= 1), each input value loaded and offset once
+ * for their 4 MACs; rows 0 and 1 at wa, 2 and 3 at wb, `in` apart. Not inlined, so that its 12 registers are not
+ * spilled (the autoencoder's portable level 3.4x -> 3.2x level none's est. cycles on the M4). */
+__attribute__((noinline)) static void tfl_fc_dot4_plain(const int8_t *xp, int32_t in, int32_t xz, const int8_t *w0,
+                                                        int32_t *acc) {
+    const int8_t *const xe = xp + in, *wa = w0, *wb = w0 + 2 * in;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (; xp != xe; ++wa, ++wb) {
+        const int32_t xv = *xp++ - xz;
+        a0 += xv * wa[0], a1 += xv * wa[in], a2 += xv * wb[0], a3 += xv * wb[in];
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+#endif
+
 void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
                     uint32_t *scratch) {
 #if AOTC_TFL_MVE
@@ -136,7 +242,25 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
     if (tfl_fc_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
-#if AOTC_QUANT_DSP || !AOTC_TFL_PORTABLE_FAST /* the DSP path's fallback (no scratch), portable-small's: the smallest */
+#if !AOTC_QUANT_DSP && !AOTC_TFL_PORTABLE_FAST && AOTC_TFL_FC_PAIRS
+    /* the smallest loops' (portable-small's) where FULLY_CONNECTED does the model's work: two outputs a turn (ld 0: one row twice where out is 1; the last pair overlapping the one
+     * before where out is odd), each input value loaded and offset once for both */
+    const int32_t in = p->in, xz = p->x_zero, out = p->out, ld = out < 2 ? 0 : in;
+    for (int32_t r = 0; r < p->rows; ++r)
+        for (int32_t o = 0; o < out; o += 2) {
+            const int32_t o0 = o + 2 <= out || out < 2 ? o : out - 2;
+            const int8_t *xp = x + (ptrdiff_t)r * in, *const xe = xp + in, *wp = w + (ptrdiff_t)o0 * in;
+            int32_t a[2] = {0, 0};
+            for (; xp != xe; ++wp) {
+                const int32_t xv = *xp++ - xz;
+                a[0] += xv * wp[0], a[1] += xv * wp[ld];
+            }
+            for (int32_t j = 0; j < 1 + (ld != 0); ++j) {
+                const int32_t v = requant_single(a[j] + (bias ? bias[o0 + j] : 0), p->mult[o0 + j], p->shift[o0 + j]);
+                y[(ptrdiff_t)r * out + o0 + j] = clamp8(v + p->y_zero, p->y_min, p->y_max);
+            }
+        }
+#elif AOTC_QUANT_DSP || !AOTC_TFL_PORTABLE_FAST /* the DSP path's fallback (no scratch), the smallest loops' else */
     for (int32_t r = 0; r < p->rows; ++r)
         for (int32_t o = 0; o < p->out; ++o) {
             const int8_t *xr = x + (int64_t)r * p->in, *wr = w + (int64_t)o * p->in;
@@ -159,13 +283,7 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
             const int8_t *const w0 = w + (ptrdiff_t)o * in;
             n = p->out - o >= 4 ? 4 : 1;
             if (n == 4) {
-                const int8_t *const w1 = w0 + in, *const w2 = w1 + in, *const w3 = w2 + in;
-                int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-                for (int32_t k = 0; k < in; ++k) {
-                    const int32_t xv = xr[k] - xz;
-                    a0 += xv * w0[k], a1 += xv * w1[k], a2 += xv * w2[k], a3 += xv * w3[k];
-                }
-                acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+                tfl_fc_dot4_plain(xr, in, xz, w0, acc);
             } else {
                 for (int32_t k = 0; k < in; ++k) acc[0] += (xr[k] - xz) * w0[k];
             }
