@@ -510,8 +510,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
 
     if options.flash_budget is None:
         return bundle_at(flash.LEVELS[0])
-    return flash.fit(options.flash_budget, flash.levels(options.widened_weights), bundle_at, options.target,
-                     options.build_type)
+    ladder = flash.levels(options.widened_weights, get_target(options.target).helium)
+    return flash.fit(options.flash_budget, ladder, bundle_at, options.target, options.build_type)
 
 
 def _depthwise_form_under_budget(graph: Graph, options: Options, artifacts: dict[str, Artifact],

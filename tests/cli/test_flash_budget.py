@@ -412,3 +412,15 @@ def test_depthwise_levels_keep_heliums_depthwise_on_the_m55(tmp_path, monkeypatc
     for name in ("dw-compact", "dw-plain"):
         assert got[name]["cycles"] < 1.1 * got["none"]["cycles"], (name, got[name]["cycles"], got["none"]["cycles"])
     assert got["none"]["flash"] > got["dw-compact"]["flash"] > got["dw-plain"]["flash"] > got["portable"]["flash"]
+
+
+def test_the_m55s_ladder_skips_the_levels_measured_slower_there():
+    """On the M55 -O2 and the general DSP paths ran slower than the smaller levels after them (aot/flash.py
+    HELIUM_SKIPPED): its ladder leaves them out, the M4's keeps them; with --widened-weights the same after
+    "unwidened"."""
+    from aot import flash
+
+    m4, m55 = ([lv.name for lv in flash.levels(False, helium)] for helium in (False, True))
+    assert {"O2", "general"} <= set(m4) and m55 == [n for n in m4 if n not in ("O2", "general")]
+    assert [lv.name for lv in flash.levels(True, True)][:2] == ["none", "unwidened"]
+    assert "general" not in [lv.name for lv in flash.levels(True, True)]
