@@ -266,8 +266,9 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 
 # ---- bench/flash_budget.py ----
 
-LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "general", "dw-compact", "conv-compact", "dw-plain",
-               "portable", "portable-small")  # aot/flash.py LEVELS
+LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "fc-compact", "general", "dw-compact", "conv-compact", "dw-plain",
+               "fc-small", "conv-small", "conv-smallest", "portable", "portable-fc2",
+               "portable-small")  # aot/flash.py LEVELS
 
 def flash_budget(data: dict[str, Any]) -> str:
     """Each --flash-budget level's flash and cost, what each level's family is worth, and the widest step."""
@@ -295,7 +296,14 @@ def flash_budget(data: dict[str, Any]) -> str:
     cold, o2, general = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general")
     compact = [(c, r) for a, z in (("general", "dw-compact"), ("dw-compact", "conv-compact"))
                for c, r in step(a, z) if c > 0]
-    plain, isa = [(c, r) for c, r in step("conv-compact", "dw-plain") if c > 0], step("dw-plain", "portable")
+    plain = [(c, r) for c, r in step("conv-compact", "dw-plain") if c > 0]
+    fc = [(c, r) for a, z in (("Os", "fc-compact"), ("dw-plain", "fc-small")) for c, r in step(a, z) if c > 0]
+    small_conv = [(c, r) for a, z in (("fc-small", "conv-small"), ("conv-small", "conv-smallest"))
+                  for c, r in step(a, z) if c > 0]
+    last_dsp = {k: next(lv for lv in ("conv-smallest", "fc-small", "dw-plain") if (k, lv) in by) for k in models
+                if any((k, lv) in by for lv in ("conv-smallest", "fc-small", "dw-plain"))}
+    isa = [(by[(k, a)]["code"] - by[(k, "portable")]["code"], by[(k, "portable")]["cycles"] / by[(k, a)]["cycles"])
+           for k, a in last_dsp.items() if (k, "portable") in by]
     small = step("portable", "portable-small")
 
     def reached(k: str) -> list[tuple[str, str, float]]:  # the steps a budget walks: each level taking flash off
@@ -322,8 +330,14 @@ def flash_budget(data: dict[str, Any]) -> str:
                  f"instead of the specialised ones {span((c for c, _ in general), kb, ' KB')} at "
                  f"{ratios(r for _, r in general)}; the compact DSP paths (dw-compact, then conv-compact) "
                  f"{span((c for c, _ in compact), kb, ' KB')} a step at {ratios(r for _, r in compact)}, the plain "
-                 f"depthwise loop {span((c for c, _ in plain), kb, ' KB')} at {ratios(r for _, r in plain)}, the "
-                 f"portable kernels {span((c for c, _ in isa), kb, ' KB')} at {ratios(r for _, r in isa)}"
+                 f"depthwise loop {span((c for c, _ in plain), kb, ' KB')} at {ratios(r for _, r in plain)}"
+                 + (f", FULLY_CONNECTED's compact and small DSP loops (fc-compact, fc-small) "
+                    f"{span((c for c, _ in fc), kb, ' KB')} a step at {ratios(r for _, r in fc)}" if fc else "")
+                 + (f", the compact conv one position at a time (conv-small, conv-smallest) "
+                    f"{span((c for c, _ in small_conv), kb, ' KB')} a step at {ratios(r for _, r in small_conv)}"
+                    if small_conv else "")
+                 + f", the portable kernels (from the last DSP level) {span((c for c, _ in isa), kb, ' KB')} at "
+                 f"{ratios(r for _, r in isa)}"
                  + (f", their smallest loops {span((c for c, _ in small), kb, ' KB')} at {ratios(r for _, r in small)}"
                     if small else "") + ". "
                  + ("Steps a budget walks (each level that takes flash off against the one before) wider than 1.5x: "
