@@ -68,6 +68,7 @@ def _conv_params(ctx: NodeContext) -> str:
            else {}),
         **(_widened_fields(ctx) if ctx.choice.facts.widened_weights else {}),
         **({"dsp_usual": c_int(1)} if ctx.choice.facts.isa == "m-profile" and _dsp_usual(ctx) else {}),
+        **_dw_half_base(ctx),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     return p
 
@@ -82,6 +83,26 @@ def _dsp_usual(ctx: NodeContext) -> bool:
     k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
     return a["y_max"] == 127 and a["y_min"] >= -128 and \
         _usual_requant(k, _bias_of(ctx.node, ctx.graph), a["mult"], a["shift"], DSP_CONV_RIGHT)
+
+
+def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
+    """p->dsp_dwb: a stride-1 3 x 3 DEPTHWISE_CONV_2D of depth multiplier 1 on the DSP path (not --widened-weights',
+    whose dsp_dw holds the whole set-up) with the ring's clamp: each channel's bias less x_zero times its 9 weights'
+    sum, mod 2^32, so the ring path's set-up of a group does not sum the weights a call (4 bytes a channel)."""
+    a = ctx.attrs
+    if ctx.node.op != "TflDepthwiseConv2D" or ctx.choice.facts != M_PROFILE or ctx.choice.kernel != \
+            "aotc_tfl_depthwise_s8" or tuple(a["kernel"]) != (3, 3) or tuple(a["strides"]) != (1, 1) or \
+            tuple(a["dilations"]) != (1, 1) or a["y_min"] != -128 or a["y_max"] != 127:
+        return {}
+    c, oc = ctx.shape(ctx.inputs[0])[3], ctx.shape(ctx.outputs[0])[3]
+    w = ctx.const(ctx.inputs[1])
+    if c != oc or c % 4 or w is None or len(ctx.inputs) > 2 and ctx.inputs[2] and ctx.const(ctx.inputs[2]) is None:
+        return {}
+    half = _bias_of(ctx.node, ctx.graph) - int(a["x_zero"]) * np.asarray(w, np.int64).reshape(9, c).sum(axis=0)
+    dwb = ctx.const_array("dwb", np.ascontiguousarray(((half + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)),
+                          "each channel's bias less x_zero times its 9 weights' sum (mod 2^32): the ring path's "
+                          "sums' start, halved")
+    return {"dsp_dwb": dwb}
 
 
 def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:

@@ -49,6 +49,10 @@ typedef struct {
                                          * DSP path's usual one (tfl_dsp_usual, which the kernel then does not check
                                          * again a call: a loop over every output channel, ~18 cycles each on the
                                          * M33); 0: checked at run time */
+    const int32_t *dsp_dwb;             /* DEPTHWISE_CONV_2D (depth multiplier 1, 3 x 3): each channel's bias less
+                                         * x_zero times its 9 weights' sum (mod 2^32) at compile time, half the
+                                         * ring path's sums' start, so a group's set-up does not sum the weights
+                                         * a call (tfl_dsp_dwp_wsum); NULL: summed at run time */
 } aotc_tfl_conv_params;
 
 #define TFL_DSP_DW_BLOCK 34 /* dsp_dw's words a group of 4 channels */

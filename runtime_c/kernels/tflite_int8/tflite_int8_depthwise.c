@@ -2184,10 +2184,12 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     for (ch = 0; ch < c; ch += 4) {
 #if TFL_DW_PAIR_ASM
         if (ring_fast) {
-            uint32_t se, so;
-            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
-            if (tfl_dsp_dw_ring_setup(p->mult + ch, p->shift + ch, bias ? bias + ch : tfl_dsp_dw_nobias, ra1, xzn2, se,
-                                      so, wq + 18, base)) {
+            /* the compiler's bias less x_zero times the weights' sum (p->dsp_dwb) as the bias, x_zero's share then 0:
+             * the set-up's base the same, its bound on it (the sums' own) */
+            uint32_t se = 0, so = 0;
+            const int32_t *bp = p->dsp_dwb ? p->dsp_dwb + ch : bias ? bias + ch : tfl_dsp_dw_nobias;
+            if (!p->dsp_dwb) tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
+            if (tfl_dsp_dw_ring_setup(p->mult + ch, p->shift + ch, bp, ra1, xzn2, se, so, wq + 18, base)) {
                 if (same) {
                     da.s = x + ch, da.w = w + ch, da.y = y + ch;
                     for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
