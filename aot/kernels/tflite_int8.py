@@ -88,7 +88,9 @@ def _dsp_usual(ctx: NodeContext) -> bool:
 def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
     """p->dsp_dwb: a stride-1 3 x 3 DEPTHWISE_CONV_2D of depth multiplier 1 on the DSP path (not --widened-weights',
     whose dsp_dw holds the whole set-up) with the ring's clamp: each channel's bias less x_zero times its 9 weights'
-    sum, mod 2^32, so the ring path's set-up of a group does not sum the weights a call (4 bytes a channel)."""
+    sum, so the ring path's set-up of a group does not sum the weights a call (4 bytes a channel); only where every
+    channel passes that set-up's tests (tfl_dsp_dw_ring_setup: the sum in [-2^29, 2^29), a right shift in [1, 22], a
+    multiplier not negative), which the C then does not make."""
     a = ctx.attrs
     if ctx.node.op != "TflDepthwiseConv2D" or ctx.choice.facts != M_PROFILE or ctx.choice.kernel != \
             "aotc_tfl_depthwise_s8" or tuple(a["kernel"]) != (3, 3) or tuple(a["strides"]) != (1, 1) or \
@@ -99,9 +101,13 @@ def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
     if c != oc or c % 4 or w is None or len(ctx.inputs) > 2 and ctx.inputs[2] and ctx.const(ctx.inputs[2]) is None:
         return {}
     half = _bias_of(ctx.node, ctx.graph) - int(a["x_zero"]) * np.asarray(w, np.int64).reshape(9, c).sum(axis=0)
-    dwb = ctx.const_array("dwb", np.ascontiguousarray(((half + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)),
-                          "each channel's bias less x_zero times its 9 weights' sum (mod 2^32): the ring path's "
-                          "sums' start, halved")
+    right, mult = -np.asarray(a["shift"], np.int64), np.asarray(a["mult"], np.int64)
+    if not (np.all((half >= -(1 << 29)) & (half < 1 << 29)) and np.all((right >= 1) & (right <= 22))
+            and np.all(mult >= 0)):
+        return {}
+    dwb = ctx.const_array("dwb", np.ascontiguousarray(half.astype(np.int32)),
+                          "each channel's bias less x_zero times its 9 weights' sum: the ring path's sums' start, "
+                          "halved")
     return {"dsp_dwb": dwb}
 
 

@@ -376,7 +376,9 @@ static uint32_t *dw_blocks(const aotc_tfl_conv_params *p, const int8_t *w, const
 }
 
 /* p->dsp_dwb as the compiler gives it (aot/kernels/tflite_int8.py _dw_half_base): each channel's bias less x_zero times
- * its 9 weights' sum, mod 2^32; NULL where the kernel is not 3 x 3 or the depth multiplier not 1 */
+ * its 9 weights' sum; NULL where the kernel is not 3 x 3, the depth multiplier not 1, or a channel fails the ring's
+ * set-up's tests (the sum in [-2^29, 2^29), a right shift in [1, 22], a multiplier not negative), which the kernel
+ * then does not make */
 static int32_t *dw_half_base(const aotc_tfl_conv_params *p, const int8_t *w, const int32_t *bias) {
     int32_t j, t;
     if (p->kh != 3 || p->kw != 3 || p->depth_multiplier != 1 || p->c % 4) return NULL;
@@ -384,7 +386,13 @@ static int32_t *dw_half_base(const aotc_tfl_conv_params *p, const int8_t *w, con
     for (j = 0; j < p->oc; ++j) {
         uint32_t sum = 0;
         for (t = 0; t < 9; ++t) sum += (uint32_t)(int32_t)w[t * p->oc + j];
-        hb[j] = (int32_t)((uint32_t)(bias ? bias[j] : 0) - (uint32_t)p->x_zero * sum);
+        const int64_t half = (int64_t)(bias ? bias[j] : 0) - (int64_t)p->x_zero * (int32_t)sum;
+        if (half < -((int64_t)1 << 29) || half >= ((int64_t)1 << 29) || -p->shift[j] < 1 || -p->shift[j] > 22 ||
+            p->mult[j] < 0) {
+            free(hb);
+            return NULL;
+        }
+        hb[j] = (int32_t)half;
     }
     return hb;
 }

@@ -278,7 +278,8 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
     also carries the compiler's word that its requantisation is the usual one (p->dsp_usual), so that
     tfl_conv_s8_dsp does not check every output channel again a call: 9,596,640. Each stride-1 depthwise layer carries
     its biases less x_zero times the weights' sums (p->dsp_dwb), so the ring path's set-up of a group does not sum the
-    weights a call: 9,585,592 (the bound 9,590,000; the dispatcher tfl_depthwise_s8_dsp 98,799 -> 87,609)."""
+    weights a call, nor test the channels' terms (the compiler gives dsp_dwb where they pass): 9,579,913 (the bound
+    9,585,000; the dispatcher tfl_depthwise_s8_dsp 98,799 -> 81,796)."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     from aot.bench import board_counts, insn_count_plugin
 
@@ -299,5 +300,5 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
     feeds = [np.random.default_rng(5).integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]]
     cycles: dict[str, int] = {}
     _, total = board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
-    assert total is not None and total <= 9_590_000, total
-    assert cycles["tfl_depthwise_s8_dsp"] <= 90_000, cycles["tfl_depthwise_s8_dsp"]
+    assert total is not None and total <= 9_585_000, total
+    assert cycles["tfl_depthwise_s8_dsp"] <= 84_000, cycles["tfl_depthwise_s8_dsp"]
