@@ -88,7 +88,8 @@ def _dsp_usual(ctx: NodeContext) -> bool:
 def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
     """p->dsp_dwb: a stride-1 3 x 3 DEPTHWISE_CONV_2D of depth multiplier 1 on the DSP path (not --widened-weights',
     whose dsp_dw holds the whole set-up) with the ring's clamp: each channel's bias less x_zero times its 9 weights'
-    sum, so the ring path's set-up of a group does not sum the weights a call (4 bytes a channel); only where every
+    sum, so the ring path's set-up of a group does not sum the weights a call (4 bytes a channel); not on a layer
+    taller than wide (the columns path's, which does not read it); only where every
     channel passes that set-up's tests (tfl_dsp_dw_ring_setup: the sum in [-2^29, 2^29), a right shift in [1, 22], a
     multiplier not negative), which the C then does not make."""
     a = ctx.attrs
@@ -96,9 +97,11 @@ def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
             "aotc_tfl_depthwise_s8" or tuple(a["kernel"]) != (3, 3) or tuple(a["strides"]) != (1, 1) or \
             tuple(a["dilations"]) != (1, 1) or a["y_min"] != -128 or a["y_max"] != 127:
         return {}
-    c, oc = ctx.shape(ctx.inputs[0])[3], ctx.shape(ctx.outputs[0])[3]
+    c, (_, oh, ow, oc) = ctx.shape(ctx.inputs[0])[3], ctx.shape(ctx.outputs[0])
     w = ctx.const(ctx.inputs[1])
-    if c != oc or c % 4 or w is None or len(ctx.inputs) > 2 and ctx.inputs[2] and ctx.const(ctx.inputs[2]) is None:
+    # (a layer taller than wide goes by columns, tfl_dsp_dw_columns, not the ring: KWS DS-CNN's 25 x 5)
+    if c != oc or c % 4 or ow < oh or w is None or \
+            len(ctx.inputs) > 2 and ctx.inputs[2] and ctx.const(ctx.inputs[2]) is None:
         return {}
     half = _bias_of(ctx.node, ctx.graph) - int(a["x_zero"]) * np.asarray(w, np.int64).reshape(9, c).sum(axis=0)
     right, mult = -np.asarray(a["shift"], np.int64), np.asarray(a["mult"], np.int64)

@@ -302,3 +302,20 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
     _, total = board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
     assert total is not None and total <= 9_585_000, total
     assert cycles["tfl_depthwise_s8_dsp"] <= 84_000, cycles["tfl_depthwise_s8_dsp"]
+
+
+@pytest.mark.full
+def test_dsp_dwb_only_on_the_rings_layers(tmp_path):
+    """p->dsp_dwb (4 bytes a channel of flash) only where the ring path reads it: a stride-1 3 x 3 depthwise layer at
+    least as wide as tall (KWS DS-CNN's 25 x 5 layers go by columns, tfl_dsp_dw_columns: none), not on the M4's
+    --widened-weights bundles (dsp_dw's set-up holds it), on each of VWW's 9 stride-1 layers."""
+    src = tmp_path / "kws"
+    _run([sys.executable, "-m", "aot.cli", str(MODELS / "kws_dscnn_int8.tflite"), "-o", str(src), "--target",
+          "mps2-an505", "--build-type", "Release"])
+    c = (src / "bundle" / "src" / "kws_dscnn_int8.c").read_text()
+    assert c.count("TflDepthwiseConv2D") >= 4 and ".dsp_dwb = " not in c
+    src = tmp_path / "vww"
+    _run([sys.executable, "-m", "aot.cli", str(MODELS / "vww_mobilenet_int8.tflite"), "-o", str(src), "--target",
+          "mps2-an386", "--build-type", "Release", "--widened-weights"])
+    c = (src / "bundle" / "src" / "vww_mobilenet_int8.c").read_text()
+    assert ".dsp_dw = " in c and ".dsp_dwb = " not in c
