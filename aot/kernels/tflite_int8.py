@@ -68,6 +68,7 @@ def _conv_params(ctx: NodeContext) -> str:
            else {}),
         **(_widened_fields(ctx) if ctx.choice.facts.widened_weights else {}),
         **({"dsp_usual": c_int(1)} if ctx.choice.facts.isa == "m-profile" and _dsp_usual(ctx) else {}),
+        **_dw_half_base(ctx),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     return p
 
@@ -82,6 +83,40 @@ def _dsp_usual(ctx: NodeContext) -> bool:
     k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
     return a["y_max"] == 127 and a["y_min"] >= -128 and \
         _usual_requant(k, _bias_of(ctx.node, ctx.graph), a["mult"], a["shift"], DSP_CONV_RIGHT)
+
+
+def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
+    """p->dsp_dwb (dw_half_base) on the DSP path's kernel (not --widened-weights', whose dsp_dw holds the whole
+    set-up)."""
+    if ctx.choice.facts != M_PROFILE or ctx.choice.kernel != "aotc_tfl_depthwise_s8" or \
+            (half := dw_half_base(ctx.node, ctx.graph)) is None:
+        return {}
+    return {"dsp_dwb": ctx.const_array("dwb", half, "each channel's bias less x_zero times its 9 weights' sum: the "
+                                                   "ring path's sums' start, halved")}
+
+
+def dw_half_base(node: Node, graph: Graph) -> np.ndarray | None:
+    """p->dsp_dwb of a stride-1 3 x 3 DEPTHWISE_CONV_2D of depth multiplier 1 with the ring's clamp, at least as wide
+    as tall (a layer taller than wide goes by columns, tfl_dsp_dw_columns, which does not read it: KWS DS-CNN's 25 x 5):
+    each channel's bias less x_zero times its 9 weights' sum, so the ring path's set-up of a group does not sum the
+    weights a call (4 bytes a channel); only where every channel passes that set-up's tests (tfl_dsp_dw_ring_setup:
+    the sum in [-2^29, 2^29), a right shift in [1, 22], a multiplier not negative), which the C then does not make.
+    None where not."""
+    a = node.attrs
+    if node.op != "TflDepthwiseConv2D" or tuple(a["kernel"]) != (3, 3) or tuple(a["strides"]) != (1, 1) or \
+            tuple(a["dilations"]) != (1, 1) or a["y_min"] != -128 or a["y_max"] != 127:
+        return None
+    x, y, w = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]], graph.tensors[node.inputs[1]].data
+    c, (_, oh, ow, oc) = x.shape[3], y.shape
+    if x.dtype != "int8" or y.dtype != "int8" or c != oc or c % 4 or ow < oh or w is None or \
+            len(node.inputs) > 2 and node.inputs[2] and graph.tensors[node.inputs[2]].data is None:
+        return None
+    half = _bias_of(node, graph) - int(a["x_zero"]) * np.asarray(w, np.int64).reshape(9, c).sum(axis=0)
+    right, mult = -np.asarray(a["shift"], np.int64), np.asarray(a["mult"], np.int64)
+    if not (np.all((half >= -(1 << 29)) & (half < 1 << 29)) and np.all((right >= 1) & (right <= 22))
+            and np.all(mult >= 0)):
+        return None
+    return np.ascontiguousarray(half.astype(np.int32))
 
 
 def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
@@ -134,9 +169,10 @@ def widened_bytes(node: Node, graph: Graph, tile: int) -> int:
     """The flash the node's widened weights take (widen_weights), from its weights' shape [oc, kh, kw, c] (a
     layer of a run in row bands keeps them, not its activations), and where its MAC kernel requantises at the
     plan's tile (_dsp_fused) its terms (requant_terms: 64 bytes a group of 4 channels); DEPTHWISE_CONV_2D's
-    set-up (depthwise_blocks: 4 DSP_DW_BLOCK bytes a group of 4 channels)."""
+    set-up (depthwise_blocks: 4 DSP_DW_BLOCK bytes a group of 4 channels), less the dsp_dwb it stands for."""
     if node.op == "TflDepthwiseConv2D":
-        return 4 * DSP_DW_BLOCK * (graph.tensors[node.outputs[0]].shape[3] // 4)
+        oc = graph.tensors[node.outputs[0]].shape[3]
+        return 4 * DSP_DW_BLOCK * (oc // 4) - (4 * oc if dw_half_base(node, graph) is not None else 0)
     oc, *rest = graph.tensors[node.inputs[1]].shape
     terms = 64 * (oc // 4) if _dsp_fused(node, graph, tile) else 0
     return 32 * -(-oc // 4) * -(-math.prod(rest) // 4) + terms

@@ -375,6 +375,28 @@ static uint32_t *dw_blocks(const aotc_tfl_conv_params *p, const int8_t *w, const
     return blk;
 }
 
+/* p->dsp_dwb as the compiler gives it (aot/kernels/tflite_int8.py _dw_half_base): each channel's bias less x_zero times
+ * its 9 weights' sum; NULL where the kernel is not 3 x 3, the depth multiplier not 1, or a channel fails the ring's
+ * set-up's tests (the sum in [-2^29, 2^29), a right shift in [1, 22], a multiplier not negative), which the kernel
+ * then does not make */
+static int32_t *dw_half_base(const aotc_tfl_conv_params *p, const int8_t *w, const int32_t *bias) {
+    int32_t j, t;
+    if (p->kh != 3 || p->kw != 3 || p->depth_multiplier != 1 || p->c % 4) return NULL;
+    int32_t *hb = (int32_t *)bytes((size_t)p->oc * 4);
+    for (j = 0; j < p->oc; ++j) {
+        uint32_t sum = 0;
+        for (t = 0; t < 9; ++t) sum += (uint32_t)(int32_t)w[t * p->oc + j];
+        const int64_t half = (int64_t)(bias ? bias[j] : 0) - (int64_t)p->x_zero * (int32_t)sum;
+        if (half < -((int64_t)1 << 29) || half >= ((int64_t)1 << 29) || -p->shift[j] < 1 || -p->shift[j] > 22 ||
+            p->mult[j] < 0) {
+            free(hb);
+            return NULL;
+        }
+        hb[j] = (int32_t)half;
+    }
+    return hb;
+}
+
 /* Whether every channel takes the DSP path's usual requantisation (tfl_dsp_usual; the compiler's _dsp_fused): the
  * compiler gives the terms (dsp_rq) only then, and the kernel does not check it again */
 static int usual_requant(const aotc_tfl_conv_params *p, int32_t k, const int32_t *bias) {
@@ -404,6 +426,7 @@ static int check_conv(int kind, int wide) {
     void *x, *bias = NULL, *y, *ref, *res = NULL;
     int8_t *w;
     uint32_t *scratch = NULL, *wx = NULL, *dwb = NULL;
+    int32_t *hb = NULL;
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
@@ -589,6 +612,10 @@ static int check_conv(int kind, int wide) {
      * choice from the draws so far, not a draw: the later cases as before; xn + wn is even where it applies) */
     if (kind == K_DEPTHWISE && !wide && DSP && !packed && ((uint32_t)p.x_zero + (uint32_t)p.w) % 2)
         p.dsp_dw = dwb = dw_blocks(&p, w, (const int32_t *)bias);
+    /* half the others with the compiler's bias less x_zero times the weights' sum (p->dsp_dwb, _dw_half_base: the
+     * ring path's set-up then does not sum the weights), not a draw */
+    else if (kind == K_DEPTHWISE && !wide && DSP && !packed && ((uint32_t)p.x_zero + (uint32_t)p.h) % 2)
+        p.dsp_dwb = hb = dw_half_base(&p, w, (const int32_t *)bias);
     if (packed) {
         run_packed(&p, kind, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)res, in_place,
                    (int8_t *)y, (int8_t *)ref, (uint8_t *)scratch);
@@ -635,9 +662,10 @@ static int check_conv(int kind, int wide) {
                (int)p.depth_multiplier, (int)p.x_zero, (int)p.y_zero, (int)p.y_min, (int)p.y_max, bias != NULL,
                (int)p.dsp_tile, (long)scratch_bytes, in_place, wx != NULL, (int)p.dsp_wx_dbl,
                rq != NULL, dwb != NULL, (int)p.dsp_usual);
+        if (hb) printf("  with dsp_dwb\n");
     }
     free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch), free(wx);
-    free(rq), free(dwb);
+    free(rq), free(dwb), free(hb);
     return bad;
 }
 

@@ -49,6 +49,12 @@ typedef struct {
                                          * DSP path's usual one (tfl_dsp_usual, which the kernel then does not check
                                          * again a call: a loop over every output channel, ~18 cycles each on the
                                          * M33); 0: checked at run time */
+    const int32_t *dsp_dwb;             /* DEPTHWISE_CONV_2D (depth multiplier 1, 3 x 3): each channel's bias less
+                                         * x_zero times its 9 weights' sum at compile time, half the ring path's
+                                         * sums' start, given only where every channel's is in [-2^29, 2^29), its
+                                         * right shift in [1, 22] and its multiplier not negative (the ring's
+                                         * set-up's tests, which it then does not make, nor the weights' sums,
+                                         * a group a call); NULL: at run time */
 } aotc_tfl_conv_params;
 
 #define TFL_DSP_DW_BLOCK 34 /* dsp_dw's words a group of 4 channels */

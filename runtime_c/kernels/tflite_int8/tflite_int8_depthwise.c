@@ -2010,6 +2010,33 @@ static inline __attribute__((always_inline)) int tfl_dsp_dw_ring_setup(const int
     return !(bad & ~31u);
 }
 #undef TFL_DW_RSET_CH
+/* tfl_dsp_dw_ring_setup's terms and base from p->dsp_dwb (hp: the group's 4 biases less x_zero times the weights'
+ * sums), none of its tests: the compiler gives dsp_dwb only where every channel passes them (aot/kernels/tflite_int8.py
+ * _dw_half_base). A channel's 11 instructions, not 19 and the base's 4 multiplies of x_zero. */
+#define TFL_DW_RTERMS_CH(j)                                                                                 \
+    "ldr %[r], [%[sp], #(4 * " #j ")]\n\t"                                                               \
+    "ldr %[m], [%[mp], #(4 * " #j ")]\n\t"                                                               \
+    "ldr %[b], [%[hp], #(4 * " #j ")]\n\t"                                                               \
+    "mvn %[r], %[r]\n\t"                                                                                 \
+    "str %[m], [%[rq], #(12 * " #j ")]\n\t"                                                              \
+    "lsl %[t], %[ra1], %[r]\n\t"                                                                         \
+    "add %[r], %[r], #1\n\t"                                                                             \
+    "lsl %[b], %[b], #1\n\t"                                                                             \
+    "str %[t], [%[rq], #(12 * " #j " + 4)]\n\t"                                                          \
+    "str %[r], [%[rq], #(12 * " #j " + 8)]\n\t"                                                          \
+    "str %[b], [%[base], #(4 * " #j ")]\n\t"
+static inline __attribute__((always_inline)) void tfl_dsp_dw_ring_terms(const int32_t *AOTC_RESTRICT mp,
+                                                                        const int32_t *AOTC_RESTRICT sp,
+                                                                        const int32_t *AOTC_RESTRICT hp, uint32_t ra1,
+                                                                        uint32_t *AOTC_RESTRICT rq,
+                                                                        int32_t *AOTC_RESTRICT base) {
+    uint32_t m, r, b, t;
+    __asm__ volatile(TFL_DW_RTERMS_CH(0) TFL_DW_RTERMS_CH(1) TFL_DW_RTERMS_CH(2) TFL_DW_RTERMS_CH(3)
+                     : [m] "=&r"(m), [r] "=&r"(r), [b] "=&r"(b), [t] "=&r"(t)
+                     : [mp] "r"(mp), [sp] "r"(sp), [hp] "r"(hp), [rq] "r"(rq), [base] "r"(base), [ra1] "r"(ra1)
+                     : "memory");
+}
+#undef TFL_DW_RTERMS_CH
 #endif
 
 /* DEPTHWISE_CONV_2D's fused 3 x 3 path on its set-up at compile time (--widened-weights: p->dsp_dw, every group
@@ -2184,10 +2211,14 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     for (ch = 0; ch < c; ch += 4) {
 #if TFL_DW_PAIR_ASM
         if (ring_fast) {
+            /* where the compiler gives each channel's bias less x_zero times its weights' sum (p->dsp_dwb, and so its
+             * word that every group takes the ring's usual requantisation), the terms and the base without the
+             * weights' sums or the tests (tfl_dsp_dw_ring_terms) */
             uint32_t se, so;
-            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
-            if (tfl_dsp_dw_ring_setup(p->mult + ch, p->shift + ch, bias ? bias + ch : tfl_dsp_dw_nobias, ra1, xzn2, se,
-                                      so, wq + 18, base)) {
+            if (p->dsp_dwb ? (tfl_dsp_dw_ring_terms(p->mult + ch, p->shift + ch, p->dsp_dwb + ch, ra1, wq + 18, base), 1)
+                           : (tfl_dsp_dwp_wsum(w + ch, oc, &se, &so),
+                              tfl_dsp_dw_ring_setup(p->mult + ch, p->shift + ch, bias ? bias + ch : tfl_dsp_dw_nobias,
+                                                    ra1, xzn2, se, so, wq + 18, base))) {
                 if (same) {
                     da.s = x + ch, da.w = w + ch, da.y = y + ch;
                     for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
