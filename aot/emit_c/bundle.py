@@ -170,7 +170,18 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     smallest loops, AOTC_TFL_PORTABLE_FAST)."""
     artifacts = artifacts or {}
     name = graph.name
-    em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights)
+    from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, portable_fast_pays
+
+    helium = get_target(target).helium
+    paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
+                     small_fc, small_conv if small_conv and not portable_fast_pays(graph) else 0, helium)
+    if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest
+        # loops (a --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little
+        # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)
+        paths = tuple(sorted({*paths, PORTABLE_FAST,
+                              *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
+    em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights,
+                      paths_left_out=paths)
     em.emit_nodes()
     separate = None
     if separate_weights:
@@ -210,16 +221,6 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_cmake.append(art.cmake)
         if vdir not in vendor_dirs:
             vendor_dirs.append(vdir)
-    from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, portable_fast_pays
-
-    helium = get_target(target).helium
-    paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
-                     small_fc, small_conv if small_conv and not portable_fast_pays(graph) else 0, helium)
-    if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest
-        # loops (a --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little
-        # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)
-        paths = tuple(sorted({*paths, PORTABLE_FAST,
-                              *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
     config = symbol_config(SymbolConfig(target, host_isa, threads, portable, toolchain, paths=paths), graph, artifacts)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),

@@ -113,8 +113,12 @@ class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
 
     def __init__(self, graph: Graph, name: str, selection: Selection, plan: Plan,
-                 artifacts: dict[str, Artifact] | None = None, separate_weights: bool = False):
+                 artifacts: dict[str, Artifact] | None = None, separate_weights: bool = False,
+                 paths_left_out: tuple[str, ...] = ()):
         self.graph = graph
+        # the M-profile kernel paths the bundle does not compile (aot/kernels/dsp_paths.py left_out): a node's
+        # params need not carry what only those paths read
+        self.paths_left_out = paths_left_out
         self.name = name
         self.separate_weights = separate_weights  # --separate-weights: every constant in the unlinked blob
         self.artifacts = artifacts or {}

@@ -87,8 +87,9 @@ def _dsp_usual(ctx: NodeContext) -> bool:
 
 def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
     """p->dsp_dwb (dw_half_base) on the DSP path's kernel (not --widened-weights', whose dsp_dw holds the whole
-    set-up)."""
+    set-up), where the bundle compiles the ring that reads it (a --flash-budget level may leave it out)."""
     if ctx.choice.facts != M_PROFILE or ctx.choice.kernel != "aotc_tfl_depthwise_s8" or \
+            "AOTC_TFL_DW_RING" in getattr(ctx.emitter, "paths_left_out", ()) or \
             (half := dw_half_base(ctx.node, ctx.graph)) is None:
         return {}
     return {"dsp_dwb": ctx.const_array("dwb", half, "each channel's bias less x_zero times its 9 weights' sum: the "

@@ -1,8 +1,8 @@
 """DepthwiseAsConv: a 1-channel int8 DEPTHWISE_CONV_2D (depth multiplier m) becomes the CONV_2D it is, its
 weights [1, kh, kw, m] as [m, kh, kw, 1]; other depthwise layers stay; on the DSP cores without Helium (M4,
 M33, M7) the pass is left out, the depthwise kernels' multiplier path being the faster there, and the M55 takes
-the conv form, Helium's CONV_2D being the faster (aot/compiler.py default_pipeline). Bit-exactness with LiteRT on the host and the M4: tests/frontend/test_tflite.py and
-tests/targets/test_tflite_cortex_m.py (dwmult_int8)."""
+the conv form, Helium's CONV_2D being the faster (aot/compiler.py default_pipeline). Bit-exactness with LiteRT on
+the host, the M4 and the M55: tests/frontend/test_tflite.py and tests/targets/test_tflite_cortex_m.py (dwmult_int8)."""
 
 from __future__ import annotations
 

@@ -305,10 +305,17 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
 
 
 @pytest.mark.full
-def test_dsp_dwb_only_on_the_rings_layers(tmp_path):
+def test_dsp_dwb_only_on_the_rings_layers(tmp_path, monkeypatch):
     """p->dsp_dwb (4 bytes a channel of flash) only where the ring path reads it: a stride-1 3 x 3 depthwise layer at
     least as wide as tall (KWS DS-CNN's 25 x 5 layers go by columns, tfl_dsp_dw_columns: none), not on the M4's
-    --widened-weights bundles (dsp_dw's set-up holds it), on each of VWW's 9 stride-1 layers."""
+    --widened-weights bundles (dsp_dw's set-up holds it), not at a --flash-budget level that leaves the ring out
+    ("general": 4 KB of VWW's flash read by nothing), on each of VWW's 9 stride-1 layers."""
+    from aot import flash
+    from aot.compiler import Options, compile_file
+
+    monkeypatch.setattr(flash, "LEVELS", tuple(lv for lv in flash.LEVELS if lv.name == "general"))
+    b = compile_file(MODELS / "vww_mobilenet_int8.tflite", Options(name="m", target="mps2-an505", flash_budget=10**9))
+    assert ".dsp_dwb = " not in b.files["src/model_m.c"]
     src = tmp_path / "kws"
     _run([sys.executable, "-m", "aot.cli", str(MODELS / "kws_dscnn_int8.tflite"), "-o", str(src), "--target",
           "mps2-an505", "--build-type", "Release"])
