@@ -941,10 +941,11 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
  * patches (dbl), by aotc_dsp_mac4x2_rq2 from twice the bias, an odd last position as a pair (the patch's last
  * pair repeats it) into a word of y's bytes. acc: at least 24 words. n4 (the M33's, a multiple of 4; 0 elsewhere):
  * the tile's first n4 positions in aotc_dsp_mac2x4_rq3's layout (dbl, the lower clamp the zero point), by it, the
- * rest after them in the pairs' layout. */
+ * rest after them in the pairs' layout; with p7, all in the pairs' layout, nq 7 (an RGB stem's), the first n4 by
+ * aotc_dsp_mac2x4p7_rq3. */
 static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias, const uint32_t *patch,
                              const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int dbl, int32_t *acc,
-                             int8_t *y, int32_t n4) {
+                             int8_t *y, int32_t n4, int p7) {
     int32_t j, *a = acc + 16;
     /* (p's fields in locals: the stores to acc could alias them, and gcc would load them again a channel) */
     const int32_t *const shift = p->shift + c0, *const mult = p->mult + c0, yz = p->y_zero;
@@ -957,11 +958,12 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
     }
 #if TFL_DSP_MAC2X4
     if (n4 > 0) { /* acc is dsp_rq's block of a group: the group's two halves in one call */
-        aotc_dsp_mac2x4_rq3(patch, n4 / 4, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc + 65536);
+        (p7 ? aotc_dsp_mac2x4p7_rq3 : aotc_dsp_mac2x4_rq3)(patch, n4 / 4, wx, nq, acc, y + (int64_t)at * p->oc + c0,
+                                                            p->oc + 65536);
         patch += 2 * n4 * nq, n -= n4, at += n4;
     }
 #else
-    (void)n4;
+    (void)n4, (void)p7;
 #endif
     if (AOTC_TFL_CONV_DBL && dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign
                                       * term) */
@@ -1206,7 +1208,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
-        int32_t q0, g, t, j, n4 = 0;
+        int32_t q0, g, t, j, n4 = 0, p7 = 0;
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
@@ -1225,6 +1227,11 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, dbl == 2, patch);
             } else if (rgb) {
                 tfl_dsp_rgb_tile(p, x, p0, n, patch);
+#if TFL_DSP_MAC2X4
+                /* the M33: its positions in blocks of 4 (two pairs) by the 2 x 4 block of 7 quads, the rest as before */
+                if (fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 && nq == 7 && n >= 4)
+                    n4 = n & ~3, p7 = 1;
+#endif
             } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
                 int32_t a0[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, a1[3];
                 const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
@@ -1243,8 +1250,9 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             if (fused && dbl_ok && p->dsp_rq != NULL) { /* (given only with the weights doubled at compile time: pre, dbl) */
 #if TFL_DSP_MAC2X4
                 if (n4 > 0) { /* every group's two halves in one call, then the rest in the pairs' layout */
-                    aotc_dsp_mac2x4_rq3(patch, n4 / 4, p->dsp_wx, nq, p->dsp_rq, yt + (int64_t)at * p->oc,
-                                        p->oc + (p->oc / 2 - 1) * 65536);
+                    (p7 ? aotc_dsp_mac2x4p7_rq3 : aotc_dsp_mac2x4_rq3)(patch, n4 / 4, p->dsp_wx, nq, p->dsp_rq,
+                                                                        yt + (int64_t)at * p->oc,
+                                                                        p->oc + (p->oc / 2 - 1) * 65536);
                     if (n > n4) tfl_dsp_groups_rqb(p, patch + 2 * n4 * nq, nq, n - n4, at + n4, yt);
                     continue;
                 }
@@ -1259,7 +1267,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused || !AOTC_TFL_CONV_PLAIN) {
-                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt, n4);
+                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt, n4, p7);
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none (a pair's 8 words
