@@ -1195,6 +1195,8 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         const int32_t more = ((words - wxw - (p->dsp_rq != NULL && dbl_ok ? 0 : 24)) / (2 * kc)) & ~1,
                       most = (total + 1) & ~1;
         np = more < most ? more : most;
+        if (TFL_DSP_MAC2X4 && rows && p->x_zero == -128 && np < most && np >= 8)
+            np &= ~3; /* (the M33: tiles of whole blocks of 4 positions, no pair left a tile for the 4 x 2 block) */
     }
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
     int32_t *acc = (int32_t *)(wx + wxw);
@@ -1206,18 +1208,20 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int dbl = !fused || !dbl_ok ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
     if (!AOTC_TFL_CONV_SINGLE && fused && dbl == 0) return 0; /* the fused sums not doubled left out: the plain loop's */
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
+    /* the M33's 2 x 4 block (tflite_int8_dsp.h; fused: one block of quads): a 1 x 1 conv's rows of a ReLU's output
+     * (an even count of quads, widened into its layout) or an RGB stem's pairs (aotc_dsp_mac2x4p7_rq3) */
+    const int m24 = TFL_DSP_MAC2X4 && fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 &&
+                    (rgb ? kq == 7 : rows && p->x_zero == -128 && kq % 2 == 0);
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
-        int32_t q0, g, t, j, n4 = 0, p7 = 0;
+        int32_t q0, g, t, j;
+        /* the M33's 2 x 4 block on the tile's first positions in blocks of 4 (m24), the rest as before */
+        const int32_t n4 = TFL_DSP_MAC2X4 && m24 && n >= 4 ? n & ~3 : 0;
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
 #if TFL_DSP_MAC2X4
-                /* the M33: a tile's positions in blocks of 4 by the 2 x 4 block (its rows widened into its layout),
-                 * the rest (fewer than 4) after them by the 4 x 2 block's kernels as before */
-                if (fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 && p->x_zero == -128 &&
-                    nq % 2 == 0 && n >= 4) {
-                    n4 = n & ~3;
+                if (n4 > 0) { /* the M33's 2 x 4 block: its rows widened into its layout, the rest after them */
                     tfl_dsp_rows4_u8(x + (int64_t)p0 * p->c + 4 * q0, p->c, n4 / 4, nq, patch, dbl == 2);
                     if (n > n4)
                         tfl_dsp_rows(x + (int64_t)(p0 + n4) * p->c, p->c, n - n4, q0, nq, p->x_zero, dbl == 2,
@@ -1227,11 +1231,6 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, dbl == 2, patch);
             } else if (rgb) {
                 tfl_dsp_rgb_tile(p, x, p0, n, patch);
-#if TFL_DSP_MAC2X4
-                /* the M33: its positions in blocks of 4 (two pairs) by the 2 x 4 block of 7 quads, the rest as before */
-                if (fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 && nq == 7 && n >= 4)
-                    n4 = n & ~3, p7 = 1;
-#endif
             } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
                 int32_t a0[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, a1[3];
                 const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
@@ -1250,7 +1249,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             if (fused && dbl_ok && p->dsp_rq != NULL) { /* (given only with the weights doubled at compile time: pre, dbl) */
 #if TFL_DSP_MAC2X4
                 if (n4 > 0) { /* every group's two halves in one call, then the rest in the pairs' layout */
-                    (p7 ? aotc_dsp_mac2x4p7_rq3 : aotc_dsp_mac2x4_rq3)(patch, n4 / 4, p->dsp_wx, nq, p->dsp_rq,
+                    (rgb ? aotc_dsp_mac2x4p7_rq3 : aotc_dsp_mac2x4_rq3)(patch, n4 / 4, p->dsp_wx, nq, p->dsp_rq,
                                                                         yt + (int64_t)at * p->oc,
                                                                         p->oc + (p->oc / 2 - 1) * 65536);
                     if (n > n4) tfl_dsp_groups_rqb(p, patch + 2 * n4 * nq, nq, n - n4, at + n4, yt);
@@ -1267,7 +1266,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused || !AOTC_TFL_CONV_PLAIN) {
-                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt, n4, p7);
+                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt, n4, rgb);
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none (a pair's 8 words
