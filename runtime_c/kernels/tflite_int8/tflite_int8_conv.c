@@ -14,6 +14,13 @@
 #ifndef TFL_DSP_MAC2X4
 #define TFL_DSP_MAC2X4 0 /* the M33's 2 x 4 block (tflite_int8_dsp.h) only there, in assembly */
 #endif
+#if TFL_DSP_MAC2X4 /* tfl_dsp_group_rq's arguments for it there only (elsewhere not one more a call) */
+#define TFL_DSP_M24_PARAMS , int32_t n4, int p7
+#define TFL_DSP_M24_ARGS(n4, p7) , n4, p7
+#else
+#define TFL_DSP_M24_PARAMS
+#define TFL_DSP_M24_ARGS(n4, p7)
+#endif
 
 /* A residual ADD fused into CONV_2D (aotc_tfl_conv_add_s8); the conv paths take NULL when it runs alone. */
 typedef struct {
@@ -945,7 +952,7 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
  * aotc_dsp_mac2x4p7_rq3. */
 static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias, const uint32_t *patch,
                              const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int dbl, int32_t *acc,
-                             int8_t *y, int32_t n4, int p7) {
+                             int8_t *y TFL_DSP_M24_PARAMS) {
     int32_t j, *a = acc + 16;
     /* (p's fields in locals: the stores to acc could alias them, and gcc would load them again a channel) */
     const int32_t *const shift = p->shift + c0, *const mult = p->mult + c0, yz = p->y_zero;
@@ -962,8 +969,6 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
                                                             p->oc + 65536);
         patch += 2 * n4 * nq, n -= n4, at += n4;
     }
-#else
-    (void)n4, (void)p7;
 #endif
     if (AOTC_TFL_CONV_DBL && dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign
                                       * term) */
@@ -1210,13 +1215,17 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     /* the M33's 2 x 4 block (tflite_int8_dsp.h; fused: one block of quads): a 1 x 1 conv's rows of a ReLU's output
      * (an even count of quads, widened into its layout) or an RGB stem's pairs (aotc_dsp_mac2x4p7_rq3) */
-    const int m24 = TFL_DSP_MAC2X4 && fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 &&
+#if TFL_DSP_MAC2X4
+    const int m24 = fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 &&
                     (rgb ? kq == 7 : rows && p->x_zero == -128 && kq % 2 == 0);
+#endif
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
         int32_t q0, g, t, j;
+#if TFL_DSP_MAC2X4
         /* the M33's 2 x 4 block on the tile's first positions in blocks of 4 (m24), the rest as before */
-        const int32_t n4 = TFL_DSP_MAC2X4 && m24 && n >= 4 ? n & ~3 : 0;
+        const int32_t n4 = m24 && n >= 4 ? n & ~3 : 0;
+#endif
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
@@ -1266,7 +1275,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused || !AOTC_TFL_CONV_PLAIN) {
-                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt, n4, rgb);
+                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt TFL_DSP_M24_ARGS(n4, rgb));
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none (a pair's 8 words
