@@ -669,32 +669,32 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #define TFL_DSP_M24_O2 "-12"
 #define TFL_DSP_M24_O3 "-4"
 #define TFL_DSP_MAC2X4_QUAD                                                                              \
-    "ldr.w r2, [r1, #32]!\n\t" /* channel 0's E; r1 at the quad's weights */                           \
+    "ldr r2, [r1, #32]!\n\t" /* channel 0's E; r1 at the quad's weights */                           \
     "ldr.w r12, [r0], #" TFL_DSP_M24_PS "\n\t" /* E(t0) */                                                            \
     "ldr.w r3, [r1, #4]\n\t"                                                                           \
-    "ldr.w lr, [r0, #" TFL_DSP_M24_E1 "]\n\t" /* E(t1) */                                                            \
+    "ldr lr, [r0, #" TFL_DSP_M24_E1 "]\n\t" /* E(t1) */                                                            \
     "smlad r4, r12, r2, r4\n\t"                                                                        \
     "smlad r8, r12, r3, r8\n\t"                                                                        \
-    "ldr.w r12, [r0, #" TFL_DSP_M24_E2 "]\n\t" /* E(t2) */                                                           \
+    "ldr r12, [r0, #" TFL_DSP_M24_E2 "]\n\t" /* E(t2) */                                                           \
     "smlad r5, lr, r2, r5\n\t"                                                                         \
     "smlad r9, lr, r3, r9\n\t"                                                                         \
-    "ldr.w lr, [r0, #" TFL_DSP_M24_E3 "]\n\t" /* E(t3) */                                                             \
+    "ldr lr, [r0, #" TFL_DSP_M24_E3 "]\n\t" /* E(t3) */                                                             \
     "smlad r6, r12, r2, r6\n\t"                                                                        \
     "smlad r10, r12, r3, r10\n\t"                                                                      \
-    "ldr.w r12, [r0, #" TFL_DSP_M24_O0 "]\n\t" /* O(t0) */                                                           \
+    "ldr r12, [r0, #" TFL_DSP_M24_O0 "]\n\t" /* O(t0) */                                                           \
     "smlad r7, lr, r2, r7\n\t"                                                                         \
     "smlad r11, lr, r3, r11\n\t" TFL_DSP_MAC2X4_O
 /* the quad's O half: channel 0's and 1's O weights, O(t1), O(t2), O(t3) (O(t0) in r12) */
 #define TFL_DSP_MAC2X4_O                                                                                 \
     "ldr.w r2, [r1, #16]\n\t"                                                                          \
     "ldr.w r3, [r1, #20]\n\t"                                                                          \
-    "ldr.w lr, [r0, #" TFL_DSP_M24_O1 "]\n\t" /* O(t1) */                                                            \
+    "ldr lr, [r0, #" TFL_DSP_M24_O1 "]\n\t" /* O(t1) */                                                            \
     "smlad r4, r12, r2, r4\n\t"                                                                        \
     "smlad r8, r12, r3, r8\n\t"                                                                        \
-    "ldr.w r12, [r0, #" TFL_DSP_M24_O2 "]\n\t" /* O(t2) */                                                           \
+    "ldr r12, [r0, #" TFL_DSP_M24_O2 "]\n\t" /* O(t2) */                                                           \
     "smlad r5, lr, r2, r5\n\t"                                                                         \
     "smlad r9, lr, r3, r9\n\t"                                                                         \
-    "ldr.w lr, [r0, #" TFL_DSP_M24_O3 "]\n\t" /* O(t3) */                                                             \
+    "ldr lr, [r0, #" TFL_DSP_M24_O3 "]\n\t" /* O(t3) */                                                             \
     "smlad r6, r12, r2, r6\n\t"                                                                        \
     "smlad r10, r12, r3, r10\n\t"                                                                      \
     "smlad r7, lr, r2, r7\n\t"                                                                         \
@@ -702,12 +702,12 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 /* a block's first quad, the sums started at the biases in r4 and r8: E(t2) and E(t3) into r6 and r7 (their sums not
  * yet started), each bias read by positions 1 to 3 before position 0's SMLAD writes it */
 #define TFL_DSP_MAC2X4_FIRST                                                                             \
-    "ldr.w r2, [r1, #32]!\n\t"                                                                         \
+    "ldr r2, [r1, #32]!\n\t"                                                                         \
     "ldr.w r12, [r0], #" TFL_DSP_M24_PS "\n\t" /* E(t0) */                                                            \
     "ldr.w r3, [r1, #4]\n\t"                                                                           \
-    "ldr.w lr, [r0, #" TFL_DSP_M24_E1 "]\n\t" /* E(t1) */                                                            \
-    "ldr.w r6, [r0, #" TFL_DSP_M24_E2 "]\n\t" /* E(t2) */                                                            \
-    "ldr.w r7, [r0, #" TFL_DSP_M24_E3 "]\n\t"  /* E(t3) */                                                            \
+    "ldr lr, [r0, #" TFL_DSP_M24_E1 "]\n\t" /* E(t1) */                                                            \
+    "ldr r6, [r0, #" TFL_DSP_M24_E2 "]\n\t" /* E(t2) */                                                            \
+    "ldr r7, [r0, #" TFL_DSP_M24_E3 "]\n\t"  /* E(t3) */                                                            \
     "smlad r5, lr, r2, r4\n\t"                                                                         \
     "smlad r9, lr, r3, r8\n\t"                                                                         \
     "smlad r10, r6, r3, r8\n\t"                                                                        \
@@ -716,7 +716,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
     "smlad r7, r7, r2, r4\n\t"                                                                         \
     "smlad r4, r12, r2, r4\n\t"                                                                        \
     "smlad r8, r12, r3, r8\n\t"                                                                        \
-    "ldr.w r12, [r0, #" TFL_DSP_M24_O0 "]\n\t" /* O(t0) */ TFL_DSP_MAC2X4_O
+    "ldr r12, [r0, #" TFL_DSP_M24_O0 "]\n\t" /* O(t0) */ TFL_DSP_MAC2X4_O
 #define TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac2x4_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG int32_t count,
