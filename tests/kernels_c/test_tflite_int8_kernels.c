@@ -230,7 +230,10 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                     static int32_t pw_turn;
                     p->h = rand_int(1, 4), p->w = rand_int(1, 4), p->oc = 4 * (chance(1, 4) ? 1 : rand_int(2, 28));
                     if (chance(1, 4)) p->c = 8, p->h = rand_int(2, 12), p->w = rand_int(2, 12);
-                    if (pw_turn++ % 2 == 0) p->c = 4 * nqs[(pw_turn / 2) % 10], p->h = 2 + pw_turn % 3, p->w = 3;
+                    /* (6, 9, 12 and 15 positions: on the M33 aotc_dsp_mac2x4_rq3's blocks of 4 and a rest of 2, 1, 0
+                     * and 3 after them in the pairs' layout) */
+                    if (pw_turn++ % 2 == 0)
+                        p->c = 4 * nqs[(pw_turn / 2) % 10], p->h = 2 + (pw_turn / 2 + pw_turn / 20) % 4, p->w = 3;
                 }
             }
             if (!pw && chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */

@@ -184,6 +184,9 @@ def test_aotc_bench_on_a_board_bundle_from_a_tflite_file(tmp_path):
     assert float(cells[8]) == 0.0, row  # bit-exact with LiteRT on the same int8 inputs
 
 
+_M33_PW = "aotc_dsp_mac4x2_rq3+aotc_dsp_mac2x4_rq3+aotc_dsp_mac2x4p7_rq3"  # the M33's conv kernels on VWW
+
+
 def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp_path):
     """The M7's and M33's schedules of the DSP loops (quant_dsp.h, AOTC_DSP_M7 and AOTC_DSP_M33) against the M4's on
     the same bundle (built again with the switch 0): the same outputs, and in the core's estimate fewer cycles. On the
@@ -199,7 +202,10 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
     the base by 4 loads, not an LDM of 8, A's first multiplies accumulating onto B's, in both orders: 461,328 against
     497,824 est. cycles, 0.927, where the M33's order without its load-use fix took 0.94; the bound 0.93); on
     ResNet-8 (IC) on the M33 the same epilogue in aotc_dsp_mac4x2_rq and tfl_dsp_mac4x2_rqa (0.940 and 0.939 of the M4
-    order's with the M33's quads alone, now 0.931 and 0.932). The M33's SAME stride-1 depthwise turn
+    order's with the M33's quads alone, now 0.931 and 0.932). VWW's pointwise convs and RGB stem on the M33 then by its
+    2 x 4 block (aotc_dsp_mac2x4_rq3, aotc_dsp_mac2x4p7_rq3; the M4's order does not take them: 2 channels x 4
+    positions, a channel's terms serving 4 outputs), the kernels' sum against the M4 order's 4 x 2 block: 0.917 ->
+    0.902 (6,775,044 against 7,513,820 est. cycles), the bound 0.91. The M33's SAME stride-1 depthwise turn
     (tfl_dsp_dwp6_same_floor: a kernel row's pairs in two registers, reloaded after their last multiplies, oc and y kept
     in the freed two through the turn: 0.983, the bound 0.99). VWW's depthwise dispatcher on the M33 (its C, a group's
     terms by tfl_dsp_dw_usual: ra as one shift, 143,762 -> 136,382 est. cycles; the stride-1 ring's groups set up in
@@ -213,7 +219,7 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
             ("ad_autoencoder_int8", "mps2-an500", "AOTC_DSP_M7", {"aotc_dsp_gemv4_il": 0.65}),
             ("vww_mobilenet_int8", "mps2-an500", "AOTC_DSP_M7", {"aotc_dsp_mac4x2_rq3": 0.9,
                                                                   "tfl_dsp_dwp6_same_floor": 0.95}),
-            ("vww_mobilenet_int8", "mps2-an505", "AOTC_DSP_M33", {"aotc_dsp_mac4x2_rq3": 0.935,
+            ("vww_mobilenet_int8", "mps2-an505", "AOTC_DSP_M33", {_M33_PW: 0.91,
                                                                   "tfl_dsp_dws2_floor": 0.93,
                                                                   "tfl_dsp_dwp6_same_floor": 0.99}),
             ("ic_resnet8_int8", "mps2-an505", "AOTC_DSP_M33", {"aotc_dsp_mac4x2_rq": 0.935,
@@ -235,8 +241,8 @@ def test_m7_and_m33_schedules_take_fewer_estimated_cycles_than_the_m4s_there(tmp
             board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
             got[way] = (ys, cycles)
         assert all(np.array_equal(got["own"][0][k], got["m4"][0][k]) for k in got["m4"][0]), (name, board)
-        for function, share in most.items():
-            own, m4 = got["own"][1][function], got["m4"][1][function]
+        for function, share in most.items():  # (a + b: the kernels' sum)
+            own, m4 = (sum(got[way][1].get(f, 0) for f in function.split("+")) for way in ("own", "m4"))
             assert own <= share * m4, (name, board, function, own, m4)
         if (name, board) == ("vww_mobilenet_int8", "mps2-an505"):
             assert got["own"][1]["tfl_depthwise_s8_dsp"] <= 105_000, got["own"][1]["tfl_depthwise_s8_dsp"]
@@ -276,10 +282,13 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
     widens every group's weights and builds its terms again, so the 48 x 48 .. 12 x 12 layers' fewer tiles cost fewer
     cycles, the arena the same: the model 9,703,790 -> 9,626,330 est. cycles, 50,768 B of arena either way. Each conv
     also carries the compiler's word that its requantisation is the usual one (p->dsp_usual), so that
-    tfl_conv_s8_dsp does not check every output channel again a call: 9,596,640. Each stride-1 depthwise layer carries
-    its biases less x_zero times the weights' sums (p->dsp_dwb), so the ring path's set-up of a group does not sum the
-    weights a call, nor test the channels' terms (the compiler gives dsp_dwb where they pass): 9,579,913 (the bound
-    9,585,000; the dispatcher tfl_depthwise_s8_dsp 98,799 -> 81,796)."""
+    tfl_conv_s8_dsp does not check every output channel again a call: 9,596,640. Its pointwise convs then by the M33's
+    2 x 4 block (tflite_int8_dsp.h's aotc_dsp_mac2x4_rq3, issue 68: 2 channels x 4 positions, so a channel's terms
+    serve 4 outputs and a block of 8 loads 2 biases; a position's 2 outputs one STRH): 9,512,688; its RGB stem's too
+    (aotc_dsp_mac2x4p7_rq3: two pairs of 7 quads a block) and 1 x 1 tiles of whole blocks of 4: 9,494,519. Each
+    stride-1 depthwise layer carries its biases less x_zero times the weights' sums (p->dsp_dwb), so the ring path's
+    set-up of a group does not sum the weights a call, nor test the channels' terms (the compiler gives dsp_dwb where
+    they pass; the dispatcher tfl_depthwise_s8_dsp 98,799 -> 81,796): TOTAL_AFTER, the bound BOUND."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     from aot.bench import board_counts, insn_count_plugin
 
@@ -300,7 +309,8 @@ def test_m33_vww_conv_tiles_of_up_to_256_positions(tmp_path):
     feeds = [np.random.default_rng(5).integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]]
     cycles: dict[str, int] = {}
     _, total = board_counts(out, meta, feeds, plugin, cycle_profile=cycles)
-    assert total is not None and total <= 9_585_000, total
+    assert cycles.get("aotc_dsp_mac2x4_rq3", 0) > 5_000_000, cycles  # every pointwise layer's blocks of 4
+    assert total is not None and total <= 9_490_000, total  # TOTALPRINT
     assert cycles["tfl_depthwise_s8_dsp"] <= 84_000, cycles["tfl_depthwise_s8_dsp"]
 
 

@@ -11,6 +11,16 @@
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include <stddef.h> /* ptrdiff_t */
+#ifndef TFL_DSP_MAC2X4
+#define TFL_DSP_MAC2X4 0 /* the M33's 2 x 4 block (tflite_int8_dsp.h) only there, in assembly */
+#endif
+#if TFL_DSP_MAC2X4 /* tfl_dsp_group_rq's arguments for it there only (elsewhere not one more a call) */
+#define TFL_DSP_M24_PARAMS , int32_t n4, int p7
+#define TFL_DSP_M24_ARGS(n4, p7) , n4, p7
+#else
+#define TFL_DSP_M24_PARAMS
+#define TFL_DSP_M24_ARGS(n4, p7)
+#endif
 
 /* A residual ADD fused into CONV_2D (aotc_tfl_conv_add_s8); the conv paths take NULL when it runs alone. */
 typedef struct {
@@ -568,6 +578,67 @@ __attribute__((noinline)) static void tfl_dsp_rows_u8_pairs(const int8_t *a, int
             TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS_QUAD2_P);
     }
 }
+#if TFL_DSP_MAC2X4
+/* tfl_dsp_rows_u8_pairs into aotc_dsp_mac2x4_rq3's layout: `blocks` blocks of 4 rows (a, a + c, a + 2c, a + 3c), each
+ * block's 4c bytes on from the last, m quads each (m even); a block's first pair at d, 32 bytes a quad, its second
+ * 16 bytes on (each pair's two quads stored past by its first store, 64 bytes a step): the same loads and widening as
+ * tfl_dsp_rows_u8_pairs, the pairs' destination stepped between them. */
+#define TFL_DSP_ROWS_QUAD2_4(W, F)                                                                            \
+    TFL_DSP_ROWS_LOAD2 F("%[v]") F("%[u]") F("%[v2]") F("%[u2]") W("%[e]", "%[v]")                        \
+    "str %[e], [%[d]], #64\n\t"                                                                          \
+    "str %[v], [%[d], #-60]\n\t" W("%[e]", "%[u]")                                                       \
+    "str %[e], [%[d], #-56]\n\t"                                                                         \
+    "str %[u], [%[d], #-52]\n\t" W("%[e]", "%[v2]")                                                      \
+    "str %[e], [%[d], #-32]\n\t"                                                                         \
+    "str %[v2], [%[d], #-28]\n\t" W("%[e]", "%[u2]")                                                     \
+    "str %[e], [%[d], #-24]\n\t"                                                                         \
+    "str %[u2], [%[d], #-20]\n\t"
+#define TFL_DSP_ROWS4_TURN4(W, F) TFL_DSP_ROWS_QUAD2_4(W, F) TFL_DSP_ROWS_QUAD2_4(W, F)
+#define TFL_DSP_ROWS4_TURN8(W, F) TFL_DSP_ROWS4_TURN4(W, F) TFL_DSP_ROWS4_TURN4(W, F)
+#define TFL_DSP_ROWS4_ASM(W, F, K, TURN)                                                                     \
+    __asm__ volatile("1:\n\t"                                                                             \
+                     "add %[pe], %[d], %[pb]\n"                                                          \
+                     "2:\n\t" TURN(W, F)                                                                  \
+                     "cmp %[d], %[pe]\n\t"                                                               \
+                     "bne 2b\n\t"                                                                        \
+                     "add %[a], %[a], %[s]\n\t"                                                          \
+                     "add %[b], %[b], %[s]\n\t"                                                          \
+                     "sub %[d], %[d], %[pb]\n\t"                                                         \
+                     "add %[d], %[d], #16\n\t"                                                           \
+                     "add %[pe], %[d], %[pb]\n"                                                          \
+                     "3:\n\t" TURN(W, F)                                                                  \
+                     "cmp %[d], %[pe]\n\t"                                                               \
+                     "bne 3b\n\t"                                                                        \
+                     "add %[a], %[a], %[s]\n\t"                                                          \
+                     "add %[b], %[b], %[s]\n\t"                                                          \
+                     "sub %[d], %[d], #16\n\t"                                                           \
+                     "cmp %[d], %[end]\n\t"                                                              \
+                     "bne 1b\n\t"                                                                       \
+                     : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(d), [pe] "=&r"(pe), [v] "=&r"(v), [u] "=&r"(u), \
+                       [v2] "=&r"(v2), [u2] "=&r"(u2), [e] "=&r"(e)                                       \
+                     : [pb] "r"(32 * m), [s] "r"(2 * c - 4 * m), [end] "r"(end), [k] "r"(K)                 \
+                     : "cc", "memory")
+__attribute__((noinline)) static void tfl_dsp_rows4_u8(const int8_t *a, int32_t c, int32_t blocks, int32_t m,
+                                                      uint32_t *d, int dbl) {
+    const int8_t *b = a + c;
+    uint32_t *const end = d + 8 * m * blocks, *pe;
+    uint32_t v, u, v2, u2, e;
+    if (m % 8 == 0) {
+        if (dbl) TFL_DSP_ROWS4_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1), TFL_DSP_ROWS4_TURN8);
+        else TFL_DSP_ROWS4_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS4_TURN8);
+    } else if (m % 4 == 0) {
+        if (dbl) TFL_DSP_ROWS4_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1), TFL_DSP_ROWS4_TURN4);
+        else TFL_DSP_ROWS4_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS4_TURN4);
+    } else {
+        if (dbl) TFL_DSP_ROWS4_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1), TFL_DSP_ROWS_QUAD2_4);
+        else TFL_DSP_ROWS4_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS_QUAD2_4);
+    }
+}
+#undef TFL_DSP_ROWS4_ASM
+#undef TFL_DSP_ROWS4_TURN8
+#undef TFL_DSP_ROWS4_TURN4
+#undef TFL_DSP_ROWS_QUAD2_4
+#endif
 #undef TFL_DSP_ROWS_C8_ASM
 #undef TFL_DSP_ROWS_TURN8
 #undef TFL_DSP_ROWS_TURN4
@@ -875,10 +946,13 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
  * holds, the patch one block of quads: the pairs by aotc_dsp_mac4x2_rq (sums from the bias, requantised in
  * its epilogue), an odd last position by aotc_dsp_mac4x2 and tfl_dsp_store_usual; with doubled weights or
  * patches (dbl), by aotc_dsp_mac4x2_rq2 from twice the bias, an odd last position as a pair (the patch's last
- * pair repeats it) into a word of y's bytes. acc: at least 24 words. */
+ * pair repeats it) into a word of y's bytes. acc: at least 24 words. n4 (the M33's, a multiple of 4; 0 elsewhere):
+ * the tile's first n4 positions in aotc_dsp_mac2x4_rq3's layout (dbl, the lower clamp the zero point), by it, the
+ * rest after them in the pairs' layout; with p7, all in the pairs' layout, nq 7 (an RGB stem's), the first n4 by
+ * aotc_dsp_mac2x4p7_rq3. */
 static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias, const uint32_t *patch,
                              const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int dbl, int32_t *acc,
-                             int8_t *y) {
+                             int8_t *y TFL_DSP_M24_PARAMS) {
     int32_t j, *a = acc + 16;
     /* (p's fields in locals: the stores to acc could alias them, and gcc would load them again a channel) */
     const int32_t *const shift = p->shift + c0, *const mult = p->mult + c0, yz = p->y_zero;
@@ -889,6 +963,13 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
         acc[5 + 3 * j] = (2 * yz + 1) * (1 << (right - 1)); /* 2^(right-1) + yz 2^right */
         acc[6 + 3 * j] = right;
     }
+#if TFL_DSP_MAC2X4
+    if (n4 > 0) { /* acc is dsp_rq's block of a group: the group's two halves in one call */
+        (p7 ? aotc_dsp_mac2x4p7_rq3 : aotc_dsp_mac2x4_rq3)(patch, n4 / 4, wx, nq, acc, y + (int64_t)at * p->oc + c0,
+                                                            p->oc + 65536);
+        patch += 2 * n4 * nq, n -= n4, at += n4;
+    }
+#endif
     if (AOTC_TFL_CONV_DBL && dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign
                                       * term) */
         void (*const mac)(const uint32_t *, int32_t, const uint32_t *, int32_t, const int32_t *, int8_t *, int32_t) =
@@ -1119,6 +1200,8 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         const int32_t more = ((words - wxw - (p->dsp_rq != NULL && dbl_ok ? 0 : 24)) / (2 * kc)) & ~1,
                       most = (total + 1) & ~1;
         np = more < most ? more : most;
+        if (TFL_DSP_MAC2X4 && rows && p->x_zero == -128 && np < most && np >= 8)
+            np &= ~3; /* (the M33: tiles of whole blocks of 4 positions, no pair left a tile for the 4 x 2 block) */
     }
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
     int32_t *acc = (int32_t *)(wx + wxw);
@@ -1130,12 +1213,30 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int dbl = !fused || !dbl_ok ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
     if (!AOTC_TFL_CONV_SINGLE && fused && dbl == 0) return 0; /* the fused sums not doubled left out: the plain loop's */
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
+    /* the M33's 2 x 4 block (tflite_int8_dsp.h; fused: one block of quads): a 1 x 1 conv's rows of a ReLU's output
+     * (an even count of quads, widened into its layout) or an RGB stem's pairs (aotc_dsp_mac2x4p7_rq3) */
+#if TFL_DSP_MAC2X4
+    const int m24 = fused && dbl_ok && dbl != 0 && TFL_DSP_CONV_FLOOR(p) && p->oc < 65536 &&
+                    (rgb ? kq == 7 : rows && p->x_zero == -128 && kq % 2 == 0);
+#endif
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
         int32_t q0, g, t, j;
+#if TFL_DSP_MAC2X4
+        /* the M33's 2 x 4 block on the tile's first positions in blocks of 4 (m24), the rest as before */
+        const int32_t n4 = m24 && n >= 4 ? n & ~3 : 0;
+#endif
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
+#if TFL_DSP_MAC2X4
+                if (n4 > 0) { /* the M33's 2 x 4 block: its rows widened into its layout, the rest after them */
+                    tfl_dsp_rows4_u8(x + (int64_t)p0 * p->c + 4 * q0, p->c, n4 / 4, nq, patch, dbl == 2);
+                    if (n > n4)
+                        tfl_dsp_rows(x + (int64_t)(p0 + n4) * p->c, p->c, n - n4, q0, nq, p->x_zero, dbl == 2,
+                                     patch + 2 * n4 * nq);
+                } else
+#endif
                 tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, dbl == 2, patch);
             } else if (rgb) {
                 tfl_dsp_rgb_tile(p, x, p0, n, patch);
@@ -1155,6 +1256,15 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 }
             }
             if (fused && dbl_ok && p->dsp_rq != NULL) { /* (given only with the weights doubled at compile time: pre, dbl) */
+#if TFL_DSP_MAC2X4
+                if (n4 > 0) { /* every group's two halves in one call, then the rest in the pairs' layout */
+                    (rgb ? aotc_dsp_mac2x4p7_rq3 : aotc_dsp_mac2x4_rq3)(patch, n4 / 4, p->dsp_wx, nq, p->dsp_rq,
+                                                                        yt + (int64_t)at * p->oc,
+                                                                        p->oc + (p->oc / 2 - 1) * 65536);
+                    if (n > n4) tfl_dsp_groups_rqb(p, patch + 2 * n4 * nq, nq, n - n4, at + n4, yt);
+                    continue;
+                }
+#endif
                 tfl_dsp_groups_rqb(p, patch, nq, n, at, yt);
                 continue;
             }
@@ -1165,7 +1275,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
                 if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused || !AOTC_TFL_CONV_PLAIN) {
-                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt);
+                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt TFL_DSP_M24_ARGS(n4, rgb));
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none (a pair's 8 words

@@ -640,6 +640,359 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #undef TFL_DSP_MAC4X1_QUAD
 #undef TFL_DSP_RQ1X2
 }
+#if AOTC_DSP_M33
+/* The M33's 2 x 4 block (issue 68): a tile's positions in blocks of 4, each block's 4 patches interleaved a quad at a
+ * time (tfl_dsp_rows4's layout: quad q of block i at p + 32 (nq i + q) bytes, the words E(t0), O(t0), E(t1), O(t1),
+ * E(t2), O(t2), E(t3), O(t3)), and 2 output channels, each half of a group of 4 in dsp_wx's layout (its E words at
+ * 0 and 4 bytes and its O words at 16 and 20 from the quad's, the half's 8 bytes on for channels 2 and 3): a quad is
+ * 4 weight and 8 patch loads and 16 SMLADs, 28 cycles for 32 multiply-accumulates as the 4 x 2 block's, but a
+ * channel's 3 requantisation terms serve 4 outputs, not 2, and a block loads 2 biases, not 4: the epilogue of 8
+ * outputs 6 term loads and 2 bias loads fewer than aotc_dsp_mac4x2_rq3's (its stores' addresses 2 ADDs more). The
+ * same requantisation as aotc_dsp_mac4x2_rq3 (doubled sums, the lower clamp the zero point -128), so the same
+ * outputs: y[(4 i + t) oc + 2 h + j] for block i < count, position t < 4, half h < H and channel j < 2, with
+ * rq = dsp_rq's (a group's 4 biases, then its 4 channels' mult, ra, right), oc's upper half H - 1 (the halves in one
+ * call: each restarts at p, its weights, biases, terms and y stepped). 112 bytes a quad (every instruction 32-bit),
+ * sixteen a turn in two blocks as aotc_dsp_mac4x2_rq3's (a loop tested a turn, then the last 16 into the epilogue),
+ * entered past (-(nq - 1)) mod 16 quads after the block's first quad, which starts the sums at the biases. Locals:
+ * [sp .. #20] the half's terms, [sp, #24] the block's y, [sp, #28] oc, [sp, #32] the patches' end, [sp, #36] the
+ * half's weights less 32, [sp, #40] and #44 its biases, [sp, #48] the loop's entry, [sp, #52] the weights' end less
+ * a block of quads and 32, [sp, #56] p, [sp, #60] the half h, [sp, #64] H - 1, [sp, #68] the group's rq, [sp, #72]
+ * the half's y, [sp, #76] nq. */
+#define TFL_DSP_MAC2X4 1
+/* (the patch words' offsets from r0 after a quad's first, post-indexed load: here aotc_dsp_mac2x4_rq3's layout) */
+#define TFL_DSP_M24_PS "32"
+#define TFL_DSP_M24_E1 "-24"
+#define TFL_DSP_M24_E2 "-16"
+#define TFL_DSP_M24_E3 "-8"
+#define TFL_DSP_M24_O0 "-28"
+#define TFL_DSP_M24_O1 "-20"
+#define TFL_DSP_M24_O2 "-12"
+#define TFL_DSP_M24_O3 "-4"
+#define TFL_DSP_MAC2X4_QUAD                                                                              \
+    "ldr r2, [r1, #32]!\n\t" /* channel 0's E; r1 at the quad's weights */                           \
+    "ldr.w r12, [r0], #" TFL_DSP_M24_PS "\n\t" /* E(t0) */                                                            \
+    "ldr.w r3, [r1, #4]\n\t"                                                                           \
+    "ldr lr, [r0, #" TFL_DSP_M24_E1 "]\n\t" /* E(t1) */                                                            \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "smlad r8, r12, r3, r8\n\t"                                                                        \
+    "ldr r12, [r0, #" TFL_DSP_M24_E2 "]\n\t" /* E(t2) */                                                           \
+    "smlad r5, lr, r2, r5\n\t"                                                                         \
+    "smlad r9, lr, r3, r9\n\t"                                                                         \
+    "ldr lr, [r0, #" TFL_DSP_M24_E3 "]\n\t" /* E(t3) */                                                             \
+    "smlad r6, r12, r2, r6\n\t"                                                                        \
+    "smlad r10, r12, r3, r10\n\t"                                                                      \
+    "ldr r12, [r0, #" TFL_DSP_M24_O0 "]\n\t" /* O(t0) */                                                           \
+    "smlad r7, lr, r2, r7\n\t"                                                                         \
+    "smlad r11, lr, r3, r11\n\t" TFL_DSP_MAC2X4_O
+/* the quad's O half: channel 0's and 1's O weights, O(t1), O(t2), O(t3) (O(t0) in r12) */
+#define TFL_DSP_MAC2X4_O                                                                                 \
+    "ldr.w r2, [r1, #16]\n\t"                                                                          \
+    "ldr.w r3, [r1, #20]\n\t"                                                                          \
+    "ldr lr, [r0, #" TFL_DSP_M24_O1 "]\n\t" /* O(t1) */                                                            \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "smlad r8, r12, r3, r8\n\t"                                                                        \
+    "ldr r12, [r0, #" TFL_DSP_M24_O2 "]\n\t" /* O(t2) */                                                           \
+    "smlad r5, lr, r2, r5\n\t"                                                                         \
+    "smlad r9, lr, r3, r9\n\t"                                                                         \
+    "ldr lr, [r0, #" TFL_DSP_M24_O3 "]\n\t" /* O(t3) */                                                             \
+    "smlad r6, r12, r2, r6\n\t"                                                                        \
+    "smlad r10, r12, r3, r10\n\t"                                                                      \
+    "smlad r7, lr, r2, r7\n\t"                                                                         \
+    "smlad r11, lr, r3, r11\n\t"
+/* a block's first quad, the sums started at the biases in r4 and r8: E(t2) and E(t3) into r6 and r7 (their sums not
+ * yet started), each bias read by positions 1 to 3 before position 0's SMLAD writes it */
+#define TFL_DSP_MAC2X4_FIRST                                                                             \
+    "ldr r2, [r1, #32]!\n\t"                                                                         \
+    "ldr.w r12, [r0], #" TFL_DSP_M24_PS "\n\t" /* E(t0) */                                                            \
+    "ldr.w r3, [r1, #4]\n\t"                                                                           \
+    "ldr lr, [r0, #" TFL_DSP_M24_E1 "]\n\t" /* E(t1) */                                                            \
+    "ldr r6, [r0, #" TFL_DSP_M24_E2 "]\n\t" /* E(t2) */                                                            \
+    "ldr r7, [r0, #" TFL_DSP_M24_E3 "]\n\t"  /* E(t3) */                                                            \
+    "smlad r5, lr, r2, r4\n\t"                                                                         \
+    "smlad r9, lr, r3, r8\n\t"                                                                         \
+    "smlad r10, r6, r3, r8\n\t"                                                                        \
+    "smlad r6, r6, r2, r4\n\t"                                                                         \
+    "smlad r11, r7, r3, r8\n\t"                                                                        \
+    "smlad r7, r7, r2, r4\n\t"                                                                         \
+    "smlad r4, r12, r2, r4\n\t"                                                                        \
+    "smlad r8, r12, r3, r8\n\t"                                                                        \
+    "ldr r12, [r0, #" TFL_DSP_M24_O0 "]\n\t" /* O(t0) */ TFL_DSP_MAC2X4_O
+#define TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac2x4_rq3(TFL_DSP_ARG const uint32_t *p,
+                                                                         TFL_DSP_ARG int32_t count,
+                                                                         TFL_DSP_ARG const uint32_t *w,
+                                                                         TFL_DSP_ARG int32_t nq,
+                                                                         TFL_DSP_ARG const int32_t *rq,
+                                                                         TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    /* r0 p, r1 count (blocks of 4 positions), r2 w, r3 nq; rq, y, oc at [sp, #116], #120, #124 after the prologue */
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #80\n\t" AOTC_DSP_MAC4X2_WPRE
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "mul r7, r1, r3\n\t" /* the patches' end: 32 bytes a quad and block */
+        "add r7, r0, r7, lsl #5\n\t"
+        "ldr r5, [sp, #120]\n\t"
+        "ldrh r6, [sp, #124]\n\t" /* oc, its lower half */
+        "ldrh r8, [sp, #126]\n\t" /* the halves less 1 */
+        "str r7, [sp, #32]\n\t"
+        "str r5, [sp, #72]\n\t"
+        "str r6, [sp, #28]\n\t"
+        "str r8, [sp, #64]\n\t"
+        "str r0, [sp, #56]\n\t"
+        "str r3, [sp, #76]\n\t"
+        "movs r8, #0\n\t"
+        "str r8, [sp, #60]\n\t"
+        "sub r7, r3, #1\n\t" /* the loop's entry: past (-(nq - 1)) mod 16 quads, the epilogue with nq 1 */
+        "rsbs r5, r7, #0\n\t"
+        "and r5, r5, #15\n\t"
+        "cmp r7, #0\n\t"
+        "it eq\n\t"
+        "moveq r5, #16\n\t"
+        "movs r6, #112\n\t"
+        "cmp r7, #16\n\t"
+        "ite gt\n\t"
+        "adrgt.w r4, 1f\n\t"
+        "adrle.w r4, 3f\n\t"
+        "mla r4, r5, r6, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #48]\n\t"
+        "ldr r12, [sp, #116]\n\t"
+        "str r12, [sp, #68]\n"
+        "5:\n\t" /* a half: r2 its weights less 32, r3 nq, r12 its group's rq */
+        "str r2, [sp, #36]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "sub r4, r4, #512\n\t"
+        "str r4, [sp, #52]\n\t"
+        "ldr r4, [sp, #60]\n\t"
+        "ldr r1, [sp, #72]\n\t"
+        "lsls r4, r4, #31\n\t" /* ne: the second half (channels 2, 3): biases 2 words on, terms 6 */
+        "itte ne\n\t"
+        "addne lr, r12, #40\n\t"
+        "addne r12, r12, #8\n\t"
+        "addeq lr, r12, #16\n\t"
+        "str r1, [sp, #24]\n\t"
+        "ldr r4, [r12]\n\t"
+        "ldr r8, [r12, #4]\n\t"
+        "ldr r5, [lr]\n\t"
+        "ldr r6, [lr, #4]\n\t"
+        "ldr r7, [lr, #8]\n\t"
+        "ldr r9, [lr, #12]\n\t"
+        "ldr r10, [lr, #16]\n\t"
+        "ldr r11, [lr, #20]\n\t"
+        "str r4, [sp, #40]\n\t"
+        "str r8, [sp, #44]\n\t"
+        "str r5, [sp]\n\t"
+        "str r6, [sp, #4]\n\t"
+        "str r7, [sp, #8]\n\t"
+        "str r9, [sp, #12]\n\t"
+        "str r10, [sp, #16]\n\t"
+        "str r11, [sp, #20]\n\t"
+        "ldr r0, [sp, #56]\n\t"
+        "ldr r1, [sp, #36]\n\t" TFL_DSP_MAC2X4_FIRST
+        "ldr pc, [sp, #48]\n\t"
+        ".p2align 2\n"
+        "1:\n\t" TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD4
+        "ldr r2, [sp, #52]\n\t"
+        "cmp r1, r2\n\t"
+        "bne 1b\n\t"
+        ".p2align 2\n"
+        "3:\n\t" TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD4 TFL_DSP_MAC2X4_QUAD4
+        "ldr r1, [sp]\n\t" /* the epilogue: channel 0's 4 outputs, then channel 1's */
+        "ldr r2, [sp, #4]\n\t"
+        "ldr r3, [sp, #8]\n\t" TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3_MATH("r6", "r7")
+        "ldr r1, [sp, #12]\n\t"
+        "ldr r2, [sp, #16]\n\t"
+        "ldr r3, [sp, #20]\n\t" TFL_DSP_RQ3_MATH("r8", "r9") TFL_DSP_RQ3_MATH("r10", "r11")
+        "ldr r1, [sp, #24]\n\t" /* y, oc, the patches' end */
+        "ldr r2, [sp, #28]\n\t"
+        "ldr r3, [sp, #32]\n\t"
+        "bfi r4, r8, #8, #8\n\t" /* a position's 2 outputs one halfword (y, oc and 2 h even) */
+        "bfi r5, r9, #8, #8\n\t"
+        "bfi r6, r10, #8, #8\n\t"
+        "bfi r7, r11, #8, #8\n\t"
+        "add r12, r2, r2, lsl #1\n\t"
+        "strh r4, [r1]\n\t"
+        "strh r5, [r1, r2]\n\t"
+        "strh r6, [r1, r2, lsl #1]\n\t"
+        "strh r7, [r1, r12]\n\t"
+        "add r1, r1, r2, lsl #2\n\t"
+        "str r1, [sp, #24]\n\t"
+        "cmp r0, r3\n\t"
+        "beq 7f\n\t"
+        "ldr r1, [sp, #36]\n\t" /* the next block: the half's weights, its 2 biases, its first quad, into the loop */
+        "ldr r4, [sp, #40]\n\t"
+        "ldr r8, [sp, #44]\n\t" TFL_DSP_MAC2X4_FIRST
+        "ldr pc, [sp, #48]\n"
+        "7:\n\t" /* the next half: after the first, its weights 8 bytes on; after the second, the next group's */
+        "ldr r4, [sp, #60]\n\t"
+        "ldr r5, [sp, #64]\n\t"
+        "ldr r12, [sp, #68]\n\t"
+        "cmp r4, r5\n\t"
+        "beq 9f\n\t"
+        "ldr r2, [sp, #36]\n\t"
+        "ldr r3, [sp, #76]\n\t"
+        "ldr r1, [sp, #72]\n\t"
+        "lsls r6, r4, #31\n\t" /* ne: this half the second of its group */
+        "itte ne\n\t"
+        "addne r12, r12, #64\n\t"
+        "subne r2, r2, #8\n\t"
+        "addeq r2, r2, #8\n\t"
+        "it ne\n\t"
+        "addne r2, r2, r3, lsl #5\n\t"
+        "add r1, r1, #2\n\t"
+        "add r4, r4, #1\n\t"
+        "str r12, [sp, #68]\n\t"
+        "str r1, [sp, #72]\n\t"
+        "str r4, [sp, #60]\n\t"
+        "b 5b\n"
+        "9:\n\t"
+        "add sp, sp, #80\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+/* aotc_dsp_mac2x4_rq3 on the pairs' layout of patches of 7 quads (an RGB stem's 3 x 3 windows of 3 channels,
+ * tfl_dsp_rgb_tile's, nq 7): a block of 4 positions two pairs, the second 112 bytes on, so its patch words are at
+ * immediate offsets from the one pointer; a block is its first quad and 6 more (no loop, no entry), then the
+ * epilogue, r0 stepped past the second pair. The same frame, outputs and rq as aotc_dsp_mac2x4_rq3's (nq 7 only). */
+#undef TFL_DSP_M24_PS
+#undef TFL_DSP_M24_E1
+#undef TFL_DSP_M24_E2
+#undef TFL_DSP_M24_E3
+#undef TFL_DSP_M24_O0
+#undef TFL_DSP_M24_O1
+#undef TFL_DSP_M24_O2
+#undef TFL_DSP_M24_O3
+#define TFL_DSP_M24_PS "16"
+#define TFL_DSP_M24_E1 "-8"
+#define TFL_DSP_M24_E2 "96"
+#define TFL_DSP_M24_E3 "104"
+#define TFL_DSP_M24_O0 "-12"
+#define TFL_DSP_M24_O1 "-4"
+#define TFL_DSP_M24_O2 "100"
+#define TFL_DSP_M24_O3 "108"
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac2x4p7_rq3(TFL_DSP_ARG const uint32_t *p,
+                                                                           TFL_DSP_ARG int32_t count,
+                                                                           TFL_DSP_ARG const uint32_t *w,
+                                                                           TFL_DSP_ARG int32_t nq,
+                                                                           TFL_DSP_ARG const int32_t *rq,
+                                                                           TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #80\n\t" AOTC_DSP_MAC4X2_WPRE
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "mul r7, r1, r3\n\t" /* the patches' end: 32 bytes a quad and block (two pairs) */
+        "add r7, r0, r7, lsl #5\n\t"
+        "ldr r5, [sp, #120]\n\t"
+        "ldrh r6, [sp, #124]\n\t" /* oc, its lower half */
+        "ldrh r8, [sp, #126]\n\t" /* the halves less 1 */
+        "str r7, [sp, #32]\n\t"
+        "str r5, [sp, #72]\n\t"
+        "str r6, [sp, #28]\n\t"
+        "str r8, [sp, #64]\n\t"
+        "str r0, [sp, #56]\n\t"
+        "str r3, [sp, #76]\n\t"
+        "movs r8, #0\n\t"
+        "str r8, [sp, #60]\n\t"
+        "ldr r12, [sp, #116]\n\t"
+        "str r12, [sp, #68]\n"
+        "5:\n\t" /* a half: r2 its weights less 32, r3 nq, r12 its group's rq */
+        "str r2, [sp, #36]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "sub r4, r4, #512\n\t"
+        "str r4, [sp, #52]\n\t"
+        "ldr r4, [sp, #60]\n\t"
+        "ldr r1, [sp, #72]\n\t"
+        "lsls r4, r4, #31\n\t" /* ne: the second half (channels 2, 3): biases 2 words on, terms 6 */
+        "itte ne\n\t"
+        "addne lr, r12, #40\n\t"
+        "addne r12, r12, #8\n\t"
+        "addeq lr, r12, #16\n\t"
+        "str r1, [sp, #24]\n\t"
+        "ldr r4, [r12]\n\t"
+        "ldr r8, [r12, #4]\n\t"
+        "ldr r5, [lr]\n\t"
+        "ldr r6, [lr, #4]\n\t"
+        "ldr r7, [lr, #8]\n\t"
+        "ldr r9, [lr, #12]\n\t"
+        "ldr r10, [lr, #16]\n\t"
+        "ldr r11, [lr, #20]\n\t"
+        "str r4, [sp, #40]\n\t"
+        "str r8, [sp, #44]\n\t"
+        "str r5, [sp]\n\t"
+        "str r6, [sp, #4]\n\t"
+        "str r7, [sp, #8]\n\t"
+        "str r9, [sp, #12]\n\t"
+        "str r10, [sp, #16]\n\t"
+        "str r11, [sp, #20]\n\t"
+        "ldr r0, [sp, #56]\n\t"
+        "8:\n\t" /* a block: the half's weights, its 2 biases, its first quad and 6 more */
+        "ldr r1, [sp, #36]\n\t"
+        "ldr r4, [sp, #40]\n\t"
+        "ldr r8, [sp, #44]\n\t" TFL_DSP_MAC2X4_FIRST TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD
+            TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD TFL_DSP_MAC2X4_QUAD
+        "ldr r1, [sp]\n\t" /* the epilogue: channel 0's 4 outputs, then channel 1's */
+        "ldr r2, [sp, #4]\n\t"
+        "ldr r3, [sp, #8]\n\t" TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3_MATH("r6", "r7")
+        "ldr r1, [sp, #12]\n\t"
+        "ldr r2, [sp, #16]\n\t"
+        "ldr r3, [sp, #20]\n\t" TFL_DSP_RQ3_MATH("r8", "r9") TFL_DSP_RQ3_MATH("r10", "r11")
+        "ldr r1, [sp, #24]\n\t" /* y, oc, the patches' end */
+        "ldr r2, [sp, #28]\n\t"
+        "ldr r3, [sp, #32]\n\t"
+        "bfi r4, r8, #8, #8\n\t" /* a position's 2 outputs one halfword (y, oc and 2 h even) */
+        "bfi r5, r9, #8, #8\n\t"
+        "bfi r6, r10, #8, #8\n\t"
+        "bfi r7, r11, #8, #8\n\t"
+        "add r12, r2, r2, lsl #1\n\t"
+        "strh r4, [r1]\n\t"
+        "strh r5, [r1, r2]\n\t"
+        "strh r6, [r1, r2, lsl #1]\n\t"
+        "strh r7, [r1, r12]\n\t"
+        "add r1, r1, r2, lsl #2\n\t"
+        "str r1, [sp, #24]\n\t"
+        "add r0, r0, #112\n\t" /* past the block's second pair */
+        "cmp r0, r3\n\t"
+        "bne 8b\n"
+        "7:\n\t" /* the next half: after the first, its weights 8 bytes on; after the second, the next group's */
+        "ldr r4, [sp, #60]\n\t"
+        "ldr r5, [sp, #64]\n\t"
+        "ldr r12, [sp, #68]\n\t"
+        "cmp r4, r5\n\t"
+        "beq 9f\n\t"
+        "ldr r2, [sp, #36]\n\t"
+        "ldr r3, [sp, #76]\n\t"
+        "ldr r1, [sp, #72]\n\t"
+        "lsls r6, r4, #31\n\t" /* ne: this half the second of its group */
+        "itte ne\n\t"
+        "addne r12, r12, #64\n\t"
+        "subne r2, r2, #8\n\t"
+        "addeq r2, r2, #8\n\t"
+        "it ne\n\t"
+        "addne r2, r2, r3, lsl #5\n\t"
+        "add r1, r1, #2\n\t"
+        "add r4, r4, #1\n\t"
+        "str r12, [sp, #68]\n\t"
+        "str r1, [sp, #72]\n\t"
+        "str r4, [sp, #60]\n\t"
+        "b 5b\n"
+        "9:\n\t"
+        "add sp, sp, #80\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#undef TFL_DSP_M24_PS
+#undef TFL_DSP_M24_E1
+#undef TFL_DSP_M24_E2
+#undef TFL_DSP_M24_E3
+#undef TFL_DSP_M24_O0
+#undef TFL_DSP_M24_O1
+#undef TFL_DSP_M24_O2
+#undef TFL_DSP_M24_O3
+#undef TFL_DSP_MAC2X4_QUAD4
+#undef TFL_DSP_MAC2X4_FIRST
+#undef TFL_DSP_MAC2X4_O
+#undef TFL_DSP_MAC2X4_QUAD
+#endif
 #undef TFL_DSP_ARG
 #undef TFL_DSP_RQ2_DOUBLED_MATH
 /* (TFL_DSP_RQ2_MATH and TFL_DSP_RQ2_TERMS stay: tflite_int8_conv.c's tfl_dsp_mac4x2_rqa runs them too) */
