@@ -181,7 +181,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         paths = tuple(sorted({*paths, PORTABLE_FAST,
                               *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights,
-                      paths_left_out=paths)
+                      paths_left_out=paths, helium=helium)
     em.emit_nodes()
     separate = None
     if separate_weights:

@@ -114,11 +114,13 @@ class ModelEmitter:
 
     def __init__(self, graph: Graph, name: str, selection: Selection, plan: Plan,
                  artifacts: dict[str, Artifact] | None = None, separate_weights: bool = False,
-                 paths_left_out: tuple[str, ...] = ()):
+                 paths_left_out: tuple[str, ...] = (), helium: bool = False):
         self.graph = graph
-        # the M-profile kernel paths the bundle does not compile (aot/kernels/dsp_paths.py left_out): a node's
-        # params need not carry what only those paths read
+        # the M-profile kernel paths the bundle does not compile (aot/kernels/dsp_paths.py left_out), and whether
+        # Helium's kernels take the layers first (the M55): a node's params need not carry what only paths the
+        # bundle does not run read
         self.paths_left_out = paths_left_out
+        self.helium = helium
         self.name = name
         self.separate_weights = separate_weights  # --separate-weights: every constant in the unlinked blob
         self.artifacts = artifacts or {}

@@ -87,10 +87,13 @@ def _dsp_usual(ctx: NodeContext) -> bool:
 
 def _dw_half_base(ctx: NodeContext) -> dict[str, str]:
     """p->dsp_dwb (dw_half_base) on the DSP path's kernel (not --widened-weights', whose dsp_dw holds the whole
-    set-up), where the bundle compiles the ring that reads it (a --flash-budget level may leave it out)."""
-    if ctx.choice.facts != M_PROFILE or ctx.choice.kernel != "aotc_tfl_depthwise_s8" or \
-            "AOTC_TFL_DW_RING" in getattr(ctx.emitter, "paths_left_out", ()) or \
-            (half := dw_half_base(ctx.node, ctx.graph)) is None:
+    set-up), where the bundle compiles the ring that reads it (a --flash-budget level may leave it out) and Helium's
+    depthwise does not take the layer first (the M55: it takes every layer dsp_dwb would be given)."""
+    em = ctx.emitter
+    if ctx.choice.facts != M_PROFILE or ctx.choice.kernel != "aotc_tfl_depthwise_s8" or getattr(em, "helium", False) \
+            or "AOTC_TFL_DW_RING" in getattr(em, "paths_left_out", ()):
+        return {}
+    if (half := dw_half_base(ctx.node, ctx.graph)) is None:
         return {}
     return {"dsp_dwb": ctx.const_array("dwb", half, "each channel's bias less x_zero times its 9 weights' sum: the "
                                                    "ring path's sums' start, halved")}

@@ -320,9 +320,13 @@ def test_dsp_dwb_only_on_the_rings_layers(tmp_path, monkeypatch):
     """p->dsp_dwb (4 bytes a channel of flash) only where the ring path reads it: a stride-1 3 x 3 depthwise layer at
     least as wide as tall (KWS DS-CNN's 25 x 5 layers go by columns, tfl_dsp_dw_columns: none), not on the M4's
     --widened-weights bundles (dsp_dw's set-up holds it), not at a --flash-budget level that leaves the ring out
-    ("general": 4 KB of VWW's flash read by nothing), on each of VWW's 9 stride-1 layers."""
+    ("general": 4 KB of VWW's flash read by nothing), nor on the M55 (Helium's depthwise takes those layers), on each
+    of VWW's 9 stride-1 layers."""
     from aot import flash
     from aot.compiler import Options, compile_file
+
+    m55 = compile_file(MODELS / "vww_mobilenet_int8.tflite", Options(name="m", target="mps3-an547"))
+    assert ".dsp_dwb = " not in m55.files["src/model_m.c"]
 
     monkeypatch.setattr(flash, "LEVELS", tuple(lv for lv in flash.LEVELS if lv.name == "general"))
     b = compile_file(MODELS / "vww_mobilenet_int8.tflite", Options(name="m", target="mps2-an505", flash_budget=10**9))
