@@ -128,10 +128,10 @@ typedef struct {
         a##i##2 = _mm512_fmadd_ps(xv, w2, a##i##2), a##i##3 = _mm512_fmadd_ps(xv, w3, a##i##3);   \
     }
 #define IG_S64_ACT(i)                                                                             \
-    a##i##0 = _mm512_min_ps(_mm512_max_ps(a##i##0, lo), hi);                                      \
-    a##i##1 = _mm512_min_ps(_mm512_max_ps(a##i##1, lo), hi);                                      \
-    a##i##2 = _mm512_min_ps(_mm512_max_ps(a##i##2, lo), hi);                                      \
-    a##i##3 = _mm512_min_ps(_mm512_max_ps(a##i##3, lo), hi);
+    a##i##0 = _mm512_min_ps(hi, _mm512_max_ps(lo, a##i##0));                                      \
+    a##i##1 = _mm512_min_ps(hi, _mm512_max_ps(lo, a##i##1));                                      \
+    a##i##2 = _mm512_min_ps(hi, _mm512_max_ps(lo, a##i##2));                                      \
+    a##i##3 = _mm512_min_ps(hi, _mm512_max_ps(lo, a##i##3));
 #define IG_S64_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5)
 #define IG_S64_LO(v) _mm512_castps512_ps256(v)
 #define IG_S64_HI(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
@@ -144,6 +144,7 @@ typedef struct {
     _mm512_storeu_ps(t + 64 * (i), a##i##0), _mm512_storeu_ps(t + 64 * (i) + 16, a##i##1);        \
     _mm512_storeu_ps(t + 64 * (i) + 32, a##i##2), _mm512_storeu_ps(t + 64 * (i) + 48, a##i##3);
 
+/* (the clamp's operands in this order: a NaN stays NaN, as in aotc_activate_f32) */
 /* Positions [0, n) (n <= 6) of the tile, position i's window at xb + i ps (K rows bs apart, each `len`
  * floats), W^T's 4 panels pstep apart from w: activated (clamp to [lo, hi]) and stored from y (channel
  * 0 of position 0; planes `plane` apart). */
