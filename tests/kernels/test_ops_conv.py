@@ -753,7 +753,7 @@ def test_winograd_bands_fill_whole_panels():
     """A band's GEMMs run its tiles rounded up to whole panels, so bands are cut where that wastes least:
     ResNet-18's 56 x 56 convs (28 tiles per row) in bands of 8 rows (224 tiles, 14 panels), not 7 (196, one
     panel of 4); within the budget, else the next best; none when not even one row fits."""
-    scratch = 16 * (64 + 64) * 224 * 4
+    scratch = 16 * ((64 + 64) * 224 + 2 * winograd.PITCH_PAD) * 4  # V and M, each matrix padded (4 KiB aliasing)
     assert winograd.F2.band_rows(56, 56, 64, 64, 1 << 30) == (8, scratch)
     assert winograd.F2.band_rows(56, 56, 64, 64, scratch - 1)[0] == 4  # 112 tiles: 7 panels
     assert winograd.F2.band_rows(56, 56, 64, 64, 16 * 128 * 32 * 4 - 1) is None
@@ -766,7 +766,7 @@ def test_winograd_with_threads_bands_fit_a_lane_per_thread():
     lanes = 2 * winograd.LANE_FLOATS * 4
     rows, scratch = winograd.F2.band_rows(28, 28, 128, 128, lanes, threads=2)
     # all 14 tile rows (196 tiles, 13 panels) would take 16 x 192 x 208 floats; 11 (154 tiles, 10 panels) fit
-    assert (rows, scratch) == (11, 2 * 16 * (128 + winograd.LANE_M) * 160 * 4)
+    assert (rows, scratch) == (11, 2 * 16 * ((128 + winograd.LANE_M) * 160 + 2 * winograd.PITCH_PAD) * 4)
     rows, _ = winograd.F2.band_rows(28, 28, 1024, 1024, lanes, threads=2)  # a lane holds fewer tile rows
     assert 16 * (1024 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS < \
         16 * (1024 + winograd.LANE_M) * ((rows + 1) * 14 + 15) // 16 * 16
