@@ -217,9 +217,10 @@ static void ig_s64_items(void *arg, int32_t begin, int32_t end) {
         for (blk = 0; blk < p->out_c / 64; ++blk) {
             const float *w = J->wt + (ptrdiff_t)blk * 4 * pstep;
             float *yb = J->y + ((ptrdiff_t)n * p->out_c + 64 * blk) * plane + (ptrdiff_t)oy * OW;
+            const float *b = J->bias != NULL ? J->bias + 64 * blk : zero;
             for (ox = 0; ox < OW; ox += 6)
-                ig_s64_tile(buf + (ptrdiff_t)ox * sx * C, (ptrdiff_t)sx * C, bs, KH, len, w, pstep,
-                            J->bias != NULL ? J->bias + 64 * blk : zero, clamp, p->act_lo, p->act_hi, yb + ox, plane, min_i32(6, OW - ox));
+                ig_s64_tile(buf + (ptrdiff_t)ox * sx * C, (ptrdiff_t)sx * C, bs, KH, len, w, pstep, b, clamp,
+                            p->act_lo, p->act_hi, yb + ox, plane, min_i32(6, OW - ox));
         }
     }
 }
