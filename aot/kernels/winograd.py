@@ -22,6 +22,7 @@ from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed 
 # the output channels of the products it holds (aotc_conv.h's AOTC_WINO_LANE_M)
 LANE_FLOATS = 1 << 19
 LANE_M = define("aotc_conv.h", "AOTC_WINO_LANE_M")
+PITCH_PAD = define("aotc_conv.h", "AOTC_WINO_PITCH_PAD")  # floats past each of V's and M's matrices (4 KiB aliasing)
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
 
@@ -95,12 +96,12 @@ class Variant:
         best: tuple[int, int, int] | None = None  # (columns, rows, scratch)
         for rows in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
             if threads > 1:
-                lane = self.products * (in_c + LANE_M) * _panels(rows * tw) * PANEL
+                lane = self.products * ((in_c + LANE_M) * _panels(rows * tw) * PANEL + 2 * PITCH_PAD)
                 if lane > LANE_FLOATS:
                     continue
                 scratch = threads * lane * 4
             else:
-                scratch = self.products * (in_c + out_c) * _panels(rows * tw) * PANEL * 4
+                scratch = self.products * ((in_c + out_c) * _panels(rows * tw) * PANEL + 2 * PITCH_PAD) * 4
             if scratch > budget:
                 continue
             full, last = divmod(th, rows)

@@ -503,6 +503,16 @@ NATIVE = [
                pads=[3, 3, 3, 3]),
     conv_fused("stemx_nhwc_c4_leaky_batch", (2, 4, 33, 37), (16, 4, 3, 3), "leaky", residual=False, nhwc_in=True,
                strides=[2, 2], pads=[1, 1, 1, 1]),
+    # channels-last stems into a multiple of 64 channels (conv_implicit_avx512.h, ig_stem64: 6 positions x 64
+    # channels over a zero-padded copy of the rows): rows of 6 + 5 and 6 + 1 positions, uneven pads, 4 channels at
+    # stride 1 without an activation, a batch of 128 channels; with a residual the general tiles keep it
+    conv_fused("stem64_nhwc_k7_relu", (1, 3, 38, 45), (64, 3, 7, 7), "relu", residual=False, nhwc_in=True,
+               strides=[2, 2], pads=[3, 3, 3, 3]),
+    conv_fused("stem64_nhwc_k7_uneven_clip_batch", (2, 3, 33, 37), (128, 3, 7, 7), "clip", residual=False,
+               nhwc_in=True, strides=[2, 2], pads=[2, 3, 4, 3]),
+    conv_fused("stem64_nhwc_c4_k5_s1_none", (1, 4, 12, 17), (64, 4, 5, 5), "none", residual=False, nhwc_in=True),
+    conv_fused("stem64_nhwc_k7_res_stays", (1, 3, 20, 22), (64, 3, 7, 7), "relu", nhwc_in=True, strides=[2, 2],
+               pads=[3, 3, 3, 3]),
     *[c for c in CASES
       if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
     *WINO,
@@ -625,6 +635,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     ("stemx_k7_res_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_stemx_f32") for c in NATIVE if c.id.startswith("stemx_nhwc_")],
     ("nhwc_k7_stem_stays_implicit", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_implicit_f32") for c in NATIVE if c.id.startswith("stem64_")],
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_avx512.py);
@@ -742,7 +753,7 @@ def test_winograd_bands_fill_whole_panels():
     """A band's GEMMs run its tiles rounded up to whole panels, so bands are cut where that wastes least:
     ResNet-18's 56 x 56 convs (28 tiles per row) in bands of 8 rows (224 tiles, 14 panels), not 7 (196, one
     panel of 4); within the budget, else the next best; none when not even one row fits."""
-    scratch = 16 * (64 + 64) * 224 * 4
+    scratch = 16 * ((64 + 64) * 224 + 2 * winograd.PITCH_PAD) * 4  # V and M, each matrix padded (4 KiB aliasing)
     assert winograd.F2.band_rows(56, 56, 64, 64, 1 << 30) == (8, scratch)
     assert winograd.F2.band_rows(56, 56, 64, 64, scratch - 1)[0] == 4  # 112 tiles: 7 panels
     assert winograd.F2.band_rows(56, 56, 64, 64, 16 * 128 * 32 * 4 - 1) is None
@@ -755,7 +766,7 @@ def test_winograd_with_threads_bands_fit_a_lane_per_thread():
     lanes = 2 * winograd.LANE_FLOATS * 4
     rows, scratch = winograd.F2.band_rows(28, 28, 128, 128, lanes, threads=2)
     # all 14 tile rows (196 tiles, 13 panels) would take 16 x 192 x 208 floats; 11 (154 tiles, 10 panels) fit
-    assert (rows, scratch) == (11, 2 * 16 * (128 + winograd.LANE_M) * 160 * 4)
+    assert (rows, scratch) == (11, 2 * 16 * ((128 + winograd.LANE_M) * 160 + 2 * winograd.PITCH_PAD) * 4)
     rows, _ = winograd.F2.band_rows(28, 28, 1024, 1024, lanes, threads=2)  # a lane holds fewer tile rows
     assert 16 * (1024 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS < \
         16 * (1024 + winograd.LANE_M) * ((rows + 1) * 14 + 15) // 16 * 16

@@ -28,7 +28,7 @@ from conftest import require_tool
 from modelcheck import aotc, build_bundle
 from opcheck import assert_close
 
-from aot.kernels.winograd import LANE_M
+from aot.kernels.winograd import LANE_M, PITCH_PAD
 from aot.targets import get_target, host_has_avx512
 
 
@@ -115,9 +115,10 @@ def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: boo
                                                    "aotc_conv_implicit_f32", "aotc_conv_pointwise_f32", *pwc, winograd,
                                                    "aotc_gemm_f32", "aotc_matmul_f32"]
     # the Winograd conv's lane: its transformed inputs (products x 128 x tiles) and products (x LANE_M), the
-    # band's tiles rounded up to panels of 16: F(2 x 2) 16 products, 10 x 10 tiles; F(4 x 4) 36, 5 x 5
+    # band's tiles rounded up to panels of 16: F(2 x 2) 16 products, 10 x 10 tiles; F(4 x 4) 36, 5 x 5; each
+    # matrix padded by PITCH_PAD floats (4 KiB aliasing, aotc_conv.h)
     products, tiles = (16, 112) if winograd == "aotc_conv_winograd_f32" else (36, 32)
-    assert meta["threads"]["arena_bytes_per_thread"] == products * (128 + LANE_M) * tiles * 4
+    assert meta["threads"]["arena_bytes_per_thread"] == products * ((128 + LANE_M) * tiles + 2 * PITCH_PAD) * 4
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 

@@ -524,6 +524,8 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
                             const float *res, float *y) {
     ig_job J;
     if (igm(p, x, wt, bias, res, y)) return; /* Helium: few input channels at stride 2, narrow outputs (conv_stem_mve.h) */
+    /* AVX-512: channels-last stems into multiples of 64 channels (conv_implicit_avx512.h) */
+    if (ig_stem64(p, x, wt, bias, res, y)) return;
     const int32_t items = p->batch * p->group * ((p->out_c / p->group + IG_NR - 1) / IG_NR);
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.blocks = (p->out_c / p->group + IG_NR - 1) / IG_NR;

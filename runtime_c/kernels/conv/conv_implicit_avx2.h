@@ -120,6 +120,7 @@ static MK_INLINE int ig_tile_y_avx2(const float *const *xp, const ig_loops *L, c
 #define IG_DIRECT 0
 #define IG_RUNS 0
 #define IG_PEND 0
+#define ig_stem64(p, x, wt, bias, res, y) 0
 #endif
 
 #endif

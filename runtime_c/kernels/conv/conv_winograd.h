@@ -18,7 +18,8 @@ typedef struct {
     int32_t tiles16; /* the band's tiles rounded up to PANEL: the columns V holds */
     int32_t tp;      /* the largest band's tiles16: the pitch of V's and M's rows */
     int32_t m0;      /* the output channel of M's first rows */
-    ptrdiff_t mstep; /* floats from M[e] to M[e + 1] */
+    ptrdiff_t vstep; /* floats from V[e] to V[e + 1]: in_c tp + AOTC_WINO_PITCH_PAD */
+    ptrdiff_t mstep; /* floats from M[e] to M[e + 1] (its rows, + AOTC_WINO_PITCH_PAD) */
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
     int32_t products;
     aotc_task_fn input_items, output_items;
@@ -40,8 +41,8 @@ MK_UNUSED static void wino_gemm_items(void *arg, int32_t begin, int32_t end) {
     gp.b_padded = 1;
     gp.ldc = J->tp;
     for (e = begin; e < end; ++e)
-        aotc_sgemm_f32(&gp, J->u + (ptrdiff_t)e * M * C, J->v + (ptrdiff_t)e * C * J->tp, NULL,
-                       J->m + (ptrdiff_t)e * M * J->tp, NULL);
+        aotc_sgemm_f32(&gp, J->u + (ptrdiff_t)e * M * C, J->v + (ptrdiff_t)e * J->vstep, NULL,
+                       J->m + (ptrdiff_t)e * J->mstep, NULL);
 }
 
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
@@ -63,8 +64,8 @@ MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
     aotc_sgemm_params gp;
     int32_t blk, e;
     L.v = S->lanes + (ptrdiff_t)self * S->p->kc;
-    L.m = L.v + (ptrdiff_t)S->products * C * S->tp;
-    L.mstep = (ptrdiff_t)AOTC_WINO_LANE_M * S->tp;
+    L.m = L.v + (ptrdiff_t)S->products * S->vstep;
+    L.mstep = (ptrdiff_t)AOTC_WINO_LANE_M * S->tp + AOTC_WINO_PITCH_PAD;
     if (!S->ready[self]) {
         S->input_items(&L, 0, C);
         S->ready[self] = 1;
@@ -77,7 +78,7 @@ MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
         gp.b_padded = 1;
         gp.ldc = L.tp;
         for (e = 0; e < S->products; ++e)
-            aotc_sgemm_f32(&gp, L.u + ((ptrdiff_t)e * OC + m0) * C, L.v + (ptrdiff_t)e * C * L.tp, NULL,
+            aotc_sgemm_f32(&gp, L.u + ((ptrdiff_t)e * OC + m0) * C, L.v + (ptrdiff_t)e * L.vstep, NULL,
                            L.m + e * L.mstep, NULL);
         L.m0 = m0;
         S->output_items(&L, m0, m0 + mc);
@@ -92,6 +93,15 @@ MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
 MK_UNUSED static void wino_finish_row(const aotc_conv_params *p, const float *o, const float *r, float *y,
                                       int32_t n) {
     int32_t i;
+    /* a clamp in one pass (aotc_activate_f32's): a copy, then a pass over y, took 2.8 % of ResNet-50 */
+    if (p->act == AOTC_ACT_CLAMP) {
+        const float lo = p->act_lo, hi = p->act_hi;
+        for (i = 0; i < n; ++i) {
+            const float s = r != NULL ? o[i] + r[i] : o[i], v = s < lo ? lo : s;
+            y[i] = v > hi ? hi : v;
+        }
+        return;
+    }
     if (r != NULL)
         for (i = 0; i < n; ++i) y[i] = o[i] + r[i];
     else
@@ -152,8 +162,9 @@ MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const 
     J.tw = (p->out_size[2] + tile - 1) / tile;
     J.tp = AOTC_CONV_PANELS(band * J.tw); /* the largest band's; V and M keep this pitch */
     J.v = scratch;
-    J.m = scratch + (ptrdiff_t)products * p->in_c * J.tp;
-    J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp;
+    J.vstep = (ptrdiff_t)p->in_c * J.tp + AOTC_WINO_PITCH_PAD;
+    J.m = scratch + (ptrdiff_t)products * J.vstep;
+    J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp + AOTC_WINO_PITCH_PAD;
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
     J.products = products, J.input_items = input_items, J.output_items = output_items;
     J.lanes = scratch;

@@ -89,7 +89,7 @@ static void wino4_input_items(void *arg, int32_t begin, int32_t end) {
     const int32_t H = p->in_size[1], W = p->in_size[2], C = p->in_c, tw = J->tw, tiles = J->th * tw;
     const int32_t tiles16 = J->tiles16, rows = 4 * J->th + 2;
     const int32_t tw8 = (tw + W4_STEP - 1) / W4_STEP * W4_STEP, qs = tw8 + W4_STEP, qrow = 4 * qs;
-    const ptrdiff_t estep = (ptrdiff_t)C * J->tp, pstep = (ptrdiff_t)C * PANEL;
+    const ptrdiff_t estep = J->vstep, pstep = (ptrdiff_t)C * PANEL;
     float line[4 * (W4_TW_MAX + 2 * W4_STEP)]; /* one input row, x[k - 1] at k, zero-padded to 4 qs */
     float q[W4_ROWS_FLOATS];                   /* q[(row 4 + k) qs + t] = line[4 t + k] of that row */
     float r[6][6][W4_BAND_MAX + W4_STEP];      /* r[i][j][t]: row i, column j of tile t's block, B^T along */
