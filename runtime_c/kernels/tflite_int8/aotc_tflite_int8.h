@@ -407,13 +407,14 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
  * tests/kernels_c/test_scratch_facts.py holds equal to the *_scratch_bytes functions here. */
 /* (TFL_DSP_ACC_WORDS: up to 32 KiB where the plan's step spares it, p->dsp_tile, so that a wide layer's weights are
  * widened for fewer tiles: IC02's 3 x 3 x 160 took 6 positions a tile at 4 KiB) */
+/* (TFL_DSP_NP_MAX: CONV_2D's output positions a tile, even, where the plan gives none, p->dsp_tile 0; the plan,
+ * aot/kernels/tflite_int8.py, gives up to 256 to 1 x 1 stride-1 convs: each tile widens every group's weights and
+ * builds its terms again, so where the step spares the memory more positions cost fewer cycles (VWW an505 -O3
+ * 9,703,790 -> 9,626,330 est. cycles, the arena the same; at 512 it grew), up to 64 to the others (at 256: IC02 on
+ * the M7 +0.7 %, ResNet-8's stem +0.3 %); a #define's comment on its own line: test_scratch_facts.py reads the line
+ * after it) */
 #define TFL_DSP_KC 64            /* CONV_2D: quads of patch rows a block (1 KiB of widened weights) */
-#define TFL_DSP_NP_MAX 256       /* CONV_2D: output positions a tile (even), where the plan gives none (p->dsp_tile 0);
-                                  * the plan (aot/kernels/tflite_int8.py) gives up to 256 to 1 x 1 stride-1 convs (each
-                                  * tile widens every group's weights and builds its terms again, so where the step
-                                  * spares the memory more positions cost fewer cycles: VWW an505 -O3 9,703,790 ->
-                                  * 9,626,330 est. cycles, the arena the same; at 512 it grew), up to 64 to the others
-                                  * (at 256: IC02 on the M7 +0.7 %, ResNet-8's stem +0.3 %) */
+#define TFL_DSP_NP_MAX 256       /* CONV_2D: output positions a tile (even; above) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
 #define TFL_DSP_ACC_WORDS 8192   /* CONV_2D: the sums of every channel when the rows take several blocks: 32 KiB */
 /* The largest right shift of the conv's usual requantisation (tfl_dsp_store's, tfl_dsp_usual's; the fused kernels'
