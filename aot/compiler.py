@@ -307,17 +307,7 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
                                lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget,
                                _plan_estimate(traits) if _estimates(traits) else None)
 
-    greedy: list[tuple[Graph, Plan] | BudgetError] = []
-
-    def first() -> tuple[Graph, Plan]:
-        if not greedy:
-            try:
-                greedy.append(banded(ops))
-            except BudgetError as e:
-                greedy.append(e)
-        if isinstance(greedy[0], BudgetError):
-            raise greedy[0]
-        return greedy[0]
+    first = _once(lambda: banded(ops))
 
     def bands_first() -> tuple[Graph, Plan]:
         try:
@@ -333,17 +323,7 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     if not _estimated(graph, traits):
         return options  # no choice the estimate tells apart: all would tie, and the greedy plan is kept
     free = _no_slower_overlaps(ops, traits)
-    unbanded: list[tuple[Graph, Plan] | BudgetError] = []
-
-    def no_slower_overlaps() -> tuple[Graph, Plan]:
-        if not unbanded:
-            try:
-                unbanded.append((graph, plan_memory(graph, free, scratch_floor, ram_budget)))
-            except BudgetError as e:
-                unbanded.append(e)
-        if isinstance(unbanded[0], BudgetError):
-            raise unbanded[0]
-        return unbanded[0]
+    no_slower_overlaps = _once(lambda: (graph, plan_memory(graph, free, scratch_floor, ram_budget)))
 
     def banded_no_slower_overlaps() -> tuple[Graph, Plan]:
         # where the budget needs more than the trades that slow no kernel, row bands may cost less than the
@@ -358,6 +338,22 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
             ("greedy, no slower overlaps", no_slower_overlaps),
             ("every free trade", lambda: (graph, _every_free_trade(graph, ops, scratch_floor, ram_budget, traits))),
             ("bands, no slower overlaps", banded_no_slower_overlaps)]
+
+
+def _once(build: Callable[[], tuple[Graph, Plan]]) -> Callable[[], tuple[Graph, Plan]]:
+    """An option's schedule built at its first call only (another option reuses it), its BudgetError too."""
+    done: list[tuple[Graph, Plan] | BudgetError] = []
+
+    def get() -> tuple[Graph, Plan]:
+        if not done:
+            try:
+                done.append(build())
+            except BudgetError as e:
+                done.append(e)
+        if isinstance(done[0], BudgetError):
+            raise done[0]
+        return done[0]
+    return get
 
 
 def _estimates(traits: TargetTraits) -> bool:
@@ -505,7 +501,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               general_paths=level.general, plain_depthwise=level.plain_dw,
                               compact_depthwise=level.compact_dw, compact_conv=level.compact_conv,
                               portable_small=level.small, compact_fc=level.compact_fc,
-                              small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv)
+                              small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv,
+                              helium=get_target(options.target).helium)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
     if options.flash_budget is None:
