@@ -31,9 +31,10 @@ from aot.vendor.base import Artifact
 
 HERE = Path(__file__).resolve().parents[1]
 SINE = HERE / "models" / "tflite" / "sine_int8.tflite"  # int8 FULLY_CONNECTED layers
-# sine_int8's library takes only the portable kernels under this: on the M4 3,112 B as compiled, 2,904 B at -Os,
-# 1,616 B portable; on the host 73,301 B as compiled, 1,856 B portable
-FLASH_BUDGET = 2_400
+# sine_int8's library takes only the portable kernels under this: on the M4 1,448 B portable (2,012 B at the level
+# fc-small, which 2,400 B took: the default's symbol prefix), on the host 1,864 B in the portable kernels' smallest
+# loops (2,212 B in their faster ones)
+FLASH_BUDGET = 2_000
 # zoo mobilenetv2 (an ONNX conv net, 64 x 64): arena 245,760 B; row bands take it to 212,992 B
 RAM_BUDGET = 230_000
 PREFIX = re.compile(r"^aotc_[0-9a-f]{8}_")
@@ -329,7 +330,7 @@ def test_bundles_of_different_kernel_options_share_one_program(tmp_path, target)
     onnx.save(zoo.build("mobilenetv2"), tmp_path / "mobilenetv2.onnx")
     bundles = {n: (m or tmp_path / "mobilenetv2.onnx", o) for n, (m, o) in BUNDLES.items() if n not in LEFT_OUT[target]}
     metas = _several(tmp_path, target, bundles, "Release")
-    assert metas["sine_small"]["flash_budget"]["level"] == "portable", metas["sine_small"]["flash_budget"]
+    assert metas["sine_small"]["flash_budget"]["level"].startswith("portable"), metas["sine_small"]["flash_budget"]
     assert "bands" in metas["mnv2_tight"]["memory"]["ram_budget"]["traded"]
     for a, b in DIFFERENT[target]:
         assert metas[a]["symbol_prefix"] != metas[b]["symbol_prefix"], (a, b)
