@@ -1854,7 +1854,11 @@ static const entry ENTRIES[] = {
 #if defined(__x86_64__) /* (the VNNI path's: on the boards the plain loop the entries above check) */
     {"aotc_tfl_conv_s8_packed (tile in registers)", c_conv_tile_regs, 0},
     {"aotc_tfl_conv_add_s8_packed (linear ADD)", check_conv_add_linear, 0},
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    !defined(AOTC_NO_INTRINSICS)
+    /* (only the VNNI path takes the form: the others' ADD, exact, is not a drawn form's) */
     {"aotc_tfl_conv_add_s8_packed (linear form)", check_conv_add_linear, 1},
+#endif
 #endif
 };
 
