@@ -19,6 +19,7 @@ from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeC
 from aot.kernels.c_defines import define
 from aot.kernels.quant import interleave_rows
 from aot.kernels.quant_gemm import dsp_dense_kernels
+from aot.qmath import residual_linear
 
 
 def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:
@@ -286,8 +287,21 @@ def _residual_params(ctx: NodeContext) -> str:
         "add": "{" + ", ".join(f".{k} = {v}" for k, v in _binary_fields(ctx, ctx.attrs["add"], "TflAdd", y,
                                                                            y, y).items()) + "}",
         "conv_x1": c_int(int(first)),
+        **(_residual_linear(ctx) if ctx.choice.kernel.endswith("_packed") else {}),
     }, comment=f"the residual ADD fused into the conv: {'conv + residual' if first else 'residual + conv'}, "
                "TFLite requantisation")
+
+
+def _residual_linear(ctx: NodeContext) -> dict[str, str]:
+    """The packed kernel's fields lin_a, lin_b, lin_c, lin_sh (aotc_tflite_int8.h): the fused ADD as one linear form
+    of the conv's output and the residual's byte, where quant.residual_linear finds one exact on every pair."""
+    a = ctx.attrs["add"]
+    form = residual_linear((a.get("x1_zero", 0), a.get("x2_zero", 0), a.get("y_zero", 0)), tuple(a["m"]),
+                           (a["y_min"], a["y_max"]), (ctx.attrs["y_min"], ctx.attrs["y_max"]),
+                           bool(ctx.attrs["conv_is_x1"]))
+    if form[3] == 0:
+        return {}
+    return {f"lin_{k}": c_int(v) for k, v in zip(("a", "b", "c", "sh"), form, strict=True)}
 
 
 # the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)

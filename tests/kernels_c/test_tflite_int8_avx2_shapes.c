@@ -1,5 +1,5 @@
 /* The int8 .tflite CONV_2D, DEPTHWISE_CONV_2D and table ops of the host's packed kernels (aotc_tfl_conv_s8_packed,
- * aotc_tfl_depthwise_s8_packed, aotc_tfl_lut_s8) on network-sized shapes, for their AVX2 paths (built with
+ * aotc_tfl_depthwise_s8_packed, aotc_tfl_lut_s8, aotc_tfl_softmax_s8) on network-sized shapes, for their AVX2 paths (built with
  * -march=x86-64-v3): each exactly LiteRT's reference kernels (tflite_int8_ref.c), and, given a shape's index, that
  * shape's kernel alone once (test_kernels_c.py counts its instructions under callgrind). The random shapes of
  * test_tflite_int8_kernels.c are small; these are MobileNetV2's and ResNet's layer sizes, with tails of channels,
@@ -10,7 +10,7 @@
 
 typedef struct {
     const char *name;
-    int kind; /* 0 CONV_2D, 1 DEPTHWISE_CONV_2D, 2 a table op */
+    int kind; /* 0 CONV_2D, 1 DEPTHWISE_CONV_2D, 2 a table op, 3 SOFTMAX (1 x 1000, its elements the "MACs") */
     int32_t c, oc, hw, k, stride, pad;
 } shape;
 
@@ -22,6 +22,7 @@ static const shape SHAPES_[] = {
     {"depthwise 3x3/2 96 56x56", 1, 96, 96, 56, 3, 2, 0},
     {"depthwise 5x5 40 14x14", 1, 40, 40, 14, 5, 1, 2},
     {"lut 200704", 2, 0, 0, 0, 0, 0, 0},
+    {"softmax 1000", 3, 0, 0, 0, 0, 0, 0},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 
@@ -84,6 +85,25 @@ static int run_lut(const shape *s, int check) {
     return bad;
 }
 
+/* an int8 classifier's SOFTMAX, 1000 classes (MobileNetV2's parameters: beta 1, its input's scale) */
+static int run_softmax(const shape *s, int check) {
+    const int32_t n = 1000;
+    int8_t *x = (int8_t *)buffer((size_t)n), *y = (int8_t *)buffer((size_t)n), *ref = (int8_t *)buffer((size_t)n);
+    aotc_tfl_softmax_params p;
+    int32_t i;
+    int bad = 0;
+    for (i = 0; i < n; ++i) x[i] = (int8_t)rand_int(-128, 127);
+    p.rows = 1, p.depth = n, p.mult = 1182361088, p.shift = 21, p.diff_min = -992;
+    aotc_tfl_softmax_s8(&p, x, y);
+    if (check) {
+        aotc_tfl_softmax_s8_ref(&p, x, ref);
+        bad = compare(s->name, y, ref, (size_t)n);
+    }
+    printf("%-32s %s (%ld MACs)\n", s->name, bad ? "MISMATCH" : check ? "ok" : "ran", (long)n);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
 /* Shape s: its kernel once (check 0) or checked against the reference (1). Returns 1 on a mismatch. */
 static int run(const shape *s, int check) {
     aotc_tfl_conv_params p;
@@ -95,6 +115,7 @@ static int run(const shape *s, int check) {
     void *wp;
     int bad = 0;
     if (s->kind == 2) return run_lut(s, check);
+    if (s->kind == 3) return run_softmax(s, check);
     memset(&p, 0, sizeof p);
     p.n = 1, p.h = p.w = s->hw, p.c = s->c, p.oc = s->oc, p.kh = p.kw = s->k, p.sh = p.sw = s->stride, p.dh = p.dw = 1;
     p.pad_top = p.pad_left = s->pad, p.depth_multiplier = 1;

@@ -1036,6 +1036,119 @@ static int check_conv_add_rescale(void) {
     return bad;
 }
 
+#if defined(__x86_64__)
+/* The fused ADD's linear form (aot/qmath.py residual_linear, the same search): for the conv's outputs v over
+ * [vlo, vhi] and residual bytes e, (a v + b e + c) >> sh clamped to the ADD's range equal to the reference ADD's on
+ * every pair, no int32 overflow; 0 where none of the tried forms is (r's lin_* set where one is) */
+static int linear_form(aotc_tfl_residual_params *r, int32_t vlo, int32_t vhi) {
+    const aotc_tfl_binary_params *ad = &r->add;
+    const int32_t nv = vhi - vlo + 1, n = nv * 256;
+    int8_t *x1 = (int8_t *)bytes((size_t)n), *x2 = (int8_t *)bytes((size_t)n), *ref = (int8_t *)bytes((size_t)n);
+    aotc_tfl_binary_params q = *ad;
+    const double ko = ldexp((double)ad->mult, ad->shift - 31) * 1048576.0;
+    const double k1 = ldexp((double)ad->m1, ad->s1 - 31) * ko, k2 = ldexp((double)ad->m2, ad->s2 - 31) * ko;
+    const double kv = r->conv_x1 ? k1 : k2, ke = r->conv_x1 ? k2 : k1;
+    static const int steps[5] = {0, -1, 1, -2, 2};
+    int32_t i, sh, found = 0;
+    for (i = 0; i < n; ++i) {
+        const int8_t v = (int8_t)(vlo + i / 256), e = (int8_t)(i % 256 - 128);
+        x1[i] = r->conv_x1 ? v : e, x2[i] = r->conv_x1 ? e : v;
+    }
+    q.count = n, q.broadcast = 0;
+    aotc_tfl_add_s8_ref(&q, x1, x2, ref);
+    for (sh = 24; sh >= 8 && !found; --sh) {
+        int da, db;
+        for (da = 0; da < 5 && !found; ++da)
+            for (db = 0; db < 5 && !found; ++db) {
+                const int64_t a = (int64_t)llround(ldexp(kv, sh)) + steps[da], b = (int64_t)llround(ldexp(ke, sh)) + steps[db];
+                int64_t c_lo = INT32_MIN, c_hi = INT32_MAX;
+                int ok = 1;
+                for (i = 0; i < n; ++i) {
+                    const int64_t t = a * (vlo + i / 256) + b * (i % 256 - 128), y = ref[i], u = (int64_t)1 << sh;
+                    if (y > ad->y_min && y * u - t > c_lo) c_lo = y * u - t;
+                    if (y < ad->y_max && (y + 1) * u - 1 - t < c_hi) c_hi = (y + 1) * u - 1 - t;
+                }
+                if (c_lo > c_hi || a > INT32_MAX || a < -INT32_MAX || b > INT32_MAX || b < -INT32_MAX) continue;
+                for (i = 0; i < n && ok; ++i) {
+                    const int64_t av = a * (vlo + i / 256), be = b * (i % 256 - 128), t = av + be + c_lo;
+                    ok = llabs(av) <= INT32_MAX && llabs(be) <= INT32_MAX && llabs(av + be) <= INT32_MAX &&
+                         llabs(t) <= INT32_MAX;
+                }
+                if (ok) r->lin_a = (int32_t)a, r->lin_b = (int32_t)b, r->lin_c = (int32_t)c_lo, r->lin_sh = sh, found = 1;
+            }
+    }
+    free(x1), free(x2), free(ref);
+    return found;
+}
+
+/* The packed CONV_2D with its ADD fused as the compiler's linear form (tflite_int8_packed.c tfl_pk_lin, issue 64):
+ * kind 0, the form found for the ADD (realistic scales, as ResNet-50's: conv outputs over int8 or a ReLU's range,
+ * the ADD's output a ReLU's half the time) against the reference ADD; kind 1, a form of no ADD's (a, b, c, sh drawn)
+ * against the form computed here from the reference conv's outputs, so that a kernel ignoring the form, or taking
+ * it in part, shows. 1 x 1 and 3 x 3 kernels over 1 to 150 output channels (blocks of 16, tiles of 2 to 4 blocks,
+ * the last partial), positions past whole tiles */
+static int check_conv_add_linear(int kind) {
+    aotc_tfl_conv_params p;
+    aotc_tfl_residual_params r;
+    int32_t *mult, *shift, *bias, c;
+    int8_t *x, *w, *res, *y, *ref, *conv;
+    uint8_t *scratch;
+    size_t xn, yn, i;
+    int bad, in_place, tries;
+    memset(&p, 0, sizeof p), memset(&r, 0, sizeof r);
+    p.n = 1, p.h = rand_int(1, 4), p.w = rand_int(1, 30), p.c = rand_int(1, 24), p.oc = rand_int(1, 150);
+    p.kh = p.kw = chance(1, 2) ? 1 : 3, p.sh = p.sw = p.dh = p.dw = 1, p.depth_multiplier = 1;
+    p.pad_top = p.pad_left = p.kh / 2, p.oh = p.h, p.ow = p.w;
+    p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
+    p.y_min = chance(1, 3) ? p.y_zero : -128, p.y_max = 127;
+    xn = (size_t)p.h * p.w * p.c, yn = (size_t)p.h * p.w * p.oc;
+    x = (int8_t *)ints(xn, 1, -128, 127), w = (int8_t *)ints((size_t)p.oc * p.kh * p.kw * p.c, 1, -127, 127);
+    bias = (int32_t *)ints((size_t)p.oc, 4, -(1 << 14), 1 << 14);
+    mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
+    for (c = 0; c < p.oc; ++c) multiplier(around(2.0 / (64.0 * sqrt((double)(p.c * p.kh * p.kw)))), &mult[c], &shift[c]);
+    p.mult = mult, p.shift = shift;
+    r.conv_x1 = chance(1, 2), r.add.count = (int64_t)yn;
+    for (tries = 0; tries < 20; ++tries) {
+        const double s1 = around(0.05), s2 = around(0.05), so = around(0.1), twice = 2.0 * (s1 > s2 ? s1 : s2);
+        r.add.x1_zero = rand_int(-128, 127), r.add.x2_zero = rand_int(-128, 127), r.add.y_zero = rand_int(-128, 127);
+        if (r.conv_x1) r.add.x1_zero = p.y_zero; else r.add.x2_zero = p.y_zero;
+        multiplier(s1 / twice, &r.add.m1, &r.add.s1), multiplier(s2 / twice, &r.add.m2, &r.add.s2);
+        multiplier(twice / (1048576.0 * so), &r.add.mult, &r.add.shift);
+        if (chance(1, 2)) r.add.y_zero = -128;
+        r.add.y_min = chance(1, 2) ? r.add.y_zero : -128, r.add.y_max = 127;
+        if (kind == 1 || linear_form(&r, p.y_min, p.y_max)) break;
+    }
+    if (kind == 0 && r.lin_sh == 0) {
+        printf("aotc_tfl_conv_add_s8_packed (linear ADD): no linear form in 20 draws\n");
+        return 1;
+    }
+    if (kind == 1) { /* |a v + b e + c| < 2^31 for v, e in int8 */
+        r.lin_sh = rand_int(1, 24), r.lin_a = rand_int(-(1 << 22), 1 << 22), r.lin_b = rand_int(-(1 << 22), 1 << 22);
+        r.lin_c = rand_int(-(1 << 29), 1 << 29);
+    }
+    res = (int8_t *)ints(yn, 1, -128, 127);
+    y = (int8_t *)bytes(yn), ref = (int8_t *)bytes(yn), conv = (int8_t *)bytes(yn);
+    in_place = chance(1, 2);
+    if (in_place) memcpy(y, res, yn);
+    scratch = (uint8_t *)bytes((size_t)aotc_tfl_conv_s8_packed_scratch_bytes(&p) + 1);
+    run_packed(&p, K_CONV_ADD, &r, x, w, bias, res, in_place, y, ref, scratch);
+    if (kind == 1) {
+        aotc_tfl_conv_s8_ref(&p, x, w, bias, conv);
+        for (i = 0; i < yn; ++i) {
+            const int32_t v = (int32_t)(((int64_t)r.lin_a * conv[i] + (int64_t)r.lin_b * res[i] + r.lin_c) >> r.lin_sh);
+            ref[i] = (int8_t)(v < r.add.y_min ? r.add.y_min : v > r.add.y_max ? r.add.y_max : v);
+        }
+    }
+    bad = differ(kind ? "aotc_tfl_conv_add_s8_packed (linear form)" : "aotc_tfl_conv_add_s8_packed (linear ADD)", y, ref,
+                 yn, 1);
+    if (bad)
+        printf("  %d x %d, c %d oc %d; lin %ld %ld %ld >> %d, conv_x1 %d\n", (int)p.kh, (int)p.kw, (int)p.c, (int)p.oc,
+               (long)r.lin_a, (long)r.lin_b, (long)r.lin_c, (int)r.lin_sh, (int)r.conv_x1);
+    free(x), free(w), free(bias), free(mult), free(shift), free(res), free(y), free(ref), free(conv), free(scratch);
+    return bad;
+}
+#endif
+
 /* The packed CONV_2D (alone or with the ADD fused) at the edges of its output stage's 32-bit requantisation
  * (tflite_int8_packed.c, tfl_pk_rq_u32: sums below 2^30 known from the bias and k, right shifts 1 to 23, multipliers
  * from 2^30): biases putting the sums just inside and past 2^30 in magnitude, right shifts of 23 (outputs about
@@ -1740,6 +1853,12 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_conv_add_s8_packed (32-bit requantisation)", check_conv_rq_bound, K_CONV_ADD},
 #if defined(__x86_64__) /* (the VNNI path's: on the boards the plain loop the entries above check) */
     {"aotc_tfl_conv_s8_packed (tile in registers)", c_conv_tile_regs, 0},
+    {"aotc_tfl_conv_add_s8_packed (linear ADD)", check_conv_add_linear, 0},
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    !defined(AOTC_NO_INTRINSICS)
+    /* (only the VNNI path takes the form: the others' ADD, exact, is not a drawn form's) */
+    {"aotc_tfl_conv_add_s8_packed (linear form)", check_conv_add_linear, 1},
+#endif
 #endif
 };
 

@@ -138,6 +138,14 @@ typedef struct {
     aotc_tfl_binary_params add;         /* the ADD's (y's shape for both inputs: no broadcasting) */
     int32_t conv_x1;                    /* 1: the conv's value is the ADD's first input and res its second; 0: the
                                          * other way round */
+#if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
+    /* The host's packed kernel (tflite_int8_packed.c): where lin_sh > 0, the compiler has checked on every pair of
+     * the conv's clamped output v (y_min .. y_max of the conv) and residual byte e that the ADD's output is
+     * (lin_a v + lin_b e + lin_c) >> lin_sh (arithmetic shift; no int32 overflow), clamped to the ADD's range
+     * (aot/kernels/tflite_int8.py, residual_linear). 0: the ADD's own arithmetic. (Not on M-profile cores, whose
+     * kernels never read it: their parameters stay as they were in flash.) */
+    int32_t lin_a, lin_b, lin_c, lin_sh;
+#endif
 } aotc_tfl_residual_params;
 /* scratch: on cores with the DSP extension, AOTC_TFL_RESIDUAL_TABLES words (the ADD's rescaled inputs
  * by byte), then CONV_2D's scratch, then (the DSP path's) a tile of its outputs, positions x oc bytes,

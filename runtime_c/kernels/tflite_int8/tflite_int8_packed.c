@@ -267,6 +267,8 @@ typedef struct {
     __m512i z1, z2, ayz, alo, ahi;
     tfl_pk_add_in in1, in2; /* add32: the ADD's inputs rescaled in 32-bit lanes (tfl_pk_add_in) */
     tfl_pk_rq aro;          /* add32: the ADD's output requantisation, its zero point folded where it can be */
+    int lin;                /* the ADD as the compiler's linear form (aotc_tfl_residual_params' lin_*) */
+    __m512i la, lb, lc, lsh;
 } tfl_pk_out;
 
 TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const int32_t *shift, __mmask16 m) {
@@ -276,7 +278,7 @@ TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const
 static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
     o->y_zero = p->y_zero;
     o->yz = _mm512_set1_epi32(p->y_zero), o->lo = _mm512_set1_epi32(p->y_min), o->hi = _mm512_set1_epi32(p->y_max);
-    o->add = r != NULL, o->add32 = 0;
+    o->add = r != NULL, o->add32 = 0, o->lin = 0;
     o->flo = o->lo, o->fhi = o->hi;
     if (r != NULL) {
         const aotc_tfl_binary_params *a = &r->add;
@@ -288,6 +290,9 @@ static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const 
         o->ayz = _mm512_set1_epi32(a->y_zero), o->alo = _mm512_set1_epi32(a->y_min);
         o->ahi = _mm512_set1_epi32(a->y_max);
         o->flo = o->alo, o->fhi = o->ahi;
+        o->lin = r->lin_sh > 0;
+        o->la = _mm512_set1_epi32(r->lin_a), o->lb = _mm512_set1_epi32(r->lin_b);
+        o->lc = _mm512_set1_epi32(r->lin_c), o->lsh = _mm512_set1_epi32(r->lin_sh);
         o->add32 = tfl_pk_add_in_init(&o->in1, a->x1_zero, a->m1, a->s1) &&
                    tfl_pk_add_in_init(&o->in2, a->x2_zero, a->m2, a->s2);
         if (o->add32) {
@@ -326,6 +331,33 @@ TFL_PK_INLINE __m512i tfl_pk_requant_fast(__m512i a, __m512i mult, __m512i mult_
     te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, fix_e);
     to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, fix_o);
     return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, sh_e), _mm512_srav_epi64(to, sh_o1));
+}
+
+/* The fused ADD of the conv's clamped outputs v and the residual's e by the compiler's linear form (issue 64: the
+ * ADD's three requantisations were 13 % of an int8 ResNet-50's time): (a v + b e + c) >> sh, exact where the
+ * compiler set it (aotc_tfl_residual_params' lin_*), before the ADD's clamp */
+TFL_PK_INLINE __m512i tfl_pk_lin(const tfl_pk_out *o, __m512i v, __m512i e) {
+    const __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(v, o->la), _mm512_mullo_epi32(e, o->lb));
+    return _mm512_srav_epi32(_mm512_add_epi32(t, o->lc), o->lsh);
+}
+
+/* n sums (s, 4 apart; residuals at res, ys apart, m) through the conv's requantisation (u32: 1 where tfl_pk_rq_u32,
+ * else fast: tfl_pk_rq_fast, else tfl_pk_requant_z; constants of the caller's), its clamp and the linear ADD */
+TFL_PK_INLINE void tfl_pk_lin_col(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i *s, int n, const int8_t *res,
+                                  int64_t ys, __mmask16 m, int u32, int fast) {
+    const __m512i lo = o->lo, hi = o->hi, la = o->la, lb = o->lb, lc = o->lc, lsh = o->lsh;
+    int r;
+    for (r = 0; r < n; ++r) {
+        const __m512i a = s[4 * r];
+        const __m512i q = u32    ? tfl_pk_requant_u32(a, rq->u_m, rq->u_mo, rq->u_ce, rq->u_co, rq->u_t, rq->u_sh)
+                          : fast ? tfl_pk_requant_fast(a, rq->q.mult, rq->q.mult_odd, rq->q.k_e, rq->q.k_o, rq->q.fix_e,
+                                                       rq->q.fix_o, rq->q.sh_e, rq->sh_o1)
+                                 : tfl_pk_requant_z(rq, a, o->yz);
+        const __m512i v = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+        const __m512i e = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res + r * ys));
+        const __m512i t = _mm512_add_epi32(_mm512_mullo_epi32(v, la), _mm512_mullo_epi32(e, lb));
+        s[4 * r] = _mm512_srav_epi32(_mm512_add_epi32(t, lc), lsh);
+    }
 }
 
 /* a fused ADD's n sums (s, 4 apart; residuals at res, ys apart, m) through the output stage but its last clamp, where
@@ -393,6 +425,7 @@ TFL_PK_INLINE __m512i tfl_pk_out_lanes(const tfl_pk_out *o, const tfl_pk_rq *rq,
         v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
         const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
         const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
+        if (o->lin) return tfl_pk_lin(o, v, rv);
         if (o->add32)
             return tfl_pk_requant_z(&o->aro, _mm512_add_epi32(tfl_pk_add_rescale(&o->in1, x1), tfl_pk_add_rescale(&o->in2, x2)),
                                     o->ayz);
@@ -541,6 +574,16 @@ static __attribute__((noinline)) void tfl_pk_tile_store(const tfl_pk_out *o, con
         }
         if (!o->add && tfl_pk_rq_fast(&rqs[j])) {
             tfl_pk_requant_col(&rqs[j], sums + j, mr);
+            continue;
+        }
+        if (o->add && o->lin) {
+            const int8_t *rj = res + 16 * j;
+            if (rqs[j].u32)
+                tfl_pk_lin_col(o, &rqs[j], sums + j, mr, rj, ys, mj, 1, 0);
+            else if (tfl_pk_rq_fast(&rqs[j]))
+                tfl_pk_lin_col(o, &rqs[j], sums + j, mr, rj, ys, mj, 0, 1);
+            else
+                tfl_pk_lin_col(o, &rqs[j], sums + j, mr, rj, ys, mj, 0, 0);
             continue;
         }
         if (o->add && o->add32 && rqs[j].u32 && o->aro.u32) {
