@@ -170,7 +170,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     those levels leave out (dsp_paths.left_out) and the params that only paths it does not run would read."""
     artifacts = artifacts or {}
     name = graph.name
-    from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, portable_fast_pays
+    from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, mult4_layers, portable_fast_pays
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
                      small_fc, small_conv if small_conv and not portable_fast_pays(graph) else 0, helium)
@@ -179,6 +179,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)
         paths = tuple(sorted({*paths, PORTABLE_FAST,
                               *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
+    if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
+        paths = tuple(sorted({*paths, "AOTC_TFL_DW_LOOP_MULT4"}))
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights,
                       paths_left_out=paths, helium=helium)
     em.emit_nodes()

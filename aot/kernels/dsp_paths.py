@@ -259,3 +259,16 @@ def fc_pairs_pay(graph: Graph) -> bool:
     cycles, 5.15x -> 3.55x level none's), else one a turn, the smallest."""
     fc = sum(work(n, graph) for n in graph.nodes if n.op == "TflFullyConnected")
     return 2 * fc >= sum(work(n, graph) for n in graph.nodes)
+
+
+def mult4_layers(graph: Graph) -> bool:
+    """Whether a depthwise layer has a depth multiplier of 4, 8, ...: the portable kernels then compile the plain
+    loop's path for them (AOTC_TFL_DW_LOOP_MULT4: 4 output channels of one input value a tap; TFLM micro_speech 6.7x ->
+    4.2x level none's est. cycles on the M4 at the portable levels, about 100 B), else it is left out of their
+    configuration, so that other models' portable bundles are as before."""
+    for n in graph.nodes:
+        if n.op == "TflDepthwiseConv2D":
+            cin, cout = graph.tensors[n.inputs[0]].shape[-1], graph.tensors[n.outputs[0]].shape[-1]
+            if cout != cin and cout // cin % 4 == 0:
+                return True
+    return False
