@@ -123,6 +123,7 @@ class FlashLevel:
     small_conv: int = 0  # the compact conv one position at a time (1), one channel a turn (2), where portable's pay not
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
+    single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
 
 
 LEVELS = (
@@ -159,6 +160,11 @@ LEVELS = (
                "1.35x to 1.55x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.35x, VWW MobileNet "
                "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True,
                compact_fc=True),
+    FlashLevel("dwm-single", "-Os", False, "as conv-compact, and the depthwise layers of depth multiplier above 1 by "
+               "the compact multiplier path one position a turn (no second position's sums or store)",
+               "1.4x the est. cycles of conv-compact on the M4 for 0.1 KB less (TFLM micro_speech; elsewhere the "
+               "conv-compact bundle; bench/flash_budget.py)",
+               general=True, compact_dw=True, compact_conv=True, compact_fc=True, single_dwm=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
                "1.32x to 1.38x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.32x, VWW MobileNet "

@@ -3021,7 +3021,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
  * sums: each pair of positions' sums requantised at once (SSAT's form where tfl_dsp_dw_usual allows, else LiteRT's
  * requant_double). TFLM's micro_speech (one input channel, 10 x 8 windows at stride 2, m 8): about 1.6 KB of code at
  * -Os against the multiplier path's 3 KB. Column dilation 1 and the plan's scratch, as tfl_depthwise_s8_mult; returns 0
- * elsewhere (the plain loop then runs). */
+ * elsewhere (the plain loop then runs). With AOTC_TFL_DW_MULTC_PAIRS 0 (the "dwm-single" level) one position a turn, each
+ * output by requant_double. */
 
 /* Two positions' sums of 4 channels: A's window from s, B's two columns (a word) after it (tfl_dsp_dwm_pairs' pair), by
  * the block wb (the sums' start, then kh x kq pairs of the 4 channels' weight pairs), window rows pr halfwords apart;
@@ -3029,24 +3030,36 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
 __attribute__((noinline)) static void tfl_dsp_dwmc_sums(const int16_t *s, int32_t kh, int32_t kq, int32_t pr,
                                                         const uint32_t *wb, int32_t *acc) {
     int32_t a0 = (int32_t)wb[0], a1 = (int32_t)wb[1], a2 = (int32_t)wb[2], a3 = (int32_t)wb[3];
+#if AOTC_TFL_DW_MULTC_PAIRS
     int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+#endif
     const uint32_t *wp = wb + 4, *const we = wp + 4 * kh * kq;
     const int16_t *re = s + 2 * kq; /* the window row's end (then the next row's: pr halfwords on) */
     for (;;) { /* one loop over the window's pairs, a row's end its one test more */
+#if AOTC_TFL_DW_MULTC_PAIRS
         const int32_t xa = (int32_t)aotc_dsp_load32(s), xb = (int32_t)aotc_dsp_load32(s + 2);
         a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
         a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
         a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
         a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+#else
+        const int32_t xa = (int32_t)aotc_dsp_load32(s);
+        a0 = __smlad(xa, (int32_t)wp[0], a0), a1 = __smlad(xa, (int32_t)wp[1], a1);
+        a2 = __smlad(xa, (int32_t)wp[2], a2), a3 = __smlad(xa, (int32_t)wp[3], a3);
+#endif
         s += 2, wp += 4;
         if (s == re) {
             if (wp == we) break;
             s += pr - 2 * kq, re += pr;
         }
     }
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+#if AOTC_TFL_DW_MULTC_PAIRS
+    acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+#endif
 }
 
+#if AOTC_TFL_DW_MULTC_PAIRS
 /* Two positions' sums of the block's nch channels [ch, ch + nch) (acc: A's 4, B's 4) requantised to ya and yb (NULL:
  * A's alone): by the terms rq where rq[0] is not 0 (tfl_dsp_dw_requant_ssat's arithmetic at left 0), else by
  * requant_double */
@@ -3068,6 +3081,16 @@ __attribute__((noinline)) static void tfl_dsp_dwmc_store(const aotc_tfl_conv_par
         }
     }
 }
+
+#else
+/* One position's sums of the block's channels [ch, ch + nch) requantised to ya by requant_double (one position a
+ * turn, AOTC_TFL_DW_MULTC_PAIRS 0: no SSAT terms, smaller; the layer's terms in registers) */
+__attribute__((noinline)) static void tfl_dsp_dwmc_store1(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t ch,
+                                                          int32_t nch, int8_t *ya) {
+    const int32_t *const mu = p->mult + ch, *const sh = p->shift + ch, yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+    for (int32_t j = 0; j < nch; ++j) ya[j] = clamp8(requant_double(acc[j], mu[j], sh[j]) + yz, lo, hi);
+}
+#endif
 
 __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_params *p, const int8_t *x,
                                                             const int8_t *w, const int32_t *bias, int8_t *y,
@@ -3104,7 +3127,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
         }
         const int64_t bound = (int64_t)kh * kw * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
         for (blk = 0; blk < blocks; ++blk) /* (after every block's bias: the bound is the input channel's) */
-            if (!(4 * blk + 4 <= m && tfl_dsp_dw_usual(p, ci * m + 4 * blk, bound, scratch + blk * bw)))
+            if (!(AOTC_TFL_DW_MULTC_PAIRS && 4 * blk + 4 <= m &&
+                  tfl_dsp_dw_usual(p, ci * m + 4 * blk, bound, scratch + blk * bw)))
                 scratch[blk * bw] = 0;
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (ptrdiff_t)b * p->h * p->w * p->c + ci;
@@ -3118,6 +3142,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
                 for (blk = 0; blk < blocks; ++blk) {
                     const uint32_t *const rq = scratch + blk * bw;
                     const int32_t nch = m - 4 * blk < 4 ? m - 4 * blk : 4, ch = ci * m + 4 * blk;
+#if AOTC_TFL_DW_MULTC_PAIRS
                     for (ox = 0; ox < p->ow; ox += adv)
                         for (t = ox; t < ox + na && t < p->ow; ++t) {
                             int8_t *const ya = yr + (ptrdiff_t)t * oc + 4 * blk;
@@ -3125,6 +3150,15 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
                             tfl_dsp_dwmc_store(p, acc, rq, ch, nch, ya,
                                                sw <= 2 && t + bs < p->ow ? ya + bs * oc : NULL);
                         }
+#else
+                    const int16_t *bt = band;
+                    int8_t *ya = yr + 4 * blk;
+                    (void)adv, (void)na, (void)bs;
+                    for (t = 0; t < p->ow; ++t, bt += sw, ya += oc) { /* one position a turn */
+                        tfl_dsp_dwmc_sums(bt, kh, kq, pr, rq + 12, acc);
+                        tfl_dsp_dwmc_store1(p, acc, ch, nch, ya);
+                    }
+#endif
                 }
             }
         }
