@@ -1832,17 +1832,28 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
                                                  int32_t n, int32_t *acc) {
     int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
     const int8_t *const xe = x + n;
-    if (n & 1) { /* an odd byte first, then two a turn (a loop turn's compare and branch once for 8 MACs) */
+    if (n & 1) { /* an odd byte first (a loop turn's compare and branch once for 16 MACs) */
         const int32_t u = x[0], v = x[xb], q0 = w[0], q1 = w[wk];
         a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
         ++x, ++w;
     }
-    for (; x < xe; x += 2, w += 2) {
-        int32_t u = x[0], v = x[xb], q0 = w[0], q1 = w[wk];
-        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
-        u = x[1], v = x[xb + 1], q0 = w[1], q1 = w[wk + 1];
-        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;
+#define TFL_DOT2X2_BYTE(i)                                                                                    \
+    do {                                                                                                        \
+        const int32_t u = x[i], v = x[xb + (i)], q0 = w[i], q1 = w[wk + (i)];                                  \
+        a00 += u * q0, a01 += u * q1, a10 += v * q0, a11 += v * q1;                                           \
+    } while (0)
+    if (n & 2) { /* then two bytes, then four a turn (issue 67: KWS DS-CNN's portable level 1.05x faster) */
+        TFL_DOT2X2_BYTE(0);
+        TFL_DOT2X2_BYTE(1);
+        x += 2, w += 2;
     }
+    for (; x < xe; x += 4, w += 4) {
+        TFL_DOT2X2_BYTE(0);
+        TFL_DOT2X2_BYTE(1);
+        TFL_DOT2X2_BYTE(2);
+        TFL_DOT2X2_BYTE(3);
+    }
+#undef TFL_DOT2X2_BYTE
     acc[0] = a00, acc[1] = a01, acc[2] = a10, acc[3] = a11;
 }
 #endif

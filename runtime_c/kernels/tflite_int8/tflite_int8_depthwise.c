@@ -3335,8 +3335,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                         const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
                         int32_t a0 = bs[0], a1 = bs[1], a2 = bs[2], a3 = bs[3];
                         for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
-                            const int8_t *xp = xr, *wp = wr;
-                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                            /* (x's end, not a count: -Os then keeps the 4 sums in registers, issue 67) */
+                            const int8_t *xp = xr, *wp = wr, *const xe = xr + (ptrdiff_t)(kx1 - kx0) * xstep;
+                            for (; xp != xe; xp += xstep, wp += wstep) {
                                 a0 += (xp[0] - xz) * wp[0], a1 += (xp[1] - xz) * wp[1];
                                 a2 += (xp[2] - xz) * wp[2], a3 += (xp[3] - xz) * wp[3];
                             }
