@@ -179,7 +179,7 @@ LEVELS = (
                general=True, compact_dw=True, compact_conv=True, compact_fc=True, single_dwm=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
-               "1.32x to 1.41x the est. cycles of the level before on the M4 (KWS DS-CNN 1.32x, VWW MobileNet "
+               "1.33x to 1.41x the est. cycles of the level before on the M4 (KWS DS-CNN 1.33x, VWW MobileNet "
                "1.40x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
                "micro_speech 1.41x dwm-single's; bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True, compact_fc=True),
