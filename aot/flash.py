@@ -199,7 +199,7 @@ LEVELS = (
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
-               "1.2x to 1.5x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.38x, "
+               "1.2x to 1.5x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.34x, "
                "IC ResNet-8 1.42x, TFLM micro_speech 1.37x, the autoencoder 1.25x; bench/flash_budget.py)"),
     FlashLevel("portable-fc2", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST 0), "
                "FULLY_CONNECTED two outputs a turn where it does half the model's work",
