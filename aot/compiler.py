@@ -502,6 +502,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               compact_depthwise=level.compact_dw, compact_conv=level.compact_conv,
                               portable_small=level.small, compact_fc=level.compact_fc,
                               small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv,
+                              single_dwm=level.single_dwm,
                               helium=get_target(options.target).helium)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 

@@ -37,12 +37,19 @@ kernel family by kernel family:
   above 1 by the compact multiplier path (tfl_depthwise_s8_multc: SMLAD on 16-bit column pairs in C, about 1.6 KB
   against the multiplier path's 3 KB), no other depthwise code;
 - "conv-compact" (issue 67): as "dw-compact", and the convs by the compact DSP path (tfl_conv_s8_compact: a position's
-  patch widened once, two output channels' SMLADs a quad, each output requantised alone; about 1.2 KB at -Os), no
-  other conv code but the fused ADD's (none linked where the model fuses none);
+  patch widened once, two output channels' SMLADs a quad, four quads a turn, each output requantised alone, two
+  positions' outputs clamped at once by SSUB16 and SEL; about 1.2 KB at -Os), no other conv code but the fused ADD's
+  (none linked where the model fuses none): IC ResNet-8 1.47x the general level's est. cycles on the M4, VWW MobileNet
+  1.44x dw-compact's (1.56x and 1.51x before those);
+- "dwm-single" (issue 67): as "conv-compact", and the depthwise layers of depth multiplier above 1 by the compact
+  multiplier path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0: no second position's sums, each output by
+  requant_double, no SSAT terms; about 0.5 KB less): TFLM micro_speech 1.53x -> 2.22x -> dw-plain's 3.13x level none's
+  est. cycles on the M4 (dw-compact went to dw-plain's 4.14x before, 2.71x a step); elsewhere conv-compact's bundle;
 - "dw-plain": as "conv-compact", and the depthwise layers by the plain loop (no depthwise DSP code; the loop in its
   faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position, 4 output channels at a time; where a
-  layer's depth multiplier is 4, 8, ... its 4 channels read one input value a tap, AOTC_TFL_DW_LOOP_MULT4: TFLM
-  micro_speech 6.5x -> 4.1x level none's est. cycles for 288 B);
+  layer's depth multiplier is 4, 8, ... its 4 channels read one input value a tap, AOTC_TFL_DW_LOOP_MULT4, by a window
+  function of two taps a turn, each tap's 4 weights one word widened by SXTB16 into SMLABB / SMLATB: TFLM
+  micro_speech 6.5x -> 4.1x -> 3.1x level none's est. cycles);
 - "fc-small" (issue 67): as "dw-plain", and FULLY_CONNECTED by its smallest DSP path (AOTC_TFL_FC_PAIRS 0 too: one
   output a turn, two quads a turn, each output requantised at once, no sums in scratch and no store loop; about 0.6 KB
   less again): the autoencoder 2.05x level none's est. cycles, 1.00x elsewhere;
@@ -50,9 +57,11 @@ kernel family by kernel family:
   half the model's work: IC ResNet-8's 3 x 3 convs; elsewhere the same bundle as fc-small) the convs by the compact
   path one position at a time (AOTC_TFL_CONV_2X2 0: tfl_conv_s8_small, its patch widened once, two output channels
   and two quads a turn in C, a chunk of channels' sums then requantised by requant_double; no 2 x 2 assembly, two
-  positions' widening or SMMLAR terms: about 1.2 KB less): IC ResNet-8 1.59x -> 2.37x level none's est. cycles;
+  positions' widening: about 1.0 KB less; the channels' SMMLAR terms once a call where the scratch holds them): IC
+  ResNet-8 1.51x -> 2.17x level none's est. cycles;
 - "conv-smallest" (issue 67): as "conv-small", one output channel and one quad a turn (AOTC_TFL_CONV_PAIRS 0; about
-  0.2 KB less): IC ResNet-8 3.16x, so that it steps 1.59x -> 2.37x -> 3.16x -> portable's 4.19x (2.63x before);
+  0.2 KB less): IC ResNet-8 2.96x, so that it steps general's 1.03x -> 1.51x -> 2.17x -> 2.96x -> portable's 4.20x
+  (fc-small to portable 2.63x before these, general to conv-compact 1.56x);
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
   Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
   TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
@@ -64,6 +73,9 @@ kernel family by kernel family:
   time; the requantisation's terms once a channel (KWS 5.39x -> 4.16x level none's est. cycles on the M4, VWW
   6.10x -> 4.57x, for about 2.7 KB). (A level between "dw-plain" and this that drops the convs' DSP code alone
   measured 0.97x this level's cycles at 2.6-4 KB more on the M4 with the loops before these: so there is none.)
+  A depthwise layer of depth multiplier 4, 8, ... takes the plain loop's path for it (AOTC_TFL_DW_LOOP_MULT4, in plain
+  C: its 4 channels read one input value a tap) at every portable level, compiled only where a layer has such a
+  multiplier (dsp_paths.mult4_layers; TFLM micro_speech 6.70x -> 4.30x level none's est. cycles for 288 B).
   FULLY_CONNECTED there takes 4 outputs at a time (the autoencoder 5.15x -> 2.56x; their loop a function of its own,
   tfl_fc_dot4_plain, so that -Os spills none of its 12 registers: 3.37x before). The faster loops are compiled
   only where their layers (the 1 x 1 convs, the depthwise ones of multiplier 1, FULLY_CONNECTED) do at least half
@@ -123,6 +135,7 @@ class FlashLevel:
     small_conv: int = 0  # the compact conv one position at a time (1), one channel a turn (2), where portable's pay not
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
+    single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
 
 
 LEVELS = (
@@ -156,14 +169,19 @@ LEVELS = (
     FlashLevel("conv-compact", "-Os", False, "the library at -Os, the convs and the depthwise layers by the compact "
                "DSP paths (two positions' patches and 2 x 2 SMLADs a quad; 4 channels a tap): no other conv or "
                "depthwise code",
-               "1.35x to 1.55x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.35x, VWW MobileNet "
-               "1.50x, IC ResNet-8 1.55x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True,
+               "1.3x to 1.5x the est. cycles of the dw-compact level on the M4 (KWS DS-CNN 1.29x, VWW MobileNet "
+               "1.44x, IC ResNet-8 1.47x; bench/flash_budget.py)", general=True, compact_dw=True, compact_conv=True,
                compact_fc=True),
+    FlashLevel("dwm-single", "-Os", False, "as conv-compact, and the depthwise layers of depth multiplier above 1 by "
+               "the compact multiplier path one position a turn (no second position's sums or store)",
+               "1.45x the est. cycles of conv-compact on the M4 for 0.5 KB less (TFLM micro_speech; elsewhere the "
+               "conv-compact bundle; bench/flash_budget.py)",
+               general=True, compact_dw=True, compact_conv=True, compact_fc=True, single_dwm=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
-               "1.32x to 1.38x the est. cycles of the conv-compact level on the M4 (KWS DS-CNN 1.32x, VWW MobileNet "
-               "1.38x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
-               "micro_speech 4.3x the dw-compact level's; bench/flash_budget.py)",
+               "1.33x to 1.41x the est. cycles of the level before on the M4 (KWS DS-CNN 1.33x, VWW MobileNet "
+               "1.40x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
+               "micro_speech 1.41x dwm-single's; bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True, compact_fc=True),
     FlashLevel("fc-small", "-Os", False, "as dw-plain, and FULLY_CONNECTED by its smallest DSP path (one output a "
                "turn, requantised at once: no sums in scratch)",
@@ -172,17 +190,17 @@ LEVELS = (
                general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True),
     FlashLevel("conv-small", "-Os", False, "as fc-small, and the convs by the compact DSP path one position at a "
                "time, two output channels a turn in C, where the portable kernels' faster loops do not pay",
-               "1.49x the est. cycles of fc-small on the M4 for 1.2 KB less (IC ResNet-8; elsewhere the fc-small "
+               "1.44x the est. cycles of fc-small on the M4 for 1.1 KB less (IC ResNet-8; elsewhere the fc-small "
                "bundle; bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=1),
     FlashLevel("conv-smallest", "-Os", False, "as conv-small, one output channel a turn",
-               "1.33x the est. cycles of conv-small on the M4 for 0.2 KB less (IC ResNet-8; bench/flash_budget.py)",
+               "1.36x the est. cycles of conv-small on the M4 for 0.2 KB less (IC ResNet-8; bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True, small_conv=2),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch), in their faster loops (1 x 1 convs in 2 x 2 blocks, FULLY_CONNECTED 4 outputs at a time)",
-               "1.2x to 1.7x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.33x, "
-               "IC ResNet-8 1.33x, TFLM micro_speech 1.62x, the autoencoder 1.25x; bench/flash_budget.py)"),
+               "1.2x to 1.5x the est. cycles of the level before on the M4 (KWS DS-CNN 1.48x, VWW MobileNet 1.34x, "
+               "IC ResNet-8 1.42x, TFLM micro_speech 1.37x, the autoencoder 1.25x; bench/flash_budget.py)"),
     FlashLevel("portable-fc2", "-Os", True, "the portable kernels in their smallest loops (AOTC_TFL_PORTABLE_FAST 0), "
                "FULLY_CONNECTED two outputs a turn where it does half the model's work",
                "1.39x the est. cycles of the portable level on the M4 for 88 B less on the autoencoder (elsewhere the "

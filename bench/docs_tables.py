@@ -266,8 +266,8 @@ def ram_budget_forms(data: dict[str, Any]) -> str:
 
 # ---- bench/flash_budget.py ----
 
-LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "fc-compact", "general", "dw-compact", "conv-compact", "dw-plain",
-               "fc-small", "conv-small", "conv-smallest", "portable", "portable-fc2",
+LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "fc-compact", "general", "dw-compact", "conv-compact", "dwm-single",
+               "dw-plain", "fc-small", "conv-small", "conv-smallest", "portable", "portable-fc2",
                "portable-small")  # aot/flash.py LEVELS
 
 def flash_budget(data: dict[str, Any]) -> str:
@@ -296,7 +296,11 @@ def flash_budget(data: dict[str, Any]) -> str:
     cold, o2, general = step("none", "cold-Os"), step("cold-Os", "O2"), step("Os", "general")
     compact = [(c, r) for a, z in (("general", "dw-compact"), ("dw-compact", "conv-compact"))
                for c, r in step(a, z) if c > 0]
-    plain = [(c, r) for c, r in step("conv-compact", "dw-plain") if c > 0]
+    single = [(c, r) for c, r in step("conv-compact", "dwm-single") if c > 0]
+    before_plain = {k: "dwm-single" if (k, "dwm-single") in by else "conv-compact" for k in models}
+    plain = [(by[(k, a)]["code"] - by[(k, "dw-plain")]["code"], by[(k, "dw-plain")]["cycles"] / by[(k, a)]["cycles"])
+             for k, a in before_plain.items() if (k, a) in by and (k, "dw-plain") in by]
+    plain = [(c, r) for c, r in plain if c > 0]
     fc = [(c, r) for a, z in (("Os", "fc-compact"), ("dw-plain", "fc-small")) for c, r in step(a, z) if c > 0]
     small_conv = [(c, r) for a, z in (("fc-small", "conv-small"), ("conv-small", "conv-smallest"))
                   for c, r in step(a, z) if c > 0]
@@ -329,8 +333,11 @@ def flash_budget(data: dict[str, Any]) -> str:
                  f"{span((c for c, _ in o2), kb, ' KB')} at {max(r for _, r in o2):.3f}x, the general DSP paths "
                  f"instead of the specialised ones {span((c for c, _ in general), kb, ' KB')} at "
                  f"{ratios(r for _, r in general)}; the compact DSP paths (dw-compact, then conv-compact) "
-                 f"{span((c for c, _ in compact), kb, ' KB')} a step at {ratios(r for _, r in compact)}, the plain "
-                 f"depthwise loop {span((c for c, _ in plain), kb, ' KB')} at {ratios(r for _, r in plain)}"
+                 f"{span((c for c, _ in compact), kb, ' KB')} a step at {ratios(r for _, r in compact)}"
+                 + (f", the compact multiplier path one position a turn (dwm-single) "
+                    f"{span((c for c, _ in single), kb, ' KB')} at {ratios(r for _, r in single)}" if single else "")
+                 + f", the plain depthwise loop {span((c for c, _ in plain), kb, ' KB')} at "
+                 f"{ratios(r for _, r in plain)}"
                  + (f", FULLY_CONNECTED's compact and small DSP loops (fc-compact, fc-small) "
                     f"{span((c for c, _ in fc), kb, ' KB')} a step at {ratios(r for _, r in fc)}" if fc else "")
                  + (f", the compact conv one position at a time (conv-small, conv-smallest) "

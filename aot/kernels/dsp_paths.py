@@ -47,7 +47,9 @@ FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
 # the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
 # "conv-small" and "conv-smallest" levels)
 SMALL_CONV_PATHS = ("AOTC_TFL_CONV_2X2", "AOTC_TFL_CONV_PAIRS")
-PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS
+# the compact multiplier path's two positions a turn (left out at the "dwm-single" level: one a turn)
+MULTC_PATHS = ("AOTC_TFL_DW_MULTC_PAIRS",)
+PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS + MULTC_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
@@ -55,7 +57,7 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST),
-              "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP),
+              "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -168,7 +170,7 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
              plain_depthwise: bool = False, compact_depthwise: bool = False,
              compact_conv: bool = False, compact_fc: bool = False, small_fc: bool = False,
-             small_conv: int = 0, helium: bool = False) -> tuple[str, ...]:
+             small_conv: int = 0, helium: bool = False, single_dwm: bool = False) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
@@ -183,9 +185,11 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     outputs a turn), and with `small_fc` AOTC_TFL_FC_PAIRS too (one output a turn); the FC paths are left out only so,
     the unbudgeted bundles' configuration stays as it was; `small_conv` (1 or 2, with compact_conv): AOTC_TFL_CONV_2X2
     (the compact conv one position at a time, tfl_conv_s8_small) and at 2 AOTC_TFL_CONV_PAIRS too (one channel a turn),
-    left out only so. On the M55 (`helium`) the depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0):
-    without it they ran KWS DS-CNN at 2.5x the general level's est. cycles there."""
-    need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS)
+    left out only so; `single_dwm` (with compact_depthwise, issue 67): AOTC_TFL_DW_MULTC_PAIRS where a layer has a depth
+    multiplier above 1 (the compact multiplier path one position a turn), left out only so. On the M55 (`helium`) the
+    depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
+    general level's est. cycles there."""
+    need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
     dsp = depthwise = multiplier = mult4 = conv = fc = False
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
@@ -221,6 +225,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= set(SMALL_CONV_PATHS[:small_conv])
     if compact_fc and fc:
         need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
+    if single_dwm and compact_depthwise and not plain_depthwise and multiplier:
+        need -= set(MULTC_PATHS)
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
     return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 
@@ -259,3 +265,16 @@ def fc_pairs_pay(graph: Graph) -> bool:
     cycles, 5.15x -> 3.55x level none's), else one a turn, the smallest."""
     fc = sum(work(n, graph) for n in graph.nodes if n.op == "TflFullyConnected")
     return 2 * fc >= sum(work(n, graph) for n in graph.nodes)
+
+
+def mult4_layers(graph: Graph) -> bool:
+    """Whether a depthwise layer has a depth multiplier of 4, 8, ...: the portable kernels then compile the plain
+    loop's path for them (AOTC_TFL_DW_LOOP_MULT4: 4 output channels of one input value a tap; TFLM micro_speech 6.7x ->
+    4.2x level none's est. cycles on the M4 at the portable levels, about 100 B), else it is left out of their
+    configuration, so that other models' portable bundles are as before."""
+    for n in graph.nodes:
+        if n.op == "TflDepthwiseConv2D":
+            cin, cout = graph.tensors[n.inputs[0]].shape[-1], graph.tensors[n.outputs[0]].shape[-1]
+            if cout != cin and cout // cin % 4 == 0:
+                return True
+    return False

@@ -268,18 +268,23 @@ MULT_COMPACT_DW = ["-DAOTC_TFL_DW_DSP=0", "-DAOTC_TFL_DW_MULT=0", "-DAOTC_TFL_DW
 
 @pytest.mark.full
 @pytest.mark.parametrize("level", ["-O3", "-Os"])
-def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level):
+@pytest.mark.parametrize("pairs", [1, 0])
+def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level, pairs):
     """DEPTHWISE_CONV_2D at depth multipliers above 1 by the compact multiplier path (tfl_depthwise_s8_multc, issue 67)
-    on the M4 at a Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's multiplier entry (multipliers 2, 3,
-    5, 8 and 16: blocks of 4 outputs and a last part, 1 to 4 input channels, windows to 10 x 9 with odd widths, strides
-    1 to 3 (stride 1's pairs two positions apart, odd positions unaligned), row dilation, micro_speech's layer) against
-    LiteRT's reference arithmetic bit for bit; the path is in the image."""
-    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *MULT_COMPACT_DW, level], 300,
+    on the M4 at a Release's and a MinSizeRel's level, two positions a turn and (AOTC_TFL_DW_MULTC_PAIRS 0, the
+    "dwm-single" level) one, each output by requant_double: test_tflite_int8_kernels.c's multiplier entry (multipliers
+    2, 3, 5, 8 and 16: blocks of 4 outputs and a last part, 1 to 4 input channels, windows to 10 x 9 with odd widths,
+    strides 1 to 3 (stride 1's pairs two positions apart, odd positions unaligned), row dilation, micro_speech's layer)
+    against LiteRT's reference arithmetic bit for bit; the path is in the image, one position's store only at 0."""
+    flags = [*MULT_COMPACT_DW, f"-DAOTC_TFL_DW_MULTC_PAIRS={pairs}"]
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *flags, level], 300,
                        only="depthwise_s8")
     assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok \(300 shapes\)", out), out
     syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
                           text=True, check=True).stdout
     assert "tfl_depthwise_s8_multc" in syms
+    assert ("tfl_dsp_dwmc_store1" in syms) == (pairs == 0), syms
+    assert bool(re.search(r"tfl_dsp_dwmc_store\b", syms)) == (pairs == 1), syms
 
 
 # no depthwise DSP path, the plain loop in its faster form (aot/flash.py "dw-plain"), as the level's aotc_symbols.h says
@@ -290,9 +295,10 @@ PLAIN_DW = [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COM
 @pytest.mark.parametrize("level", ["-O3", "-Os"])
 def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, level):
     """DEPTHWISE_CONV_2D by the plain loop of the dw-plain level on the M4 (4 output channels at a time, their input
-    channels' offsets at a depth multiplier above 1, a last part channel by channel; issue 67):
+    channels' offsets at a depth multiplier above 1, a last part channel by channel; at multipliers 4, 8, ... a window
+    function of two taps a turn by SMLABB / SMLATB, an odd last tap alone, in assembly at -O3 and -Os; issue 67):
     test_tflite_int8_kernels.c's depthwise entries against LiteRT's reference arithmetic bit for bit; no depthwise DSP
-    function in the image."""
+    function in the image but that window's."""
     out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *PLAIN_DW, level], 300,
                        only="depthwise_s8")
     assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 +ok \(300 shapes\)", out), out
@@ -300,6 +306,7 @@ def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, level):
     syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
                           text=True, check=True).stdout
     assert not re.search(r"tfl_depthwise_s8_(compact|multc|mult|dsp)\b", syms), syms
+    assert "tfl_dw_m4_window" in syms, syms
 
 
 # the compact conv path alone (a --flash-budget level's, aot/flash.py "conv-compact"): every other conv DSP path

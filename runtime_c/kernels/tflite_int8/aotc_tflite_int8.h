@@ -609,6 +609,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_MULT_COMPACT
 #define AOTC_TFL_DW_MULT_COMPACT 1
 #endif
+/* DW_MULTC_PAIRS (issue 67): the compact multiplier path two positions a turn (their sums of a window's column pairs
+ * in one loop); 0 (the "dwm-single" --flash-budget level): one position a turn, about 0.1 KB less */
+#ifndef AOTC_TFL_DW_MULTC_PAIRS
+#define AOTC_TFL_DW_MULTC_PAIRS 1
+#endif
 /* CONV_COMPACT (issue 67): the compact conv path (tfl_conv_s8_compact), a --flash-budget level's, taken only where
  * FUSED and PLAIN are left out (so with every macro 1 it is never compiled in) */
 #ifndef AOTC_TFL_CONV_COMPACT

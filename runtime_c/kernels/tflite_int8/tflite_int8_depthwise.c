@@ -3021,7 +3021,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
  * sums: each pair of positions' sums requantised at once (SSAT's form where tfl_dsp_dw_usual allows, else LiteRT's
  * requant_double). TFLM's micro_speech (one input channel, 10 x 8 windows at stride 2, m 8): about 1.6 KB of code at
  * -Os against the multiplier path's 3 KB. Column dilation 1 and the plan's scratch, as tfl_depthwise_s8_mult; returns 0
- * elsewhere (the plain loop then runs). */
+ * elsewhere (the plain loop then runs). With AOTC_TFL_DW_MULTC_PAIRS 0 (the "dwm-single" level) one position a turn, each
+ * output by requant_double. */
 
 /* Two positions' sums of 4 channels: A's window from s, B's two columns (a word) after it (tfl_dsp_dwm_pairs' pair), by
  * the block wb (the sums' start, then kh x kq pairs of the 4 channels' weight pairs), window rows pr halfwords apart;
@@ -3029,24 +3030,63 @@ __attribute__((noinline)) static int tfl_depthwise_s8_compact(const aotc_tfl_con
 __attribute__((noinline)) static void tfl_dsp_dwmc_sums(const int16_t *s, int32_t kh, int32_t kq, int32_t pr,
                                                         const uint32_t *wb, int32_t *acc) {
     int32_t a0 = (int32_t)wb[0], a1 = (int32_t)wb[1], a2 = (int32_t)wb[2], a3 = (int32_t)wb[3];
+#if AOTC_TFL_DW_MULTC_PAIRS
     int32_t b0 = a0, b1 = a1, b2 = a2, b3 = a3;
+#endif
     const uint32_t *wp = wb + 4, *const we = wp + 4 * kh * kq;
     const int16_t *re = s + 2 * kq; /* the window row's end (then the next row's: pr halfwords on) */
+#if !AOTC_TFL_DW_MULTC_PAIRS && AOTC_DSP_ASM /* (gcc -Os put each weight load by its SMLAD: 1.03x the cycles) */
+    const ptrdiff_t skip = 2 * (pr - 2 * (ptrdiff_t)kq), row = 2 * (ptrdiff_t)pr; /* (bytes) */
+    uint32_t xv, u, v;
+    __asm__("1:\n\t"
+            "ldr %[xv], [%[s]], #4\n\t"
+            "ldr %[u], [%[wp]], #4\n\t"
+            "ldr %[v], [%[wp]], #4\n\t"
+            "smlad %[a0], %[xv], %[u], %[a0]\n\t"
+            "smlad %[a1], %[xv], %[v], %[a1]\n\t"
+            "ldr %[u], [%[wp]], #4\n\t"
+            "ldr %[v], [%[wp]], #4\n\t"
+            "smlad %[a2], %[xv], %[u], %[a2]\n\t"
+            "smlad %[a3], %[xv], %[v], %[a3]\n\t"
+            "cmp %[s], %[re]\n\t"
+            "bne 1b\n\t"
+            "cmp %[wp], %[we]\n\t"
+            "beq 2f\n\t"
+            "add %[s], %[s], %[skip]\n\t"
+            "add %[re], %[re], %[row]\n\t"
+            "b 1b\n"
+            "2:\n\t"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [s] "+r"(s), [wp] "+r"(wp), [re] "+r"(re),
+              [xv] "=&r"(xv), [u] "=&r"(u), [v] "=&r"(v)
+            : [we] "r"(we), [skip] "r"(skip), [row] "r"(row)
+            : "cc", "memory");
+#else
     for (;;) { /* one loop over the window's pairs, a row's end its one test more */
+#if AOTC_TFL_DW_MULTC_PAIRS
         const int32_t xa = (int32_t)aotc_dsp_load32(s), xb = (int32_t)aotc_dsp_load32(s + 2);
         a0 = __smlad(xa, (int32_t)wp[0], a0), b0 = __smlad(xb, (int32_t)wp[0], b0);
         a1 = __smlad(xa, (int32_t)wp[1], a1), b1 = __smlad(xb, (int32_t)wp[1], b1);
         a2 = __smlad(xa, (int32_t)wp[2], a2), b2 = __smlad(xb, (int32_t)wp[2], b2);
         a3 = __smlad(xa, (int32_t)wp[3], a3), b3 = __smlad(xb, (int32_t)wp[3], b3);
+#else
+        const int32_t xa = (int32_t)aotc_dsp_load32(s);
+        a0 = __smlad(xa, (int32_t)wp[0], a0), a1 = __smlad(xa, (int32_t)wp[1], a1);
+        a2 = __smlad(xa, (int32_t)wp[2], a2), a3 = __smlad(xa, (int32_t)wp[3], a3);
+#endif
         s += 2, wp += 4;
         if (s == re) {
             if (wp == we) break;
             s += pr - 2 * kq, re += pr;
         }
     }
-    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+#endif
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+#if AOTC_TFL_DW_MULTC_PAIRS
+    acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3;
+#endif
 }
 
+#if AOTC_TFL_DW_MULTC_PAIRS
 /* Two positions' sums of the block's nch channels [ch, ch + nch) (acc: A's 4, B's 4) requantised to ya and yb (NULL:
  * A's alone): by the terms rq where rq[0] is not 0 (tfl_dsp_dw_requant_ssat's arithmetic at left 0), else by
  * requant_double */
@@ -3068,6 +3108,16 @@ __attribute__((noinline)) static void tfl_dsp_dwmc_store(const aotc_tfl_conv_par
         }
     }
 }
+
+#else
+/* One position's sums of the block's channels [ch, ch + nch) requantised to ya by requant_double (one position a
+ * turn, AOTC_TFL_DW_MULTC_PAIRS 0: no SSAT terms, smaller; the layer's terms in registers) */
+__attribute__((noinline)) static void tfl_dsp_dwmc_store1(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t ch,
+                                                          int32_t nch, int8_t *ya) {
+    const int32_t *const mu = p->mult + ch, *const sh = p->shift + ch, yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+    for (int32_t j = 0; j < nch; ++j) ya[j] = clamp8(requant_double(acc[j], mu[j], sh[j]) + yz, lo, hi);
+}
+#endif
 
 __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_params *p, const int8_t *x,
                                                             const int8_t *w, const int32_t *bias, int8_t *y,
@@ -3104,7 +3154,8 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
         }
         const int64_t bound = (int64_t)kh * kw * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
         for (blk = 0; blk < blocks; ++blk) /* (after every block's bias: the bound is the input channel's) */
-            if (!(4 * blk + 4 <= m && tfl_dsp_dw_usual(p, ci * m + 4 * blk, bound, scratch + blk * bw)))
+            if (!(AOTC_TFL_DW_MULTC_PAIRS && 4 * blk + 4 <= m &&
+                  tfl_dsp_dw_usual(p, ci * m + 4 * blk, bound, scratch + blk * bw)))
                 scratch[blk * bw] = 0;
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (ptrdiff_t)b * p->h * p->w * p->c + ci;
@@ -3118,6 +3169,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
                 for (blk = 0; blk < blocks; ++blk) {
                     const uint32_t *const rq = scratch + blk * bw;
                     const int32_t nch = m - 4 * blk < 4 ? m - 4 * blk : 4, ch = ci * m + 4 * blk;
+#if AOTC_TFL_DW_MULTC_PAIRS
                     for (ox = 0; ox < p->ow; ox += adv)
                         for (t = ox; t < ox + na && t < p->ow; ++t) {
                             int8_t *const ya = yr + (ptrdiff_t)t * oc + 4 * blk;
@@ -3125,11 +3177,88 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
                             tfl_dsp_dwmc_store(p, acc, rq, ch, nch, ya,
                                                sw <= 2 && t + bs < p->ow ? ya + bs * oc : NULL);
                         }
+#else
+                    const int16_t *bt = band;
+                    int8_t *ya = yr + 4 * blk;
+                    (void)adv, (void)na, (void)bs, (void)ox;
+                    for (t = 0; t < p->ow; ++t, bt += sw, ya += oc) { /* one position a turn */
+                        tfl_dsp_dwmc_sums(bt, kh, kq, pr, rq + 12, acc);
+                        tfl_dsp_dwmc_store1(p, acc, ch, nch, ya);
+                    }
+#endif
                 }
             }
         }
     }
     return 1;
+}
+#endif
+
+#if AOTC_QUANT_DSP && !AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_DW_LOOP_MULT4
+/* The plain loop's steps at a depth multiplier of 4, 8, ... (DW_LOOP_MULT4): x's and w's from a tap to the next in a
+ * window row and from a window row to the next, and x_zero */
+typedef struct {
+    ptrdiff_t xstep, wstep, xrow, wrow;
+    int32_t xz;
+} tfl_dw_m4_steps;
+
+/* The sums of 4 output channels of one input value over a (clipped) window of rows x cols taps from xr and wr: two taps
+ * a turn, each tap's 4 weights one word widened by SXTB16 into SMLABB / SMLATB (issue 67: a function of its own, so
+ * that -Os keeps its steps and sums in registers) */
+__attribute__((noinline)) static void tfl_dw_m4_window(const int8_t *xr, const int8_t *wr, int32_t rows, int32_t cols,
+                                                       const tfl_dw_m4_steps *st, int32_t *acc) {
+    const ptrdiff_t xs = st->xstep, ws = st->wstep;
+    const int32_t xz = st->xz;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, n;
+#define TFL_DW_M4_TAP(xv, u)                                                                                    \
+    do {                                                                                                        \
+        const int32_t e_ = __sxtb16((int32_t)(u)), o_ = (int32_t)aotc_dsp_sxtb16_hi(u);                        \
+        a0 = __smlabb(e_, (xv), a0), a2 = __smlatb(e_, (xv), a2);                                             \
+        a1 = __smlabb(o_, (xv), a1), a3 = __smlatb(o_, (xv), a3);                                             \
+    } while (0)
+    for (; rows > 0; --rows, xr += st->xrow, wr += st->wrow) {
+        const int8_t *xp = xr, *wp = wr;
+        n = cols;
+#if AOTC_DSP_ASM /* (gcc -Os kept the steps on the stack: 3 loads more a turn) */
+        int32_t t0, t1, t2;
+#define TFL_DW_M4_ASM(xa, wa)                                                                                   \
+    "ldrsb %[t0], " xa "\n\t"                                                                                  \
+    "ldr %[t1], " wa "\n\t"                                                                                    \
+    "sub %[t0], %[t0], %[xz]\n\t"                                                                               \
+    "sxtb16 %[t2], %[t1]\n\t"                                                                                   \
+    "sxtb16 %[t1], %[t1], ror #8\n\t"                                                                           \
+    "smlabb %[a0], %[t2], %[t0], %[a0]\n\t"                                                                     \
+    "smlatb %[a2], %[t2], %[t0], %[a2]\n\t"                                                                     \
+    "smlabb %[a1], %[t1], %[t0], %[a1]\n\t"                                                                     \
+    "smlatb %[a3], %[t1], %[t0], %[a3]\n\t"
+        __asm__("subs %[n], %[n], #2\n\t"
+                "blt 2f\n"
+                "1:\n\t" TFL_DW_M4_ASM("[%[xp]]", "[%[wp]]") TFL_DW_M4_ASM("[%[xp], %[xs]]", "[%[wp], %[ws]]")
+                "add %[xp], %[xp], %[xs], lsl #1\n\t"
+                "add %[wp], %[wp], %[ws], lsl #1\n\t"
+                "subs %[n], %[n], #2\n\t"
+                "bge 1b\n"
+                "2:\n\t"
+                "adds %[n], %[n], #2\n\t"
+                "beq 3f\n\t" TFL_DW_M4_ASM("[%[xp]]", "[%[wp]]")
+                "3:\n\t"
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xp] "+r"(xp), [wp] "+r"(wp),
+                  [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)
+                : [xs] "r"(xs), [ws] "r"(ws), [xz] "r"(xz)
+                : "cc", "memory");
+#undef TFL_DW_M4_ASM
+#else
+        for (; n >= 2; n -= 2, xp += 2 * xs, wp += 2 * ws) {
+            const int32_t x0 = xp[0] - xz, x1 = xp[xs] - xz;
+            const uint32_t u = aotc_dsp_load32(wp), v = aotc_dsp_load32(wp + ws);
+            TFL_DW_M4_TAP(x0, u);
+            TFL_DW_M4_TAP(x1, v);
+        }
+        if (n > 0) TFL_DW_M4_TAP(xp[0] - xz, aotc_dsp_load32(wp));
+#endif
+    }
+#undef TFL_DW_M4_TAP
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 #endif
 
@@ -3175,6 +3304,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
      * every tap tested its row and column and indexed x and w in 64 bits) */
     const int32_t c = p->c, oc = p->oc, kw = p->kw, xz = p->x_zero, xstep = p->dw * c, wstep = oc;
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_MULT4
+    const tfl_dw_m4_steps m4 = {xstep, wstep, (ptrdiff_t)p->dh * p->w * c, (ptrdiff_t)kw * oc, xz};
+#endif
 #if !AOTC_QUANT_DSP && AOTC_TFL_PORTABLE_FAST
     if (p->depth_multiplier == 1 && oc >= 4) {
         /* depth multiplier 1 (the portable level's): 4 channels at a time over every position, their requantisation
@@ -3203,8 +3335,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                         const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
                         int32_t a0 = bs[0], a1 = bs[1], a2 = bs[2], a3 = bs[3];
                         for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
-                            const int8_t *xp = xr, *wp = wr;
-                            for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
+                            /* (x's end, not a count: -Os then keeps the 4 sums in registers, issue 67) */
+                            const int8_t *xp = xr, *wp = wr, *const xe = xr + (ptrdiff_t)(kx1 - kx0) * xstep;
+                            for (; xp != xe; xp += xstep, wp += wstep) {
                                 a0 += (xp[0] - xz) * wp[0], a1 += (xp[1] - xz) * wp[1];
                                 a2 += (xp[2] - xz) * wp[2], a3 += (xp[3] - xz) * wp[3];
                             }
@@ -3232,14 +3365,20 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
                 const int8_t *const ww = w + ((ptrdiff_t)ky0 * kw + kx0) * oc;
                 const ptrdiff_t xrow = (ptrdiff_t)p->dh * p->w * c, wrow = (ptrdiff_t)kw * oc;
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_MULT4
+#if AOTC_TFL_DW_LOOP_MULT4
                 if (p->depth_multiplier % 4 == 0) {
                     /* a depth multiplier of 4, 8, ...: 4 output channels read one input value a tap, loaded and
                      * offset once for their 4 MACs (TFLM micro_speech's layer, multiplier 8: 6.5x -> 4.1x level none's
-                     * est. cycles on the M4) */
+                     * est. cycles on the M4; the portable kernels' too, issue 67: 6.7x -> 4.2x); with the DSP extension
+                     * two taps a turn, each tap's 4 weights one word widened by SXTB16 into SMLABB / SMLATB (4.1x ->
+                     * 3.1x) */
                     for (int32_t o = 0; o < oc; o += 4) {
-                        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
                         const int8_t *xr = xw + o / p->depth_multiplier, *wr = ww + o;
+#if AOTC_QUANT_DSP
+                        int32_t sums[4];
+                        tfl_dw_m4_window(xr, wr, ky1 - ky0, kx1 - kx0, &m4, sums);
+#else
+                        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
                         for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
                             const int8_t *xp = xr, *wp = wr;
                             for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += wstep) {
@@ -3248,6 +3387,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                             }
                         }
                         const int32_t sums[4] = {a0, a1, a2, a3};
+#endif
                         for (int32_t j = 0; j < 4; ++j) {
                             const int32_t acc = sums[j] + (bias ? bias[o + j] : 0);
                             const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
