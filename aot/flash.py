@@ -123,6 +123,7 @@ class FlashLevel:
     small_conv: int = 0  # the compact conv one position at a time (1), one channel a turn (2), where portable's pay not
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
+    mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
 
 
 LEVELS = (
@@ -208,10 +209,42 @@ UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at
 HELIUM_SKIPPED = frozenset({"O2", "general"})
 
 
+_DSP_SMALL = dict(general=True, compact_conv=True, compact_fc=True, small_fc=True)
+# The M55's levels between Helium's kernels and the portable ones (issue 67), after conv-smallest (on the M55 the
+# fc-small bundle: Helium's convs take the layers there), each leaving out one more of Helium's kernel families
+# (AOTC_TFL_MVE_FC, _DW, _CONV: dsp_paths.MVE_FAMILIES), the layers then by the DSP levels' paths as on the M4
+HELIUM_LEVELS = (
+    FlashLevel("mve-fc", "-Os", False, "as fc-small, and FULLY_CONNECTED by its smallest DSP path instead of Helium's "
+               "(no Helium FULLY_CONNECTED code)",
+               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
+               mve_off=("fc",)),
+    FlashLevel("mve-dw", "-Os", False, "as mve-fc, and the depthwise layers by the compact DSP path instead of "
+               "Helium's 3 x 3 depthwise (no Helium depthwise code)",
+               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
+               mve_off=("fc", "dw")),
+    FlashLevel("mve-conv", "-Os", False, "as mve-dw, and the convs by the compact DSP path (two positions' patches, "
+               "2 x 2 SMLADs a quad) instead of Helium's: no Helium kernel code",
+               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
+               mve_off=("fc", "dw", "conv")),
+    FlashLevel("mve-conv-small", "-Os", False, "as mve-conv, the compact DSP conv one position at a time",
+               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
+               small_conv=1, mve_off=("fc", "dw", "conv")),
+    FlashLevel("mve-conv-smallest", "-Os", False, "as mve-conv-small, one output channel a turn",
+               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
+               small_conv=2, mve_off=("fc", "dw", "conv")),
+    FlashLevel("mve-dw-plain", "-Os", False, "as mve-conv-smallest, and the depthwise layers by the plain loop",
+               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
+               small_conv=2, mve_off=("fc", "dw", "conv")),
+)
+
+
 def levels(widened_weights: bool, helium: bool = False) -> tuple[FlashLevel, ...]:
     """The levels a --flash-budget tries: with --widened-weights, dropping its constants first, then the
-    others without them; on the M55 (`helium`) without HELIUM_SKIPPED."""
+    others without them; on the M55 (`helium`) without HELIUM_SKIPPED, and HELIUM_LEVELS before the portable ones."""
     ladder = tuple(lv for lv in LEVELS if not (helium and lv.name in HELIUM_SKIPPED)) or LEVELS
+    at = next((i for i, lv in enumerate(ladder) if lv.portable), None)  # (None: a ladder narrowed to test a level)
+    if helium and at is not None:
+        ladder = (*ladder[:at], *HELIUM_LEVELS, *ladder[at:])
     if not widened_weights:
         return ladder
     return (ladder[0], UNWIDENED, *(replace(level, widened=False) for level in ladder[1:]))

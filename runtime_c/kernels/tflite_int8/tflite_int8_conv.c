@@ -1309,7 +1309,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
 }
 #endif /* AOTC_QUANT_DSP */
 
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
  * patch gathered (a 1 x 1 window at stride 1 reads x in place; a window row inside the image, at column
  * dilation 1, is one copy of kw c bytes), then four channels at a time (tfl_mve_dot4q), requantised
@@ -1323,6 +1323,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int32_t span = p->kw * c, xrow = p->w * c;
     int32_t pos, o, ky, kx;
     if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0; /* (the ADD's code not linked where the model fuses none) */
     int32_t *wsum = (int32_t *)scratch;
     int8_t *patch = (int8_t *)(scratch + oc);
     int8_t *row = (int8_t *)(scratch + oc + (k + 3) / 4); /* a position's conv outputs, with a fused ADD (e) */
@@ -1430,9 +1431,9 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     }
     return 1;
 }
-#endif /* AOTC_TFL_MVE */
+#endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_CONV */
 
-#if AOTC_QUANT_DSP && !AOTC_TFL_MVE && AOTC_TFL_CONV_COMPACT && !AOTC_TFL_CONV_FUSED && !AOTC_TFL_CONV_PLAIN
+#if AOTC_QUANT_DSP && !(AOTC_TFL_MVE && AOTC_TFL_MVE_CONV) && AOTC_TFL_CONV_COMPACT && !AOTC_TFL_CONV_FUSED && !AOTC_TFL_CONV_PLAIN
 #define TFL_CONV_COMPACT 1
 /* ---- The compact path (AOTC_TFL_CONV_COMPACT, issue 67) -------------------------------------------------------------
  * A --flash-budget level's CONV_2D (aot/flash.py "conv-compact"), between the general DSP paths and the portable loop:
@@ -1829,7 +1830,7 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                            const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
     if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
 #endif
 #if AOTC_QUANT_DSP
@@ -2293,7 +2294,7 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         tfl_mve_residual_tables(&e, (int32_t *)scratch);
 #endif
         scratch += AOTC_TFL_RESIDUAL_TABLES;
-        if (tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
+        if (!AOTC_TFL_MVE_CONV || tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
             int32_t np;
             e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
         }
