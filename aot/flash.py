@@ -216,23 +216,22 @@ _DSP_SMALL = dict(general=True, compact_conv=True, compact_fc=True, small_fc=Tru
 HELIUM_LEVELS = (
     FlashLevel("mve-fc", "-Os", False, "as fc-small, and FULLY_CONNECTED by its smallest DSP path instead of Helium's "
                "(no Helium FULLY_CONNECTED code)",
-               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
-               mve_off=("fc",)),
-    FlashLevel("mve-dw", "-Os", False, "as mve-fc, and the depthwise layers by the compact DSP path instead of "
-               "Helium's 3 x 3 depthwise (no Helium depthwise code)",
-               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
-               mve_off=("fc", "dw")),
-    FlashLevel("mve-conv", "-Os", False, "as mve-dw, and the convs by the compact DSP path (two positions' patches, "
-               "2 x 2 SMLADs a quad) instead of Helium's: no Helium kernel code",
-               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
-               mve_off=("fc", "dw", "conv")),
-    FlashLevel("mve-conv-small", "-Os", False, "as mve-conv, the compact DSP conv one position at a time",
-               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
-               small_conv=1, mve_off=("fc", "dw", "conv")),
-    FlashLevel("mve-conv-smallest", "-Os", False, "as mve-conv-small, one output channel a turn",
-               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, compact_dw=True,
-               small_conv=2, mve_off=("fc", "dw", "conv")),
-    FlashLevel("mve-dw-plain", "-Os", False, "as mve-conv-smallest, and the depthwise layers by the plain loop",
+               "1.00x the est. cycles of fc-small on the M55 where FULLY_CONNECTED does little of the work (KWS DS-CNN; "
+               "aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True, mve_off=("fc",)),
+    FlashLevel("mve-conv-compact", "-Os", False, "as mve-fc, and Helium's CONV_2D in its general loop alone (a "
+               "position's patch, 4 channels a dot product, requantised by the general vector form; no 1 x 1, "
+               "grouped or window-row assembly loops)",
+               "1.29x the est. cycles of mve-fc on the M55 for 1.7 KB less (KWS DS-CNN; aotc curve --target "
+               "mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True, mve_off=("fc", "conv-fast")),
+    FlashLevel("mve-dw", "-Os", False, "as mve-conv-compact, and the depthwise layers by the compact DSP path instead "
+               "of Helium's 3 x 3 depthwise (no Helium depthwise code)",
+               "2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN; aotc curve --target "
+               "mps3-an547, docs/firmware.md)", **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
+               "code)", "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
+               mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("mve-conv", "-Os", False, "as mve-dw-plain, and the convs by the compact DSP path one position and one "
+               "output channel a turn instead of Helium's: no Helium kernel code",
                "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
                small_conv=2, mve_off=("fc", "dw", "conv")),
 )

@@ -570,6 +570,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_MVE_CONV
 #define AOTC_TFL_MVE_CONV 1
 #endif
+/* MVE_CONV_FAST: Helium's CONV_2D in its faster loops (1 x 1 convs over every position, whole groups of channels and
+ * window rows in assembly loops, the usual requantisation's shorter form); 0: its general loop alone (a position's
+ * patch, 4 channels a tfl_mve_dot4q, requantised by tfl_mve_requant4), a --flash-budget level's of the M55 */
+#ifndef AOTC_TFL_MVE_CONV_FAST
+#define AOTC_TFL_MVE_CONV_FAST 1
+#endif
 /* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
  * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */
 #ifndef AOTC_TFL_DW_MVE_WITH_DSP

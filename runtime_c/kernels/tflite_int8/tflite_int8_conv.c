@@ -1331,7 +1331,8 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
     }
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
-    if (direct && e == NULL && (ya >= xa + (uintptr_t)total * c || xa >= ya + (uintptr_t)total * oc)) {
+    if (AOTC_TFL_MVE_CONV_FAST && direct && e == NULL &&
+        (ya >= xa + (uintptr_t)total * c || xa >= ya + (uintptr_t)total * oc)) {
         /* a 1 x 1 window read in place, y apart from x: 4 channels at a time over every position, their
          * weights' rows and requantisation terms set once (where y may overlap x, a RAM budget's plan, the
          * positions go in order below: overlap_bytes) */
@@ -1379,7 +1380,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int8_t *const img = x + (int64_t)b * ih * xrow;
             int32_t iy = oy * sh + iy00;
             int8_t *dst = patch;
-            if (inside && iy >= 0 && iy + (kh - 1) * dh < ih) { /* every window row inside: one loop */
+            if (AOTC_TFL_MVE_CONV_FAST && inside && iy >= 0 && iy + (kh - 1) * dh < ih) { /* every row inside */
                 tfl_mve_copy_rows(patch, img + (int64_t)iy * xrow + ix0 * c, span, dh * xrow, kh);
             } else {
                 for (ky = 0; ky < kh; ++ky, iy += dh, dst += span) {
@@ -1399,7 +1400,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
                 }
             }
         }
-        if (usual) { /* whole groups' sums by the assembly loop, 16 groups a time, then requantised */
+        if (AOTC_TFL_MVE_CONV_FAST && usual) { /* whole groups' sums by the assembly loop, 16 groups a time */
             int32_t sums[64] __attribute__((aligned(8)));
             if (oc >= 4) {
                 tfl_mve_dot_groups(px, k, w, ng0, sums);
@@ -1422,7 +1423,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k), vld1q_s32(wsum + o0));
-            if (usual)
+            if (AOTC_TFL_MVE_CONV_FAST && usual)
                 tfl_mve_requant4u(acc, vld1q_s32(p->mult + o0), vld1q_s32(p->shift + o0), p->y_zero, yp + o0);
             else
                 tfl_mve_requant4(acc, p->mult + o0, p->shift + o0, p->y_zero, p->y_min, p->y_max, yp + o0);
