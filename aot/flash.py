@@ -216,8 +216,9 @@ _DSP_SMALL = dict(general=True, compact_conv=True, compact_fc=True, small_fc=Tru
 HELIUM_LEVELS = (
     FlashLevel("mve-fc", "-Os", False, "as fc-small, and FULLY_CONNECTED by its smallest DSP path instead of Helium's "
                "(no Helium FULLY_CONNECTED code)",
-               "1.00x the est. cycles of fc-small on the M55 where FULLY_CONNECTED does little of the work (KWS DS-CNN; "
-               "aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True, mve_off=("fc",)),
+               "1.00x the est. cycles of fc-small on the M55 where FULLY_CONNECTED does little of the work (KWS "
+               "DS-CNN; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
+               mve_off=("fc",)),
     FlashLevel("mve-conv-compact", "-Os", False, "as mve-fc, and Helium's CONV_2D in its general loop alone (a "
                "position's patch, 4 channels a dot product, requantised by the general vector form; no 1 x 1, "
                "grouped or window-row assembly loops)",
@@ -241,8 +242,8 @@ def levels(widened_weights: bool, helium: bool = False) -> tuple[FlashLevel, ...
     """The levels a --flash-budget tries: with --widened-weights, dropping its constants first, then the
     others without them; on the M55 (`helium`) without HELIUM_SKIPPED, and HELIUM_LEVELS before the portable ones."""
     ladder = tuple(lv for lv in LEVELS if not (helium and lv.name in HELIUM_SKIPPED)) or LEVELS
-    at = next((i for i, lv in enumerate(ladder) if lv.portable), None)  # (None: a ladder narrowed to test a level)
-    if helium and at is not None:
+    at = next((i + 1 for i, lv in enumerate(ladder) if lv.name == "conv-smallest"), None)  # (None: a ladder narrowed
+    if helium and at is not None:  # to a level, as tests and bench/flash_budget.py narrow LEVELS)
         ladder = (*ladder[:at], *HELIUM_LEVELS, *ladder[at:])
     if not widened_weights:
         return ladder

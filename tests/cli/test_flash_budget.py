@@ -428,7 +428,7 @@ def test_the_m55s_ladder_skips_the_levels_measured_slower_there():
     assert "general" not in [lv.name for lv in flash.levels(True, True)]
 
 
-def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones():
+def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch):
     """Issue 67: on the M55 the levels that leave Helium's kernel families out one by one (flash.HELIUM_LEVELS) come
     between the DSP levels and the portable kernels, each leaving out at least the families of the one before; the
     M4's ladder (and one narrowed to a level, as the tests and bench/flash_budget.py narrow it) has none of them."""
@@ -445,6 +445,10 @@ def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones():
         assert not a.portable and a.opt == "-Os"
     assert not any(lv.mve_off for lv in flash.levels(False, False))
     assert not any(lv.mve_off for lv in flash.levels(True, False))
+    assert [lv.name for lv in flash.levels(False, True)[-3:]] == ["portable", "portable-fc2", "portable-small"]
+    narrowed = tuple(lv for lv in flash.LEVELS if lv.name == "portable")
+    monkeypatch.setattr(flash, "LEVELS", narrowed)
+    assert flash.levels(False, True) == narrowed
     assert [lv.name for lv in flash.levels(True, True)][-4 - len(flash.HELIUM_LEVELS)] == "conv-smallest"
 
 
