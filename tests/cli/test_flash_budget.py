@@ -446,10 +446,10 @@ def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch
     assert not any(lv.mve_off for lv in flash.levels(False, False))
     assert not any(lv.mve_off for lv in flash.levels(True, False))
     assert [lv.name for lv in flash.levels(False, True)[-3:]] == ["portable", "portable-fc2", "portable-small"]
+    assert [lv.name for lv in flash.levels(True, True)][-4 - len(flash.HELIUM_LEVELS)] == "conv-smallest"
     narrowed = tuple(lv for lv in flash.LEVELS if lv.name == "portable")
     monkeypatch.setattr(flash, "LEVELS", narrowed)
     assert flash.levels(False, True) == narrowed
-    assert [lv.name for lv in flash.levels(True, True)][-4 - len(flash.HELIUM_LEVELS)] == "conv-smallest"
 
 
 @pytest.mark.full
