@@ -78,6 +78,18 @@ kernel family by kernel family:
 once: fit takes the first of them, but portable-fc2 where it builds portable-small's is named as that.)
 So the autoencoder steps Os 1.04x -> fc-compact 1.43x -> fc-small 2.05x -> portable 2.56x -> portable-fc2 3.55x ->
 portable-small 5.15x level none's est. cycles on the M4 (under 1.5x a step; Os went to portable's 3.37x before).
+
+On the M55 (Helium) the ladder skips HELIUM_SKIPPED, and Helium's kernels (CONV_2D, FULLY_CONNECTED, the 3 x 3
+depthwise), which the DSP levels above leave in, are left out family by family after conv-smallest (HELIUM_LEVELS,
+issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
+kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
+alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path), "mve-dw-plain" (by the plain
+loop), "mve-conv" (the convs by the compact DSP path one position and one channel a turn: no Helium code). Est.
+cycles against level none, aotc curve --target mps3-an547: KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x ->
+mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); IC ResNet-8 1.01x -> mve-conv-compact
+1.23x -> portable 14.8x. The DSP levels' convs on the M55 ran slower than Helium's compact conv and took more flash
+(IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more), so the step left is from Helium's last conv to plain C,
+which gcc 12 does not vectorise for Helium (an int8 dot product's loop stays scalar at -Os and -O3).
 """
 
 from __future__ import annotations
