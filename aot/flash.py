@@ -243,9 +243,8 @@ HELIUM_LEVELS = (
     FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
                "code)", "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
                mve_off=("fc", "conv-fast", "dw")),
-    FlashLevel("mve-conv-direct", "-Os", False, "as mve-dw-plain, and the convs without a fused ADD by Helium's "
-               "smallest conv (no scratch or patch: each output channel's taps 8 bytes a VMLADAVA), the fused ADD's by "
-               "the compact DSP path one position and one channel a turn",
+    FlashLevel("mve-conv", "-Os", False, "as mve-dw-plain, and the convs by the compact DSP path one position and one "
+               "output channel a turn instead of Helium's: no Helium kernel code",
                "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
                small_conv=2, mve_off=("fc", "dw", "conv")),
 )

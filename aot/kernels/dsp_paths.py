@@ -55,12 +55,11 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
 # kernels (aot/flash.py HELIUM_LEVELS): FULLY_CONNECTED's, the 3 x 3 depthwise's, CONV_2D's (and the fused ADD's conv)
 MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
-                "conv-fast": "AOTC_TFL_MVE_CONV_FAST",  # (its faster loops, the general one kept)
-                "conv-direct": "AOTC_TFL_MVE_CONV_DIRECT"}  # (its smallest form, where MVE_CONV is 0)
+                "conv-fast": "AOTC_TFL_MVE_CONV_FAST"}  # (conv-fast: its faster loops, the general one kept)
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-direct"]),
+                                     MVE_FAMILIES["conv-fast"]),
               "tflite_int8_depthwise.c": (*DW_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP, MVE_FAMILIES["dw"]),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"])}
 
@@ -198,8 +197,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
-        families |= ({"conv", "conv-fast", "conv-direct"} if c.kernel in _CONV
-                     else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
+        families |= {"conv", "conv-fast"} if c.kernel in _CONV else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set()
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):

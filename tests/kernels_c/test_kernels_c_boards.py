@@ -414,14 +414,8 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     "mve-conv-compact": (["-DAOTC_TFL_MVE_CONV_FAST=0"], "aotc_tfl_conv",
                          lambda e: "dlstp" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
     # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
-    "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", "-DAOTC_TFL_MVE_CONV_DIRECT=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0",
-                  "-DAOTC_TFL_CONV_PAIRS=0"], "aotc_tfl_conv",
-                 lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
-    # Helium's smallest CONV_2D (tfl_conv_s8_mve_direct: x - x_zero as int16, VSUB.I16), the fused ADD's by the compact
-    # DSP conv; none of Helium's conv in its other forms
-    "mve-conv-direct": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
-                        "aotc_tfl_conv", lambda e: "vsub.i16" in _code(e, "aotc_tfl_conv_s8")
-                        and re.search(r"\btfl_conv_s8_mve\b", _syms(e)) is None),
+    "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
+                 "aotc_tfl_conv", lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
     # no Helium depthwise (its VMUL.I32 rows): the compact DSP depthwise path; the plain loop
     "mve-dw": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW], "aotc_tfl_depthwise_s8",
                lambda e: "tfl_depthwise_s8_compact" in _syms(e)
@@ -440,12 +434,11 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
 @pytest.mark.parametrize("level", ["-O3", "-Os"])
 @pytest.mark.parametrize("form", list(M55_FORMS))
 def test_helium_flash_budget_forms_on_the_m55(tmp_path, objects, form, level):
-    """The M55's --flash-budget forms (issue 67: AOTC_TFL_MVE_CONV_FAST, _CONV, _CONV_DIRECT, _DW, _FC 0, with the DSP
-    levels' macros as aotc_symbols.h sets them) at a Release's and a MinSizeRel's level on mps3-an547:
-    test_tflite_int8_kernels.c's entries (CONV_2D alone and with its fused ADD: channel counts with every tail past
-    whole vectors of 8 and 16, pads, strides, dilations; the depthwise layers of any window and multiplier;
-    FULLY_CONNECTED of any input length) against LiteRT's reference arithmetic bit for bit; the form's code in the
-    image, Helium's left out."""
+    """The M55's --flash-budget forms (issue 67: AOTC_TFL_MVE_CONV_FAST, _CONV, _DW, _FC 0, with the DSP levels' macros
+    as aotc_symbols.h sets them) at a Release's and a MinSizeRel's level on mps3-an547: test_tflite_int8_kernels.c's
+    entries (CONV_2D alone and with its fused ADD: patch lengths with every tail past whole vectors of 16, odd channel
+    counts, pads, strides, dilations; the depthwise layers of any window and multiplier; FULLY_CONNECTED of any input
+    length) against LiteRT's reference arithmetic bit for bit; the form's code in the image, Helium's left out."""
     flags, only, check = M55_FORMS[form]
     cpu = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", *flags, level]
     out = run_on_board(objects, tmp_path, "tflite_int8", "mps3-an547", cpu, 150, only=only)

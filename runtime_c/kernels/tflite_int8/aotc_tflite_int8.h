@@ -576,11 +576,6 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_MVE_CONV_FAST
 #define AOTC_TFL_MVE_CONV_FAST 1
 #endif
-/* MVE_CONV_DIRECT: where Helium's CONV_2D is left out (MVE_CONV 0), the convs without a fused ADD by its smallest form
- * (tfl_conv_s8_mve_direct: no scratch, each channel's taps 8 bytes a VMLADAVA); 0: by the DSP paths compiled */
-#ifndef AOTC_TFL_MVE_CONV_DIRECT
-#define AOTC_TFL_MVE_CONV_DIRECT 1
-#endif
 /* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
  * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */
 #ifndef AOTC_TFL_DW_MVE_WITH_DSP

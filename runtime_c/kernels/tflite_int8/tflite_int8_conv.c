@@ -1828,52 +1828,11 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 }
 #endif
 
-#if AOTC_TFL_MVE && !AOTC_TFL_MVE_CONV && AOTC_TFL_MVE_CONV_DIRECT
-/* CONV_2D by Helium in its smallest form (the M55's --flash-budget level mve-conv-direct, issue 67): no scratch, no
- * patch; each output channel's sum over the window's taps inside the image (a tap in the padding adds 0, as the
- * reference skips it), each tap's c bytes 8 at a time as int16 (x - x_zero, in [-255, 255], times w: VMLADAVA.S16),
- * the last vector predicated (VCTP: its lanes past c load as 0 and add nothing); requant_double. Bit for bit the
- * reference's sum bias + sum (x - x_zero) w. */
-static void tfl_conv_s8_mve_direct(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
-                                   const int32_t *bias, int8_t *y) {
-    const int32_t c = p->c, kh = p->kh, kw = p->kw, oc = p->oc;
-    const int16x8_t xz = vdupq_n_s16((int16_t)p->x_zero);
-    for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t oy = 0; oy < p->oh; ++oy)
-            for (int32_t ox = 0; ox < p->ow; ++ox, y += oc)
-                for (int32_t o = 0; o < oc; ++o) {
-                    int32_t acc = bias ? bias[o] : 0;
-                    for (int32_t ky = 0; ky < kh; ++ky) {
-                        const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
-                        if ((uint32_t)iy >= (uint32_t)p->h) continue;
-                        for (int32_t kx = 0; kx < kw; ++kx) {
-                            const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
-                            if ((uint32_t)ix >= (uint32_t)p->w) continue;
-                            const int8_t *xp = x + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * c;
-                            const int8_t *wp = w + (((ptrdiff_t)o * kh + ky) * kw + kx) * c;
-                            for (int32_t i = 0; i < c; i += 8) {
-                                const mve_pred16_t in = vctp16q((uint32_t)(c - i));
-                                acc = vmladavaq_s16(acc, vsubq_s16(vldrbq_z_s16(xp + i, in), xz),
-                                                    vldrbq_z_s16(wp + i, in));
-                            }
-                        }
-                    }
-                    y[o] = clamp8(requant_double(acc, p->mult[o], p->shift[o]) + p->y_zero, p->y_min, p->y_max);
-                }
-}
-#endif
-
 static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                            const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
 #if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
     if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
-#endif
-#if AOTC_TFL_MVE && !AOTC_TFL_MVE_CONV && AOTC_TFL_MVE_CONV_DIRECT
-    if (e == NULL) { /* (the fused ADD's by the paths below) */
-        tfl_conv_s8_mve_direct(p, x, w, bias, y);
-        return;
-    }
 #endif
 #if AOTC_QUANT_DSP
     if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
