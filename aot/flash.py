@@ -84,7 +84,9 @@ depthwise), which the DSP levels above leave in, are left out family by family a
 issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
 kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
 alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path), "mve-dw-plain" (by the plain
-loop), "mve-conv" (the convs by the compact DSP path one position and one channel a turn: no Helium code). Est.
+loop). (The convs by the DSP paths instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than
+Helium's compact conv for more flash on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a
+smallest Helium conv without patches, tried, ran KWS at 24.5x, slower than portable.) Est.
 cycles against level none, aotc curve --target mps3-an547: KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x ->
 mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); IC ResNet-8 1.01x -> mve-conv-compact
 1.23x -> portable 14.8x. The DSP levels' convs on the M55 ran slower than Helium's compact conv and took more flash
@@ -243,10 +245,6 @@ HELIUM_LEVELS = (
     FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
                "code)", "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
                mve_off=("fc", "conv-fast", "dw")),
-    FlashLevel("mve-conv", "-Os", False, "as mve-dw-plain, and the convs by the compact DSP path one position and one "
-               "output channel a turn instead of Helium's: no Helium kernel code",
-               "measured with aotc curve --target mps3-an547 (docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
-               small_conv=2, mve_off=("fc", "dw", "conv")),
 )
 
 
