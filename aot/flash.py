@@ -89,9 +89,10 @@ Helium's compact conv for more flash on KWS DS-CNN, IC ResNet-8 and VWW, slower 
 smallest Helium conv without patches, tried, ran KWS at 24.5x, slower than portable.) Est.
 cycles against level none, aotc curve --target mps3-an547: KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x ->
 mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); VWW MobileNet 1.03x -> 1.39x -> 2.63x
--> 4.48x -> 12.4x; IC ResNet-8 1.01x -> mve-conv-compact 1.23x -> portable 14.8x. The DSP levels' convs on the M55 ran slower than Helium's compact conv and took more flash
-(IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more), so the step left is from Helium's last conv to plain C,
-which gcc 12 does not vectorise for Helium (an int8 dot product's loop stays scalar at -Os and -O3).
+-> 4.48x -> 12.4x; IC ResNet-8 1.01x -> mve-conv-compact 1.23x -> portable 14.8x. The DSP levels' convs on the M55
+ran slower than Helium's compact conv and took more flash (IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more),
+so the step left is from Helium's last conv to plain C, which gcc 12 does not vectorise for Helium (an int8 dot
+product's loop stays scalar at -Os and -O3).
 """
 
 from __future__ import annotations
@@ -237,11 +238,13 @@ HELIUM_LEVELS = (
                "position's patch, 4 channels a dot product, requantised by the general vector form; no 1 x 1, "
                "grouped or window-row assembly loops)",
                "1.22x to 1.35x the est. cycles of mve-fc on the M55 for 1.7 KB less (KWS DS-CNN 1.29x, VWW MobileNet "
-               "1.35x, IC ResNet-8 1.22x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True, mve_off=("fc", "conv-fast")),
+               "1.35x, IC ResNet-8 1.22x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
+               plain_dw=True, mve_off=("fc", "conv-fast")),
     FlashLevel("mve-dw", "-Os", False, "as mve-conv-compact, and the depthwise layers by the compact DSP path instead "
                "of Helium's 3 x 3 depthwise (no Helium depthwise code)",
                "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
-               "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
+               "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
+               compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
     FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
                "code)", "1.5x to 1.7x the est. cycles of mve-dw on the M55 for 2.3 KB less (KWS DS-CNN 1.5x, VWW "
                "MobileNet 1.7x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
