@@ -414,14 +414,15 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
                     memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False,
-                    widened_weights: bool = False) -> tuple[Selection, Plan]:
+                    widened_weights: bool = False, mve_conv: bool = True) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
     None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
     fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's;
     `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
     candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS);
-    `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them."""
+    `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them; `mve_conv`: Helium's
+    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py)."""
     # a workspace holding the call's tensors (Artifact.workspace_boundary) is a block of the plan, not scratch
     workspace = {symbol: 0 if a.workspace_boundary else a.workspace_bytes for symbol, a in artifacts.items()}
     called = {n.name: artifacts[n.attrs["function"]] for n in graph.nodes
@@ -432,7 +433,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           helium=t.helium and not portable, dsp=t.dsp and not t.helium and not portable,
                           threads=threads, avx512=host_isa(isa, t) == "avx512f" and not portable,
                           host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable,
-                          widened_weights=widened_weights)
+                          widened_weights=widened_weights, mve_conv=mve_conv)
     selection = select_kernels(graph, traits, workspace)
     state = {symbol: a.state_bytes for symbol, a in artifacts.items() if a.state_bytes > 0}
     if state and ram_budget is not None:  # the states' bytes come off the budget the tensors are planned in
@@ -493,7 +494,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
         selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
                                           options.fast_math, isa, options.ram_budget, options.memory_pools,
                                           portable=level.portable,
-                                          widened_weights=options.widened_weights and level.widened)
+                                          widened_weights=options.widened_weights and level.widened,
+                                          mve_conv="conv" not in level.mve_off)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
@@ -503,7 +505,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               portable_small=level.small, compact_fc=level.compact_fc,
                               small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv,
                               single_dwm=level.single_dwm,
-                              helium=get_target(options.target).helium)
+                              helium=get_target(options.target).helium, mve_off=level.mve_off)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
     if options.flash_budget is None:

@@ -90,6 +90,21 @@ kernel family by kernel family:
 once: fit takes the first of them, but portable-fc2 where it builds portable-small's is named as that.)
 So the autoencoder steps Os 1.04x -> fc-compact 1.43x -> fc-small 2.05x -> portable 2.56x -> portable-fc2 3.55x ->
 portable-small 5.15x level none's est. cycles on the M4 (under 1.5x a step; Os went to portable's 3.37x before).
+
+On the M55 (Helium) the ladder skips HELIUM_SKIPPED, and Helium's kernels (CONV_2D, FULLY_CONNECTED, the 3 x 3
+depthwise), which the DSP levels above leave in, are left out family by family after conv-smallest (HELIUM_LEVELS,
+issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
+kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
+alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path), "mve-dw-plain" (by the plain
+loop). (The convs by the DSP paths instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than
+Helium's compact conv for more flash on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a
+smallest Helium conv without patches, tried, ran KWS at 24.5x, slower than portable.) Est.
+cycles against level none, aotc curve --target mps3-an547: KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x ->
+mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); VWW MobileNet 1.03x -> 1.39x -> 2.63x
+-> 4.48x -> 12.4x; IC ResNet-8 1.01x -> mve-conv-compact 1.23x -> portable 14.8x. The DSP levels' convs on the M55
+ran slower than Helium's compact conv and took more flash (IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more),
+so the step left is from Helium's last conv to plain C, which gcc 12 does not vectorise for Helium (an int8 dot
+product's loop stays scalar at -Os and -O3).
 """
 
 from __future__ import annotations
@@ -136,6 +151,7 @@ class FlashLevel:
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
+    mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
 
 
 LEVELS = (
@@ -226,10 +242,41 @@ UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at
 HELIUM_SKIPPED = frozenset({"O2", "general"})
 
 
+_DSP_SMALL = dict(general=True, compact_conv=True, compact_fc=True, small_fc=True)
+# The M55's levels between Helium's kernels and the portable ones (issue 67), after conv-smallest (on the M55 the
+# fc-small bundle: Helium's convs take the layers there), each leaving out one more of Helium's kernel families
+# (AOTC_TFL_MVE_FC, _DW, _CONV: dsp_paths.MVE_FAMILIES), the layers then by the DSP levels' paths as on the M4
+HELIUM_LEVELS = (
+    FlashLevel("mve-fc", "-Os", False, "as fc-small, and FULLY_CONNECTED by its smallest DSP path instead of Helium's "
+               "(no Helium FULLY_CONNECTED code)",
+               "1.00x the est. cycles of fc-small on the M55 where FULLY_CONNECTED does little of the work (KWS "
+               "DS-CNN; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
+               mve_off=("fc",)),
+    FlashLevel("mve-conv-compact", "-Os", False, "as mve-fc, and Helium's CONV_2D in its general loop alone (a "
+               "position's patch, 4 channels a dot product, requantised by the general vector form; no 1 x 1, "
+               "grouped or window-row assembly loops)",
+               "1.22x to 1.35x the est. cycles of mve-fc on the M55 for 1.7 KB less (KWS DS-CNN 1.29x, VWW MobileNet "
+               "1.35x, IC ResNet-8 1.22x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
+               plain_dw=True, mve_off=("fc", "conv-fast")),
+    FlashLevel("mve-dw", "-Os", False, "as mve-conv-compact, and the depthwise layers by the compact DSP path instead "
+               "of Helium's 3 x 3 depthwise (no Helium depthwise code)",
+               "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
+               "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
+               compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
+               "code)", "1.5x to 1.7x the est. cycles of mve-dw on the M55 for 2.3 KB less (KWS DS-CNN 1.5x, VWW "
+               "MobileNet 1.7x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
+               mve_off=("fc", "conv-fast", "dw")),
+)
+
+
 def levels(widened_weights: bool, helium: bool = False) -> tuple[FlashLevel, ...]:
     """The levels a --flash-budget tries: with --widened-weights, dropping its constants first, then the
-    others without them; on the M55 (`helium`) without HELIUM_SKIPPED."""
+    others without them; on the M55 (`helium`) without HELIUM_SKIPPED, and HELIUM_LEVELS before the portable ones."""
     ladder = tuple(lv for lv in LEVELS if not (helium and lv.name in HELIUM_SKIPPED)) or LEVELS
+    at = next((i + 1 for i, lv in enumerate(ladder) if lv.name == "conv-smallest"), None)  # (None: a ladder narrowed
+    if helium and at is not None:  # to a level, as tests and bench/flash_budget.py narrow LEVELS)
+        ladder = (*ladder[:at], *HELIUM_LEVELS, *ladder[at:])
     if not widened_weights:
         return ladder
     return (ladder[0], UNWIDENED, *(replace(level, widened=False) for level in ladder[1:]))

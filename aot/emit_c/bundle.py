@@ -147,7 +147,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  toolchain: str = "", general_paths: bool = False, plain_depthwise: bool = False,
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
                  compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
-                 small_conv: int = 0, helium: bool = False, single_dwm: bool = False) -> Bundle:
+                 small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
+                 mve_off: tuple[str, ...] = ()) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -168,13 +169,16 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     slower and larger than portable); `single_dwm`: the compact multiplier path one position a turn;
     `portable_small`: the portable kernels' smallest loops, AOTC_TFL_PORTABLE_FAST); `helium`: the target runs
     Helium's kernels (the M55), which change what those levels leave out (dsp_paths.left_out) and the params that only
-    paths it does not run would read."""
+    paths it does not run would read; `mve_off`: Helium's kernel families a level of the M55 leaves out
+    (dsp_paths.MVE_FAMILIES), where the compact conv's smaller forms (`small_conv`) then apply whatever the portable
+    loops (those take the smallest loops there)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, mult4_layers, portable_fast_pays
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
-                     small_fc, small_conv if small_conv and not portable_fast_pays(graph) else 0, helium, single_dwm)
+                     small_fc, small_conv if small_conv and (mve_off or not portable_fast_pays(graph)) else 0, helium,
+                     single_dwm, mve_off)
     if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest
         # loops (a --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little
         # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)

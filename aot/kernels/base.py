@@ -95,6 +95,9 @@ class TargetTraits:
     portable: bool = False
     # --widened-weights: the M-profile DSP paths may read their weights widened at compile time (flash for cycles)
     widened_weights: bool = False
+    # Helium's int8 CONV_2D path may be taken (a --flash-budget level of the M55 leaves it out, AOTC_TFL_MVE_CONV 0:
+    # the convs then take the DSP paths' candidates and scratch, aot/flash.py)
+    mve_conv: bool = True
 
 
 # the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each

@@ -54,11 +54,17 @@ PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS + MULTC_PATHS
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
 MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
+# Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
+# kernels (aot/flash.py HELIUM_LEVELS): FULLY_CONNECTED's, the 3 x 3 depthwise's, CONV_2D's (and the fused ADD's conv)
+MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
+                "conv-fast": "AOTC_TFL_MVE_CONV_FAST"}  # (conv-fast: its faster loops, the general one kept)
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
-FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST),
-              "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP),
-              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST)}
+FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
+                                     MVE_FAMILIES["conv-fast"]),
+              "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
+                                          MVE_FAMILIES["dw"]),
+              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"])}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
 
@@ -170,7 +176,8 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
 def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = False,
              plain_depthwise: bool = False, compact_depthwise: bool = False,
              compact_conv: bool = False, compact_fc: bool = False, small_fc: bool = False,
-             small_conv: int = 0, helium: bool = False, single_dwm: bool = False) -> tuple[str, ...]:
+             small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
+             mve_off: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
@@ -188,11 +195,15 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     left out only so; `single_dwm` (with compact_depthwise, issue 67): AOTC_TFL_DW_MULTC_PAIRS where a layer has a depth
     multiplier above 1 (the compact multiplier path one position a turn), left out only so. On the M55 (`helium`) the
     depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
-    general level's est. cycles there."""
+    general level's est. cycles there. `mve_off` (the M55's levels after
+    those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
+    Helium kernels not compiled."""
     need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
     dsp = depthwise = multiplier = mult4 = conv = fc = False
+    families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
+        families |= {"conv", "conv-fast"} if c.kernel in _CONV else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set()
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
@@ -228,6 +239,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     if single_dwm and compact_depthwise and not plain_depthwise and multiplier:
         need -= set(MULTC_PATHS)
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
+    families |= {"dw"} if depthwise else set()
+    alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
     return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 
 

@@ -652,7 +652,7 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     path on weights widened in flash (CONV_2D's) where `helium`."""
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
-                    applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
+                    applies=lambda n, g, t: t.mve_conv and _conv_mve_scratch(n, g) > 0, facts=HELIUM)
     packed = packed_candidate(f"{s8}_packed", _packed_scratch, threaded=True)
     widened = Candidate(s8, _fit_conv, facts=M_WIDENED, applies=_widens,
                         fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True))
@@ -673,7 +673,7 @@ CONV_ADD_KERNELS = (
     packed_candidate("aotc_tfl_conv_add_s8_packed", _packed_scratch, threaded=True),
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
-              applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
+              applies=lambda n, g, t: t.mve_conv and _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
     Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_WIDENED, applies=_widens,
               fit_least=lambda n, g, budget: _fit_conv_add(n, g, budget, least=True)),
     Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE, applies=_not_portable,

@@ -455,6 +455,61 @@ def test_the_m55s_ladder_skips_the_levels_measured_slower_there():
     from aot import flash
 
     m4, m55 = ([lv.name for lv in flash.levels(False, helium)] for helium in (False, True))
-    assert {"O2", "general"} <= set(m4) and m55 == [n for n in m4 if n not in ("O2", "general")]
+    helium = [lv.name for lv in flash.HELIUM_LEVELS]
+    assert {"O2", "general"} <= set(m4) and [n for n in m55 if n not in helium] == [
+        n for n in m4 if n not in ("O2", "general")]
     assert [lv.name for lv in flash.levels(True, True)][:2] == ["none", "unwidened"]
     assert "general" not in [lv.name for lv in flash.levels(True, True)]
+
+
+def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch):
+    """Issue 67: on the M55 the levels that leave Helium's kernel families out one by one (flash.HELIUM_LEVELS) come
+    between the DSP levels and the portable kernels, each leaving out at least the families of the one before; the
+    M4's ladder (and one narrowed to a level, as the tests and bench/flash_budget.py narrow it) has none of them."""
+    from aot import flash
+    from aot.kernels.dsp_paths import MVE_FAMILIES
+
+    m55 = list(flash.levels(False, True))
+    names = [lv.name for lv in m55]
+    at = names.index("portable")
+    assert names[at - len(flash.HELIUM_LEVELS):at] == [lv.name for lv in flash.HELIUM_LEVELS]
+    assert names[at - len(flash.HELIUM_LEVELS) - 1] == "conv-smallest"
+    for a, z in zip(flash.HELIUM_LEVELS, flash.HELIUM_LEVELS[1:], strict=False):
+        assert set(a.mve_off) - {"conv-fast"} <= set(z.mve_off) and set(z.mve_off) <= set(MVE_FAMILIES), (a, z)
+        assert not a.portable and a.opt == "-Os"
+    assert not any(lv.mve_off for lv in flash.levels(False, False))
+    assert not any(lv.mve_off for lv in flash.levels(True, False))
+    assert [lv.name for lv in flash.levels(False, True)[-3:]] == ["portable", "portable-fc2", "portable-small"]
+    assert [lv.name for lv in flash.levels(True, True)][-4 - len(flash.HELIUM_LEVELS)] == "conv-smallest"
+    narrowed = tuple(lv for lv in flash.LEVELS if lv.name == "portable")
+    monkeypatch.setattr(flash, "LEVELS", narrowed)
+    assert flash.levels(False, True) == narrowed
+
+
+@pytest.mark.full
+def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
+    """Issue 67 on the M55 (mps3-an547): KWS DS-CNN at the levels between Helium's kernels and the portable ones, each
+    alone (as bench/flash_budget.py compiles each), Release, under qemu: each leaves its Helium families out in the
+    kernel configuration (AOTC_TFL_MVE_* 0 in runtime/aotc_symbols.h), the flash falls level by level from fc-small's
+    to portable's and the est. cycles rise (mve-fc 1.00x fc-small's, mve-conv-compact 1.29x, mve-dw 2.2x, mve-dw-plain
+    1.5x, portable 2.8x at this stop: 12x in one step before these levels); outputs identical to level none's."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot import flash
+    from aot.bench import insn_count_plugin
+    from aot.kernels.dsp_paths import MVE_FAMILIES
+
+    plugin = insn_count_plugin(tmp_path)
+    names = ("none", "fc-small", *(lv.name for lv in flash.HELIUM_LEVELS), "portable")
+    got = {}
+    for level in (lv for lv in (*flash.LEVELS, *flash.HELIUM_LEVELS) if lv.name in names):
+        b, r = _level_on_the_m4(KWS, level, tmp_path, monkeypatch, plugin, target="mps3-an547")
+        left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
+        assert left & set(MVE_FAMILIES.values()) == {MVE_FAMILIES[f] for f in level.mve_off}, (level.name, left)
+        got[level.name] = r
+    for name in names[1:]:
+        assert all(np.array_equal(a, z) for a, z in zip(got[name]["outputs"], got["none"]["outputs"], strict=True))
+    kept = names[1:]
+    for a, z in zip(kept, kept[1:], strict=False):
+        assert got[a]["flash"] > got[z]["flash"], (a, z, got[a]["flash"], got[z]["flash"])
+        assert got[a]["cycles"] < got[z]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
+    assert got["mve-conv-compact"]["cycles"] < 1.5 * got["mve-fc"]["cycles"]

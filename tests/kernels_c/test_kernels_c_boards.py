@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -396,3 +397,57 @@ def test_small_conv_path_on_the_m4(tmp_path, objects, entry, pairs, level):
     syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
                           text=True, check=True).stdout
     assert "tfl_conv_s8_small" in syms and "tfl_dsp_cs_sums" in syms and "tfl_dsp_cc_2x2" not in syms, syms
+
+
+
+def _syms(elf: Path) -> str:
+    return subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+
+
+def _code(elf: Path, fn: str) -> str:
+    """Function fn's disassembly (objdump names few MVE instructions: DLSTP, VMUL.I32 and VQRDMULH among them)."""
+    code = subprocess.run(["arm-none-eabi-objdump", "-d", f"--disassemble={fn}", str(elf)], capture_output=True,
+                          text=True, check=True).stdout
+    assert f"<{fn}>:" in code, (fn, code[-400:])
+    return code
+
+
+# The M55's --flash-budget forms between Helium's kernels and the portable ones (aot/flash.py HELIUM_LEVELS, issue 67),
+# as the levels' aotc_symbols.h set them: the entries each runs, and a test of the image that fails where the form's
+# macros change nothing
+M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
+    # Helium's CONV_2D by its general loop alone (tfl_mve_dot4q's DLSTP loop): one requantisation in its code (seven
+    # with the 1 x 1, grouped and usual forms)
+    "mve-conv-compact": (["-DAOTC_TFL_MVE_CONV_FAST=0"], "aotc_tfl_conv",
+                         lambda e: "dlstp" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
+    # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
+    "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
+                 "aotc_tfl_conv", lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
+    # no Helium depthwise (its VMUL.I32 rows): the compact DSP depthwise path; the plain loop
+    "mve-dw": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW], "aotc_tfl_depthwise_s8",
+               lambda e: "tfl_depthwise_s8_compact" in _syms(e)
+               and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
+    "mve-dw-plain": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0", "-DAOTC_TFL_DW_MULT_COMPACT=0",
+                      "-DAOTC_TFL_DW_LOOP_SMALL=0"], "aotc_tfl_depthwise_s8",
+                     lambda e: "tfl_depthwise_s8_compact" not in _syms(e)
+                     and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
+    # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
+    "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
+               lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),
+}
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize("form", list(M55_FORMS))
+def test_helium_flash_budget_forms_on_the_m55(tmp_path, objects, form, level):
+    """The M55's --flash-budget forms (issue 67: AOTC_TFL_MVE_CONV_FAST, _CONV, _DW, _FC 0, with the DSP levels' macros
+    as aotc_symbols.h sets them) at a Release's and a MinSizeRel's level on mps3-an547: test_tflite_int8_kernels.c's
+    entries (CONV_2D alone and with its fused ADD: patch lengths with every tail past whole vectors of 16, odd channel
+    counts, pads, strides, dilations; the depthwise layers of any window and multiplier; FULLY_CONNECTED of any input
+    length) against LiteRT's reference arithmetic bit for bit; the form's code in the image, Helium's left out."""
+    flags, only, check = M55_FORMS[form]
+    cpu = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", *flags, level]
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps3-an547", cpu, 150, only=only)
+    assert "MISMATCH" not in out and re.search(r" +ok \(150 shapes\)$", out, re.M), out
+    assert check(tmp_path / "test_tflite_int8_kernels.elf"), form

@@ -28,6 +28,8 @@
 #else
 #define MVE 0
 #endif
+/* Helium's CONV_2D takes its scratch (but at the M55's --flash-budget levels without it: the DSP paths' then) */
+#define MVE_CONV (MVE && AOTC_TFL_MVE_CONV)
 
 static void *bytes(size_t n) {
     uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
@@ -549,8 +551,8 @@ static int check_conv(int kind, int wide) {
                                                     : aotc_tfl_conv_s8_packed_scratch_bytes(&p);
     if (kind == K_CONV && !wide && DSP && !packed) {
         p.dsp_tile = chance(1, 2) ? 0 : 2 * rand_int(1, 32); /* the memory plan's tile of positions (0: its own) */
-        scratch_bytes = MVE && aotc_tfl_conv_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_s8_mve_scratch_bytes(&p)
-                                                                        : aotc_tfl_conv_s8_dsp_scratch_bytes(&p);
+        scratch_bytes = MVE_CONV && aotc_tfl_conv_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_s8_mve_scratch_bytes(&p)
+                                                                             : aotc_tfl_conv_s8_dsp_scratch_bytes(&p);
     }
     if (kind == K_DEPTHWISE && !wide && DSP && !packed) {
         /* the memory plan's run of sums where a RAM budget shortens it: 0 (its own) or 1 up to past a row */
@@ -582,8 +584,9 @@ static int check_conv(int kind, int wide) {
         if (in_place) memcpy(y, res, yn);
         if (DSP && !packed) {
             p.dsp_tile = chance(1, 2) ? 0 : 2 * rand_int(1, 32);
-            scratch_bytes = MVE && aotc_tfl_conv_add_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_add_s8_mve_scratch_bytes(&p)
-                                                                                  : aotc_tfl_conv_add_s8_dsp_scratch_bytes(&p);
+            scratch_bytes = MVE_CONV && aotc_tfl_conv_add_s8_mve_scratch_bytes(&p) > 0
+                                ? aotc_tfl_conv_add_s8_mve_scratch_bytes(&p)
+                                : aotc_tfl_conv_add_s8_dsp_scratch_bytes(&p);
         }
     }
     if ((ring & K_MULT) && DSP && scratch_bytes <= 0) { /* (the path takes every K_MULT shape: dilation 1 across) */

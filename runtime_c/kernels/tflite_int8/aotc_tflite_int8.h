@@ -564,6 +564,26 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_DSP
 #define AOTC_TFL_DW_DSP 1
 #endif
+/* Helium's kernels by family (issue 67: the M55's --flash-budget levels between them and the portable kernels,
+ * aot/flash.py): MVE_FC FULLY_CONNECTED's (tfl_fc_s8_mve; 0: the DSP path's compact rows), MVE_DW the 3 x 3
+ * depthwise's (tfl_depthwise_s8_mve; 0: the plain loop, or the DSP paths compiled), MVE_CONV CONV_2D's and the fused
+ * ADD's conv (tfl_conv_s8_mve; 0: the DSP paths compiled, the compact one at those levels, with the scratch the
+ * compiler then plans for them). 1 by default: every other bundle compiles what it did. */
+#ifndef AOTC_TFL_MVE_FC
+#define AOTC_TFL_MVE_FC 1
+#endif
+#ifndef AOTC_TFL_MVE_DW
+#define AOTC_TFL_MVE_DW 1
+#endif
+#ifndef AOTC_TFL_MVE_CONV
+#define AOTC_TFL_MVE_CONV 1
+#endif
+/* MVE_CONV_FAST: Helium's CONV_2D in its faster loops (1 x 1 convs over every position, whole groups of channels and
+ * window rows in assembly loops, the usual requantisation's shorter form); 0: its general loop alone (a position's
+ * patch, 4 channels a tfl_mve_dot4q, requantised by tfl_mve_requant4), a --flash-budget level's of the M55 */
+#ifndef AOTC_TFL_MVE_CONV_FAST
+#define AOTC_TFL_MVE_CONV_FAST 1
+#endif
 /* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
  * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */
 #ifndef AOTC_TFL_DW_MVE_WITH_DSP

@@ -1309,7 +1309,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
 }
 #endif /* AOTC_QUANT_DSP */
 
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
  * patch gathered (a 1 x 1 window at stride 1 reads x in place; a window row inside the image, at column
  * dilation 1, is one copy of kw c bytes), then four channels at a time (tfl_mve_dot4q), requantised
@@ -1323,6 +1323,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int32_t span = p->kw * c, xrow = p->w * c;
     int32_t pos, o, ky, kx;
     if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
+    if (!AOTC_TFL_CONV_RESIDUAL && e != NULL) return 0; /* (the ADD's code not linked where the model fuses none) */
     int32_t *wsum = (int32_t *)scratch;
     int8_t *patch = (int8_t *)(scratch + oc);
     int8_t *row = (int8_t *)(scratch + oc + (k + 3) / 4); /* a position's conv outputs, with a fused ADD (e) */
@@ -1330,7 +1331,8 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
     }
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
-    if (direct && e == NULL && (ya >= xa + (uintptr_t)total * c || xa >= ya + (uintptr_t)total * oc)) {
+    if (AOTC_TFL_MVE_CONV_FAST && direct && e == NULL &&
+        (ya >= xa + (uintptr_t)total * c || xa >= ya + (uintptr_t)total * oc)) {
         /* a 1 x 1 window read in place, y apart from x: 4 channels at a time over every position, their
          * weights' rows and requantisation terms set once (where y may overlap x, a RAM budget's plan, the
          * positions go in order below: overlap_bytes) */
@@ -1378,7 +1380,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int8_t *const img = x + (int64_t)b * ih * xrow;
             int32_t iy = oy * sh + iy00;
             int8_t *dst = patch;
-            if (inside && iy >= 0 && iy + (kh - 1) * dh < ih) { /* every window row inside: one loop */
+            if (AOTC_TFL_MVE_CONV_FAST && inside && iy >= 0 && iy + (kh - 1) * dh < ih) { /* every row inside */
                 tfl_mve_copy_rows(patch, img + (int64_t)iy * xrow + ix0 * c, span, dh * xrow, kh);
             } else {
                 for (ky = 0; ky < kh; ++ky, iy += dh, dst += span) {
@@ -1398,7 +1400,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
                 }
             }
         }
-        if (usual) { /* whole groups' sums by the assembly loop, 16 groups a time, then requantised */
+        if (AOTC_TFL_MVE_CONV_FAST && usual) { /* whole groups' sums by the assembly loop, 16 groups a time */
             int32_t sums[64] __attribute__((aligned(8)));
             if (oc >= 4) {
                 tfl_mve_dot_groups(px, k, w, ng0, sums);
@@ -1421,7 +1423,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k), vld1q_s32(wsum + o0));
-            if (usual)
+            if (AOTC_TFL_MVE_CONV_FAST && usual)
                 tfl_mve_requant4u(acc, vld1q_s32(p->mult + o0), vld1q_s32(p->shift + o0), p->y_zero, yp + o0);
             else
                 tfl_mve_requant4(acc, p->mult + o0, p->shift + o0, p->y_zero, p->y_min, p->y_max, yp + o0);
@@ -1430,9 +1432,9 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
     }
     return 1;
 }
-#endif /* AOTC_TFL_MVE */
+#endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_CONV */
 
-#if AOTC_QUANT_DSP && !AOTC_TFL_MVE && AOTC_TFL_CONV_COMPACT && !AOTC_TFL_CONV_FUSED && !AOTC_TFL_CONV_PLAIN
+#if AOTC_QUANT_DSP && !(AOTC_TFL_MVE && AOTC_TFL_MVE_CONV) && AOTC_TFL_CONV_COMPACT && !AOTC_TFL_CONV_FUSED && !AOTC_TFL_CONV_PLAIN
 #define TFL_CONV_COMPACT 1
 /* ---- The compact path (AOTC_TFL_CONV_COMPACT, issue 67) -------------------------------------------------------------
  * A --flash-budget level's CONV_2D (aot/flash.py "conv-compact"), between the general DSP paths and the portable loop:
@@ -1861,7 +1863,7 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                            const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
     if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
 #endif
 #if AOTC_QUANT_DSP
@@ -2325,7 +2327,7 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         tfl_mve_residual_tables(&e, (int32_t *)scratch);
 #endif
         scratch += AOTC_TFL_RESIDUAL_TABLES;
-        if (tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
+        if (!AOTC_TFL_MVE_CONV || tfl_mve_conv_words(p, 1) == 0) { /* the DSP path's tile */
             int32_t np;
             e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
         }

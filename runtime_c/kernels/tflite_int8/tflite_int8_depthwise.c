@@ -2643,7 +2643,7 @@ static int tfl_depthwise_s8_mult(const aotc_tfl_conv_params *p, const int8_t *x,
 }
 #endif /* AOTC_QUANT_DSP */
 
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_DW
 /* Helium's DEPTHWISE_CONV_2D: a 3 x 3 window, dilation 1, column stride 1 or 2, depth multiplier 1, channels a
  * multiple of 4, rows of 2 positions or more, and the usual requantisation (tfl_mve_requant4u's: every shift right,
  * int8's own clamp; the DSP path takes the others). 4 channels at a time (int32 lanes), for each the output rows in
@@ -2835,7 +2835,7 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
     return 1;
 }
 #undef TFL_MVE_DW_MAC
-#endif /* AOTC_TFL_MVE */
+#endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_DW */
 
 #if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
 /* ---- The compact path (AOTC_TFL_DW_COMPACT, issue 67) --------------------------------------------------------------
@@ -3264,7 +3264,7 @@ __attribute__((noinline)) static void tfl_dw_m4_window(const int8_t *xr, const i
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
-#if AOTC_TFL_MVE /* with the DSP paths, or on its own at a --flash-budget level that leaves them out */
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_DW /* with the DSP paths, or on its own at a --flash-budget level that leaves them out */
     if ((AOTC_TFL_DW_DSP || !AOTC_TFL_DW_MVE_WITH_DSP) && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
 #endif
 #if AOTC_QUANT_DSP

@@ -188,7 +188,7 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
 #endif /* AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS */
 #endif /* AOTC_QUANT_DSP */
 
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_FC
 /* FULLY_CONNECTED (4 outputs or more): four outputs at a time (the last block overlapping), their
  * weight sums in the same pass, requantised with requant_single (scalar: a dense layer's outputs
  * are few). */
@@ -215,7 +215,7 @@ static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int
     }
     return 1;
 }
-#endif /* AOTC_TFL_MVE */
+#endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_FC */
 
 #if !AOTC_QUANT_DSP && AOTC_TFL_PORTABLE_FAST
 /* Four outputs' sums of x - xz and weight rows w0 .. w0 + 3 in (in >= 1), each input value loaded and offset once
@@ -235,7 +235,7 @@ __attribute__((noinline)) static void tfl_fc_dot4_plain(const int8_t *xp, int32_
 
 void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
                     uint32_t *scratch) {
-#if AOTC_TFL_MVE
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_FC
     if (tfl_fc_s8_mve(p, x, w, bias, y)) return;
 #endif
 #if AOTC_QUANT_DSP
