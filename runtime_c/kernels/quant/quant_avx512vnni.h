@@ -25,7 +25,7 @@
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
-extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq;
+extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -959,41 +959,56 @@ QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
  * output channels (words 0-7 of wq's rows of 16): 24 accumulators, a weight word's broadcast serving three
  * blocks (11 loads a quad row for 24 vpdpbusd, against 17 for 16: 8 % fewer cycles in the loop on Zen 5).
  * acc[8 t + j]: block t's sums for channel j. No patch sums: for weights whose zero points are all 0. Not
- * inlined: in qconv_dense's loops, beside their constants, the 24 accumulators and 3 rows spilled. */
-static __attribute__((noinline)) void AOTC_Q(x86_dense_dotb3x8)(const uint8_t *AOTC_RESTRICT qb, int64_t bstride,
-                                                                int32_t kq, const int32_t *AOTC_RESTRICT wq,
-                                                                __m512i *acc) {
-    QX86_DOTB3_ZERO(0);
-    QX86_DOTB3_ZERO(1);
-    QX86_DOTB3_ZERO(2);
-    QX86_DOTB3_ZERO(3);
-    QX86_DOTB3_ZERO(4);
-    QX86_DOTB3_ZERO(5);
-    QX86_DOTB3_ZERO(6);
-    QX86_DOTB3_ZERO(7);
-    int32_t q;
-    for (q = 0; q < kq; ++q, wq += 16, qb += 64) {
-        const __m512i x0 = _mm512_loadu_si512((const void *)qb);
-        const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));
-        const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));
-        QX86_DOTB3_STEP(0);
-        QX86_DOTB3_STEP(1);
-        QX86_DOTB3_STEP(2);
-        QX86_DOTB3_STEP(3);
-        QX86_DOTB3_STEP(4);
-        QX86_DOTB3_STEP(5);
-        QX86_DOTB3_STEP(6);
-        QX86_DOTB3_STEP(7);
+ * inlined: in qconv_dense's loops, beside their constants, the 24 accumulators and 3 rows spilled. ONE: also
+ * a block of one lane (quad rows at qn) for all 16 channels of wq's rows into *one, its patch word broadcast
+ * against the row (a plane's last position, 7 x 7's 49th: summed on its own, x86_dense_narrowb, its loop waited
+ * on the rows it read again and took 13 % of ResNet-18's 7 x 7 convs). */
+#define QX86_DOTB3X8(NAME, ONE)                                                                            \
+    static __attribute__((noinline)) void NAME(const uint8_t *AOTC_RESTRICT qb, int64_t bstride, int32_t kq,   \
+                                               const int32_t *AOTC_RESTRICT wq, __m512i *acc,              \
+                                               const uint8_t *AOTC_RESTRICT qn, __m512i *one) {            \
+        QX86_DOTB3_ZERO(0);                                                                                \
+        QX86_DOTB3_ZERO(1);                                                                                \
+        QX86_DOTB3_ZERO(2);                                                                                \
+        QX86_DOTB3_ZERO(3);                                                                                \
+        QX86_DOTB3_ZERO(4);                                                                                \
+        QX86_DOTB3_ZERO(5);                                                                                \
+        QX86_DOTB3_ZERO(6);                                                                                \
+        QX86_DOTB3_ZERO(7);                                                                                \
+        __m512i an = _mm512_setzero_si512();                                                               \
+        int32_t q;                                                                                         \
+        for (q = 0; q < kq; ++q, wq += 16, qb += 64) {                                                     \
+            const __m512i x0 = _mm512_loadu_si512((const void *)qb);                                       \
+            const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));                           \
+            const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));                       \
+            QX86_DOTB3_STEP(0);                                                                            \
+            QX86_DOTB3_STEP(1);                                                                            \
+            QX86_DOTB3_STEP(2);                                                                            \
+            QX86_DOTB3_STEP(3);                                                                            \
+            QX86_DOTB3_STEP(4);                                                                            \
+            QX86_DOTB3_STEP(5);                                                                            \
+            QX86_DOTB3_STEP(6);                                                                            \
+            QX86_DOTB3_STEP(7);                                                                            \
+            if (ONE) {                                                                                     \
+                int32_t v_;                                                                                \
+                memcpy(&v_, qn + 64 * (int64_t)q, 4);                                                      \
+                an = _mm512_dpbusd_epi32(an, _mm512_set1_epi32(v_), _mm512_loadu_si512((const void *)wq)); \
+            }                                                                                              \
+        }                                                                                                  \
+        QX86_DOTB3_OUT(0);                                                                                 \
+        QX86_DOTB3_OUT(1);                                                                                 \
+        QX86_DOTB3_OUT(2);                                                                                 \
+        QX86_DOTB3_OUT(3);                                                                                 \
+        QX86_DOTB3_OUT(4);                                                                                 \
+        QX86_DOTB3_OUT(5);                                                                                 \
+        QX86_DOTB3_OUT(6);                                                                                 \
+        QX86_DOTB3_OUT(7);                                                                                 \
+        if (ONE) *one = an;                                                                                \
+        (void)qn, (void)one;                                                                               \
     }
-    QX86_DOTB3_OUT(0);
-    QX86_DOTB3_OUT(1);
-    QX86_DOTB3_OUT(2);
-    QX86_DOTB3_OUT(3);
-    QX86_DOTB3_OUT(4);
-    QX86_DOTB3_OUT(5);
-    QX86_DOTB3_OUT(6);
-    QX86_DOTB3_OUT(7);
-}
+QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8), 0)
+QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8n), 1)
+#undef QX86_DOTB3X8
 #undef QX86_DOTB3_STEP
 #undef QX86_DOTB3_ZERO
 #undef QX86_DOTB3_OUT
@@ -1043,42 +1058,58 @@ static inline QX86_HOT void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg,
     for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = a[j];
     *sums = s;
 }
-/* QX86_NARROW_STEP's products into the sums t (and the patch sums into s) */
-#define QX86_NARROW_STEPB(t, xv, wp)                                                                       \
+/* QX86_NARROW_STEP's products into the sums t (and the patch sums into s), each lane's patch word broadcast from
+ * the quad row in memory (qr) rather than permuted out of it in a register */
+#define QX86_NARROW_STEPB(t, qr, wp)                                                                       \
     do {                                                                                                   \
         const __m512i wv_ = _mm512_loadu_si512((const void *)(wp));                                        \
-        t[0] = _mm512_dpbusd_epi32(t[0], _mm512_permutexvar_epi32(_mm512_setzero_si512(), (xv)), wv_);     \
-        if (lanes > 1) t[1] = _mm512_dpbusd_epi32(t[1], _mm512_permutexvar_epi32(i1, (xv)), wv_);          \
-        if (lanes > 2) t[2] = _mm512_dpbusd_epi32(t[2], _mm512_permutexvar_epi32(i2, (xv)), wv_);          \
-        if (lanes > 3) t[3] = _mm512_dpbusd_epi32(t[3], _mm512_permutexvar_epi32(i3, (xv)), wv_);          \
-        if (wsum) s = _mm512_dpbusd_epi32(s, (xv), ones);                                                  \
+        int32_t w_[AOTC_QX86_NARROW];                                                                      \
+        memcpy(w_, (qr), 4 * (size_t)LANES);                                                               \
+        t[0] = _mm512_dpbusd_epi32(t[0], _mm512_set1_epi32(w_[0]), wv_);                                   \
+        if (LANES > 1) t[1] = _mm512_dpbusd_epi32(t[1], _mm512_set1_epi32(w_[1]), wv_);                    \
+        if (LANES > 2) t[2] = _mm512_dpbusd_epi32(t[2], _mm512_set1_epi32(w_[2]), wv_);                    \
+        if (LANES > 3) t[3] = _mm512_dpbusd_epi32(t[3], _mm512_set1_epi32(w_[3]), wv_);                    \
+        if (WSUM) s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(qr)), ones);                \
     } while (0)
-/* x86_dense_narrow on quad rows made by x86_dense_quads (qb, 64 bytes a row): four quad rows a step into four
- * sets of sums, added at the end, so that a block of one or two lanes (7 x 7's 49th position) is not held to
- * vpdpbusd's latency on a single chain (ResNet-18's 7 x 7 convs: 3 % of its time). */
-static inline QX86_HOT void AOTC_Q(x86_dense_narrowb)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
-                                                      const int32_t *AOTC_RESTRICT wq, int wsum, int32_t lanes,
-                                                      __m512i *acc, __m512i *sums) {
+/* x86_dense_narrow on quad rows made by x86_dense_quads (qb, 64 bytes a row), for LANES lanes, with the patch
+ * sums where WSUM (both constants in each of x86_dense_narrowb's calls, so that the loop has no branches): four
+ * quad rows a step into four sets of sums, added at the end, so that a block of one or two lanes (7 x 7's 49th
+ * position) is not held to vpdpbusd's latency on a single chain (ResNet-18's 7 x 7 convs: 3 % of its time). */
+static inline QX86_HOT void AOTC_Q(x86_dense_narrowb_n)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
+                                                        const int32_t *AOTC_RESTRICT wq, const int WSUM,
+                                                        const int32_t LANES, __m512i *acc, __m512i *sums) {
     const __m512i ones = _mm512_set1_epi8(1);
-    const __m512i i1 = _mm512_set1_epi32(1), i2 = _mm512_set1_epi32(2), i3 = _mm512_set1_epi32(3);
     __m512i a[AOTC_QX86_NARROW], b[AOTC_QX86_NARROW], c[AOTC_QX86_NARROW], d[AOTC_QX86_NARROW];
     __m512i s = _mm512_setzero_si512();
     int32_t j, q = 0;
     for (j = 0; j < AOTC_QX86_NARROW; ++j) a[j] = b[j] = c[j] = d[j] = _mm512_setzero_si512();
     for (; q + 4 <= kq; q += 4, wq += 64, qb += 256) {
-        const __m512i x0 = _mm512_loadu_si512((const void *)qb), x1 = _mm512_loadu_si512((const void *)(qb + 64));
-        const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 128)), x3 = _mm512_loadu_si512((const void *)(qb + 192));
-        QX86_NARROW_STEPB(a, x0, wq);
-        QX86_NARROW_STEPB(b, x1, wq + 16);
-        QX86_NARROW_STEPB(c, x2, wq + 32);
-        QX86_NARROW_STEPB(d, x3, wq + 48);
+        QX86_NARROW_STEPB(a, qb, wq);
+        QX86_NARROW_STEPB(b, qb + 64, wq + 16);
+        QX86_NARROW_STEPB(c, qb + 128, wq + 32);
+        QX86_NARROW_STEPB(d, qb + 192, wq + 48);
     }
-    for (; q < kq; ++q, wq += 16, qb += 64) {
-        const __m512i xv = _mm512_loadu_si512((const void *)qb);
-        QX86_NARROW_STEPB(a, xv, wq);
-    }
+    for (; q < kq; ++q, wq += 16, qb += 64) QX86_NARROW_STEPB(a, qb, wq);
     for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = _mm512_add_epi32(_mm512_add_epi32(a[j], b[j]), _mm512_add_epi32(c[j], d[j]));
     *sums = s;
+}
+/* x86_dense_narrowb_n with its lane count and patch sums as constants (the loop with them as variables, a branch
+ * a lane and row and a permute a lane, took 12 % of ResNet-18's 7 x 7 convs for their 49th positions) */
+static inline QX86_HOT void AOTC_Q(x86_dense_narrowb)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
+                                                      const int32_t *AOTC_RESTRICT wq, int wsum, int32_t lanes,
+                                                      __m512i *acc, __m512i *sums) {
+#define QX86_NARROWB_CASE(n)                                                                               \
+    case n:                                                                                                \
+        if (wsum) AOTC_Q(x86_dense_narrowb_n)(qb, kq, wq, 1, n, acc, sums);                                \
+        else AOTC_Q(x86_dense_narrowb_n)(qb, kq, wq, 0, n, acc, sums);                                     \
+        break;
+    switch (lanes) {
+        QX86_NARROWB_CASE(1)
+        QX86_NARROWB_CASE(2)
+        QX86_NARROWB_CASE(3)
+        default: QX86_NARROWB_CASE(4)
+    }
+#undef QX86_NARROWB_CASE
 }
 #undef QX86_NARROW_STEPB
 #undef QX86_NARROW_STEP
@@ -1130,17 +1161,25 @@ static inline QX86_HOT void AOTC_Q(x86_dense_store)(const aotc_qconv_params *p, 
     }
 }
 
-/* The windows of each pattern for block bk (shifted by shift bytes, x86_dense_get) as seg[pp]. */
+/* The windows of each pattern for block bk (shifted by shift bytes, x86_dense_get) as seg[pp]. A window's start
+ * and load mask depend on its kernel row only (the mask stops at the plane's end, the same for every channel),
+ * so they are made once a row and each pattern picks its rows' (made per pattern, they took 17 % of
+ * ResNet-18's stem, 49 patterns a block of 16 positions). */
 static inline void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t shift, const AOTC_Q(x86_dpat) *pat,
-                                          int32_t npat, int32_t plane_in, AOTC_Q(x86_dseg) *seg) {
-    int32_t pp;
+                                          int32_t npat, int32_t plane_in, int32_t k_h, AOTC_Q(x86_dseg) *seg) {
+    int64_t lo[AOTC_QX86_KH];
+    __mmask64 m[AOTC_QX86_KH];
+    int32_t pp, kh;
+    for (kh = 0; kh < k_h; ++kh) {
+        const int32_t sk = bk->span[kh], lk = bk->lo[kh] + shift;
+        lo[kh] = lk;
+        m[kh] = sk < 0 ? 0 : AOTC_Q(x86_bytes)(sk + 1 < plane_in - lk ? sk + 1 : plane_in - lk);
+    }
     for (pp = 0; pp < npat; ++pp) {
-        const int32_t sa = bk->span[pat[pp].kh_a], sb = bk->span[pat[pp].kh_b];
-        const int32_t la = bk->lo[pat[pp].kh_a] + shift, lb = bk->lo[pat[pp].kh_b] + shift;
-        seg[pp].offa = (int64_t)pat[pp].ic_a * plane_in + la;
-        seg[pp].offb = (int64_t)pat[pp].ic_b * plane_in + lb;
-        seg[pp].ma = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);
-        seg[pp].mb = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);
+        seg[pp].offa = (int64_t)pat[pp].ic_a * plane_in + lo[pat[pp].kh_a];
+        seg[pp].offb = (int64_t)pat[pp].ic_b * plane_in + lo[pat[pp].kh_b];
+        seg[pp].ma = m[pat[pp].kh_a];
+        seg[pp].mb = m[pat[pp].kh_b];
     }
 }
 
@@ -1214,7 +1253,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                                                                              &L->next, &shift);
                         const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
                         uint8_t *const qs = scratch + (int64_t)nb * kq * 64;
-                        AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
+                        AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, p->k_h, seg);
                         if (bk->lanes > AOTC_QX86_NARROW) { /* made while c0's 16 channels are summed */
                             __m512i a[16], s;
                             AOTC_Q(x86_dense_dotq16)(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe,
@@ -1248,15 +1287,26 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                     if (!p->w_zero_any) { /* three blocks of over 8 lanes at a time, 8 channels of the 16 twice */
                         for (; b + 3 <= nb && L->blanes[b] > 8 && L->blanes[b + 1] > 8 && L->blanes[b + 2] > 8; b += 3) {
                             const __m512i none = _mm512_setzero_si512();
+                            /* the batch's last block, of one lane, right after these three: summed with them */
+                            const int one = b + 4 == nb && L->blanes[b + 3] == 1;
                             int32_t h, t;
                             for (h = 0; h < 2; ++h) {
-                                __m512i a3[24];
-                                AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3);
+                                __m512i a3[24], a1[AOTC_QX86_NARROW];
+                                if (one && h == 0) {
+                                    AOTC_Q(x86_dense_dotb3x8n)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq, a3,
+                                                               scratch + (int64_t)(b + 3) * kq * 64, a1);
+                                    AOTC_QX86_TRACE(dotb3n);
+                                    AOTC_Q(x86_narrow_store)(p, a1, none, oc, 16, 1, L->bpos[b + 3], plane_out, yn, J->r, resn);
+                                } else {
+                                    AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3,
+                                                              NULL, NULL);
+                                }
                                 AOTC_QX86_TRACE(dotb3);
                                 for (t = 0; t < 3; ++t)
                                     AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8 * h, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
                                                             L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
                             }
+                            if (one) b = nb - 3; /* (the one-lane block stored) */
                         }
                     }
                     for (; b < nb; ++b) {
@@ -1310,7 +1360,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                 bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count, &L->next, &shift);
                 iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
                 lm = AOTC_Q(x86_lanes)(bk->lanes);
-                AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
+                AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, p->k_h, seg);
                 for (oc = c0; oc < c1; oc += nc) {
                     __m512i a[16], s;
                     nc = c1 - oc < J->nmax ? c1 - oc : J->nmax;
@@ -1385,7 +1435,12 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
      * kp bytes), made once where the output channels take more than one register block of 16 and read
      * back by each (the stem and ResNet-18's 3 x 3 convs: 5 % fewer cycles in layers 2-3, 14 % in 4) */
     J.nblk = (tile + 15) / 16 < 16 ? (tile + 15) / 16 : 16;
-    if (J.nblk > 3 && !p->w_zero_any) J.nblk -= J.nblk % 3; /* whole threes for x86_dense_dotb3x8 */
+    /* whole threes for x86_dense_dotb3x8; on one thread, a plane of 16 n + 1 positions (7 x 7) in one batch of
+     * n + 1 blocks where the patch block holds them, the last block's one lane summed with the three before it
+     * (x86_dense_dotb3x8n: alone, its quad rows made and summed in a batch of their own) */
+    if (J.nblk > 3 && !p->w_zero_any &&
+        !(!split && J.nblk % 3 == 1 && plane_out % 16 == 1 && (plane_out + 15) / 16 == J.nblk))
+        J.nblk -= J.nblk % 3;
     J.quads = p->w_packed && scratch != NULL && J.nblk > 0 && mg > 16;
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
         const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
