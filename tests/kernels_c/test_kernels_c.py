@@ -195,7 +195,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     instruction count): every 3 x 3 depthwise without weight zero points in depthwise_flat's 3 x 3 blocks (masked
     windows too), every conv without them requantised a channel at a time in qconv_patches_one, every 1 x 1 conv's
     patch quads made 64 positions a step, every dense 3 x 3 (given the plan's work: qconv_dense) summed for its first
-    16 channels as its quad rows are made (x86_dense_dotq16) and, without zero points, the rest on three blocks of
+    channels as its quad rows are made (with weight zero points 16 channels a block, x86_dense_dotq16; without them
+    8 channels of three blocks at a time, x86_dense_dotq3x8) and, without zero points, the rest on three blocks of
     positions at a time (x86_dense_dotb3x8; with them never), a 7 x 7 plane's one-lane last block with the three
     before it (x86_dense_dotb3x8n)."""
     require_tool("gcc")
@@ -212,7 +213,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     for row in rows:
         n = dict(zip(*[iter(row.split(" MACs)")[1].split())] * 2, strict=True))
         if " dense" in row:
-            assert (int(n["dotb3"]) > 0) == ("w_zero" not in row) and int(n["dotq"]) > 0, row
+            assert (int(n["dotb3"]) > 0) == ("w_zero" not in row), row
+            assert (int(n["dotq3"]) > 0) == ("w_zero" not in row) and int(n["dotq"]) + int(n["dotq3"]) > 0, row
             assert (int(n["dotb3n"]) > 0) == ("7x7" in row and "w_zero" not in row), row
         elif "depthwise 3x3" in row and "w_zero" not in row:
             assert int(n["dw3"]) + int(n["dw3_masked"]) > 0, row

@@ -25,7 +25,7 @@
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
-extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n;
+extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -1009,6 +1009,87 @@ QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
 QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8), 0)
 QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8n), 1)
 #undef QX86_DOTB3X8
+
+/* One quad row of block t (QX86_DENSE_QUAD with the block's windows seg[t], index vectors iv[t] and, where any of
+ * the three blocks has padding, keep vectors: a block without padding keeps every byte) */
+#define QX86_DOTQ3_ROW(t, LOADA, LOADB)                                                                    \
+    do {                                                                                                   \
+        __m512i v_ = _mm512_permutex2var_epi8(LOADA, _mm512_load_si512((const void *)(iv[t] + 64 * (int64_t)pp)), LOADB); \
+        if (pad) v_ = _mm512_ternarylogic_epi32(v_, zfill, _mm512_load_si512((const void *)(iv[t] + 64 * (int64_t)(npat + pp))), 0xE4); \
+        x##t = _mm512_xor_si512(v_, flip);                                                                 \
+        _mm512_storeu_si512((void *)(qs + (t) * qstride + 64 * (int64_t)q), x##t);                         \
+    } while (0)
+#define QX86_DOTQ3_FAST(t)                                                                                 \
+    QX86_DOTQ3_ROW(t, _mm512_loadu_si512((const void *)(xs + seg[t][pp].offa)),                            \
+                   _mm512_loadu_si512((const void *)(xs + seg[t][pp].offb)))
+#define QX86_DOTQ3_MASKED(t)                                                                               \
+    QX86_DOTQ3_ROW(t, _mm512_mask_loadu_epi8(zfill, seg[t][pp].ma, (const void *)(xs + seg[t][pp].offa)),  \
+                   q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[t][pp].mb, (const void *)(xs + seg[t][pp].offb)) : zfill)
+#define QX86_DOTQ3_SUMS                                                                                    \
+    do {                                                                                                   \
+        QX86_DOTB3_STEP(0);                                                                                \
+        QX86_DOTB3_STEP(1);                                                                                \
+        QX86_DOTB3_STEP(2);                                                                                \
+        QX86_DOTB3_STEP(3);                                                                                \
+        QX86_DOTB3_STEP(4);                                                                                \
+        QX86_DOTB3_STEP(5);                                                                                \
+        QX86_DOTB3_STEP(6);                                                                                \
+        QX86_DOTB3_STEP(7);                                                                                \
+    } while (0)
+
+/* Three blocks' quad rows made (as x86_dense_quads makes them; block t's at qs + t qstride) while their sums for 8
+ * output channels (words 0-7 of wq's rows of 16) are taken as x86_dense_dotb3x8 takes them: the rows' permutes
+ * beside 24 vpdpbusd and 8 weight broadcasts a row. x86_dense_dotq16 made one block's rows beside 16 vpdpbusd
+ * and 16 broadcasts, and its loads (the broadcasts, the windows, split across cache lines, and the index and keep
+ * vectors: 20 a row) held it to about half vpdpbusd's rate; here 17 a row for 24. No patch sums (weights without
+ * zero points). */
+static __attribute__((noinline)) void AOTC_Q(x86_dense_dotq3x8)(const QT *AOTC_RESTRICT xg, int64_t step,
+                                                                const AOTC_Q(x86_dseg) (*seg)[AOTC_QX86_PAT],
+                                                                const uint8_t *const *iv, int pad, int32_t npat,
+                                                                int32_t kq, int32_t qfast, int32_t qsafe,
+                                                                const int32_t *AOTC_RESTRICT wq, __m512i zfill,
+                                                                __m512i *acc, uint8_t *AOTC_RESTRICT qs) {
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
+    const int64_t qstride = (int64_t)kq * 64;
+    const QT *xs = xg;
+    QX86_DOTB3_ZERO(0);
+    QX86_DOTB3_ZERO(1);
+    QX86_DOTB3_ZERO(2);
+    QX86_DOTB3_ZERO(3);
+    QX86_DOTB3_ZERO(4);
+    QX86_DOTB3_ZERO(5);
+    QX86_DOTB3_ZERO(6);
+    QX86_DOTB3_ZERO(7);
+    int32_t q = 0, pp = 0;
+    for (; q < qfast; ++q, wq += 16) {
+        __m512i x0, x1, x2;
+        QX86_DOTQ3_FAST(0);
+        QX86_DOTQ3_FAST(1);
+        QX86_DOTQ3_FAST(2);
+        QX86_DOTQ3_SUMS;
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    for (; q < kq; ++q, wq += 16) { /* masked to the windows; B past the channels: the zero point */
+        __m512i x0, x1, x2;
+        QX86_DOTQ3_MASKED(0);
+        QX86_DOTQ3_MASKED(1);
+        QX86_DOTQ3_MASKED(2);
+        QX86_DOTQ3_SUMS;
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    QX86_DOTB3_OUT(0);
+    QX86_DOTB3_OUT(1);
+    QX86_DOTB3_OUT(2);
+    QX86_DOTB3_OUT(3);
+    QX86_DOTB3_OUT(4);
+    QX86_DOTB3_OUT(5);
+    QX86_DOTB3_OUT(6);
+    QX86_DOTB3_OUT(7);
+}
+#undef QX86_DOTQ3_SUMS
+#undef QX86_DOTQ3_MASKED
+#undef QX86_DOTQ3_FAST
+#undef QX86_DOTQ3_ROW
 #undef QX86_DOTB3_STEP
 #undef QX86_DOTB3_ZERO
 #undef QX86_DOTB3_OUT
@@ -1222,7 +1303,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
     const uint8_t (*const tap)[4] = (const uint8_t (*)[4])J->tap;
     int32_t *const wbuf = (int32_t *)(void *)work;
     uint8_t *const cache = work + (J->wbytes + 63) / 64 * 64;
-    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
+    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT], seg3[3][AOTC_QX86_PAT];
     int32_t i, e;
     if (!L->init) {
         for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride))->key = INT32_MIN;
@@ -1242,6 +1323,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
             const int32_t c0 = g * mg + ch * J->cstep, c1 = c0 + J->cstep < (g + 1) * mg ? c0 + J->cstep : (g + 1) * mg;
             for (pos0 = r0; pos0 < r1;) { /* a batch of up to nblk blocks */
                 int32_t b, nb, made = 0; /* made: the blocks of over AOTC_QX86_NARROW lanes summed for c0's channels */
+                int8_t q3[16]; /* (with made) the batch's blocks made in threes, summed for c0's first 8 channels only */
                 if (L->held == key) { /* the whole range, made for the item before */
                     pos0 = r1;
                 } else {
@@ -1249,6 +1331,42 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                     made = 1;
                     for (nb = 0; nb < J->nblk && pos0 < r1; ++nb) {
                         int32_t shift;
+                        q3[nb] = 0;
+                        if (!p->w_zero_any && nb + 3 <= J->nblk && count >= 3) {
+                            /* three blocks of over 8 lanes: their rows made together, c0's first 8 channels summed
+                             * (x86_dense_dotq3x8), where the three stay in the cache (a block made may take the
+                             * slot of one found before it: then one at a time, below) */
+                            const AOTC_Q(x86_dblock) *b3[3];
+                            const uint8_t *iv3[3];
+                            int32_t k3[3], sh3[3], t, p3 = pos0, ok = 1, pad3 = 0;
+                            for (t = 0; t < 3 && ok; ++t) {
+                                ok = p3 < r1;
+                                if (!ok) break;
+                                b3[t] = AOTC_Q(x86_dense_get)(p, p3, r1, npat, tap, cache, stride, count, &L->next, &sh3[t]);
+                                k3[t] = b3[t]->key, ok = b3[t]->lanes > 8, p3 += b3[t]->lanes;
+                            }
+                            if (ok && b3[0]->key == k3[0] && b3[1]->key == k3[1]) {
+                                __m512i a3[24];
+                                const __m512i none = _mm512_setzero_si512();
+                                for (t = 0; t < 3; ++t) {
+                                    AOTC_Q(x86_dense_segs)(b3[t], sh3[t], J->pat, npat, plane_in, p->k_h, seg3[t]);
+                                    iv3[t] = (const uint8_t *)b3[t] + AOTC_QX86_DHEAD, pad3 |= b3[t]->pad;
+                                }
+                                AOTC_Q(x86_dense_dotq3x8)(xg, step, (const AOTC_Q(x86_dseg) (*)[AOTC_QX86_PAT])seg3, iv3, pad3,
+                                                          npat, kq, J->qfast, J->qsafe,
+                                                          (const int32_t *)(const void *)(w + (int64_t)c0 * kp), zfill, a3,
+                                                          scratch + (int64_t)nb * kq * 64);
+                                AOTC_QX86_TRACE(dotq3);
+                                for (t = 0; t < 3; ++t) {
+                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, c0, 8, AOTC_Q(x86_lanes)(b3[t]->lanes), pos0,
+                                                            plane_out, lo, hi, zp, yn, rvp, resn);
+                                    L->bpos[nb + t] = pos0, L->blanes[nb + t] = b3[t]->lanes, q3[nb + t] = 1;
+                                    pos0 += b3[t]->lanes;
+                                }
+                                nb += 2;
+                                continue;
+                            }
+                        }
                         const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count,
                                                                              &L->next, &shift);
                         const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
@@ -1275,9 +1393,22 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                 for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
                     const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
                     b = 0;
-                    if (made && oc == c0) { /* only the narrow blocks left */
+                    if (made && oc == c0) { /* only the narrow blocks left, and channels 8-15 of those made in threes */
                         for (b = 0; b < nb; ++b) {
                             __m512i a[16], s;
+                            if (q3[b]) {
+                                const __m512i none = _mm512_setzero_si512();
+                                __m512i a3[24];
+                                int32_t t;
+                                AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8, a3,
+                                                          NULL, NULL);
+                                AOTC_QX86_TRACE(dotb3);
+                                for (t = 0; t < 3; ++t)
+                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                            L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                                b += 2;
+                                continue;
+                            }
                             if (L->blanes[b] > AOTC_QX86_NARROW) continue;
                             AOTC_Q(x86_dense_narrowb)(scratch + (int64_t)b * kq * 64, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
                             AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
