@@ -1229,14 +1229,19 @@ static inline QX86_HOT void AOTC_Q(x86_dense_store)(const aotc_qconv_params *p, 
                                                     int32_t oc, int32_t nc, __mmask16 lm, int64_t at0,
                                                     int32_t plane_out, __m512 lo, __m512 hi, __m512i zp, QT *yn,
                                                     const AOTC_Q(x86_resid) *rv, const QT *resn) {
+    /* the channels' constants through locals: read through p, gcc loaded the pointers again after each store of
+     * bytes (which may alias them) */
+    const int32_t *const bias = p->bias, *const w_zero = p->w_zero;
+    const float *const scale = p->scale;
+    const int w_zero_any = p->w_zero_any;
     int32_t j;
     for (j = 0; j < nc; ++j) {
         const int32_t c = oc + j;
         const int64_t at = (int64_t)c * plane_out + at0;
-        __m512i v = _mm512_add_epi32(acc[j], _mm512_set1_epi32(p->bias[c]));
+        __m512i v = _mm512_add_epi32(acc[j], _mm512_set1_epi32(bias[c]));
         __m512i q;
-        if (p->w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]), sums));
-        q = AOTC_Q(x86_requant16_lanes)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp);
+        if (w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(w_zero[c]), sums));
+        q = AOTC_Q(x86_requant16_lanes)(v, _mm512_set1_ps(scale[c]), lo, hi, zp);
         _mm_mask_storeu_epi8((void *)(yn + at), lm, rv == NULL ? _mm512_cvtepi32_epi8(q)
                                                                : AOTC_Q(x86_residual16)(rv, q, resn + at, lm));
     }
