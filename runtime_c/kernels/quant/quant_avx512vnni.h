@@ -25,7 +25,7 @@
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
-extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3;
+extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -312,6 +312,30 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
     }
 }
 
+/* x86_patch_row for a 1 x 1 conv without padding (stride_w 1 or 2), on the block's runs (x86_patch_quads): run i's
+ * run_n[i] positions from plane byte run_at[i] on (every stride_w-th byte) to out + run_t[i], flipped */
+static void AOTC_Q(x86_patch_runs)(const QT *AOTC_RESTRICT plane, int32_t sw, const int32_t *run_t, const int32_t *run_n,
+                                   const int64_t *run_at, int32_t nrun, uint8_t *AOTC_RESTRICT out) {
+    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    int32_t i, o;
+    for (i = 0; i < nrun; ++i) {
+        const QT *xs = plane + run_at[i];
+        uint8_t *run = out + run_t[i];
+        const int32_t b = run_n[i];
+        for (o = 0; o < b; o += 16) {
+            const int32_t n = b - o < 16 ? b - o : 16;
+            __m128i v;
+            if (sw == 1) {
+                v = _mm_maskz_loadu_epi8(AOTC_Q(x86_lanes)(n), (const void *)(xs + o));
+            } else {
+                const __mmask32 m = n >= 16 ? 0x7FFFFFFFu : (__mmask32)((1u << (2 * n - 1)) - 1u);
+                v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(m, (const void *)(xs + 2 * (int64_t)o)));
+            }
+            _mm_mask_storeu_epi8((void *)(run + o), AOTC_Q(x86_lanes)(n), _mm_xor_si128(v, flip));
+        }
+    }
+}
+
 /* The patch quads of qconv_patch_quads (the same layout: patch row r of position t at
  * [r / 4][t][r % 4]), for positions [p0, p0 + real) padded with the zero point to `width` (whole
  * lanes). A pointwise conv (1 x 1, stride 1, no padding, the output plane the input's) reads its
@@ -324,7 +348,25 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
     const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
     const int32_t plane_in = p->in_h * p->in_w;
     uint8_t rows[4][AOTC_QCONV_PATCH_TILE];
+    /* a 1 x 1 conv without padding at stride 1 or 2 (not pointwise: strided, or its output plane not the input's)
+     * reads every channel's row at the same places: the block's runs (one an output row, position run_t, run_n
+     * of them, from byte run_at of a plane) found once, not for each row by x86_patch_row (its divisions and
+     * clipping took half of ResNet-18's 1 x 1 stride-2 convs) */
+    int32_t run_t[AOTC_QCONV_PATCH_TILE + 1], run_n[AOTC_QCONV_PATCH_TILE + 1], nrun = 0;
+    int64_t run_at[AOTC_QCONV_PATCH_TILE + 1];
     int32_t q, j, t;
+    if (!pointwise && p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 && p->stride_w <= 2 &&
+        real <= AOTC_QCONV_PATCH_TILE) {
+        for (t = 0; t < real;) {
+            const int32_t pos = p0 + t, oh = pos / p->out_w, first = pos % p->out_w;
+            const int32_t last = first + (real - t) < p->out_w ? first + (real - t) : p->out_w;
+            run_t[nrun] = t, run_n[nrun] = last - first;
+            run_at[nrun] = (int64_t)oh * p->stride_h * p->in_w + (int64_t)first * p->stride_w;
+            ++nrun;
+            t += last - first;
+        }
+        AOTC_QX86_TRACE(runs);
+    }
     for (q = 0; q < kq; ++q) {
         uint8_t *dst = quads + (int64_t)q * width * 4;
         if (pointwise) {
@@ -365,7 +407,11 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
         } else {
             const uint8_t z = (uint8_t)(p->x_zero + AOTC_QOFFSET);
             for (j = 0; j < 4; ++j) {
-                if (4 * q + j < k) {
+                if (4 * q + j < k && nrun > 0) {
+                    AOTC_Q(x86_patch_runs)(xg + (int64_t)(4 * q + j) * plane_in, p->stride_w, run_t, run_n, run_at, nrun,
+                                           rows[j]);
+                    for (t = real; t < width; ++t) rows[j][t] = z;
+                } else if (4 * q + j < k) {
                     AOTC_Q(x86_patch_row)(p, xg, 4 * q + j, p0, real, rows[j]);
                     for (t = real; t < width; ++t) rows[j][t] = z;
                 } else {
