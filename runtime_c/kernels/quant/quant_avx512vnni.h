@@ -1296,8 +1296,9 @@ static inline QX86_HOT void AOTC_Q(x86_dense_store)(const aotc_qconv_params *p, 
 /* The windows of each pattern for block bk (shifted by shift bytes, x86_dense_get) as seg[pp]. A window's start
  * and load mask depend on its kernel row only (the mask stops at the plane's end, the same for every channel),
  * so they are made once a row and each pattern picks its rows' (made per pattern, they took 17 % of
- * ResNet-18's stem, 49 patterns a block of 16 positions). */
-static inline void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t shift, const AOTC_Q(x86_dpat) *pat,
+ * ResNet-18's stem, 49 patterns a block of 16 positions). Not vectorised: gcc's version gathered the rows' starts
+ * and masks (vpgatherdq), and the stem took 3 % longer than with this scalar loop. */
+static __attribute__((noinline, optimize("no-tree-vectorize"))) void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t shift, const AOTC_Q(x86_dpat) *pat,
                                           int32_t npat, int32_t plane_in, int32_t k_h, AOTC_Q(x86_dseg) *seg) {
     int64_t lo[AOTC_QX86_KH];
     __mmask64 m[AOTC_QX86_KH];
