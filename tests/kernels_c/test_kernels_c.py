@@ -193,10 +193,13 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     and depthwise_flat given its work: exactly the reference under the sanitizers, and each shape on the paths that
     issue 64 made faster (AOTC_TEST_QX86_TRACE counts their blocks: valgrind and qemu 7.2 have no AVX-512, so no
     instruction count): every 3 x 3 depthwise without weight zero points in depthwise_flat's 3 x 3 blocks (masked
-    windows too), every conv without them requantised a channel at a time in qconv_patches_one, every 1 x 1 conv's
-    patch quads made 64 positions a step, every dense 3 x 3 (given the plan's work: qconv_dense) summed for its first
-    16 channels as its quad rows are made (x86_dense_dotq16) and, without zero points, the rest on three blocks of
-    positions at a time (x86_dense_dotb3x8; with them never)."""
+    windows too), every conv without them requantised a channel at a time in qconv_patches_one, every pointwise
+    1 x 1 conv's patch quads made 64 positions a step, every dense 3 x 3 (given the plan's work: qconv_dense)
+    summed for its first channels as its quad rows are made (with weight zero points 16 channels a block,
+    x86_dense_dotq16; without them 8 channels of three blocks at a time, x86_dense_dotq3x8) and, without zero
+    points, the rest on three blocks of positions at a time (x86_dense_dotb3x8; with them never), a 7 x 7 plane's
+    one-lane last block with the three before it (x86_dense_dotb3x8n), every 1 x 1 conv at stride 2 its patch rows
+    gathered on runs found once a block (x86_patch_runs)."""
     require_tool("gcc")
     cpu = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").is_file() else []
     if platform.machine() != "x86_64" or "avx512_vnni" not in cpu or "avx512vbmi" not in cpu:
@@ -206,18 +209,21 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
                      [*WARNINGS, *SANITIZE, "-march=native", "-DAOTC_TEST_QX86_TRACE"], exe)
     out = run_checked([str(exe), str(SEED)], timeout=600, env=sanitizer_env())
     rows = [line for line in out.splitlines() if " MACs)" in line]
-    assert "MISMATCH" not in out and len(rows) == 22 and all(" ok (" in r for r in rows), out
+    assert "MISMATCH" not in out and len(rows) == 25 and all(" ok (" in r for r in rows), out
     masked = 0
     for row in rows:
         n = dict(zip(*[iter(row.split(" MACs)")[1].split())] * 2, strict=True))
+        assert (int(n["runs"]) > 0) == ("1x1/2" in row), row
         if " dense" in row:
-            assert (int(n["dotb3"]) > 0) == ("w_zero" not in row) and int(n["dotq"]) > 0, row
+            assert (int(n["dotb3"]) > 0) == ("w_zero" not in row), row
+            assert (int(n["dotq3"]) > 0) == ("w_zero" not in row) and int(n["dotq"]) + int(n["dotq3"]) > 0, row
+            assert (int(n["dotb3n"]) > 0) == ("7x7" in row and "w_zero" not in row), row
         elif "depthwise 3x3" in row and "w_zero" not in row:
             assert int(n["dw3"]) + int(n["dw3_masked"]) > 0, row
             masked += int(n["dw3_masked"])
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
-        if "conv 1x1" in row:
+        if "conv 1x1 " in row:
             assert int(n["quads64"]) > 0, row
     assert masked > 0, out
 

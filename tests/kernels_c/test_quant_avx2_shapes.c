@@ -41,10 +41,16 @@ static const shape SHAPES_[] = {
     {"depthwise 3x3/2 19 15x15", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 0, 0, 0},
     {"depthwise 3x3 144 7x7 u8", 1, 1, 144, 144, 7, 3, 1, 1, 0, 0, 0, 0, 0},
     /* (from index 18: qconv_dense with its quad rows made once, summed for the first 16 channels as they are made
-     * (x86_dense_dotq16), then three blocks of positions x 8 channels at a time (x86_dense_dotb3x8) where the
+     * (x86_dense_dotq16; three blocks at a time for 8 channels, x86_dense_dotq3x8, where the weights have no zero
+     * points), then three blocks of positions x 8 channels at a time (x86_dense_dotb3x8) where the
      * weights have no zero points: 14 x 14's 12 whole blocks and a narrow one, 15 x 15 of 15-lane blocks (stride 2),
-     * 7 x 7's 16-16-16-1, the residual ADD fused; with zero points (and a narrow block of 4): no threes) */
+     * 7 x 7's 16-16-16-1 (its one-lane block summed with the three before it, x86_dense_dotb3x8n), the residual ADD
+     * fused; with zero points (and a narrow block of 4): no threes) */
     {"conv 3x3 24->48 14x14 dense (packed)", 0, 0, 24, 48, 14, 3, 1, 1, 256, 1, 0, 0, 1},
+    {"conv 3x3 40->48 7x7 dense u8 (packed)", 0, 1, 40, 48, 7, 3, 1, 1, 49, 1, 0, 0, 1},
+    /* (1 x 1 convs at stride 2: their patch rows read on runs found once a block, x86_patch_runs) */
+    {"conv 1x1/2 40->32 13x13 (packed)", 0, 0, 40, 32, 13, 1, 2, 0, 64, 1, 0, 0, 0},
+    {"conv 1x1/2 36->20 14x14 u8 w_zero", 0, 1, 36, 20, 14, 1, 2, 0, 64, 0, 1, 0, 0},
     {"conv 3x3/2 19->32 29x29 dense u8 (packed)", 0, 1, 19, 32, 29, 3, 2, 1, 256, 1, 0, 0, 1},
     {"conv 3x3 64->64 7x7 dense + ADD (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 1, 1},
     {"conv 3x3 16->32 10x10 dense w_zero (packed)", 0, 0, 16, 32, 10, 3, 1, 1, 256, 1, 1, 0, 1},
@@ -57,9 +63,13 @@ static const shape SHAPES_[] = {
  * masked at the plane's end), a pointwise conv's patch quads 64 positions a step, qconv_patches_one's
  * column blocks requantised a channel at a time */
 long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
-/* qconv_dense's three-block dots (x86_dense_dotb3x8), its blocks summed for the first 16 channels as their quad rows
- * are made (x86_dense_dotq16) */
-long aotc_test_qx86_dotb3, aotc_test_qx86_dotq;
+/* qconv_dense's three-block dots (x86_dense_dotb3x8; with a one-lane block, x86_dense_dotb3x8n), its blocks summed
+ * for the first 16 channels as their quad rows are made (x86_dense_dotq16) */
+long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n;
+/* ... and three blocks' quad rows made together with their sums for 8 channels (x86_dense_dotq3x8) */
+long aotc_test_qx86_dotq3;
+/* ... and the 1 x 1 convs' patch blocks gathered on runs (x86_patch_runs) */
+long aotc_test_qx86_runs;
 #endif
 
 static void *buffer(size_t n) {
@@ -186,11 +196,11 @@ static int run(const shape *s, int check) {
     printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
-    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld", aotc_test_qx86_dw3,
+    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld runs %ld", aotc_test_qx86_dw3,
            aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64, aotc_test_qx86_dotb3,
-           aotc_test_qx86_dotq);
+           aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs);
     aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
-    aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = 0;
+    aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = aotc_test_qx86_dotb3n = aotc_test_qx86_dotq3 = aotc_test_qx86_runs = 0;
 #endif
     printf("\n");
     if (w_arg != w) free(w_arg);

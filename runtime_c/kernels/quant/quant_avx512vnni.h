@@ -25,7 +25,7 @@
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
-extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq;
+extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -312,6 +312,30 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
     }
 }
 
+/* x86_patch_row for a 1 x 1 conv without padding (stride_w 1 or 2), on the block's runs (x86_patch_quads): run i's
+ * run_n[i] positions from plane byte run_at[i] on (every stride_w-th byte) to out + run_t[i], flipped */
+static void AOTC_Q(x86_patch_runs)(const QT *AOTC_RESTRICT plane, int32_t sw, const int32_t *run_t, const int32_t *run_n,
+                                   const int64_t *run_at, int32_t nrun, uint8_t *AOTC_RESTRICT out) {
+    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    int32_t i, o;
+    for (i = 0; i < nrun; ++i) {
+        const QT *xs = plane + run_at[i];
+        uint8_t *run = out + run_t[i];
+        const int32_t b = run_n[i];
+        for (o = 0; o < b; o += 16) {
+            const int32_t n = b - o < 16 ? b - o : 16;
+            __m128i v;
+            if (sw == 1) {
+                v = _mm_maskz_loadu_epi8(AOTC_Q(x86_lanes)(n), (const void *)(xs + o));
+            } else {
+                const __mmask32 m = n >= 16 ? 0x7FFFFFFFu : (__mmask32)((1u << (2 * n - 1)) - 1u);
+                v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(m, (const void *)(xs + 2 * (int64_t)o)));
+            }
+            _mm_mask_storeu_epi8((void *)(run + o), AOTC_Q(x86_lanes)(n), _mm_xor_si128(v, flip));
+        }
+    }
+}
+
 /* The patch quads of qconv_patch_quads (the same layout: patch row r of position t at
  * [r / 4][t][r % 4]), for positions [p0, p0 + real) padded with the zero point to `width` (whole
  * lanes). A pointwise conv (1 x 1, stride 1, no padding, the output plane the input's) reads its
@@ -324,7 +348,25 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
     const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
     const int32_t plane_in = p->in_h * p->in_w;
     uint8_t rows[4][AOTC_QCONV_PATCH_TILE];
+    /* a 1 x 1 conv without padding at stride 1 or 2 (not pointwise: strided, or its output plane not the input's)
+     * reads every channel's row at the same places: the block's runs (one an output row, position run_t, run_n
+     * of them, from byte run_at of a plane) found once, not for each row by x86_patch_row (its divisions and
+     * clipping took half of ResNet-18's 1 x 1 stride-2 convs) */
+    int32_t run_t[AOTC_QCONV_PATCH_TILE + 1], run_n[AOTC_QCONV_PATCH_TILE + 1], nrun = 0;
+    int64_t run_at[AOTC_QCONV_PATCH_TILE + 1];
     int32_t q, j, t;
+    if (!pointwise && p->k_h == 1 && p->k_w == 1 && p->pad_top == 0 && p->pad_left == 0 && p->stride_w <= 2 &&
+        real <= AOTC_QCONV_PATCH_TILE) {
+        for (t = 0; t < real;) {
+            const int32_t pos = p0 + t, oh = pos / p->out_w, first = pos % p->out_w;
+            const int32_t last = first + (real - t) < p->out_w ? first + (real - t) : p->out_w;
+            run_t[nrun] = t, run_n[nrun] = last - first;
+            run_at[nrun] = (int64_t)oh * p->stride_h * p->in_w + (int64_t)first * p->stride_w;
+            ++nrun;
+            t += last - first;
+        }
+        AOTC_QX86_TRACE(runs);
+    }
     for (q = 0; q < kq; ++q) {
         uint8_t *dst = quads + (int64_t)q * width * 4;
         if (pointwise) {
@@ -365,7 +407,11 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
         } else {
             const uint8_t z = (uint8_t)(p->x_zero + AOTC_QOFFSET);
             for (j = 0; j < 4; ++j) {
-                if (4 * q + j < k) {
+                if (4 * q + j < k && nrun > 0) {
+                    AOTC_Q(x86_patch_runs)(xg + (int64_t)(4 * q + j) * plane_in, p->stride_w, run_t, run_n, run_at, nrun,
+                                           rows[j]);
+                    for (t = real; t < width; ++t) rows[j][t] = z;
+                } else if (4 * q + j < k) {
                     AOTC_Q(x86_patch_row)(p, xg, 4 * q + j, p0, real, rows[j]);
                     for (t = real; t < width; ++t) rows[j][t] = z;
                 } else {
@@ -959,10 +1005,99 @@ QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
  * output channels (words 0-7 of wq's rows of 16): 24 accumulators, a weight word's broadcast serving three
  * blocks (11 loads a quad row for 24 vpdpbusd, against 17 for 16: 8 % fewer cycles in the loop on Zen 5).
  * acc[8 t + j]: block t's sums for channel j. No patch sums: for weights whose zero points are all 0. Not
- * inlined: in qconv_dense's loops, beside their constants, the 24 accumulators and 3 rows spilled. */
-static __attribute__((noinline)) void AOTC_Q(x86_dense_dotb3x8)(const uint8_t *AOTC_RESTRICT qb, int64_t bstride,
-                                                                int32_t kq, const int32_t *AOTC_RESTRICT wq,
-                                                                __m512i *acc) {
+ * inlined: in qconv_dense's loops, beside their constants, the 24 accumulators and 3 rows spilled. ONE: also
+ * a block of one lane (quad rows at qn) for all 16 channels of wq's rows into *one, its patch word broadcast
+ * against the row (a plane's last position, 7 x 7's 49th: summed on its own, x86_dense_narrowb, its loop waited
+ * on the rows it read again and took 13 % of ResNet-18's 7 x 7 convs). */
+#define QX86_DOTB3X8(NAME, ONE)                                                                            \
+    static __attribute__((noinline)) void NAME(const uint8_t *AOTC_RESTRICT qb, int64_t bstride, int32_t kq,   \
+                                               const int32_t *AOTC_RESTRICT wq, __m512i *acc,              \
+                                               const uint8_t *AOTC_RESTRICT qn, __m512i *one) {            \
+        QX86_DOTB3_ZERO(0);                                                                                \
+        QX86_DOTB3_ZERO(1);                                                                                \
+        QX86_DOTB3_ZERO(2);                                                                                \
+        QX86_DOTB3_ZERO(3);                                                                                \
+        QX86_DOTB3_ZERO(4);                                                                                \
+        QX86_DOTB3_ZERO(5);                                                                                \
+        QX86_DOTB3_ZERO(6);                                                                                \
+        QX86_DOTB3_ZERO(7);                                                                                \
+        __m512i an = _mm512_setzero_si512();                                                               \
+        int32_t q;                                                                                         \
+        for (q = 0; q < kq; ++q, wq += 16, qb += 64) {                                                     \
+            const __m512i x0 = _mm512_loadu_si512((const void *)qb);                                       \
+            const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));                           \
+            const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));                       \
+            QX86_DOTB3_STEP(0);                                                                            \
+            QX86_DOTB3_STEP(1);                                                                            \
+            QX86_DOTB3_STEP(2);                                                                            \
+            QX86_DOTB3_STEP(3);                                                                            \
+            QX86_DOTB3_STEP(4);                                                                            \
+            QX86_DOTB3_STEP(5);                                                                            \
+            QX86_DOTB3_STEP(6);                                                                            \
+            QX86_DOTB3_STEP(7);                                                                            \
+            if (ONE) {                                                                                     \
+                int32_t v_;                                                                                \
+                memcpy(&v_, qn + 64 * (int64_t)q, 4);                                                      \
+                an = _mm512_dpbusd_epi32(an, _mm512_set1_epi32(v_), _mm512_loadu_si512((const void *)wq)); \
+            }                                                                                              \
+        }                                                                                                  \
+        QX86_DOTB3_OUT(0);                                                                                 \
+        QX86_DOTB3_OUT(1);                                                                                 \
+        QX86_DOTB3_OUT(2);                                                                                 \
+        QX86_DOTB3_OUT(3);                                                                                 \
+        QX86_DOTB3_OUT(4);                                                                                 \
+        QX86_DOTB3_OUT(5);                                                                                 \
+        QX86_DOTB3_OUT(6);                                                                                 \
+        QX86_DOTB3_OUT(7);                                                                                 \
+        if (ONE) *one = an;                                                                                \
+        (void)qn, (void)one;                                                                               \
+    }
+QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8), 0)
+QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8n), 1)
+#undef QX86_DOTB3X8
+
+/* One quad row of block t (QX86_DENSE_QUAD with the block's windows seg[t], index vectors iv[t] and, where any of
+ * the three blocks has padding, keep vectors: a block without padding keeps every byte) */
+#define QX86_DOTQ3_ROW(t, LOADA, LOADB)                                                                    \
+    do {                                                                                                   \
+        __m512i v_ = _mm512_permutex2var_epi8(LOADA, _mm512_load_si512((const void *)(iv[t] + 64 * (int64_t)pp)), LOADB); \
+        if (pad) v_ = _mm512_ternarylogic_epi32(v_, zfill, _mm512_load_si512((const void *)(iv[t] + 64 * (int64_t)(npat + pp))), 0xE4); \
+        x##t = _mm512_xor_si512(v_, flip);                                                                 \
+        _mm512_storeu_si512((void *)(qs + (t) * qstride + 64 * (int64_t)q), x##t);                         \
+    } while (0)
+#define QX86_DOTQ3_FAST(t)                                                                                 \
+    QX86_DOTQ3_ROW(t, _mm512_loadu_si512((const void *)(xs + seg[t][pp].offa)),                            \
+                   _mm512_loadu_si512((const void *)(xs + seg[t][pp].offb)))
+#define QX86_DOTQ3_MASKED(t)                                                                               \
+    QX86_DOTQ3_ROW(t, _mm512_mask_loadu_epi8(zfill, seg[t][pp].ma, (const void *)(xs + seg[t][pp].offa)),  \
+                   q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[t][pp].mb, (const void *)(xs + seg[t][pp].offb)) : zfill)
+#define QX86_DOTQ3_SUMS                                                                                    \
+    do {                                                                                                   \
+        QX86_DOTB3_STEP(0);                                                                                \
+        QX86_DOTB3_STEP(1);                                                                                \
+        QX86_DOTB3_STEP(2);                                                                                \
+        QX86_DOTB3_STEP(3);                                                                                \
+        QX86_DOTB3_STEP(4);                                                                                \
+        QX86_DOTB3_STEP(5);                                                                                \
+        QX86_DOTB3_STEP(6);                                                                                \
+        QX86_DOTB3_STEP(7);                                                                                \
+    } while (0)
+
+/* Three blocks' quad rows made (as x86_dense_quads makes them; block t's at qs + t qstride) while their sums for 8
+ * output channels (words 0-7 of wq's rows of 16) are taken as x86_dense_dotb3x8 takes them: the rows' permutes
+ * beside 24 vpdpbusd and 8 weight broadcasts a row. x86_dense_dotq16 made one block's rows beside 16 vpdpbusd
+ * and 16 broadcasts, and its loads (the broadcasts, the windows, split across cache lines, and the index and keep
+ * vectors: 20 a row) held it to about half vpdpbusd's rate; here 17 a row for 24. No patch sums (weights without
+ * zero points). */
+static __attribute__((noinline)) void AOTC_Q(x86_dense_dotq3x8)(const QT *AOTC_RESTRICT xg, int64_t step,
+                                                                const AOTC_Q(x86_dseg) (*seg)[AOTC_QX86_PAT],
+                                                                const uint8_t *const *iv, int pad, int32_t npat,
+                                                                int32_t kq, int32_t qfast, int32_t qsafe,
+                                                                const int32_t *AOTC_RESTRICT wq, __m512i zfill,
+                                                                __m512i *acc, uint8_t *AOTC_RESTRICT qs) {
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
+    const int64_t qstride = (int64_t)kq * 64;
+    const QT *xs = xg;
     QX86_DOTB3_ZERO(0);
     QX86_DOTB3_ZERO(1);
     QX86_DOTB3_ZERO(2);
@@ -971,19 +1106,22 @@ static __attribute__((noinline)) void AOTC_Q(x86_dense_dotb3x8)(const uint8_t *A
     QX86_DOTB3_ZERO(5);
     QX86_DOTB3_ZERO(6);
     QX86_DOTB3_ZERO(7);
-    int32_t q;
-    for (q = 0; q < kq; ++q, wq += 16, qb += 64) {
-        const __m512i x0 = _mm512_loadu_si512((const void *)qb);
-        const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));
-        const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));
-        QX86_DOTB3_STEP(0);
-        QX86_DOTB3_STEP(1);
-        QX86_DOTB3_STEP(2);
-        QX86_DOTB3_STEP(3);
-        QX86_DOTB3_STEP(4);
-        QX86_DOTB3_STEP(5);
-        QX86_DOTB3_STEP(6);
-        QX86_DOTB3_STEP(7);
+    int32_t q = 0, pp = 0;
+    for (; q < qfast; ++q, wq += 16) {
+        __m512i x0, x1, x2;
+        QX86_DOTQ3_FAST(0);
+        QX86_DOTQ3_FAST(1);
+        QX86_DOTQ3_FAST(2);
+        QX86_DOTQ3_SUMS;
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    for (; q < kq; ++q, wq += 16) { /* masked to the windows; B past the channels: the zero point */
+        __m512i x0, x1, x2;
+        QX86_DOTQ3_MASKED(0);
+        QX86_DOTQ3_MASKED(1);
+        QX86_DOTQ3_MASKED(2);
+        QX86_DOTQ3_SUMS;
+        if (++pp == npat) pp = 0, xs += step;
     }
     QX86_DOTB3_OUT(0);
     QX86_DOTB3_OUT(1);
@@ -994,6 +1132,10 @@ static __attribute__((noinline)) void AOTC_Q(x86_dense_dotb3x8)(const uint8_t *A
     QX86_DOTB3_OUT(6);
     QX86_DOTB3_OUT(7);
 }
+#undef QX86_DOTQ3_SUMS
+#undef QX86_DOTQ3_MASKED
+#undef QX86_DOTQ3_FAST
+#undef QX86_DOTQ3_ROW
 #undef QX86_DOTB3_STEP
 #undef QX86_DOTB3_ZERO
 #undef QX86_DOTB3_OUT
@@ -1043,42 +1185,58 @@ static inline QX86_HOT void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg,
     for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = a[j];
     *sums = s;
 }
-/* QX86_NARROW_STEP's products into the sums t (and the patch sums into s) */
-#define QX86_NARROW_STEPB(t, xv, wp)                                                                       \
+/* QX86_NARROW_STEP's products into the sums t (and the patch sums into s), each lane's patch word broadcast from
+ * the quad row in memory (qr) rather than permuted out of it in a register */
+#define QX86_NARROW_STEPB(t, qr, wp)                                                                       \
     do {                                                                                                   \
         const __m512i wv_ = _mm512_loadu_si512((const void *)(wp));                                        \
-        t[0] = _mm512_dpbusd_epi32(t[0], _mm512_permutexvar_epi32(_mm512_setzero_si512(), (xv)), wv_);     \
-        if (lanes > 1) t[1] = _mm512_dpbusd_epi32(t[1], _mm512_permutexvar_epi32(i1, (xv)), wv_);          \
-        if (lanes > 2) t[2] = _mm512_dpbusd_epi32(t[2], _mm512_permutexvar_epi32(i2, (xv)), wv_);          \
-        if (lanes > 3) t[3] = _mm512_dpbusd_epi32(t[3], _mm512_permutexvar_epi32(i3, (xv)), wv_);          \
-        if (wsum) s = _mm512_dpbusd_epi32(s, (xv), ones);                                                  \
+        int32_t w_[AOTC_QX86_NARROW];                                                                      \
+        memcpy(w_, (qr), 4 * (size_t)LANES);                                                               \
+        t[0] = _mm512_dpbusd_epi32(t[0], _mm512_set1_epi32(w_[0]), wv_);                                   \
+        if (LANES > 1) t[1] = _mm512_dpbusd_epi32(t[1], _mm512_set1_epi32(w_[1]), wv_);                    \
+        if (LANES > 2) t[2] = _mm512_dpbusd_epi32(t[2], _mm512_set1_epi32(w_[2]), wv_);                    \
+        if (LANES > 3) t[3] = _mm512_dpbusd_epi32(t[3], _mm512_set1_epi32(w_[3]), wv_);                    \
+        if (WSUM) s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(qr)), ones);                \
     } while (0)
-/* x86_dense_narrow on quad rows made by x86_dense_quads (qb, 64 bytes a row): four quad rows a step into four
- * sets of sums, added at the end, so that a block of one or two lanes (7 x 7's 49th position) is not held to
- * vpdpbusd's latency on a single chain (ResNet-18's 7 x 7 convs: 3 % of its time). */
-static inline QX86_HOT void AOTC_Q(x86_dense_narrowb)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
-                                                      const int32_t *AOTC_RESTRICT wq, int wsum, int32_t lanes,
-                                                      __m512i *acc, __m512i *sums) {
+/* x86_dense_narrow on quad rows made by x86_dense_quads (qb, 64 bytes a row), for LANES lanes, with the patch
+ * sums where WSUM (both constants in each of x86_dense_narrowb's calls, so that the loop has no branches): four
+ * quad rows a step into four sets of sums, added at the end, so that a block of one or two lanes (7 x 7's 49th
+ * position) is not held to vpdpbusd's latency on a single chain (ResNet-18's 7 x 7 convs: 3 % of its time). */
+static inline QX86_HOT void AOTC_Q(x86_dense_narrowb_n)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
+                                                        const int32_t *AOTC_RESTRICT wq, const int WSUM,
+                                                        const int32_t LANES, __m512i *acc, __m512i *sums) {
     const __m512i ones = _mm512_set1_epi8(1);
-    const __m512i i1 = _mm512_set1_epi32(1), i2 = _mm512_set1_epi32(2), i3 = _mm512_set1_epi32(3);
     __m512i a[AOTC_QX86_NARROW], b[AOTC_QX86_NARROW], c[AOTC_QX86_NARROW], d[AOTC_QX86_NARROW];
     __m512i s = _mm512_setzero_si512();
     int32_t j, q = 0;
     for (j = 0; j < AOTC_QX86_NARROW; ++j) a[j] = b[j] = c[j] = d[j] = _mm512_setzero_si512();
     for (; q + 4 <= kq; q += 4, wq += 64, qb += 256) {
-        const __m512i x0 = _mm512_loadu_si512((const void *)qb), x1 = _mm512_loadu_si512((const void *)(qb + 64));
-        const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 128)), x3 = _mm512_loadu_si512((const void *)(qb + 192));
-        QX86_NARROW_STEPB(a, x0, wq);
-        QX86_NARROW_STEPB(b, x1, wq + 16);
-        QX86_NARROW_STEPB(c, x2, wq + 32);
-        QX86_NARROW_STEPB(d, x3, wq + 48);
+        QX86_NARROW_STEPB(a, qb, wq);
+        QX86_NARROW_STEPB(b, qb + 64, wq + 16);
+        QX86_NARROW_STEPB(c, qb + 128, wq + 32);
+        QX86_NARROW_STEPB(d, qb + 192, wq + 48);
     }
-    for (; q < kq; ++q, wq += 16, qb += 64) {
-        const __m512i xv = _mm512_loadu_si512((const void *)qb);
-        QX86_NARROW_STEPB(a, xv, wq);
-    }
+    for (; q < kq; ++q, wq += 16, qb += 64) QX86_NARROW_STEPB(a, qb, wq);
     for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = _mm512_add_epi32(_mm512_add_epi32(a[j], b[j]), _mm512_add_epi32(c[j], d[j]));
     *sums = s;
+}
+/* x86_dense_narrowb_n with its lane count and patch sums as constants (the loop with them as variables, a branch
+ * a lane and row and a permute a lane, took 12 % of ResNet-18's 7 x 7 convs for their 49th positions) */
+static inline QX86_HOT void AOTC_Q(x86_dense_narrowb)(const uint8_t *AOTC_RESTRICT qb, int32_t kq,
+                                                      const int32_t *AOTC_RESTRICT wq, int wsum, int32_t lanes,
+                                                      __m512i *acc, __m512i *sums) {
+#define QX86_NARROWB_CASE(n)                                                                               \
+    case n:                                                                                                \
+        if (wsum) AOTC_Q(x86_dense_narrowb_n)(qb, kq, wq, 1, n, acc, sums);                                \
+        else AOTC_Q(x86_dense_narrowb_n)(qb, kq, wq, 0, n, acc, sums);                                     \
+        break;
+    switch (lanes) {
+        QX86_NARROWB_CASE(1)
+        QX86_NARROWB_CASE(2)
+        QX86_NARROWB_CASE(3)
+        default: QX86_NARROWB_CASE(4)
+    }
+#undef QX86_NARROWB_CASE
 }
 #undef QX86_NARROW_STEPB
 #undef QX86_NARROW_STEP
@@ -1117,30 +1275,44 @@ static inline QX86_HOT void AOTC_Q(x86_dense_store)(const aotc_qconv_params *p, 
                                                     int32_t oc, int32_t nc, __mmask16 lm, int64_t at0,
                                                     int32_t plane_out, __m512 lo, __m512 hi, __m512i zp, QT *yn,
                                                     const AOTC_Q(x86_resid) *rv, const QT *resn) {
+    /* the channels' constants through locals: read through p, gcc loaded the pointers again after each store of
+     * bytes (which may alias them) */
+    const int32_t *const bias = p->bias, *const w_zero = p->w_zero;
+    const float *const scale = p->scale;
+    const int w_zero_any = p->w_zero_any;
     int32_t j;
     for (j = 0; j < nc; ++j) {
         const int32_t c = oc + j;
         const int64_t at = (int64_t)c * plane_out + at0;
-        __m512i v = _mm512_add_epi32(acc[j], _mm512_set1_epi32(p->bias[c]));
+        __m512i v = _mm512_add_epi32(acc[j], _mm512_set1_epi32(bias[c]));
         __m512i q;
-        if (p->w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]), sums));
-        q = AOTC_Q(x86_requant16_lanes)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp);
+        if (w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(w_zero[c]), sums));
+        q = AOTC_Q(x86_requant16_lanes)(v, _mm512_set1_ps(scale[c]), lo, hi, zp);
         _mm_mask_storeu_epi8((void *)(yn + at), lm, rv == NULL ? _mm512_cvtepi32_epi8(q)
                                                                : AOTC_Q(x86_residual16)(rv, q, resn + at, lm));
     }
 }
 
-/* The windows of each pattern for block bk (shifted by shift bytes, x86_dense_get) as seg[pp]. */
-static inline void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t shift, const AOTC_Q(x86_dpat) *pat,
-                                          int32_t npat, int32_t plane_in, AOTC_Q(x86_dseg) *seg) {
-    int32_t pp;
+/* The windows of each pattern for block bk (shifted by shift bytes, x86_dense_get) as seg[pp]. A window's start
+ * and load mask depend on its kernel row only (the mask stops at the plane's end, the same for every channel),
+ * so they are made once a row and each pattern picks its rows' (made per pattern, they took 17 % of
+ * ResNet-18's stem, 49 patterns a block of 16 positions). Not vectorised: gcc's version gathered the rows' starts
+ * and masks (vpgatherdq), and the stem took 3 % longer than with this scalar loop. */
+static __attribute__((noinline, optimize("no-tree-vectorize"))) void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t shift, const AOTC_Q(x86_dpat) *pat,
+                                          int32_t npat, int32_t plane_in, int32_t k_h, AOTC_Q(x86_dseg) *seg) {
+    int64_t lo[AOTC_QX86_KH];
+    __mmask64 m[AOTC_QX86_KH];
+    int32_t pp, kh;
+    for (kh = 0; kh < k_h; ++kh) {
+        const int32_t sk = bk->span[kh], lk = bk->lo[kh] + shift;
+        lo[kh] = lk;
+        m[kh] = sk < 0 ? 0 : AOTC_Q(x86_bytes)(sk + 1 < plane_in - lk ? sk + 1 : plane_in - lk);
+    }
     for (pp = 0; pp < npat; ++pp) {
-        const int32_t sa = bk->span[pat[pp].kh_a], sb = bk->span[pat[pp].kh_b];
-        const int32_t la = bk->lo[pat[pp].kh_a] + shift, lb = bk->lo[pat[pp].kh_b] + shift;
-        seg[pp].offa = (int64_t)pat[pp].ic_a * plane_in + la;
-        seg[pp].offb = (int64_t)pat[pp].ic_b * plane_in + lb;
-        seg[pp].ma = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);
-        seg[pp].mb = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);
+        seg[pp].offa = (int64_t)pat[pp].ic_a * plane_in + lo[pat[pp].kh_a];
+        seg[pp].offb = (int64_t)pat[pp].ic_b * plane_in + lo[pat[pp].kh_b];
+        seg[pp].ma = m[pat[pp].kh_a];
+        seg[pp].mb = m[pat[pp].kh_b];
     }
 }
 
@@ -1183,7 +1355,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
     const uint8_t (*const tap)[4] = (const uint8_t (*)[4])J->tap;
     int32_t *const wbuf = (int32_t *)(void *)work;
     uint8_t *const cache = work + (J->wbytes + 63) / 64 * 64;
-    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
+    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT], seg3[3][AOTC_QX86_PAT];
     int32_t i, e;
     if (!L->init) {
         for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride))->key = INT32_MIN;
@@ -1203,6 +1375,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
             const int32_t c0 = g * mg + ch * J->cstep, c1 = c0 + J->cstep < (g + 1) * mg ? c0 + J->cstep : (g + 1) * mg;
             for (pos0 = r0; pos0 < r1;) { /* a batch of up to nblk blocks */
                 int32_t b, nb, made = 0; /* made: the blocks of over AOTC_QX86_NARROW lanes summed for c0's channels */
+                int8_t q3[16]; /* (with made) the batch's blocks made in threes, summed for c0's first 8 channels only */
                 if (L->held == key) { /* the whole range, made for the item before */
                     pos0 = r1;
                 } else {
@@ -1210,11 +1383,47 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                     made = 1;
                     for (nb = 0; nb < J->nblk && pos0 < r1; ++nb) {
                         int32_t shift;
+                        q3[nb] = 0;
+                        if (!p->w_zero_any && nb + 3 <= J->nblk && count >= 3) {
+                            /* three blocks of over 8 lanes: their rows made together, c0's first 8 channels summed
+                             * (x86_dense_dotq3x8), where the three stay in the cache (a block made may take the
+                             * slot of one found before it: then one at a time, below) */
+                            const AOTC_Q(x86_dblock) *b3[3];
+                            const uint8_t *iv3[3];
+                            int32_t k3[3], sh3[3], t, p3 = pos0, ok = 1, pad3 = 0;
+                            for (t = 0; t < 3 && ok; ++t) {
+                                ok = p3 < r1;
+                                if (!ok) break;
+                                b3[t] = AOTC_Q(x86_dense_get)(p, p3, r1, npat, tap, cache, stride, count, &L->next, &sh3[t]);
+                                k3[t] = b3[t]->key, ok = b3[t]->lanes > 8, p3 += b3[t]->lanes;
+                            }
+                            if (ok && b3[0]->key == k3[0] && b3[1]->key == k3[1]) {
+                                __m512i a3[24];
+                                const __m512i none = _mm512_setzero_si512();
+                                for (t = 0; t < 3; ++t) {
+                                    AOTC_Q(x86_dense_segs)(b3[t], sh3[t], J->pat, npat, plane_in, p->k_h, seg3[t]);
+                                    iv3[t] = (const uint8_t *)b3[t] + AOTC_QX86_DHEAD, pad3 |= b3[t]->pad;
+                                }
+                                AOTC_Q(x86_dense_dotq3x8)(xg, step, (const AOTC_Q(x86_dseg) (*)[AOTC_QX86_PAT])seg3, iv3, pad3,
+                                                          npat, kq, J->qfast, J->qsafe,
+                                                          (const int32_t *)(const void *)(w + (int64_t)c0 * kp), zfill, a3,
+                                                          scratch + (int64_t)nb * kq * 64);
+                                AOTC_QX86_TRACE(dotq3);
+                                for (t = 0; t < 3; ++t) {
+                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, c0, 8, AOTC_Q(x86_lanes)(b3[t]->lanes), pos0,
+                                                            plane_out, lo, hi, zp, yn, rvp, resn);
+                                    L->bpos[nb + t] = pos0, L->blanes[nb + t] = b3[t]->lanes, q3[nb + t] = 1;
+                                    pos0 += b3[t]->lanes;
+                                }
+                                nb += 2;
+                                continue;
+                            }
+                        }
                         const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count,
                                                                              &L->next, &shift);
                         const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
                         uint8_t *const qs = scratch + (int64_t)nb * kq * 64;
-                        AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
+                        AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, p->k_h, seg);
                         if (bk->lanes > AOTC_QX86_NARROW) { /* made while c0's 16 channels are summed */
                             __m512i a[16], s;
                             AOTC_Q(x86_dense_dotq16)(xg, step, seg, iv, bk->pad, npat, kq, J->qfast, J->qsafe,
@@ -1236,9 +1445,22 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                 for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
                     const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
                     b = 0;
-                    if (made && oc == c0) { /* only the narrow blocks left */
+                    if (made && oc == c0) { /* only the narrow blocks left, and channels 8-15 of those made in threes */
                         for (b = 0; b < nb; ++b) {
                             __m512i a[16], s;
+                            if (q3[b]) {
+                                const __m512i none = _mm512_setzero_si512();
+                                __m512i a3[24];
+                                int32_t t;
+                                AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8, a3,
+                                                          NULL, NULL);
+                                AOTC_QX86_TRACE(dotb3);
+                                for (t = 0; t < 3; ++t)
+                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                            L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                                b += 2;
+                                continue;
+                            }
                             if (L->blanes[b] > AOTC_QX86_NARROW) continue;
                             AOTC_Q(x86_dense_narrowb)(scratch + (int64_t)b * kq * 64, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
                             AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
@@ -1248,15 +1470,26 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                     if (!p->w_zero_any) { /* three blocks of over 8 lanes at a time, 8 channels of the 16 twice */
                         for (; b + 3 <= nb && L->blanes[b] > 8 && L->blanes[b + 1] > 8 && L->blanes[b + 2] > 8; b += 3) {
                             const __m512i none = _mm512_setzero_si512();
+                            /* the batch's last block, of one lane, right after these three: summed with them */
+                            const int one = b + 4 == nb && L->blanes[b + 3] == 1;
                             int32_t h, t;
                             for (h = 0; h < 2; ++h) {
-                                __m512i a3[24];
-                                AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3);
+                                __m512i a3[24], a1[AOTC_QX86_NARROW];
+                                if (one && h == 0) {
+                                    AOTC_Q(x86_dense_dotb3x8n)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq, a3,
+                                                               scratch + (int64_t)(b + 3) * kq * 64, a1);
+                                    AOTC_QX86_TRACE(dotb3n);
+                                    AOTC_Q(x86_narrow_store)(p, a1, none, oc, 16, 1, L->bpos[b + 3], plane_out, yn, J->r, resn);
+                                } else {
+                                    AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3,
+                                                              NULL, NULL);
+                                }
                                 AOTC_QX86_TRACE(dotb3);
                                 for (t = 0; t < 3; ++t)
                                     AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8 * h, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
                                                             L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
                             }
+                            if (one) b = nb - 3; /* (the one-lane block stored) */
                         }
                     }
                     for (; b < nb; ++b) {
@@ -1310,7 +1543,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                 bk = AOTC_Q(x86_dense_get)(p, pos0, r1, npat, tap, cache, stride, count, &L->next, &shift);
                 iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
                 lm = AOTC_Q(x86_lanes)(bk->lanes);
-                AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, seg);
+                AOTC_Q(x86_dense_segs)(bk, shift, J->pat, npat, plane_in, p->k_h, seg);
                 for (oc = c0; oc < c1; oc += nc) {
                     __m512i a[16], s;
                     nc = c1 - oc < J->nmax ? c1 - oc : J->nmax;
@@ -1385,7 +1618,12 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
      * kp bytes), made once where the output channels take more than one register block of 16 and read
      * back by each (the stem and ResNet-18's 3 x 3 convs: 5 % fewer cycles in layers 2-3, 14 % in 4) */
     J.nblk = (tile + 15) / 16 < 16 ? (tile + 15) / 16 : 16;
-    if (J.nblk > 3 && !p->w_zero_any) J.nblk -= J.nblk % 3; /* whole threes for x86_dense_dotb3x8 */
+    /* whole threes for x86_dense_dotb3x8; on one thread, a plane of 16 n + 1 positions (7 x 7) in one batch of
+     * n + 1 blocks where the patch block holds them, the last block's one lane summed with the three before it
+     * (x86_dense_dotb3x8n: alone, its quad rows made and summed in a batch of their own) */
+    if (J.nblk > 3 && !p->w_zero_any &&
+        !(!split && J.nblk % 3 == 1 && plane_out % 16 == 1 && (plane_out + 15) / 16 == J.nblk))
+        J.nblk -= J.nblk % 3;
     J.quads = p->w_packed && scratch != NULL && J.nblk > 0 && mg > 16;
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
         const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
