@@ -266,6 +266,24 @@ static inline void AOTC_Q(x86_interleave4)(__m128i r0, __m128i r1, __m128i r2, _
     _mm_storeu_si128((__m128i *)(void *)(dst + 48), _mm_unpackhi_epi16(b, d));
 }
 
+/* run[o] for o in [a, b): input column o's byte (every sw-th byte of xs, sw 1 or 2), flipped to unsigned, 16 at a
+ * time (at stride 1 a masked load, at stride 2 every second byte of twice that: vpmovwb) */
+static inline void AOTC_Q(x86_flip_span)(const QT *AOTC_RESTRICT xs, int32_t sw, int32_t a, int32_t b,
+                                         uint8_t *AOTC_RESTRICT run, __m128i flip) {
+    int32_t o;
+    for (o = a; o < b; o += 16) {
+        const int32_t n = b - o < 16 ? b - o : 16;
+        __m128i v;
+        if (sw == 1) {
+            v = _mm_maskz_loadu_epi8(AOTC_Q(x86_lanes)(n), (const void *)(xs + o));
+        } else {
+            const __mmask32 m = n >= 16 ? 0x7FFFFFFFu : (__mmask32)((1u << (2 * n - 1)) - 1u);
+            v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(m, (const void *)(xs + 2 * (int64_t)o)));
+        }
+        _mm_mask_storeu_epi8((void *)(run + o), AOTC_Q(x86_lanes)(n), _mm_xor_si128(v, flip));
+    }
+}
+
 static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t r, int32_t p0,
                                     int32_t np, uint8_t *AOTC_RESTRICT out);
 
@@ -277,7 +295,7 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
     const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
     const int32_t ow_n = p->out_w, sw = p->stride_w;
-    int32_t kh, start, o0, o1, t, o;
+    int32_t kh, start, o0, o1, t;
     const QT *plane = AOTC_Q(qconv_row_cols)(p, xg, r, &kh, &start, &o0, &o1);
     if (sw > 2) {
         AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, out);
@@ -295,17 +313,7 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
             const int32_t a0 = first > o0 ? first : o0, b0 = last < o1 ? last : o1;
             const int32_t a = a0 < last ? a0 : last, b = b0 > a ? b0 : a;
             if (a > first) memset(run + first, zero, (size_t)(a - first));
-            for (o = a; o < b; o += 16) {
-                const int32_t n = b - o < 16 ? b - o : 16;
-                __m128i v;
-                if (sw == 1) {
-                    v = _mm_maskz_loadu_epi8(AOTC_Q(x86_lanes)(n), (const void *)(xs + o));
-                } else {
-                    const __mmask32 m = n >= 16 ? 0x7FFFFFFFu : (__mmask32)((1u << (2 * n - 1)) - 1u);
-                    v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(m, (const void *)(xs + 2 * (int64_t)o)));
-                }
-                _mm_mask_storeu_epi8((void *)(run + o), AOTC_Q(x86_lanes)(n), _mm_xor_si128(v, flip));
-            }
+            AOTC_Q(x86_flip_span)(xs, sw, a, b, run, flip);
             if (last > b) memset(run + b, zero, (size_t)(last - b));
         }
         t += last - first;
@@ -317,22 +325,12 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
 static void AOTC_Q(x86_patch_runs)(const QT *AOTC_RESTRICT plane, int32_t sw, const int32_t *run_t, const int32_t *run_n,
                                    const int64_t *run_at, int32_t nrun, uint8_t *AOTC_RESTRICT out) {
     const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
-    int32_t i, o;
+    int32_t i;
     for (i = 0; i < nrun; ++i) {
         const QT *xs = plane + run_at[i];
         uint8_t *run = out + run_t[i];
         const int32_t b = run_n[i];
-        for (o = 0; o < b; o += 16) {
-            const int32_t n = b - o < 16 ? b - o : 16;
-            __m128i v;
-            if (sw == 1) {
-                v = _mm_maskz_loadu_epi8(AOTC_Q(x86_lanes)(n), (const void *)(xs + o));
-            } else {
-                const __mmask32 m = n >= 16 ? 0x7FFFFFFFu : (__mmask32)((1u << (2 * n - 1)) - 1u);
-                v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(m, (const void *)(xs + 2 * (int64_t)o)));
-            }
-            _mm_mask_storeu_epi8((void *)(run + o), AOTC_Q(x86_lanes)(n), _mm_xor_si128(v, flip));
-        }
+        AOTC_Q(x86_flip_span)(xs, sw, 0, b, run, flip);
     }
 }
 
