@@ -109,9 +109,9 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
 #if defined(AOTC_CONV_POSX)
     /* the register tiles below split by runs of 32 positions too: each thread its share of the positions, the
-     * rows a Winograd conv before it wrote in that thread's bands (conv_winograd.h). ResNet-50's 64 -> 256
-     * 56 x 56 convs at two threads took 0.9-1.26 x their one-thread time on the per-panel GEMMs below, at two
-     * threads each of those ran 1.2 x slower than these tiles. */
+     * rows a Winograd conv before it wrote in that thread's bands (conv_winograd.h). On the per-panel GEMMs
+     * below, ResNet-50's 64 -> 256 56 x 56 convs ran 1.18 x as long as on these tiles (one thread each) and
+     * gained 0.9-1.25 x from a second thread; on these, 1.63-1.68 x (load 5, min of 80 runs). */
     if (posx_pointwise(p, x, w, bias, res, y, 0,
                        PWX && (cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
                            (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)))
