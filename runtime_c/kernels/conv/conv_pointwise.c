@@ -64,8 +64,8 @@ PWX_KERNEL(32)
 /* With the pool: the GEMM of each (image, group) split into column blocks of whole panels of PANEL positions
  * (PW_BLOCKS_PER_THREAD a thread), the last block taking the remainder too, so every block's tiles are the
  * ones the whole GEMM makes for those columns (the last partial panel's shifted tile included) and each
- * output is summed in the same order. Each block copies plain-B blocks into its own stack buffer, as the one-thread call
- * does into `work` (the arena has one, and threads cannot share it). */
+ * output is summed in the same order. Each block copies plain-B blocks into its own stack buffer, as the
+ * one-thread call does into `work` (the arena has one, and threads cannot share it). */
 typedef struct {
     const aotc_conv_params *p;
     aotc_sgemm_params gp;
