@@ -242,7 +242,9 @@ def _winograd_applies(v: winograd.Variant) -> Callable[[ConvGeometry, TargetTrai
             return False
         best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math, target.threads)
         return best is not None and (best is v or (not v.rounds_more and v.applies(c.y[-2], c.y[-1])
-                                                   and v.gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= winograd.MIN_GAIN))
+                                                   and v.gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= winograd.MIN_GAIN
+                                                   and winograd.threads_allow(v, c.in_c, c.out_c, c.y[-2], c.y[-1],
+                                                                              target.threads)))
     return applies
 
 
@@ -257,8 +259,11 @@ def _fit_winograd(v: winograd.Variant) -> Callable[[Node, Graph, int, TargetTrai
         if band is None:
             return None
         rows, scratch = band
+        th, tw = v.tiles(c.y[-2], c.y[-1])
+        by_bands = lanes and v.lane_floats(rows, tw, th, c.in_c, c.out_c, target.threads)[1]
         what = f"Winograd F({v.m}x{v.m}, 3x3), bands of {rows} tile rows" + (
-            ", a lane of scratch per thread" if lanes else "")
+            (", a band a thread" if by_bands else ", blocks of output channels") + ", a lane of scratch per thread"
+            if lanes else "")
         choice = c.choice(v.kernel, what, scratch, nc=rows)
         assumes = {**choice.assumes, **winograd.assumes(v, target.threads)}
         return dataclasses.replace(choice, assumes=assumes, kept=lanes,

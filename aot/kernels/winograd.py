@@ -19,9 +19,14 @@ from aot.kernels.c_defines import define
 from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed B
 
 # With --threads, the most floats of a thread's lane of a Winograd conv's scratch (bands are cut to fit), and
-# the output channels of the products it holds (aotc_conv.h's AOTC_WINO_LANE_M)
-LANE_FLOATS = 1 << 19
+# the output channels of the products it holds where the conv runs by blocks of them (aotc_conv.h's
+# AOTC_WINO_LANE_M; by bands, all of them: Variant.lane_floats)
+LANE_FLOATS = define("aotc_conv.h", "AOTC_WINO_LANE_FLOATS")
 LANE_M = define("aotc_conv.h", "AOTC_WINO_LANE_M")
+# By blocks of LANE_M output channels, a thread's products took this much longer than the whole products of
+# the same band on one thread (ResNet-50's 256-channel 14 x 14 convs, the two-thread bundle run on one: 760
+# against 630 us), besides each thread transforming the band's input: Variant.band_rows's estimate
+BLOCK_COST = 1.2
 PITCH_PAD = define("aotc_conv.h", "AOTC_WINO_PITCH_PAD")  # floats past each of V's and M's matrices (4 KiB aliasing)
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
@@ -81,34 +86,56 @@ class Variant:
         saved = 9 * self.m * self.m / self.products
         return saved * used / (1 + (self.in_cost + self.lane_cost * idle) / in_c + self.out_cost / out_c)
 
+    def lane_floats(self, rows: int, tw: int, th: int, in_c: int, out_c: int, threads: int) -> tuple[int, bool]:
+        """A lane's floats with threads, and whether the conv runs by bands (aotc_conv.h's
+        aotc_conv_winograd_lane_floats: at least `threads` bands of `rows` tile rows, each thread a band's V and
+        the products of every output channel within LANE_FLOATS), else by blocks of LANE_M output channels."""
+        tp = _panels(rows * tw) * PANEL
+        full = self.products * ((in_c + out_c) * tp + 2 * PITCH_PAD)
+        if math.ceil(th / rows) >= threads and full <= LANE_FLOATS:
+            return full, True
+        return self.products * ((in_c + LANE_M) * tp + 2 * PITCH_PAD), False
+
+    def runs_by_bands(self, out_h: int, out_w: int, in_c: int, out_c: int, threads: int) -> bool:
+        """Whether some band of the limits lets the conv run by bands on `threads` threads (lane_floats)."""
+        th, tw = self.tiles(out_h, out_w)
+        return threads > 1 and any(self.lane_floats(rows, tw, th, in_c, out_c, threads)[1]
+                                   for rows in range(1, max(1, min(th, self.rows_max, self.band_tiles // tw)) + 1))
+
     def band_rows(self, out_h: int, out_w: int, in_c: int, out_c: int, budget: int,
                   threads: int = 1) -> tuple[int, int] | None:
         """(tile rows per band, scratch bytes): of the bands the limits and the budget allow, the tallest
         of those whose GEMMs run the fewest columns, the band's transformed inputs (in_c x tiles) and
         products (out_c x tiles) in scratch; None if not even one tile row fits. With threads, a lane per
-        thread (conv_winograd.h: its transformed inputs and the products of LANE_M output channels), each
-        at most LANE_FLOATS and the lanes within the budget.
+        thread (lane_floats), each at most LANE_FLOATS and the lanes within the budget, and the bands that
+        keep the busiest thread's columns fewest: by bands, a thread's bands (a share of them, rounded up);
+        by blocks of output channels, its share of the blocks of all the columns, BLOCK_COST as dear.
 
         A band's GEMMs run its tiles rounded up to whole panels: a narrow tile for a last few columns took
         as long as a whole panel in the measurements (ResNet-18's 64 ch 56 x 56 conv, 28 tiles per row: bands
         of 8 rows, 224 tiles, 1548 us; of 7 rows, 196 tiles, 1622 us)."""
         th, tw = self.tiles(out_h, out_w)
-        best: tuple[int, int, int] | None = None  # (columns, rows, scratch)
+        best: tuple[float, int, int, int] | None = None  # (busiest thread's columns, columns, -rows, scratch)
         for rows in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
+            full, last = divmod(th, rows)
+            columns = (full * _panels(rows * tw) + _panels(last * tw)) * PANEL
+            busiest: float = columns
             if threads > 1:
-                lane = self.products * ((in_c + LANE_M) * _panels(rows * tw) * PANEL + 2 * PITCH_PAD)
+                lane, by_bands = self.lane_floats(rows, tw, th, in_c, out_c, threads)
                 if lane > LANE_FLOATS:
                     continue
                 scratch = threads * lane * 4
+                blocks = math.ceil(out_c / LANE_M)
+                busiest = (math.ceil(math.ceil(th / rows) / threads) * _panels(rows * tw) * PANEL if by_bands
+                           else columns * math.ceil(blocks / threads) / blocks * BLOCK_COST)
             else:
                 scratch = self.products * ((in_c + out_c) * _panels(rows * tw) * PANEL + 2 * PITCH_PAD) * 4
             if scratch > budget:
                 continue
-            full, last = divmod(th, rows)
-            columns = (full * _panels(rows * tw) + _panels(last * tw)) * PANEL
-            if best is None or columns < best[0]:
-                best = (columns, rows, scratch)
-        return None if best is None else best[1:]
+            key = (busiest, columns, -rows, scratch)
+            if best is None or key < best:
+                best = key
+        return None if best is None else (-best[2], best[3])
 
     def weights(self, w: np.ndarray) -> np.ndarray:
         """The (m + 2)^2 matrices U[e] (out_c x in_c) the kernel reads: G g G^T of each 3 x 3 filter g,
@@ -140,26 +167,34 @@ F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6,
              count_spatial=True, rounds_more=True)
 VARIANTS = (F4, F2)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
-# With --threads, Winograd only where its products do at least this many multiply-adds per float of V and M
-# (in_c out_c / (in_c + out_c)). Why: with a pool each thread transforms the whole band's input into a lane of
-# its own (conv_winograd.h, so that no band passes between the cores), work the products must pay for: in
-# lanes ResNet-18's 64-channel convs (intensity 32) took 1360-1400 us at two threads, against 1010 on the
-# implicit GEMM; its 128- and 256-channel ones (64, 128) 720-780 us against 1010-1170.
+# With --threads, where a conv cannot run by bands (Variant.lane_floats), Winograd only where its products do
+# at least this many multiply-adds per float of V and M (in_c out_c / (in_c + out_c)). Why: by blocks of output
+# channels each thread transforms the whole band's input into a lane of its own (conv_winograd.h, so that no
+# band passes between the cores), work the products must pay for: in such lanes ResNet-18's 64-channel convs
+# (intensity 32; one block of 64 channels, so one thread) took 1360-1400 us at two threads, against 1010 on
+# the implicit GEMM; its 128- and 256-channel ones (64, 128) 720-780 us against 1010-1170.
 THREADS_MIN_INTENSITY = 64
 
 
 def assumes(v: Variant, threads: int = 1) -> dict[str, int]:
     """The limits the compiler's bands keep to, by their aotc_conv.h names: the generated code checks them."""
-    lanes = {"AOTC_WINO_LANE_M": LANE_M} if threads > 1 else {}
+    lanes = {"AOTC_WINO_LANE_M": LANE_M, "AOTC_WINO_LANE_FLOATS": LANE_FLOATS} if threads > 1 else {}
     return {**{name: getattr(v, attr) for attr, name in v.macros.items()}, **lanes}
+
+
+def threads_allow(v: Variant, in_c: int, out_c: int, out_h: int, out_w: int, threads: int) -> bool:
+    """Whether v may take the conv on `threads` threads: one thread, a conv that runs by bands, or one of
+    intensity THREADS_MIN_INTENSITY or more."""
+    return (threads <= 1 or in_c * out_c >= THREADS_MIN_INTENSITY * (in_c + out_c)
+            or v.runs_by_bands(out_h, out_w, in_c, out_c, threads))
 
 
 def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool, threads: int = 1) -> Variant | None:
     """The variant with the largest expected gain that applies (with fast_math, those that round more
-    too), if it reaches MIN_GAIN; with threads, none for convs of low intensity (THREADS_MIN_INTENSITY)."""
-    if threads > 1 and in_c * out_c < THREADS_MIN_INTENSITY * (in_c + out_c):
-        return None
+    too), if it reaches MIN_GAIN; with threads, one that runs by bands (Variant.runs_by_bands), or any where
+    the conv's intensity reaches THREADS_MIN_INTENSITY."""
     gains = [(v.gain(in_c, out_c, out_h, out_w), v) for v in VARIANTS
-             if v.applies(out_h, out_w) and (fast_math or not v.rounds_more)]
+             if v.applies(out_h, out_w) and (fast_math or not v.rounds_more)
+             and threads_allow(v, in_c, out_c, out_h, out_w, threads)]
     gain, v = max(gains, key=lambda g: g[0], default=(0.0, None))
     return v if gain >= MIN_GAIN else None

@@ -740,13 +740,20 @@ def test_winograd4_only_with_fast_math():
     assert fast.metadata["fast_math"] == {"nodes": ["conv"]}
 
 
-def test_winograd_with_threads_only_on_convs_of_enough_work_per_float_streamed():
-    """With --threads, ResNet-18's 64-channel convs (32 multiply-adds per float of V and M) leave Winograd,
-    its 128- and 256-channel ones (64, 128) keep it; one thread keeps it on all three."""
-    assert winograd.best(64, 64, 56, 56, False, threads=2) is None
+def test_winograd_with_threads_by_bands_or_on_convs_of_enough_work_per_float_streamed():
+    """With --threads, a conv that can run by bands (a band a thread, the products of every output channel in
+    its lane) keeps Winograd whatever its intensity: ResNet-18's and ResNet-50's 64-channel 56 x 56 convs; one
+    that cannot (its lane would not hold a tile row's products of every output channel) keeps it only at 64
+    multiply-adds per float of V and M or more (by blocks of output channels)."""
+    assert winograd.best(64, 64, 56, 56, False, threads=2) is winograd.F2
+    assert winograd.F2.runs_by_bands(56, 56, 64, 64, 2)
     assert winograd.best(128, 128, 28, 28, False, threads=2) is winograd.F2
     assert winograd.best(256, 256, 14, 14, True, threads=2) is winograd.F4
     assert winograd.best(64, 64, 56, 56, False) is winograd.F2
+    # 2048 + 2048 channels: no lane holds even one tile row's products of every output channel
+    assert not winograd.F2.runs_by_bands(56, 56, 2048, 2048, 2)
+    assert winograd.threads_allow(winograd.F2, 2048, 2048, 56, 56, 2)  # intensity 1024
+    assert not winograd.threads_allow(winograd.F2, 2048, 32, 56, 56, 2)  # intensity 31, and no band fits a lane
 
 
 def test_winograd_bands_fill_whole_panels():
@@ -760,16 +767,26 @@ def test_winograd_bands_fill_whole_panels():
 
 
 def test_winograd_with_threads_bands_fit_a_lane_per_thread():
-    """With threads a Winograd conv's scratch is a lane per thread (conv_winograd.h), its bands cut so that a
-    lane holds at most LANE_FLOATS: its transformed inputs and the products of a block of LANE_M output
-    channels."""
+    """With threads a Winograd conv's scratch is a lane per thread (conv_winograd.h), at most LANE_FLOATS, its
+    bands cut so that the busiest thread runs the fewest GEMM columns: by bands (each thread whole bands, the
+    products of every output channel in its lane) where there are as many bands as threads, else by blocks of
+    LANE_M output channels (each thread the band's transformed inputs and a block's products)."""
     lanes = 2 * winograd.LANE_FLOATS * 4
     rows, scratch = winograd.F2.band_rows(28, 28, 128, 128, lanes, threads=2)
-    # all 14 tile rows (196 tiles, 13 panels) would take 16 x 192 x 208 floats; 11 (154 tiles, 10 panels) fit
-    assert (rows, scratch) == (11, 2 * 16 * ((128 + winograd.LANE_M) * 160 + 2 * winograd.PITCH_PAD) * 4)
+    # by bands: 8 tile rows (112 tiles, 7 panels) and 6 (84 tiles, 6 panels), one a thread; by blocks, all 14
+    # rows would take 16 x 192 x 208 floats, past a lane, and 11 rows leave 3 (1 + 10 panels on each thread)
+    assert (rows, scratch) == (8, 2 * 16 * ((128 + 128) * 112 + 2 * winograd.PITCH_PAD) * 4)
+    assert winograd.F2.lane_floats(8, 14, 14, 128, 128, 2) == (16 * (256 * 112 + 2 * winograd.PITCH_PAD), True)
+    # ResNet-50's 256-channel 14 x 14 convs: 4 and 3 tile rows (28 and 21 tiles, a panel pair each), not one
+    # band of 49 tiles in 4 blocks of 64 channels
+    assert winograd.F2.band_rows(14, 14, 256, 256, lanes, threads=2)[0] == 4
+    # a 12 x 12 plane of 128 channels: one band (36 tiles, 3 panels) by 2 blocks of 64 channels beats two bands
+    # of 18 tiles (2 panels each)
+    rows, scratch = winograd.F2.band_rows(12, 12, 128, 128, lanes, threads=2)
+    assert (rows, scratch) == (6, 2 * 16 * ((128 + winograd.LANE_M) * 48 + 2 * winograd.PITCH_PAD) * 4)
+    assert not winograd.F2.lane_floats(6, 6, 6, 128, 128, 2)[1]
     rows, _ = winograd.F2.band_rows(28, 28, 1024, 1024, lanes, threads=2)  # a lane holds fewer tile rows
-    assert 16 * (1024 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS < \
-        16 * (1024 + winograd.LANE_M) * ((rows + 1) * 14 + 15) // 16 * 16
+    assert 16 * (1024 + 1024) * ((rows * 14 + 15) // 16 * 16) <= winograd.LANE_FLOATS
     assert winograd.F2.band_rows(28, 28, 8192, 8192, lanes, threads=2) is None  # not one tile row fits
 
 

@@ -2,9 +2,11 @@
 
 One small net whose convs take every split the threaded kernels make: the implicit GEMM by
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
-(8 channels), with a fused residual in bands, Winograd in a lane per thread, the scratch-free depthwise
+(8 channels), with a fused residual in bands, Winograd in a lane per thread (by bands, and by blocks of
+output channels), the scratch-free depthwise
 3 x 3 by output planes at stride 1 and 2, the depthwise 5 x 5 by input channels (by blocks of 16 on
-AVX-512), 1 x 1 convs on the GEMM core by column blocks (400 positions with a fused residual; 25,
+AVX-512), 1 x 1 convs by runs of positions (on AVX-512 the register tiles of conv_posx_avx512.h; elsewhere
+the GEMM core by column blocks: 400 positions with a fused residual; 25,
 whose last tile is shifted), a SiLU by runs of elements, a 1 x 1 conv whose only block of
 channels is cut into runs of positions, a MatMul by column blocks and a batched one by its products, and a Gemm by
 column blocks, for a batch of 2.
@@ -37,9 +39,11 @@ def split_net() -> onnx.ModelProto:
     x = b.input("input", (2, 3, 20, 20))
     a = b.relu(b.conv(x, 40, 3))  # 3 blocks of 16 channels (the last 8 wide): row bands too
     w = b.conv(a, 128, 3)
-    # Winograd, with a residual: each thread transforms the band into its lane, then runs blocks of 64 output
-    # channels (128 channels: with threads, Winograd takes only convs of enough multiply-adds per float)
+    # Winograd by bands, with a residual: 10 tile rows in two bands, each thread a band's three steps in its lane
     g = b.relu(b.add(b.conv(w, 128, 3), w))
+    # Winograd by blocks of 64 output channels: a 12 x 12 plane's 36 tiles in one band (3 panels), which as two
+    # bands of 18 tiles would run 2 panels on each thread
+    o = b.gap(b.relu(b.conv(b.pool("MaxPool", g, 9, 1), 128, 3)))
     g = b._node("Mul", [g, b.act("Sigmoid", g)], b.shapes[g])  # SiLU (Swish): 25 runs of 4096 elements
     d = b.relu6(b.conv(g, 128, 3, group=128))  # depthwise 3 x 3, stride 1: 256 planes
     d = b.relu6(b.conv(d, 128, 5, group=128))  # depthwise 5 x 5: 16 blocks of 16 channels (AVX-512), or 256 planes
@@ -56,7 +60,7 @@ def split_net() -> onnx.ModelProto:
     mm = b._node("MatMul", [t, b.const(b.weights((400, 48), 400))], (2, 128, 48))
     mm = b._node("MatMul", [b._node("Transpose", [mm], (2, 48, 128), perm=[0, 2, 1]), mm], (2, 48, 48))
     # a fully connected layer: 2 column blocks, the last 24 wide
-    return b.build([b.gemm(b.concat([b.flatten(m), b.flatten(k), b.flatten(mm)]), 40)])
+    return b.build([b.gemm(b.concat([b.flatten(m), b.flatten(k), b.flatten(mm), b.flatten(o)]), 40)])
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -108,17 +112,22 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
 def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: bool = True,
           winograd: str = "aotc_conv_winograd_f32") -> None:
     """`host`: built for this machine, whose AVX-512 (if it has it) sends the 6 x 6 1 x 1 conv to its path;
-    `winograd`: the Winograd kernel the 20 x 20 conv takes."""
+    `winograd`: the Winograd kernel the 20 x 20 conv takes (the 12 x 12 one takes F(2 x 2) either way)."""
     assert meta["threads"]["count"] == 2
     pwc = ["aotc_conv_pwc_f32"] if host and host_has_avx512() else []
-    assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
-                                                   "aotc_conv_implicit_f32", "aotc_conv_pointwise_f32", *pwc, winograd,
-                                                   "aotc_gemm_f32", "aotc_matmul_f32"]
-    # the Winograd conv's lane: its transformed inputs (products x 128 x tiles) and products (x LANE_M), the
-    # band's tiles rounded up to panels of 16: F(2 x 2) 16 products, 10 x 10 tiles; F(4 x 4) 36, 5 x 5; each
-    # matrix padded by PITCH_PAD floats (4 KiB aliasing, aotc_conv.h)
-    products, tiles = (16, 112) if winograd == "aotc_conv_winograd_f32" else (36, 32)
-    assert meta["threads"]["arena_bytes_per_thread"] == products * ((128 + LANE_M) * tiles + 2 * PITCH_PAD) * 4
+    winograds = sorted({winograd, "aotc_conv_winograd_f32"})
+    assert meta["threads"]["threaded_kernels"] == [
+        "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32", "aotc_conv_implicit_f32",
+        "aotc_conv_pointwise_f32", *pwc, *winograds, "aotc_gemm_f32", "aotc_matmul_f32"]
+    # the lanes, each matrix padded by PITCH_PAD floats (4 KiB aliasing, aotc_conv.h), the bands' tiles rounded
+    # up to panels of 16: the 20 x 20 conv's by bands, a band's transformed inputs and the products of all 128
+    # output channels (F(2 x 2): 16 products, 6 of 10 tile rows, 60 tiles; F(4 x 4): 36, 3 of 5 rows, 15
+    # tiles); the 12 x 12 conv's by blocks, its 128 transformed inputs and LANE_M products of 36 tiles. The
+    # arena holds the larger lane a thread.
+    products, tiles = (16, 64) if winograd == "aotc_conv_winograd_f32" else (36, 16)
+    by_bands = products * ((128 + 128) * tiles + 2 * PITCH_PAD)
+    by_blocks = 16 * ((128 + LANE_M) * 48 + 2 * PITCH_PAD)
+    assert meta["threads"]["arena_bytes_per_thread"] == max(by_bands, by_blocks) * 4
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 
@@ -133,7 +142,7 @@ def test_pool_is_bit_identical_and_matches_onnxruntime_under_asan_ubsan(net):
 
 @pytest.mark.full
 def test_pool_runs_winograd4_with_fast_math(net):
-    """--fast-math's F(4 x 4, 3 x 3) through the pool (its 20 x 20 conv: one band of 5 tile rows, 2 panels),
+    """--fast-math's F(4 x 4, 3 x 3) through the pool (its 20 x 20 conv by bands of 3 and 2 tile rows, a panel each),
     under ASan and UBSan: bit-identical to one thread, and within the tolerance on this net."""
     d, _, _, ref = net
     check(*build_and_run(d, "fast", cflags="-fsanitize=address,undefined -fno-sanitize-recover=all "

@@ -136,8 +136,11 @@ void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float 
  * floats apart: thread t's band input transform (products x in_c x tp) and its products for a block of
  * AOTC_WINO_LANE_M output channels (products x AOTC_WINO_LANE_M x tp), at scratch + t p->kc. The compiler
  * gives every Winograd conv of the bundle the same scratch, kept for the whole run, and the same p->kc, so
- * that a lane's lines are only ever touched by its thread (conv_winograd.h, wino_lane_items). */
+ * that a lane's lines are only ever touched by its thread (conv_winograd.h, wino_lane_items). A conv with at
+ * least AOTC_THREADS bands whose lane can hold a band's V and the products of all its output channels, at
+ * most AOTC_WINO_LANE_FLOATS floats, runs by bands instead (aotc_conv_winograd_lane_floats, wino_band_items). */
 #define AOTC_WINO_LANE_M 64
+#define AOTC_WINO_LANE_FLOATS 524288 /* the most floats of a lane the compiler gives a conv (2 MiB) */
 /* Floats between one of V's or M's (tile + 2)^2 matrices and the next, past its rows: without them the
  * matrices lie a multiple of 4 KiB apart (in_c x tp floats, tp a multiple of 16), and the input transform's
  * 16 streams of stores, the GEMMs' and the output transform's loads fall on the same L1 sets and alias
@@ -296,16 +299,32 @@ static inline int64_t aotc_conv_transpose_f32_scratch_bytes(const aotc_conv_para
     return rows * p->nc * (int64_t)sizeof(float) + (int64_t)AOTC_SGEMM_WORK_BYTES;
 }
 
+/* A Winograd conv's lane with threads > 1 (floats): a band's V and the products of every output channel where
+ * the conv runs by bands (at least `threads` bands of p->nc tile rows in an image, and that fits
+ * AOTC_WINO_LANE_FLOATS: conv_winograd.h's wino_band_items), else its V and the products of a block of
+ * AOTC_WINO_LANE_M output channels (wino_lane_items); *band_mode says which. aot/kernels/winograd.py's
+ * Variant.lane_floats is the same formula. */
+static inline int64_t aotc_conv_winograd_lane_floats(const aotc_conv_params *p, int32_t tile, int32_t threads,
+                                                     int *band_mode) {
+    const int64_t products = (int64_t)(tile + 2) * (tile + 2);
+    const int32_t th = (p->out_size[1] + tile - 1) / tile, tw = (p->out_size[2] + tile - 1) / tile;
+    const int32_t band = p->nc > 0 ? p->nc : 1;
+    const int64_t tp = AOTC_CONV_PANELS((ptrdiff_t)band * tw);
+    const int64_t full = products * (((int64_t)p->in_c + p->out_c) * tp + 2 * AOTC_WINO_PITCH_PAD);
+    *band_mode = (th + band - 1) / band >= threads && full <= AOTC_WINO_LANE_FLOATS;
+    return *band_mode ? full : products * (((int64_t)p->in_c + AOTC_WINO_LANE_M) * tp + 2 * AOTC_WINO_PITCH_PAD);
+}
+
 /* The Winograd kernels' (tile 2: aotc_conv_winograd_f32, 4: aotc_conv_winograd4_f32): a band's V and M,
  * (tile + 2)^2 matrices each of in_c, out_c rows of tp tiles (p->nc tile rows, rounded up to whole
- * panels); with threads > 1, that many lanes of V and the products of AOTC_WINO_LANE_M output channels. */
+ * panels); with threads > 1, that many lanes (aotc_conv_winograd_lane_floats). */
 static inline int64_t aotc_conv_winograd_scratch_bytes(const aotc_conv_params *p, int32_t tile, int32_t threads) {
     const int64_t products = (int64_t)(tile + 2) * (tile + 2);
     const int32_t tw = (p->out_size[2] + tile - 1) / tile, band = p->nc > 0 ? p->nc : 1;
     const int64_t tp = AOTC_CONV_PANELS((ptrdiff_t)band * tw);
+    int band_mode;
     if (threads > 1)
-        return threads * products * (((int64_t)p->in_c + AOTC_WINO_LANE_M) * tp + 2 * AOTC_WINO_PITCH_PAD) *
-               (int64_t)sizeof(float);
+        return threads * aotc_conv_winograd_lane_floats(p, tile, threads, &band_mode) * (int64_t)sizeof(float);
     return products * (((int64_t)p->in_c + p->out_c) * tp + 2 * AOTC_WINO_PITCH_PAD) * (int64_t)sizeof(float);
 }
 

@@ -61,18 +61,23 @@ PWX_KERNEL(32)
 #endif
 
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
-/* With the pool: the GEMM of each (image, group) split into column blocks of PANEL positions, the
- * last block taking the remainder too, so every block's tiles are the ones the whole GEMM makes for
- * those columns (the last partial panel's shifted tile included) and each output is summed in the
- * same order. Each block copies plain-B blocks into its own stack buffer, as the one-thread call
- * does into `work` (the arena has one, and threads cannot share it). */
+/* With the pool: the GEMM of each (image, group) split into column blocks of whole panels of PANEL positions
+ * (PW_BLOCKS_PER_THREAD a thread), the last block taking the remainder too, so every block's tiles are the
+ * ones the whole GEMM makes for those columns (the last partial panel's shifted tile included) and each
+ * output is summed in the same order. Each block copies plain-B blocks into its own stack buffer, as the
+ * one-thread call does into `work` (the arena has one, and threads cannot share it). */
 typedef struct {
     const aotc_conv_params *p;
     aotc_sgemm_params gp;
     const float *x, *w, *bias, *res;
     float *y;
-    int32_t cg, mg, npos, blocks, use_work;
+    int32_t cg, mg, npos, blocks, width, use_work; /* width: a block's positions, whole panels */
 } pw_job;
+
+/* Why whole runs of panels: a GEMM call per panel of 16 positions ran ResNet-50's 128 -> 512 and 256 -> 64 convs
+ * at 0.74-0.80 x the speed of one call over all positions (the two-thread bundle run on one thread, against the
+ * one-thread bundle); 8 blocks a thread at 0.83-0.97 x, 2 at 0.95-0.98 x. */
+#define PW_BLOCKS_PER_THREAD 2
 
 static void pw_blocks(void *arg, int32_t begin, int32_t end) {
     const pw_job *J = (const pw_job *)arg;
@@ -80,7 +85,7 @@ static void pw_blocks(void *arg, int32_t begin, int32_t end) {
     int32_t it;
     for (it = begin; it < end; ++it) {
         const int32_t blk = it % J->blocks, ng = it / J->blocks, g = ng % J->p->group, n = ng / J->p->group;
-        const int32_t j0 = blk * PANEL, j1 = blk == J->blocks - 1 ? J->npos : j0 + PANEL;
+        const int32_t j0 = blk * J->width, j1 = blk == J->blocks - 1 ? J->npos : j0 + J->width;
         const ptrdiff_t xo = ((ptrdiff_t)n * J->p->in_c + (ptrdiff_t)g * J->cg) * J->npos + j0;
         const ptrdiff_t yo = ((ptrdiff_t)n * J->p->out_c + (ptrdiff_t)g * J->mg) * J->npos + j0;
         aotc_sgemm_params gp = J->gp;
@@ -102,6 +107,16 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     gp.res_rs = npos;
     set_activation(&gp, p);
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
+#if defined(AOTC_CONV_POSX)
+    /* the register tiles below split by runs of 32 positions too: each thread its share of the positions, the
+     * rows a Winograd conv before it wrote in that thread's bands (conv_winograd.h). On the per-panel GEMMs
+     * below, ResNet-50's 64 -> 256 56 x 56 convs ran 1.18 x as long as on these tiles (one thread each) and
+     * gained 0.9-1.25 x from a second thread; on these, 1.63-1.68 x (load 5, min of 80 runs). */
+    if (posx_pointwise(p, x, w, bias, res, y, 0,
+                       PWX && (cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
+                           (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)))
+        return;
+#endif
 #if PWX
     if (!((cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
           (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)))
@@ -109,7 +124,10 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     {
         pw_job J;
         J.p = p, J.gp = gp, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
-        J.cg = cg, J.mg = mg, J.npos = npos, J.blocks = npos / PANEL > 1 ? npos / PANEL : 1, J.use_work = work != NULL;
+        const int32_t panels = npos / PANEL, per = panels / (PW_BLOCKS_PER_THREAD * AOTC_THREADS);
+        J.cg = cg, J.mg = mg, J.npos = npos, J.use_work = work != NULL;
+        J.width = PANEL * (per > 1 ? per : 1);
+        J.blocks = npos / J.width > 1 ? npos / J.width : 1;
         aotc_parallel_for(pw_blocks, &J, p->batch * p->group * J.blocks);
         return;
     }

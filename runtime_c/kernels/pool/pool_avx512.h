@@ -160,54 +160,70 @@ MP16_INLINE void mp16_rows(const aotc_pool_params *p, const float *AOTC_RESTRICT
     }
 }
 
-/* `planes` planes of the pool (mp16_fits(p)): with kw, sw and pw constant, the rows whose window is
- * all inside the input (with a square window, kh == kw: the usual ones) take mp16_row with its
- * count of input rows constant too; the rows at the top and bottom edges any count. All that does
- * not change from plane to plane is worked out once (a 13 x 13 plane is only 13 rows). */
+/* Output rows [oh0, oh1) of `planes` planes of the pool (mp16_fits(p)): with kw, sw and pw constant, the rows
+ * whose window is all inside the input (with a square window, kh == kw: the usual ones) take mp16_row with its
+ * count of input rows constant too; the rows at the top and bottom edges any count. All that does not change
+ * from plane to plane is worked out once (a 13 x 13 plane is only 13 rows). */
 MP16_INLINE void mp16_some_planes(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
-                                  int32_t planes, int32_t kw, int32_t sw, int32_t pw) {
+                                  int32_t planes, int32_t kw, int32_t sw, int32_t pw, int32_t oh0, int32_t oh1) {
     const int32_t in_h = p->in[1], out_h = p->out[1], kh = p->kernel[1], sh = p->strides[1], ph = p->pads_begin[1];
     /* the rows oh with 0 <= oh * sh - ph and oh * sh - ph + kh <= in_h: [inside0, inside1) */
     int32_t inside0 = (ph + sh - 1) / sh, inside1 = in_h - kh + ph >= 0 ? (in_h - kh + ph) / sh + 1 : 0;
     if (inside1 > out_h) inside1 = out_h;
     if (kh != kw || inside1 <= inside0) {
-        mp16_rows(p, x, y, planes, 0, out_h, 0, kw, sw, pw);
+        mp16_rows(p, x, y, planes, oh0, oh1, 0, kw, sw, pw);
         return;
     }
-    mp16_rows(p, x, y, planes, 0, inside0, 0, kw, sw, pw);
+    /* the three runs clipped to [oh0, oh1) */
+    if (inside0 > oh1) inside0 = oh1;
+    if (inside1 > oh1) inside1 = oh1;
+    if (inside0 < oh0) inside0 = oh0;
+    if (inside1 < inside0) inside1 = inside0;
+    mp16_rows(p, x, y, planes, oh0, inside0, 0, kw, sw, pw);
     mp16_rows(p, x, y, planes, inside0, inside1, kw, kw, sw, pw);
-    mp16_rows(p, x, y, planes, inside1, out_h, 0, kw, sw, pw);
+    mp16_rows(p, x, y, planes, inside1, oh1, 0, kw, sw, pw);
 }
 
 /* mp16_some_planes for a window of KW columns at column stride SW after PW leading pad columns, as a
  * function (MP16_ENTRY defines one for its window, pool_max_avx512.c one for any other) */
 #define MP16_PLANES(NAME, KW, SW, PW)                                                                        \
     static __attribute__((noinline)) void NAME(const aotc_pool_params *p, const float *x, float *y,          \
-                                               int32_t planes) {                                             \
-        mp16_some_planes(p, x, y, planes, KW, SW, PW);                                                       \
+                                               int32_t planes, int32_t oh0, int32_t oh1) {                   \
+        mp16_some_planes(p, x, y, planes, KW, SW, PW, oh0, oh1);                                             \
     }
-/* `planes` planes of a window shape: MP16_PLANES's functions */
-typedef void (*mp16_planes_fn)(const aotc_pool_params *, const float *, float *, int32_t);
+/* output rows [oh0, oh1) of `planes` planes of a window shape: MP16_PLANES's functions */
+typedef void (*mp16_planes_fn)(const aotc_pool_params *, const float *, float *, int32_t, int32_t, int32_t);
 
 typedef struct {
     const aotc_pool_params *p;
     const float *x;
     float *y;
     mp16_planes_fn planes;
+    int32_t by_rows; /* items: output rows of every plane, else planes */
 } mp16_job;
 
 static void mp16_items(void *ctx, int32_t begin, int32_t end) {
     const mp16_job *J = (const mp16_job *)ctx;
     const int64_t in_plane = (int64_t)J->p->in[1] * J->p->in[2], out_plane = (int64_t)J->p->out[1] * J->p->out[2];
-    J->planes(J->p, J->x + begin * in_plane, J->y + begin * out_plane, end - begin);
+    if (J->by_rows)
+        J->planes(J->p, J->x, J->y, J->p->planes, begin, end);
+    else
+        J->planes(J->p, J->x + begin * in_plane, J->y + begin * out_plane, end - begin, 0, J->p->out[1]);
 }
 
-/* The pool (mp16_fits(p)) through `planes`, its planes split across the thread pool of a --threads
- * bundle (one call otherwise). */
+/* The pool (mp16_fits(p)) through `planes`, split across the thread pool of a --threads bundle (one call
+ * otherwise): by output rows of every plane where there are at least 4 a thread, else by planes. Why rows: the
+ * conv before it (ResNet's stem) splits by output rows, so each thread reads the rows it wrote; by planes, half
+ * of each thread's input came from the other core. */
 static inline void mp16_run(const aotc_pool_params *p, const float *x, float *y, mp16_planes_fn planes) {
     mp16_job J;
     J.p = p, J.x = x, J.y = y, J.planes = planes;
-    aotc_parallel_for(mp16_items, &J, p->planes);
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    J.by_rows = p->out[1] >= 4 * AOTC_THREADS;
+#else
+    J.by_rows = 0;
+#endif
+    aotc_parallel_for(mp16_items, &J, J.by_rows ? p->out[1] : p->planes);
 }
 
 /* The entry NAME for windows of KW columns at column stride SW after PW leading pad columns */
