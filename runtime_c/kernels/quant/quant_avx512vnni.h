@@ -1337,6 +1337,85 @@ typedef struct {
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_djob);
 
+/* x86_dense_run's packed weights, channels [c0, c1) on the batch's L->nb blocks made into the scratch (their quad
+ * rows): whole blocks of 16 channels; `made` and q3 say what making them summed already (c0's channels) */
+static inline QX86_HOT void AOTC_Q(x86_dense_batch)(const AOTC_Q(x86_djob) *J, const aotc_qx86_lane *L,
+                                                    const int8_t *AOTC_RESTRICT w, const uint8_t *AOTC_RESTRICT scratch,
+                                                    int32_t c0, int32_t c1, int made, const int8_t *q3, QT *yn,
+                                                    const QT *resn) {
+    const aotc_qconv_params *p = J->p;
+    const int32_t kq = J->kq, nb = L->nb, plane_out = p->out_h * p->out_w;
+    const int64_t kp = J->kp;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    const AOTC_Q(x86_resid) *const rvp = J->r != NULL ? &J->rv : NULL;
+    int32_t oc, b;
+    for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
+        const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
+        b = 0;
+        if (made && oc == c0) { /* only the narrow blocks left, and channels 8-15 of those made in threes */
+            for (b = 0; b < nb; ++b) {
+                __m512i a[16], s;
+                if (q3[b]) {
+                    const __m512i none = _mm512_setzero_si512();
+                    __m512i a3[24];
+                    int32_t t;
+                    AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8, a3,
+                                              NULL, NULL);
+                    AOTC_QX86_TRACE(dotb3);
+                    for (t = 0; t < 3; ++t)
+                        AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                    b += 2;
+                    continue;
+                }
+                if (L->blanes[b] > AOTC_QX86_NARROW) continue;
+                AOTC_Q(x86_dense_narrowb)(scratch + (int64_t)b * kq * 64, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
+                AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
+            }
+            continue;
+        }
+        if (!p->w_zero_any) { /* three blocks of over 8 lanes at a time, 8 channels of the 16 twice */
+            for (; b + 3 <= nb && L->blanes[b] > 8 && L->blanes[b + 1] > 8 && L->blanes[b + 2] > 8; b += 3) {
+                const __m512i none = _mm512_setzero_si512();
+                /* the batch's last block, of one lane, right after these three: summed with them */
+                const int one = b + 4 == nb && L->blanes[b + 3] == 1;
+                int32_t h, t;
+                for (h = 0; h < 2; ++h) {
+                    __m512i a3[24], a1[AOTC_QX86_NARROW];
+                    if (one && h == 0) {
+                        AOTC_Q(x86_dense_dotb3x8n)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq, a3,
+                                                   scratch + (int64_t)(b + 3) * kq * 64, a1);
+                        AOTC_QX86_TRACE(dotb3n);
+                        AOTC_Q(x86_narrow_store)(p, a1, none, oc, 16, 1, L->bpos[b + 3], plane_out, yn, J->r, resn);
+                    } else {
+                        AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3,
+                                                  NULL, NULL);
+                    }
+                    AOTC_QX86_TRACE(dotb3);
+                    for (t = 0; t < 3; ++t)
+                        AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8 * h, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                }
+                if (one) b = nb - 3; /* (the one-lane block stored) */
+            }
+        }
+        for (; b < nb; ++b) {
+            const uint8_t *qb = scratch + (int64_t)b * kq * 64;
+            __m512i a[16], s;
+            if (L->blanes[b] <= AOTC_QX86_NARROW) {
+                AOTC_Q(x86_dense_narrowb)(qb, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
+                AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
+                continue;
+            }
+            if (L->blanes[b] > 8) AOTC_Q(x86_dense_dotb16)(qb, kq, wq, p->w_zero_any, a, &s);
+            else AOTC_Q(x86_dense_dotb16y)(qb, kq, wq, p->w_zero_any, a, &s);
+            AOTC_Q(x86_dense_store)(p, a, s, oc, 16, AOTC_Q(x86_lanes)(L->blanes[b]), L->bpos[b], plane_out, lo,
+                                    hi, zp, yn, rvp, resn);
+        }
+    }
+}
+
 /* (the input, weights and scratch restrict parameters, as the kernel's own; y may be the residual) */
 static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
                                          const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
@@ -1372,7 +1451,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
             const int32_t key = i / J->chunks, ch = i % J->chunks;
             const int32_t c0 = g * mg + ch * J->cstep, c1 = c0 + J->cstep < (g + 1) * mg ? c0 + J->cstep : (g + 1) * mg;
             for (pos0 = r0; pos0 < r1;) { /* a batch of up to nblk blocks */
-                int32_t b, nb, made = 0; /* made: the blocks of over AOTC_QX86_NARROW lanes summed for c0's channels */
+                int32_t nb, made = 0; /* made: the blocks of over AOTC_QX86_NARROW lanes summed for c0's channels */
                 int8_t q3[16]; /* (with made) the batch's blocks made in threes, summed for c0's first 8 channels only */
                 if (L->held == key) { /* the whole range, made for the item before */
                     pos0 = r1;
@@ -1439,71 +1518,7 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                     L->nb = nb;
                     L->held = first == r0 && pos0 >= r1 ? key : -1;
                 }
-                nb = L->nb;
-                for (oc = c0; oc < c1; oc += 16) { /* packed: whole blocks of 16 channels */
-                    const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kp);
-                    b = 0;
-                    if (made && oc == c0) { /* only the narrow blocks left, and channels 8-15 of those made in threes */
-                        for (b = 0; b < nb; ++b) {
-                            __m512i a[16], s;
-                            if (q3[b]) {
-                                const __m512i none = _mm512_setzero_si512();
-                                __m512i a3[24];
-                                int32_t t;
-                                AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8, a3,
-                                                          NULL, NULL);
-                                AOTC_QX86_TRACE(dotb3);
-                                for (t = 0; t < 3; ++t)
-                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
-                                                            L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
-                                b += 2;
-                                continue;
-                            }
-                            if (L->blanes[b] > AOTC_QX86_NARROW) continue;
-                            AOTC_Q(x86_dense_narrowb)(scratch + (int64_t)b * kq * 64, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
-                            AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
-                        }
-                        continue;
-                    }
-                    if (!p->w_zero_any) { /* three blocks of over 8 lanes at a time, 8 channels of the 16 twice */
-                        for (; b + 3 <= nb && L->blanes[b] > 8 && L->blanes[b + 1] > 8 && L->blanes[b + 2] > 8; b += 3) {
-                            const __m512i none = _mm512_setzero_si512();
-                            /* the batch's last block, of one lane, right after these three: summed with them */
-                            const int one = b + 4 == nb && L->blanes[b + 3] == 1;
-                            int32_t h, t;
-                            for (h = 0; h < 2; ++h) {
-                                __m512i a3[24], a1[AOTC_QX86_NARROW];
-                                if (one && h == 0) {
-                                    AOTC_Q(x86_dense_dotb3x8n)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq, a3,
-                                                               scratch + (int64_t)(b + 3) * kq * 64, a1);
-                                    AOTC_QX86_TRACE(dotb3n);
-                                    AOTC_Q(x86_narrow_store)(p, a1, none, oc, 16, 1, L->bpos[b + 3], plane_out, yn, J->r, resn);
-                                } else {
-                                    AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8 * h, a3,
-                                                              NULL, NULL);
-                                }
-                                AOTC_QX86_TRACE(dotb3);
-                                for (t = 0; t < 3; ++t)
-                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8 * h, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
-                                                            L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
-                            }
-                            if (one) b = nb - 3; /* (the one-lane block stored) */
-                        }
-                    }
-                    for (; b < nb; ++b) {
-                        const uint8_t *qb = scratch + (int64_t)b * kq * 64;
-                        __m512i a[16], s;
-                        if (L->blanes[b] <= AOTC_QX86_NARROW) {
-                            AOTC_Q(x86_dense_narrowb)(qb, kq, wq, p->w_zero_any, L->blanes[b], a, &s);
-                            AOTC_Q(x86_narrow_store)(p, a, s, oc, 16, L->blanes[b], L->bpos[b], plane_out, yn, J->r, resn);
-                            continue;
-                        }
-                        if (L->blanes[b] > 8) AOTC_Q(x86_dense_dotb16)(qb, kq, wq, p->w_zero_any, a, &s);
-                        else AOTC_Q(x86_dense_dotb16y)(qb, kq, wq, p->w_zero_any, a, &s);
-                        AOTC_Q(x86_dense_store)(p, a, s, oc, 16, AOTC_Q(x86_lanes)(L->blanes[b]), L->bpos[b], plane_out, lo,
-                                                hi, zp, yn, rvp, resn);
-                    }
-                }
+                AOTC_Q(x86_dense_batch)(J, L, w, scratch, c0, c1, made, q3, yn, resn);
             }
         } else {
             const int32_t ps = i / (J->ranges * J->chunks) % J->passes, ch = i / J->ranges % J->chunks;
