@@ -829,14 +829,19 @@ TFL_PK_INLINE void tfl_pk_avx2_pair16(const uint8_t *a0, const uint8_t *a1, int3
     acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3, acc[4] = t0, acc[5] = t1, acc[6] = t2, acc[7] = t3;
 }
 
+/* a block's requantisation in 32-bit lanes (tfl_pk_avx2_rq_u32): whether it takes it, its constants per half */
+typedef struct {
+    int on;
+    __m256i m[2], mo[2], ce[2], co[2], t[2], sh[2];
+} tfl_pk_avx2_u32;
+
 /* the output stage of 8 channels: their requantisation (rq), zero point and clamp, and the fused residual ADD's three
  * requantisations (per tensor) where r is given; TFLite's arithmetic in the lanes (tflite_int8_x86.h) */
 typedef struct {
     tfl_x86_rqv8 rq[2]; /* a block's channels 0 - 7, 8 - 15 */
     tfl_x86_rq8 r1, r2, ra;
     __m256i y_zero, y_min, y_max, x1_zero, x2_zero, a_zero, a_min, a_max;
-    int u32;                                       /* the block takes tfl_pk_avx2_requant_u32 (tfl_pk_avx2_rq_u32) */
-    __m256i u_m[2], u_mo[2], u_ce[2], u_co[2], u_t[2], u_sh[2]; /* its constants, per half of the block */
+    tfl_pk_avx2_u32 u;
 } tfl_pk_avx2_out;
 
 /* The AVX-512 path's 10-operation requantisation (tfl_pk_rq_u32, whose comment derives it) in 8 lanes, for a block of
@@ -846,36 +851,36 @@ typedef struct {
  * half of 2 a m + 2 C (C = 2^30 + 2^(30 + e) + z 2^(31 + e)) less [a < t] (t = -1 where m = 2^30, else 0). The 64-bit
  * form (tfl_x86_requantv8: two 64-bit shifts, masks of the rounding fix, a bias) took a quarter of an int8
  * MobileNetV2's CONV_2D time without AVX-512. */
-static int tfl_pk_avx2_rq_u32(tfl_pk_avx2_out *o, const int32_t *mult, const int32_t *shift, int32_t m, int32_t y_zero,
+static int tfl_pk_avx2_rq_u32(tfl_pk_avx2_u32 *o, const int32_t *mult, const int32_t *shift, int32_t m, int32_t y_zero,
                               int small) {
     const __m256i two31 = _mm256_set1_epi64x((int64_t)1 << 31), c32 = _mm256_set1_epi64x(32);
     const __m256i z = _mm256_set1_epi64x(y_zero), m30 = _mm256_set1_epi32(1 << 30);
     int32_t i, h;
-    o->u32 = small;
-    for (i = 0; i < m && o->u32; ++i) o->u32 = mult[i] >= (1 << 30) && shift[i] <= -1 && shift[i] >= -23;
-    if (!o->u32) return 0;
+    o->on = small;
+    for (i = 0; i < m && o->on; ++i) o->on = mult[i] >= (1 << 30) && shift[i] <= -1 && shift[i] >= -23;
+    if (!o->on) return 0;
     for (h = 0; h < 2; ++h) {
         const __m256i mu = _mm256_loadu_si256((const __m256i *)(mult + 8 * h));
         const __m256i e = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
         const __m256i ee = _mm256_and_si256(e, _mm256_set1_epi64x(0xFFFFFFFF)), eo = _mm256_srli_epi64(e, 32);
-        o->u_m[h] = mu, o->u_mo[h] = _mm256_srli_epi64(mu, 32), o->u_sh[h] = e;
-        o->u_t[h] = _mm256_cmpeq_epi32(mu, m30);
-        o->u_ce[h] = _mm256_add_epi64(_mm256_add_epi64(two31, _mm256_sllv_epi64(two31, ee)),
+        o->m[h] = mu, o->mo[h] = _mm256_srli_epi64(mu, 32), o->sh[h] = e;
+        o->t[h] = _mm256_cmpeq_epi32(mu, m30);
+        o->ce[h] = _mm256_add_epi64(_mm256_add_epi64(two31, _mm256_sllv_epi64(two31, ee)),
                                       _mm256_sllv_epi64(z, _mm256_add_epi64(ee, c32)));
-        o->u_co[h] = _mm256_add_epi64(_mm256_add_epi64(two31, _mm256_sllv_epi64(two31, eo)),
+        o->co[h] = _mm256_add_epi64(_mm256_add_epi64(two31, _mm256_sllv_epi64(two31, eo)),
                                       _mm256_sllv_epi64(z, _mm256_add_epi64(eo, c32)));
     }
     return 1;
 }
 
-/* 8 sums requantised with the zero point where o->u32 (tfl_pk_avx2_rq_u32), half h of the block */
-TFL_PK_INLINE __m256i tfl_pk_avx2_requant_u32(const tfl_pk_avx2_out *o, int h, __m256i a) {
+/* 8 sums requantised with the zero point where o->on (tfl_pk_avx2_rq_u32), half h of the block */
+TFL_PK_INLINE __m256i tfl_pk_avx2_requant_u32(const tfl_pk_avx2_u32 *o, int h, __m256i a) {
     const __m256i a2 = _mm256_add_epi32(a, a);
-    const __m256i we = _mm256_add_epi64(_mm256_mul_epi32(a2, o->u_m[h]), o->u_ce[h]);
-    const __m256i wo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), o->u_mo[h]), o->u_co[h]);
+    const __m256i we = _mm256_add_epi64(_mm256_mul_epi32(a2, o->m[h]), o->ce[h]);
+    const __m256i wo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), o->mo[h]), o->co[h]);
     const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(we, 32), wo, 0xAA);
     /* less 1 where a < t: the compare's -1 added */
-    return _mm256_srav_epi32(_mm256_add_epi32(hi, _mm256_cmpgt_epi32(o->u_t[h], a)), o->u_sh[h]);
+    return _mm256_srav_epi32(_mm256_add_epi32(hi, _mm256_cmpgt_epi32(o->t[h], a)), o->sh[h]);
 }
 
 static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
@@ -892,7 +897,7 @@ static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params 
 /* 8 sums (bias added) to m (1 .. 8) bytes at y, through the residual's at res where r is given (add_one's order) */
 TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, int h, const aotc_tfl_residual_params *r,
                                      __m256i acc, int8_t *y, const int8_t *res, int32_t m) {
-    __m256i v = o->u32 ? tfl_pk_avx2_requant_u32(o, h, acc)
+    __m256i v = o->u.on ? tfl_pk_avx2_requant_u32(&o->u, h, acc)
                        : _mm256_add_epi32(tfl_x86_requantv8(acc, &o->rq[h]), o->y_zero);
     __m128i b;
     v = _mm256_min_epi32(_mm256_max_epi32(v, o->y_min), o->y_max);
@@ -943,7 +948,7 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
             const int64_t b = bv[i] < 0 ? -(int64_t)bv[i] : bv[i];
             bmax = b > bmax ? b : bmax;
         }
-        if (!tfl_pk_avx2_rq_u32(&o, mult, shift, m, p->y_zero, bmax + (int64_t)255 * 128 * 4 * kq < ((int64_t)1 << 30)))
+        if (!tfl_pk_avx2_rq_u32(&o.u, mult, shift, m, p->y_zero, bmax + (int64_t)255 * 128 * 4 * kq < ((int64_t)1 << 30)))
             for (h = 0; h < 2; ++h)
                 o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                             _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
@@ -1500,11 +1505,17 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
     const __m256i ymin = _mm256_set1_epi32(p->y_min), ymax = _mm256_set1_epi32(p->y_max);
     int32_t wpair[TFL_PK_AVX2_DW_TAPS][16], mult[16], shift[16], bv[16];
     tfl_x86_rqv8 rq[2];
+    tfl_pk_avx2_u32 u;
     __m256i wsum[2], bias8[2];
     int32_t i, h, t, b, oy, ox, ky, kx;
-    for (i = 0; i < 16; ++i) /* (past the channels: a valid requantisation, its lanes not stored) */
-        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0,
+    int64_t bmax = 0;
+    for (i = 0; i < 16; ++i) { /* (past the channels: a valid requantisation, its lanes not stored) */
+        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
         bv[i] = i < m ? bias[c0 + i] : 0;
+        bmax = (bv[i] < 0 ? -(int64_t)bv[i] : bv[i]) > bmax ? (bv[i] < 0 ? -(int64_t)bv[i] : bv[i]) : bmax;
+    }
+    /* the sums' bound: the (folded) bias, x_zero times the weights of taps outside x, the taps' products */
+    tfl_pk_avx2_rq_u32(&u, mult, shift, m, p->y_zero, bmax + (int64_t)2 * 128 * 128 * taps < ((int64_t)1 << 30));
     for (h = 0; h < 2; ++h) {
         rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                   _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
@@ -1559,8 +1570,11 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
                     }
                 }
-                v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
-                v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
+                if (u.on) v0 = tfl_pk_avx2_requant_u32(&u, 0, a0), v1 = tfl_pk_avx2_requant_u32(&u, 1, a1);
+                else {
+                    v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
+                    v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
+                }
                 v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
                 v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
                 /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
