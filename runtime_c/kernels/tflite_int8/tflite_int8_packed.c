@@ -1493,6 +1493,26 @@ TFL_PK_INLINE __m128i tfl_pk_avx2_s8x16(const int8_t *x, int32_t m) {
     return _mm_loadu_si128((const __m128i *)(const void *)v);
 }
 
+/* A position whose window lies inside x, all 16 channels: the taps paired in order across rows (taps 2i, 2i + 1 at
+ * xp + off[2i], xp + off[2i + 1]; an odd count's last pair reads its tap twice, the pair's second weight 0), each
+ * pair's bytes interleaved and sign-extended to 16 bits, one vpmaddwd of 8 channels with wq[i] (each (uint16_t)w of
+ * tap 2i, tap 2i + 1's in the high half): a 3 x 3's 5 pairs where the row pairs take 6, and no tests of the window's
+ * edges a tap. Exact as the row pairs (the same products, summed in another order, no wrap: see tfl_pk_avx2_dw16) */
+TFL_PK_INLINE void tfl_pk_avx2_dw16_inner(const int8_t *xp, const int64_t *off, const int32_t (*wq)[16],
+                                          int32_t pairs, __m256i *a0, __m256i *a1) {
+    __m256i s0 = *a0, s1 = *a1;
+    int32_t i;
+    for (i = 0; i < pairs; ++i) {
+        const __m128i xa = _mm_loadu_si128((const __m128i *)(const void *)(xp + off[2 * i]));
+        const __m128i xb = _mm_loadu_si128((const __m128i *)(const void *)(xp + off[2 * i + 1]));
+        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(xa, xb)),
+                                                    _mm256_loadu_si256((const __m256i *)wq[i])));
+        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)),
+                                                    _mm256_loadu_si256((const __m256i *)(wq[i] + 8))));
+    }
+    *a0 = s0, *a1 = s1;
+}
+
 /* the 16 channels c0 .. c0 + 15 (m stored) of every output position: the taps of a kernel row two at a time, their
  * 16 channels' bytes interleaved and sign-extended to 16-bit pairs, one vpmaddwd with the pair of weights (wpair[t]:
  * taps t and t + 1 of the row, (uint16_t)w each; wone[t]: tap t alone, the pair's second weight 0) sums 8 channels'
@@ -1503,7 +1523,10 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
     const int64_t wstep = (int64_t)p->dh * p->w * c, cstep = (int64_t)p->dw * c;
     const __m256i xz = _mm256_set1_epi32(p->x_zero), yz = _mm256_set1_epi32(p->y_zero);
     const __m256i ymin = _mm256_set1_epi32(p->y_min), ymax = _mm256_set1_epi32(p->y_max);
+    const int32_t pairs = (taps + 1) / 2;
     int32_t wpair[TFL_PK_AVX2_DW_TAPS][16], mult[16], shift[16], bv[16];
+    int32_t wq[(TFL_PK_AVX2_DW_TAPS + 1) / 2][16]; /* tfl_pk_avx2_dw16_inner's pairs of taps across rows */
+    int64_t off[TFL_PK_AVX2_DW_TAPS + 1];          /* their bytes' offsets from the window's first */
     tfl_x86_rqv8 rq[2];
     tfl_pk_avx2_u32 u;
     __m256i wsum[2], bias8[2];
@@ -1527,8 +1550,15 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                                                        : _mm256_setzero_si256();
             wsum[h] = _mm256_add_epi32(wsum[h], _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16));
             _mm256_storeu_si256((__m256i *)(wpair[t] + 8 * h), _mm256_or_si256(w, _mm256_slli_epi32(next, 16)));
+            if (t % 2 == 0) {
+                const __m256i w2 = t + 1 < taps ? _mm256_loadu_si256((const __m256i *)(wb + 16 * (t + 1) + 8 * h))
+                                                : _mm256_setzero_si256();
+                _mm256_storeu_si256((__m256i *)(wq[t / 2] + 8 * h), _mm256_or_si256(w, _mm256_slli_epi32(w2, 16)));
+            }
         }
     }
+    for (t = 0; t < taps; ++t) off[t] = (t / p->kw) * wstep + (t % p->kw) * cstep;
+    off[taps] = off[taps - 1];
     for (b = 0; b < p->n; ++b)
         for (oy = 0; oy < p->oh; ++oy) {
             const int32_t iy0 = oy * p->sh - p->pad_top;
@@ -1538,12 +1568,16 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
             for (ox = 0; ox < p->ow; ++ox) {
                 const int32_t ix0 = ox * p->sw - p->pad_left;
                 const int8_t *xp = x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c + c0;
-                int32_t kx0 = 0, kx1 = p->kw;
+                int32_t kx0 = 0, kx1 = p->kw, ky2 = ky1; /* ky2: the row pairs' last row + 1 */
                 __m256i a0 = bias8[0], a1 = bias8[1], v0, v1;
                 __m128i o8;
                 while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
                 while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
-                if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
+                if (m == 16 && ky1 - ky0 == p->kh && kx1 - kx0 == p->kw) { /* the window inside x */
+                    if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1); /* 3 x 3 */
+                    else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
+                    ky2 = ky0; /* (no row pairs) */
+                } else if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
                     __m256i in0 = _mm256_setzero_si256(), in1 = in0;
                     for (ky = ky0; ky < ky1; ++ky)
                         for (kx = kx0; kx < kx1; ++kx) {
@@ -1553,7 +1587,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                     a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[0], in0)));
                     a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[1], in1)));
                 }
-                for (ky = ky0; ky < ky1; ++ky) {
+                for (ky = ky0; ky < ky2; ++ky) {
                     const int8_t *xr = xp + ky * wstep;
                     for (kx = kx0; kx < kx1; kx += 2) {
                         const int32_t *wt = wpair[ky * p->kw + kx];
