@@ -922,6 +922,34 @@ TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, int h, const aotc
     }
 }
 
+/* 16 channels of one position from its 4 vectors of pair sums (acc: tfl_pk_avx2_pair16's s0 - s3) and the bias (b0,
+ * b1): m of them stored at y, through the residual at res where r is given. Without a residual, the two halves packed
+ * together and one store of 16 bytes where m is 16 */
+TFL_PK_INLINE void tfl_pk_avx2_out16(const tfl_pk_avx2_out *o, const aotc_tfl_residual_params *r, const __m256i *acc,
+                                     __m256i b0, __m256i b1, int8_t *y, const int8_t *res, int32_t m) {
+    /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute 0 .. 7 */
+    const __m256i s0 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8), b0);
+    const __m256i s1 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8), b1);
+    __m256i v0, v1;
+    __m128i b;
+    if (r != NULL || m < 16) {
+        tfl_pk_avx2_store(o, 0, r, s0, y, res, m < 8 ? m : 8);
+        if (m > 8) tfl_pk_avx2_store(o, 1, r, s1, y + 8, r != NULL ? res + 8 : NULL, m - 8);
+        return;
+    }
+    if (o->u.on) v0 = tfl_pk_avx2_requant_u32(&o->u, 0, s0), v1 = tfl_pk_avx2_requant_u32(&o->u, 1, s1);
+    else {
+        v0 = _mm256_add_epi32(tfl_x86_requantv8(s0, &o->rq[0]), o->y_zero);
+        v1 = _mm256_add_epi32(tfl_x86_requantv8(s1, &o->rq[1]), o->y_zero);
+    }
+    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, o->y_min), o->y_max);
+    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, o->y_min), o->y_max);
+    /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+    v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+    b = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+    _mm_storeu_si128((__m128i *)(void *)y, b);
+}
+
 /* n positions (n <= TFL_PK_RUN; position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels
  * c_begin .. c_end - 1 (c_begin a multiple of 16), to y at the first position: a block of 16 channels' weights widened
  * once a chunk for all n positions, two positions x 16 channels by tfl_pk_avx2_pair16, 8 of their sums at a time by
@@ -930,11 +958,12 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
                             int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
                             int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc, kq = rows * rq;
-    int32_t sums[32], mult[16], shift[16], bv[16];
+    int32_t mult[16], shift[16], bv[16];
     int16_t w16[TFL_PK_AVX2_QC * 64];
     __m256i raw[TFL_PK_AVX2_RUN / 2][8]; /* a pair of positions' 8 vectors of pair sums */
     int32_t c0, t, i, h, g0;
     int64_t bmax;
+    __m256i b0, b1;
     tfl_pk_avx2_out o;
     tfl_pk_avx2_out_init(&o, p, r);
     for (c0 = c_begin; c0 < c_end; c0 += 16) {
@@ -952,11 +981,25 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
             for (h = 0; h < 2; ++h)
                 o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                             _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
         for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_QC) { /* the block's weights widened a chunk of quads at a time */
             const int32_t g1 = kq - g0 < TFL_PK_AVX2_QC ? kq : g0 + TFL_PK_AVX2_QC;
             for (i = 0; i < (g1 - g0) * 4; ++i)
                 _mm256_storeu_si256((__m256i *)(w16 + 16 * i),
                                     _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + (int64_t)g0 * 64 + 16 * i))));
+            if (kq <= TFL_PK_AVX2_QC) { /* one chunk: each pair's sums in registers, straight to the output stage */
+                for (t = 0; t < n; t += 2) {
+                    const int32_t two = n - t > 1 ? 2 : 1;
+                    __m256i acc[8];
+                    for (i = 0; i < 8; ++i) acc[i] = _mm256_setzero_si256();
+                    tfl_pk_avx2_pair16(a[t], a[t + two - 1], 0, kq, rq, rowstep, w16, acc);
+                    for (i = 0; i < two; ++i) {
+                        const int64_t at = (int64_t)(t + i) * oc + c0;
+                        tfl_pk_avx2_out16(&o, r, acc + 4 * i, b0, b1, y + at, r != NULL ? res + at : NULL, m);
+                    }
+                }
+                break;
+            }
             for (t = 0; t < n; t += 2) {
                 __m256i *acc = raw[t / 2];
                 if (g0 == 0) {
@@ -965,23 +1008,13 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
                 tfl_pk_avx2_pair16(a[t], a[t + (n - t > 1 ? 1 : 0)], g0, g1, rq, rowstep, w16, acc);
             }
         }
+        if (kq <= TFL_PK_AVX2_QC) continue;
         for (t = 0; t < n; t += 2) {
             const int32_t two = n - t > 1 ? 2 : 1;
-            const __m256i *acc = raw[t / 2];
-            /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute
-             * 0 .. 7 (tfl_pk_avx2_pair's) */
-            _mm256_storeu_si256((__m256i *)sums, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8));
-            _mm256_storeu_si256((__m256i *)(sums + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8));
-            _mm256_storeu_si256((__m256i *)(sums + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[4], acc[5]), 0xD8));
-            _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[6], acc[7]), 0xD8));
-            for (i = 0; i < two; ++i)
-                for (h = 0; h < 2 && 8 * h < m; ++h) {
-                    const int64_t at = (int64_t)(t + i) * oc + c0 + 8 * h;
-                    const __m256i acc = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(sums + 16 * i + 8 * h)),
-                                                         _mm256_loadu_si256((const __m256i *)(bv + 8 * h)));
-                    tfl_pk_avx2_store(&o, h, r, acc, y + at, r != NULL ? res + at : NULL,
-                                      m - 8 * h < 8 ? m - 8 * h : 8);
-                }
+            for (i = 0; i < two; ++i) {
+                const int64_t at = (int64_t)(t + i) * oc + c0;
+                tfl_pk_avx2_out16(&o, r, raw[t / 2] + 4 * i, b0, b1, y + at, r != NULL ? res + at : NULL, m);
+            }
         }
     }
 }
