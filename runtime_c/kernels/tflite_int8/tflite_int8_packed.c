@@ -842,6 +842,8 @@ typedef struct {
     tfl_x86_rq8 r1, r2, ra;
     __m256i y_zero, y_min, y_max, x1_zero, x2_zero, a_zero, a_min, a_max;
     tfl_pk_avx2_u32 u;
+    tfl_pk_avx2_u32 hu; /* hu.on: u's constants in the lane order of the pair sums' vphaddd, the bias folded in
+                         * (tfl_pk_avx2_hadd_u32) */
 } tfl_pk_avx2_out;
 
 /* The AVX-512 path's 10-operation requantisation (tfl_pk_rq_u32, whose comment derives it) in 8 lanes, for a block of
@@ -922,16 +924,52 @@ TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, int h, const aotc
     }
 }
 
+/* The lanes of the pair sums' vphaddd (channels 0 1 4 5 | 2 3 6 7, and 8 9 12 13 | 10 11 14 15) */
+static const int8_t tfl_pk_avx2_hadd_order[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
+
+/* Where o->u.on and the block has 16 channels: o->hu, the requantisation's constants in vphaddd's lane order, with
+ * the bias b folded in (the sums s without it): 2 (s + b) m + C = 2 s m + (2 b m + C), and s + b < t as s < t - b
+ * (|s + b| < 2^30 and |b| < 2^30, the bound checked: 2 s fits an int32, and nothing wraps), so that the output stage
+ * needs no vpermq of the sums nor adds of the bias, its bytes put in order by one vpshufb */
+static void tfl_pk_avx2_hadd_u32(tfl_pk_avx2_out *o, const int32_t *mult, const int32_t *shift, const int32_t *bv,
+                                 int32_t y_zero) {
+    int32_t pm[16], ps[16], pb[16], i, h;
+    for (i = 0; i < 16; ++i) {
+        const int32_t c = tfl_pk_avx2_hadd_order[i];
+        pm[i] = mult[c], ps[i] = shift[c], pb[i] = bv[c];
+    }
+    tfl_pk_avx2_rq_u32(&o->hu, pm, ps, 16, y_zero, 1);
+    for (h = 0; h < 2; ++h) {
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(pb + 8 * h));
+        const __m256i be = _mm256_mul_epi32(b, o->hu.m[h]), bo = _mm256_mul_epi32(_mm256_srli_epi64(b, 32), o->hu.mo[h]);
+        o->hu.ce[h] = _mm256_add_epi64(o->hu.ce[h], _mm256_add_epi64(be, be));
+        o->hu.co[h] = _mm256_add_epi64(o->hu.co[h], _mm256_add_epi64(bo, bo));
+        o->hu.t[h] = _mm256_sub_epi32(o->hu.t[h], b);
+    }
+}
+
 /* 16 channels of one position from its 4 vectors of pair sums (acc: tfl_pk_avx2_pair16's s0 - s3) and the bias (b0,
  * b1): m of them stored at y, through the residual at res where r is given. Without a residual, the two halves packed
  * together and one store of 16 bytes where m is 16 */
 TFL_PK_INLINE void tfl_pk_avx2_out16(const tfl_pk_avx2_out *o, const aotc_tfl_residual_params *r, const __m256i *acc,
                                      __m256i b0, __m256i b1, int8_t *y, const int8_t *res, int32_t m) {
     /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute 0 .. 7 */
-    const __m256i s0 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8), b0);
-    const __m256i s1 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8), b1);
-    __m256i v0, v1;
+    __m256i s0, s1, v0, v1;
     __m128i b;
+    if (o->hu.on && r == NULL) { /* (m is 16) */
+        const __m128i order = _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+        v0 = tfl_pk_avx2_requant_u32(&o->hu, 0, _mm256_hadd_epi32(acc[0], acc[1]));
+        v1 = tfl_pk_avx2_requant_u32(&o->hu, 1, _mm256_hadd_epi32(acc[2], acc[3]));
+        v0 = _mm256_min_epi32(_mm256_max_epi32(v0, o->y_min), o->y_max);
+        v1 = _mm256_min_epi32(_mm256_max_epi32(v1, o->y_min), o->y_max);
+        /* 16 bits: 0 1 4 5 8 9 12 13 | 2 3 6 7 10 11 14 15; bytes in that order, then channel order */
+        v0 = _mm256_packs_epi32(v0, v1);
+        b = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+        _mm_storeu_si128((__m128i *)(void *)y, _mm_shuffle_epi8(b, order));
+        return;
+    }
+    s0 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8), b0);
+    s1 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8), b1);
     if (r != NULL || m < 16) {
         tfl_pk_avx2_store(o, 0, r, s0, y, res, m < 8 ? m : 8);
         if (m > 8) tfl_pk_avx2_store(o, 1, r, s1, y + 8, r != NULL ? res + 8 : NULL, m - 8);
@@ -982,6 +1020,8 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
                 o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                             _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
         b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
+        o.hu.on = 0;
+        if (o.u.on && m == 16 && r == NULL) tfl_pk_avx2_hadd_u32(&o, mult, shift, bv, p->y_zero);
         for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_QC) { /* the block's weights widened a chunk of quads at a time */
             const int32_t g1 = kq - g0 < TFL_PK_AVX2_QC ? kq : g0 + TFL_PK_AVX2_QC;
             for (i = 0; i < (g1 - g0) * 4; ++i)
