@@ -1586,6 +1586,29 @@ TFL_PK_INLINE void tfl_pk_avx2_dw16_inner(const int8_t *xp, const int64_t *off, 
     *a0 = s0, *a1 = s1;
 }
 
+/* a position's 16 sums (a0, a1) requantised (u where u->on, else rq and the zero point yz), clamped, m bytes to yo */
+TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_rqv8 *rq, __m256i yz, __m256i ymin,
+                                        __m256i ymax, __m256i a0, __m256i a1, int8_t *yo, int32_t m) {
+    __m256i v0, v1;
+    __m128i o8;
+    if (u->on) v0 = tfl_pk_avx2_requant_u32(u, 0, a0), v1 = tfl_pk_avx2_requant_u32(u, 1, a1);
+    else {
+        v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
+        v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
+    }
+    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
+    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+    /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+    v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+    o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+    if (m == 16) _mm_storeu_si128((__m128i *)(void *)yo, o8);
+    else {
+        int8_t tmp[16];
+        _mm_storeu_si128((__m128i *)(void *)tmp, o8);
+        memcpy(yo, tmp, (size_t)m);
+    }
+}
+
 /* the 16 channels c0 .. c0 + 15 (m stored) of every output position: the taps of a kernel row two at a time, their
  * 16 channels' bytes interleaved and sign-extended to 16-bit pairs, one vpmaddwd with the pair of weights (wpair[t]:
  * taps t and t + 1 of the row, (uint16_t)w each; wone[t]: tap t alone, the pair's second weight 0) sums 8 channels'
@@ -1603,7 +1626,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
     tfl_x86_rqv8 rq[2];
     tfl_pk_avx2_u32 u;
     __m256i wsum[2], bias8[2];
-    int32_t i, h, t, b, oy, ox, ky, kx;
+    int32_t i, h, t, b, oy, ox, ky, kx, ox_lo, ox_hi;
     int64_t bmax = 0;
     for (i = 0; i < 16; ++i) { /* (past the channels: a valid requantisation, its lanes not stored) */
         mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
@@ -1638,12 +1661,27 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
             int32_t ky0 = 0, ky1 = p->kh; /* the kernel rows inside x: ky0 .. ky1 - 1 */
             while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
             while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+            if (m == 16 && ky1 - ky0 == p->kh) { /* the row's positions whose windows are inside x: ox_lo .. ox_hi - 1 */
+                const int32_t last = p->w - 1 + p->pad_left - (p->kw - 1) * p->dw; /* ox sw at most this */
+                ox_lo = (p->pad_left + p->sw - 1) / p->sw;
+                ox_hi = last < 0 ? 0 : last / p->sw + 1 < p->ow ? last / p->sw + 1 : p->ow;
+            } else ox_lo = ox_hi = 0;
             for (ox = 0; ox < p->ow; ++ox) {
                 const int32_t ix0 = ox * p->sw - p->pad_left;
                 const int8_t *xp = x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c + c0;
                 int32_t kx0 = 0, kx1 = p->kw, ky2 = ky1; /* ky2: the row pairs' last row + 1 */
-                __m256i a0 = bias8[0], a1 = bias8[1], v0, v1;
-                __m128i o8;
+                __m256i a0 = bias8[0], a1 = bias8[1];
+                if (ox == ox_lo && ox_lo < ox_hi) { /* those positions in one loop: no edge tests, pointers stepped */
+                    int8_t *yo = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0;
+                    for (; ox < ox_hi; ++ox, xp += (int64_t)p->sw * c, yo += c) {
+                        a0 = bias8[0], a1 = bias8[1];
+                        if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1);
+                        else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
+                        tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, yo, 16);
+                    }
+                    --ox;
+                    continue;
+                }
                 while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
                 while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
                 if (m == 16 && ky1 - ky0 == p->kh && kx1 - kx0 == p->kw) { /* the window inside x */
@@ -1677,25 +1715,8 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
                     }
                 }
-                if (u.on) v0 = tfl_pk_avx2_requant_u32(&u, 0, a0), v1 = tfl_pk_avx2_requant_u32(&u, 1, a1);
-                else {
-                    v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
-                    v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
-                }
-                v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
-                v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
-                /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
-                v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
-                o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
-                {
-                    int8_t *yo = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0;
-                    if (m == 16) _mm_storeu_si128((__m128i *)(void *)yo, o8);
-                    else {
-                        int8_t tmp[16];
-                        _mm_storeu_si128((__m128i *)(void *)tmp, o8);
-                        memcpy(yo, tmp, (size_t)m);
-                    }
-                }
+                tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0,
+                                     m);
             }
         }
 }
