@@ -829,13 +829,61 @@ TFL_PK_INLINE void tfl_pk_avx2_pair16(const uint8_t *a0, const uint8_t *a1, int3
     acc[0] = s0, acc[1] = s1, acc[2] = s2, acc[3] = s3, acc[4] = t0, acc[5] = t1, acc[6] = t2, acc[7] = t3;
 }
 
+/* a block's requantisation in 32-bit lanes (tfl_pk_avx2_rq_u32): whether it takes it, its constants per half */
+typedef struct {
+    int on;
+    __m256i m[2], mo[2], ce[2], co[2], t[2], sh[2];
+} tfl_pk_avx2_u32;
+
 /* the output stage of 8 channels: their requantisation (rq), zero point and clamp, and the fused residual ADD's three
  * requantisations (per tensor) where r is given; TFLite's arithmetic in the lanes (tflite_int8_x86.h) */
 typedef struct {
     tfl_x86_rqv8 rq[2]; /* a block's channels 0 - 7, 8 - 15 */
     tfl_x86_rq8 r1, r2, ra;
     __m256i y_zero, y_min, y_max, x1_zero, x2_zero, a_zero, a_min, a_max;
+    tfl_pk_avx2_u32 u;
+    tfl_pk_avx2_u32 hu; /* hu.on: u's constants in the lane order of the pair sums' vphaddd, the bias folded in
+                         * (tfl_pk_avx2_hadd_u32) */
 } tfl_pk_avx2_out;
+
+/* The AVX-512 path's 10-operation requantisation (tfl_pk_rq_u32, whose comment derives it) in 8 lanes, for a block of
+ * 16 channels (mult, shift: 16 each; a lane past the channels has m = 2^30, shift 0 and takes the 64-bit form's
+ * arithmetic too, its result not stored): where every lane has m >= 2^30, a right shift e in [1, 23], and the sums are
+ * below 2^30 in magnitude (small), the result with the zero point z folded is the arithmetic shift by e of the high
+ * half of 2 a m + 2 C (C = 2^30 + 2^(30 + e) + z 2^(31 + e)) less [a < t] (t = -1 where m = 2^30, else 0). The 64-bit
+ * form (tfl_x86_requantv8: two 64-bit shifts, masks of the rounding fix, a bias) took a quarter of an int8
+ * MobileNetV2's CONV_2D time without AVX-512. */
+static int tfl_pk_avx2_rq_u32(tfl_pk_avx2_u32 *o, const int32_t *mult, const int32_t *shift, int32_t m, int32_t y_zero,
+                              int small) {
+    const __m256i two31 = _mm256_set1_epi64x((int64_t)1 << 31), c32 = _mm256_set1_epi64x(32);
+    const __m256i z = _mm256_set1_epi64x(y_zero), m30 = _mm256_set1_epi32(1 << 30);
+    int32_t i, h;
+    o->on = small;
+    for (i = 0; i < m && o->on; ++i) o->on = mult[i] >= (1 << 30) && shift[i] <= -1 && shift[i] >= -23;
+    if (!o->on) return 0;
+    for (h = 0; h < 2; ++h) {
+        const __m256i mu = _mm256_loadu_si256((const __m256i *)(mult + 8 * h));
+        const __m256i e = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        const __m256i ee = _mm256_and_si256(e, _mm256_set1_epi64x(0xFFFFFFFF)), eo = _mm256_srli_epi64(e, 32);
+        o->m[h] = mu, o->mo[h] = _mm256_srli_epi64(mu, 32), o->sh[h] = e;
+        o->t[h] = _mm256_cmpeq_epi32(mu, m30);
+        o->ce[h] = _mm256_add_epi64(_mm256_add_epi64(two31, _mm256_sllv_epi64(two31, ee)),
+                                      _mm256_sllv_epi64(z, _mm256_add_epi64(ee, c32)));
+        o->co[h] = _mm256_add_epi64(_mm256_add_epi64(two31, _mm256_sllv_epi64(two31, eo)),
+                                      _mm256_sllv_epi64(z, _mm256_add_epi64(eo, c32)));
+    }
+    return 1;
+}
+
+/* 8 sums requantised with the zero point where o->on (tfl_pk_avx2_rq_u32), half h of the block */
+TFL_PK_INLINE __m256i tfl_pk_avx2_requant_u32(const tfl_pk_avx2_u32 *o, int h, __m256i a) {
+    const __m256i a2 = _mm256_add_epi32(a, a);
+    const __m256i we = _mm256_add_epi64(_mm256_mul_epi32(a2, o->m[h]), o->ce[h]);
+    const __m256i wo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), o->mo[h]), o->co[h]);
+    const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(we, 32), wo, 0xAA);
+    /* less 1 where a < t: the compare's -1 added */
+    return _mm256_srav_epi32(_mm256_add_epi32(hi, _mm256_cmpgt_epi32(o->t[h], a)), o->sh[h]);
+}
 
 static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
     o->y_zero = _mm256_set1_epi32(p->y_zero), o->y_min = _mm256_set1_epi32(p->y_min);
@@ -849,10 +897,10 @@ static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params 
 }
 
 /* 8 sums (bias added) to m (1 .. 8) bytes at y, through the residual's at res where r is given (add_one's order) */
-TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, const tfl_x86_rqv8 *rq,
-                                     const aotc_tfl_residual_params *r, __m256i acc, int8_t *y, const int8_t *res,
-                                     int32_t m) {
-    __m256i v = _mm256_add_epi32(tfl_x86_requantv8(acc, rq), o->y_zero);
+TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, int h, const aotc_tfl_residual_params *r,
+                                     __m256i acc, int8_t *y, const int8_t *res, int32_t m) {
+    __m256i v = o->u.on ? tfl_pk_avx2_requant_u32(&o->u, h, acc)
+                       : _mm256_add_epi32(tfl_x86_requantv8(acc, &o->rq[h]), o->y_zero);
     __m128i b;
     v = _mm256_min_epi32(_mm256_max_epi32(v, o->y_min), o->y_max);
     if (r != NULL) {
@@ -876,6 +924,70 @@ TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, const tfl_x86_rqv
     }
 }
 
+/* The lanes of the pair sums' vphaddd (channels 0 1 4 5 | 2 3 6 7, and 8 9 12 13 | 10 11 14 15) */
+static const int8_t tfl_pk_avx2_hadd_order[16] = {0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15};
+
+/* Where o->u.on and the block has 16 channels: o->hu, the requantisation's constants in vphaddd's lane order, with
+ * the bias b folded in (the sums s without it): 2 (s + b) m + C = 2 s m + (2 b m + C), and s + b < t as s < t - b
+ * (|s + b| < 2^30 and |b| < 2^30, the bound checked: 2 s fits an int32, and nothing wraps), so that the output stage
+ * needs no vpermq of the sums nor adds of the bias, its bytes put in order by one vpshufb */
+static void tfl_pk_avx2_hadd_u32(tfl_pk_avx2_out *o, const int32_t *mult, const int32_t *shift, const int32_t *bv,
+                                 int32_t y_zero) {
+    int32_t pm[16], ps[16], pb[16], i, h;
+    for (i = 0; i < 16; ++i) {
+        const int32_t c = tfl_pk_avx2_hadd_order[i];
+        pm[i] = mult[c], ps[i] = shift[c], pb[i] = bv[c];
+    }
+    tfl_pk_avx2_rq_u32(&o->hu, pm, ps, 16, y_zero, 1);
+    for (h = 0; h < 2; ++h) {
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(pb + 8 * h));
+        const __m256i be = _mm256_mul_epi32(b, o->hu.m[h]), bo = _mm256_mul_epi32(_mm256_srli_epi64(b, 32), o->hu.mo[h]);
+        o->hu.ce[h] = _mm256_add_epi64(o->hu.ce[h], _mm256_add_epi64(be, be));
+        o->hu.co[h] = _mm256_add_epi64(o->hu.co[h], _mm256_add_epi64(bo, bo));
+        o->hu.t[h] = _mm256_sub_epi32(o->hu.t[h], b);
+    }
+}
+
+/* 16 channels of one position from its 4 vectors of pair sums (acc: tfl_pk_avx2_pair16's s0 - s3) and the bias (b0,
+ * b1): m of them stored at y, through the residual at res where r is given. Without a residual, the two halves packed
+ * together and one store of 16 bytes where m is 16 */
+TFL_PK_INLINE void tfl_pk_avx2_out16(const tfl_pk_avx2_out *o, const aotc_tfl_residual_params *r, const __m256i *acc,
+                                     __m256i b0, __m256i b1, int8_t *y, const int8_t *res, int32_t m) {
+    /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute 0 .. 7 */
+    __m256i s0, s1, v0, v1;
+    __m128i b;
+    if (o->hu.on && r == NULL) { /* (m is 16) */
+        const __m128i order = _mm_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+        v0 = tfl_pk_avx2_requant_u32(&o->hu, 0, _mm256_hadd_epi32(acc[0], acc[1]));
+        v1 = tfl_pk_avx2_requant_u32(&o->hu, 1, _mm256_hadd_epi32(acc[2], acc[3]));
+        v0 = _mm256_min_epi32(_mm256_max_epi32(v0, o->y_min), o->y_max);
+        v1 = _mm256_min_epi32(_mm256_max_epi32(v1, o->y_min), o->y_max);
+        /* 16 bits: 0 1 4 5 8 9 12 13 | 2 3 6 7 10 11 14 15; bytes in that order, then channel order */
+        v0 = _mm256_packs_epi32(v0, v1);
+        b = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+        _mm_storeu_si128((__m128i *)(void *)y, _mm_shuffle_epi8(b, order));
+        return;
+    }
+    s0 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8), b0);
+    s1 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8), b1);
+    if (r != NULL || m < 16) {
+        tfl_pk_avx2_store(o, 0, r, s0, y, res, m < 8 ? m : 8);
+        if (m > 8) tfl_pk_avx2_store(o, 1, r, s1, y + 8, r != NULL ? res + 8 : NULL, m - 8);
+        return;
+    }
+    if (o->u.on) v0 = tfl_pk_avx2_requant_u32(&o->u, 0, s0), v1 = tfl_pk_avx2_requant_u32(&o->u, 1, s1);
+    else {
+        v0 = _mm256_add_epi32(tfl_x86_requantv8(s0, &o->rq[0]), o->y_zero);
+        v1 = _mm256_add_epi32(tfl_x86_requantv8(s1, &o->rq[1]), o->y_zero);
+    }
+    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, o->y_min), o->y_max);
+    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, o->y_min), o->y_max);
+    /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+    v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+    b = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+    _mm_storeu_si128((__m128i *)(void *)y, b);
+}
+
 /* n positions (n <= TFL_PK_RUN; position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels
  * c_begin .. c_end - 1 (c_begin a multiple of 16), to y at the first position: a block of 16 channels' weights widened
  * once a chunk for all n positions, two positions x 16 channels by tfl_pk_avx2_pair16, 8 of their sums at a time by
@@ -884,10 +996,12 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
                             int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
                             int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc, kq = rows * rq;
-    int32_t sums[32], mult[16], shift[16], bv[16];
+    int32_t mult[16], shift[16], bv[16];
     int16_t w16[TFL_PK_AVX2_QC * 64];
     __m256i raw[TFL_PK_AVX2_RUN / 2][8]; /* a pair of positions' 8 vectors of pair sums */
     int32_t c0, t, i, h, g0;
+    int64_t bmax;
+    __m256i b0, b1;
     tfl_pk_avx2_out o;
     tfl_pk_avx2_out_init(&o, p, r);
     for (c0 = c_begin; c0 < c_end; c0 += 16) {
@@ -897,14 +1011,35 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
             mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
             bv[i] = i < m ? bias[c0 + i] : 0;
         }
-        for (h = 0; h < 2; ++h)
-            o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
-                                        _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        for (i = 0, bmax = 0; i < m; ++i) { /* the sums' bound: the bias, and k byte products of at most 255 x 128 */
+            const int64_t b = bv[i] < 0 ? -(int64_t)bv[i] : bv[i];
+            bmax = b > bmax ? b : bmax;
+        }
+        if (!tfl_pk_avx2_rq_u32(&o.u, mult, shift, m, p->y_zero, bmax + (int64_t)255 * 128 * 4 * kq < ((int64_t)1 << 30)))
+            for (h = 0; h < 2; ++h)
+                o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
+                                            _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
+        o.hu.on = 0;
+        if (o.u.on && m == 16 && r == NULL) tfl_pk_avx2_hadd_u32(&o, mult, shift, bv, p->y_zero);
         for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_QC) { /* the block's weights widened a chunk of quads at a time */
             const int32_t g1 = kq - g0 < TFL_PK_AVX2_QC ? kq : g0 + TFL_PK_AVX2_QC;
             for (i = 0; i < (g1 - g0) * 4; ++i)
                 _mm256_storeu_si256((__m256i *)(w16 + 16 * i),
                                     _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(wb + (int64_t)g0 * 64 + 16 * i))));
+            if (kq <= TFL_PK_AVX2_QC) { /* one chunk: each pair's sums in registers, straight to the output stage */
+                for (t = 0; t < n; t += 2) {
+                    const int32_t two = n - t > 1 ? 2 : 1;
+                    __m256i acc[8];
+                    for (i = 0; i < 8; ++i) acc[i] = _mm256_setzero_si256();
+                    tfl_pk_avx2_pair16(a[t], a[t + two - 1], 0, kq, rq, rowstep, w16, acc);
+                    for (i = 0; i < two; ++i) {
+                        const int64_t at = (int64_t)(t + i) * oc + c0;
+                        tfl_pk_avx2_out16(&o, r, acc + 4 * i, b0, b1, y + at, r != NULL ? res + at : NULL, m);
+                    }
+                }
+                break;
+            }
             for (t = 0; t < n; t += 2) {
                 __m256i *acc = raw[t / 2];
                 if (g0 == 0) {
@@ -913,23 +1048,13 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
                 tfl_pk_avx2_pair16(a[t], a[t + (n - t > 1 ? 1 : 0)], g0, g1, rq, rowstep, w16, acc);
             }
         }
+        if (kq <= TFL_PK_AVX2_QC) continue;
         for (t = 0; t < n; t += 2) {
             const int32_t two = n - t > 1 ? 2 : 1;
-            const __m256i *acc = raw[t / 2];
-            /* acc[0]'s lanes: channels 0, 1 | 2, 3 as two pair sums each; hadd gives 0 1 4 5 | 2 3 6 7, the permute
-             * 0 .. 7 (tfl_pk_avx2_pair's) */
-            _mm256_storeu_si256((__m256i *)sums, _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8));
-            _mm256_storeu_si256((__m256i *)(sums + 8), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8));
-            _mm256_storeu_si256((__m256i *)(sums + 16), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[4], acc[5]), 0xD8));
-            _mm256_storeu_si256((__m256i *)(sums + 24), _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[6], acc[7]), 0xD8));
-            for (i = 0; i < two; ++i)
-                for (h = 0; h < 2 && 8 * h < m; ++h) {
-                    const int64_t at = (int64_t)(t + i) * oc + c0 + 8 * h;
-                    const __m256i acc = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(sums + 16 * i + 8 * h)),
-                                                         _mm256_loadu_si256((const __m256i *)(bv + 8 * h)));
-                    tfl_pk_avx2_store(&o, &o.rq[h], r, acc, y + at, r != NULL ? res + at : NULL,
-                                      m - 8 * h < 8 ? m - 8 * h : 8);
-                }
+            for (i = 0; i < two; ++i) {
+                const int64_t at = (int64_t)(t + i) * oc + c0;
+                tfl_pk_avx2_out16(&o, r, raw[t / 2] + 4 * i, b0, b1, y + at, r != NULL ? res + at : NULL, m);
+            }
         }
     }
 }
@@ -1441,6 +1566,49 @@ TFL_PK_INLINE __m128i tfl_pk_avx2_s8x16(const int8_t *x, int32_t m) {
     return _mm_loadu_si128((const __m128i *)(const void *)v);
 }
 
+/* A position whose window lies inside x, all 16 channels: the taps paired in order across rows (taps 2i, 2i + 1 at
+ * xp + off[2i], xp + off[2i + 1]; an odd count's last pair reads its tap twice, the pair's second weight 0), each
+ * pair's bytes interleaved and sign-extended to 16 bits, one vpmaddwd of 8 channels with wq[i] (each (uint16_t)w of
+ * tap 2i, tap 2i + 1's in the high half): a 3 x 3's 5 pairs where the row pairs take 6, and no tests of the window's
+ * edges a tap. Exact as the row pairs (the same products, summed in another order, no wrap: see tfl_pk_avx2_dw16) */
+TFL_PK_INLINE void tfl_pk_avx2_dw16_inner(const int8_t *xp, const int64_t *off, const int32_t (*wq)[16],
+                                          int32_t pairs, __m256i *a0, __m256i *a1) {
+    __m256i s0 = *a0, s1 = *a1;
+    int32_t i;
+    for (i = 0; i < pairs; ++i) {
+        const __m128i xa = _mm_loadu_si128((const __m128i *)(const void *)(xp + off[2 * i]));
+        const __m128i xb = _mm_loadu_si128((const __m128i *)(const void *)(xp + off[2 * i + 1]));
+        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(xa, xb)),
+                                                    _mm256_loadu_si256((const __m256i *)wq[i])));
+        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)),
+                                                    _mm256_loadu_si256((const __m256i *)(wq[i] + 8))));
+    }
+    *a0 = s0, *a1 = s1;
+}
+
+/* a position's 16 sums (a0, a1) requantised (u where u->on, else rq and the zero point yz), clamped, m bytes to yo */
+TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_rqv8 *rq, __m256i yz, __m256i ymin,
+                                        __m256i ymax, __m256i a0, __m256i a1, int8_t *yo, int32_t m) {
+    __m256i v0, v1;
+    __m128i o8;
+    if (u->on) v0 = tfl_pk_avx2_requant_u32(u, 0, a0), v1 = tfl_pk_avx2_requant_u32(u, 1, a1);
+    else {
+        v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
+        v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
+    }
+    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
+    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+    /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+    v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+    o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+    if (m == 16) _mm_storeu_si128((__m128i *)(void *)yo, o8);
+    else {
+        int8_t tmp[16];
+        _mm_storeu_si128((__m128i *)(void *)tmp, o8);
+        memcpy(yo, tmp, (size_t)m);
+    }
+}
+
 /* the 16 channels c0 .. c0 + 15 (m stored) of every output position: the taps of a kernel row two at a time, their
  * 16 channels' bytes interleaved and sign-extended to 16-bit pairs, one vpmaddwd with the pair of weights (wpair[t]:
  * taps t and t + 1 of the row, (uint16_t)w each; wone[t]: tap t alone, the pair's second weight 0) sums 8 channels'
@@ -1451,13 +1619,22 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
     const int64_t wstep = (int64_t)p->dh * p->w * c, cstep = (int64_t)p->dw * c;
     const __m256i xz = _mm256_set1_epi32(p->x_zero), yz = _mm256_set1_epi32(p->y_zero);
     const __m256i ymin = _mm256_set1_epi32(p->y_min), ymax = _mm256_set1_epi32(p->y_max);
+    const int32_t pairs = (taps + 1) / 2;
     int32_t wpair[TFL_PK_AVX2_DW_TAPS][16], mult[16], shift[16], bv[16];
+    int32_t wq[(TFL_PK_AVX2_DW_TAPS + 1) / 2][16]; /* tfl_pk_avx2_dw16_inner's pairs of taps across rows */
+    int64_t off[TFL_PK_AVX2_DW_TAPS + 1];          /* their bytes' offsets from the window's first */
     tfl_x86_rqv8 rq[2];
+    tfl_pk_avx2_u32 u;
     __m256i wsum[2], bias8[2];
-    int32_t i, h, t, b, oy, ox, ky, kx;
-    for (i = 0; i < 16; ++i) /* (past the channels: a valid requantisation, its lanes not stored) */
-        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0,
+    int32_t i, h, t, b, oy, ox, ky, kx, ox_lo, ox_hi;
+    int64_t bmax = 0;
+    for (i = 0; i < 16; ++i) { /* (past the channels: a valid requantisation, its lanes not stored) */
+        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
         bv[i] = i < m ? bias[c0 + i] : 0;
+        bmax = (bv[i] < 0 ? -(int64_t)bv[i] : bv[i]) > bmax ? (bv[i] < 0 ? -(int64_t)bv[i] : bv[i]) : bmax;
+    }
+    /* the sums' bound: the (folded) bias, x_zero times the weights of taps outside x, the taps' products */
+    tfl_pk_avx2_rq_u32(&u, mult, shift, m, p->y_zero, bmax + (int64_t)2 * 128 * 128 * taps < ((int64_t)1 << 30));
     for (h = 0; h < 2; ++h) {
         rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
                                   _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
@@ -1469,23 +1646,49 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                                                        : _mm256_setzero_si256();
             wsum[h] = _mm256_add_epi32(wsum[h], _mm256_srai_epi32(_mm256_slli_epi32(w, 16), 16));
             _mm256_storeu_si256((__m256i *)(wpair[t] + 8 * h), _mm256_or_si256(w, _mm256_slli_epi32(next, 16)));
+            if (t % 2 == 0) {
+                const __m256i w2 = t + 1 < taps ? _mm256_loadu_si256((const __m256i *)(wb + 16 * (t + 1) + 8 * h))
+                                                : _mm256_setzero_si256();
+                _mm256_storeu_si256((__m256i *)(wq[t / 2] + 8 * h), _mm256_or_si256(w, _mm256_slli_epi32(w2, 16)));
+            }
         }
     }
+    for (t = 0; t < taps; ++t) off[t] = (t / p->kw) * wstep + (t % p->kw) * cstep;
+    off[taps] = off[taps - 1];
     for (b = 0; b < p->n; ++b)
         for (oy = 0; oy < p->oh; ++oy) {
             const int32_t iy0 = oy * p->sh - p->pad_top;
             int32_t ky0 = 0, ky1 = p->kh; /* the kernel rows inside x: ky0 .. ky1 - 1 */
             while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
             while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+            if (m == 16 && ky1 - ky0 == p->kh) { /* the row's positions whose windows are inside x: ox_lo .. ox_hi - 1 */
+                const int32_t last = p->w - 1 + p->pad_left - (p->kw - 1) * p->dw; /* ox sw at most this */
+                ox_lo = (p->pad_left + p->sw - 1) / p->sw;
+                ox_hi = last < 0 ? 0 : last / p->sw + 1 < p->ow ? last / p->sw + 1 : p->ow;
+            } else ox_lo = ox_hi = 0;
             for (ox = 0; ox < p->ow; ++ox) {
                 const int32_t ix0 = ox * p->sw - p->pad_left;
                 const int8_t *xp = x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c + c0;
-                int32_t kx0 = 0, kx1 = p->kw;
-                __m256i a0 = bias8[0], a1 = bias8[1], v0, v1;
-                __m128i o8;
+                int32_t kx0 = 0, kx1 = p->kw, ky2 = ky1; /* ky2: the row pairs' last row + 1 */
+                __m256i a0 = bias8[0], a1 = bias8[1];
+                if (ox == ox_lo && ox_lo < ox_hi) { /* those positions in one loop: no edge tests, pointers stepped */
+                    int8_t *yo = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0;
+                    for (; ox < ox_hi; ++ox, xp += (int64_t)p->sw * c, yo += c) {
+                        a0 = bias8[0], a1 = bias8[1];
+                        if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1);
+                        else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
+                        tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, yo, 16);
+                    }
+                    --ox;
+                    continue;
+                }
                 while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
                 while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
-                if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
+                if (m == 16 && ky1 - ky0 == p->kh && kx1 - kx0 == p->kw) { /* the window inside x */
+                    if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1); /* 3 x 3 */
+                    else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
+                    ky2 = ky0; /* (no row pairs) */
+                } else if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
                     __m256i in0 = _mm256_setzero_si256(), in1 = in0;
                     for (ky = ky0; ky < ky1; ++ky)
                         for (kx = kx0; kx < kx1; ++kx) {
@@ -1495,7 +1698,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                     a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[0], in0)));
                     a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(xz, _mm256_sub_epi32(wsum[1], in1)));
                 }
-                for (ky = ky0; ky < ky1; ++ky) {
+                for (ky = ky0; ky < ky2; ++ky) {
                     const int8_t *xr = xp + ky * wstep;
                     for (kx = kx0; kx < kx1; kx += 2) {
                         const int32_t *wt = wpair[ky * p->kw + kx];
@@ -1512,22 +1715,8 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
                     }
                 }
-                v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
-                v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
-                v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
-                v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
-                /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
-                v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
-                o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
-                {
-                    int8_t *yo = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0;
-                    if (m == 16) _mm_storeu_si128((__m128i *)(void *)yo, o8);
-                    else {
-                        int8_t tmp[16];
-                        _mm_storeu_si128((__m128i *)(void *)tmp, o8);
-                        memcpy(yo, tmp, (size_t)m);
-                    }
-                }
+                tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0,
+                                     m);
             }
         }
 }
