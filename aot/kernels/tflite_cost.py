@@ -77,6 +77,10 @@ COST: dict[str, float] = {
     "fc_plain_mac": 7.618,
     "fc_rewiden": 13.33,
     "band_move_byte": 1.469,
+    # measured, not fitted (issue 67): VWW's DEPTHWISE_CONV_2D_1 (48 x 48 x 8, SAME, on the ring) in 5 bands of a run
+    # ran tfl_dsp_dwp6_row_floor + tfl_dsp_dwp_rows 363,722 est. cycles against 340,409 in tfl_dsp_dwp6_same_floor
+    # whole (its 18,432 outputs; aotc bench --profile, mps2-an386 Release, --ram-budget 37184 and 35674)
+    "dw_ring_band_out": 1.265,
     # measured, not fitted (the fit's runs had no such layer): TFLM micro_speech's depthwise layer (multiplier 8,
     # 10 x 8 windows, 320,000 MACs) on the plain loop 11,665,373 est. cycles in all against 539,821 by
     # tfl_depthwise_s8_mult (aotc bench, mps2-an386 Release, --ram-budget 4600 and 10000)
@@ -85,7 +89,7 @@ COST: dict[str, float] = {
 
 
 # COST's constants measured directly, which bench/cost_fit.py keeps as they are (it fits the others)
-MEASURED = frozenset({"dw_mult_plain_mac"})
+MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out"})
 
 # est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
 # MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
@@ -162,6 +166,19 @@ def _helium_depthwise(node: Node, graph: Graph) -> bool:
             and x.shape[3] % 4 == 0 and a["strides"][1] in (1, 2) and y.shape[2] >= 2)
 
 
+def _ring(node: Node, c: int, oc: int, ow: int, choice: KernelChoice) -> bool:
+    """Whether the DSP depthwise path takes the layer by its ring of input rows (tflite_int8_depthwise.c
+    tfl_dsp_dwp_fits: 3 x 3, dilation 1, column stride 1, multiplier 1, the run of sums not shortened by a budget),
+    which copies each input row out of x before it writes y: an overlapped output costs it nothing (VWW's
+    DEPTHWISE_CONV_2D_1 and _5 overlapped ran tfl_dsp_dwp6_same_floor's 1,253,149 instructions as without)."""
+    a = node.attrs
+    if tuple(a["kernel"]) != (3, 3) or tuple(a["dilations"]) != (1, 1) or a["strides"][1] != 1 or c != oc \
+            or c % 4 or (isinstance(choice.detail, int) and choice.detail > 0):
+        return False
+    run = DSP_DW_RUN
+    return 12 * ((ow + 1) // 2 + 1) <= 4 * run + 3 * (ow + 2)
+
+
 def _add(out: dict[str, float], key: str, v: float) -> None:
     out[key] = out.get(key, 0.0) + v
 
@@ -209,8 +226,12 @@ def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[st
         if isinstance(choice.detail, int) and tuple(a["kernel"]) == (3, 3) and tuple(a["dilations"]) == (1, 1) \
                 and a["strides"][1] in (1, 2):
             _add(out, "dw_unbanded_mac", positions * oc)
-        if overlapped:  # y not apart from x: a call a row (tflite_int8_depthwise.c)
-            _add(out, "dw_overlap_row", (oc / 4) * oh)
+        ring = _ring(node, x.shape[3], oc, ow, choice)
+        if overlapped and not ring:  # y not apart from x: a call a row (tflite_int8_depthwise.c; the ring's rows
+            _add(out, "dw_overlap_row", (oc / 4) * oh)  # are copied out of x first, apart or not)
+        if ring and oh < full_oh and a["strides"][0] == 1 and ow == x.shape[2] \
+                and (ow % 6 == 0 or ow == 3):
+            _add(out, "dw_ring_band_out", positions * oc)  # a band's rows: tfl_dsp_dwp_rows, not the SAME function
         if ow < full_oh and (overlapped or ow >= oh):  # the layer's path by columns lost (y over x, a band's rows)
             _add(out, "dw_no_column", positions * oc)
     elif node.op == "TflFullyConnected" and x.dtype == "int8" and len(node.inputs) > 1:

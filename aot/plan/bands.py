@@ -76,9 +76,11 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     fused: list[Node] = []
     for _ in range(MAX_FUSED):
         best: tuple[tuple[int, ...], Graph, Plan | BudgetError] | None = None
-        runs = runs_through(graph, err.least.peak_step, layer_of)
+        peak = err.least.peak_step
+        runs = runs_through(graph, peak, layer_of)
         lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
-        for i, j in runs:
+        beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
+        for i, j in [*runs, *beside]:
             g = fuse(graph, i, j)
             try:
                 p: Plan | BudgetError = plan(g, ram_budget)
@@ -87,6 +89,8 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                     raise
                 p = e
             band = g.nodes[i]
+            if (i, j) in beside and not isinstance(p, Plan):
+                continue  # beside the peak: a candidate only where it meets the budget
             if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
                 key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i)
             else:
@@ -114,6 +118,23 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                           "to take less", first.least_bytes, first.least)
     raise BudgetError(str(err).replace(TECHNIQUES_SAID, TECHNIQUES_SAID[:-1] + f", and runs of {convs} in row "
                                        f"bands: {', '.join(n.name for n in fused)})"), err.least_bytes, err.least)
+
+
+def _runs_beside(graph: Graph, peak: int, layer_of: Callable[[Node, Graph], Any],
+                 through: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs through the steps next to the peak that do not contain it: the peak's own plan may meet the budget
+    by a trade that adds no work there (its output overlapping its input) once a run beside it takes the bytes
+    of the next step down, where a run through the peak would leave the layer's faster path (issue 67: VWW on
+    the M4, a 3 x 3 depthwise layer in bands loses its SAME function; the run after it, which a tighter budget
+    took, ran 33 K est. cycles faster than the run through it that the looser budgets took)."""
+    seen = set(through)
+    out: list[tuple[int, int]] = []
+    for step in (peak - 1, peak + 1):
+        for r in runs_through(graph, step, layer_of):
+            if r not in seen and not r[0] <= peak <= r[1]:
+                seen.add(r)
+                out.append(r)
+    return out
 
 
 # how the planner's refusal names the techniques it tried (aot/plan/planner.py _refusal)
