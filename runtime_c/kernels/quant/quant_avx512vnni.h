@@ -998,6 +998,18 @@ QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
     } while (0)
 #define QX86_DOTB3_ZERO(j) __m512i a0##j = _mm512_setzero_si512(), a1##j = a0##j, a2##j = a0##j
 #define QX86_DOTB3_OUT(j) (acc[j] = a0##j, acc[8 + j] = a1##j, acc[16 + j] = a2##j)
+/* the eight channels' sums of one quad row (x0, x1, x2 the three blocks') */
+#define QX86_DOTQ3_SUMS                                                                                    \
+    do {                                                                                                   \
+        QX86_DOTB3_STEP(0);                                                                                \
+        QX86_DOTB3_STEP(1);                                                                                \
+        QX86_DOTB3_STEP(2);                                                                                \
+        QX86_DOTB3_STEP(3);                                                                                \
+        QX86_DOTB3_STEP(4);                                                                                \
+        QX86_DOTB3_STEP(5);                                                                                \
+        QX86_DOTB3_STEP(6);                                                                                \
+        QX86_DOTB3_STEP(7);                                                                                \
+    } while (0)
 
 /* x86_dense_dotb16's sums for three blocks of quad rows at once (qb, qb + bstride, qb + 2 bstride) and 8
  * output channels (words 0-7 of wq's rows of 16): 24 accumulators, a weight word's broadcast serving three
@@ -1025,14 +1037,7 @@ QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
             const __m512i x0 = _mm512_loadu_si512((const void *)qb);                                       \
             const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));                           \
             const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));                       \
-            QX86_DOTB3_STEP(0);                                                                            \
-            QX86_DOTB3_STEP(1);                                                                            \
-            QX86_DOTB3_STEP(2);                                                                            \
-            QX86_DOTB3_STEP(3);                                                                            \
-            QX86_DOTB3_STEP(4);                                                                            \
-            QX86_DOTB3_STEP(5);                                                                            \
-            QX86_DOTB3_STEP(6);                                                                            \
-            QX86_DOTB3_STEP(7);                                                                            \
+            QX86_DOTQ3_SUMS;                                                                               \
             if (ONE) {                                                                                     \
                 int32_t v_;                                                                                \
                 memcpy(&v_, qn + 64 * (int64_t)q, 4);                                                      \
@@ -1069,17 +1074,6 @@ QX86_DOTB3X8(AOTC_Q(x86_dense_dotb3x8n), 1)
 #define QX86_DOTQ3_MASKED(t)                                                                               \
     QX86_DOTQ3_ROW(t, _mm512_mask_loadu_epi8(zfill, seg[t][pp].ma, (const void *)(xs + seg[t][pp].offa)),  \
                    q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[t][pp].mb, (const void *)(xs + seg[t][pp].offb)) : zfill)
-#define QX86_DOTQ3_SUMS                                                                                    \
-    do {                                                                                                   \
-        QX86_DOTB3_STEP(0);                                                                                \
-        QX86_DOTB3_STEP(1);                                                                                \
-        QX86_DOTB3_STEP(2);                                                                                \
-        QX86_DOTB3_STEP(3);                                                                                \
-        QX86_DOTB3_STEP(4);                                                                                \
-        QX86_DOTB3_STEP(5);                                                                                \
-        QX86_DOTB3_STEP(6);                                                                                \
-        QX86_DOTB3_STEP(7);                                                                                \
-    } while (0)
 
 /* Three blocks' quad rows made (as x86_dense_quads makes them; block t's at qs + t qstride) while their sums for 8
  * output channels (words 0-7 of wq's rows of 16) are taken as x86_dense_dotb3x8 takes them: the rows' permutes
