@@ -479,6 +479,9 @@ NATIVE = [
     conv_fused("pwc_s2_odd_batch_leaky", (2, 72, 27, 27), (20, 72, 1, 1), "leaky", strides=[2, 2]),
     conv("pwc_grouped_no_bias", (1, 160, 7, 7), (32, 80, 1, 1), group=2, bias=False),
     conv_fused("pwc_27x27_k256_relu", (1, 256, 27, 27), (32, 256, 1, 1), "relu", residual=False),  # after posx's turn
+    # the next block's W^T prefetched in the tiles' loops: 520 input channels into 5 blocks (the last of 8 channels,
+    # its panel zero-padded) on 7 x 7
+    conv_fused("pwc_7x7_k520_m200_res_relu", (1, 520, 7, 7), (200, 520, 1, 1), "relu"),
     conv_fused("dwkx5_rows_res_clip", (1, 3, 40, 36), (3, 1, 5, 5), "clip", group=3, pads=[2, 2, 2, 2]),
     conv_fused("dwkx3_s2_long_rows_leaky", (2, 3, 9, 70), (3, 1, 3, 3), "leaky", residual=False, group=3,
                strides=[2, 2], pads=[1, 1, 1, 1]),

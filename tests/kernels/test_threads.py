@@ -52,8 +52,9 @@ def split_net() -> onnx.ModelProto:
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
     h = b.conv(f, 24, 1, pad=0)  # 1 x 1 on the GEMM core: 25 positions, a shifted last tile
     m = b.pool("MaxPool", h, 3, 2, pad=1)  # 48 planes split across the threads
-    # a 1 x 1 conv on a 6 x 6 plane (conv_pwc_avx512.c): one block of 32 channels, whose run of tiles is cut
-    k = b.gap(b.conv(b.pool("MaxPool", g, 3, 3), 32, 1, pad=0))
+    # a 1 x 1 conv on a 6 x 6 plane (conv_pwc_avx512.c): two blocks of 48 channels, whose runs of tiles are cut
+    # (a part's one or two tiles prefetch more lines of the next block's W^T than the 128 input channels)
+    k = b.gap(b.conv(b.pool("MaxPool", g, 3, 3), 96, 1, pad=0))
     # MatMuls as a transformer's: a linear layer (the batches folded into 256 rows) by 3 column blocks, and a
     # product of two activations per batch (2 products: one each)
     t = b._node("Reshape", [g, b.const(np.array([2, 128, 400], np.int64), "shape")], (2, 128, 400))

@@ -43,8 +43,6 @@
  * input rows (K x IW floats each) fill at most 64 K floats, so the chunk is read from L2, not from L3
  * once per block. */
 #define PWC_CHUNK_FLOATS 65536
-#define PWC_PREFETCH_K 192 /* most input channels of a flat plane's conv whose next W^T block is prefetched */
-#define PWC_PREFETCH_PLANE 256 /* and most positions of its plane */
 
 typedef struct {
     const aotc_conv_params *p;
@@ -118,7 +116,8 @@ static MK_NOINLINE void pwc_store16(const pwc_tile *T, __m512 v0, __m512 v1, __m
  * panels from wt, K rows of PANEL each; the bias from bias, valid lanes bmask of the last). */
 #define PWC_TILE(MR, NR, SX)                                                                           \
     static MK_NOINLINE void pwc_t##MR##_##NR##_##SX(const pwc_tile *T, const float *x, const float *wt, int32_t K, \
-                                                    const float *bias, __mmask16 bmask, const float *res, float *y) { \
+                                                    const float *bias, __mmask16 bmask, const float *res, float *y, \
+                                                    const float *pre, int32_t npre) {                  \
         __m512 acc[MR][NR];                                                                            \
         const ptrdiff_t xs = T->xs, ws = (ptrdiff_t)K * PANEL;                                         \
         int32_t i, j, k;                                                                               \
@@ -129,6 +128,7 @@ static MK_NOINLINE void pwc_store16(const pwc_tile *T, __m512 v0, __m512 v1, __m
         }                                                                                              \
         for (k = 0; k < K; ++k, x += xs, wt += PANEL) {                                                \
             __m512 w[NR];                                                                              \
+            if (k < npre) _mm_prefetch((const char *)(pre + (ptrdiff_t)16 * k), _MM_HINT_T1);          \
             _Pragma("GCC unroll 3") for (j = 0; j < (NR); ++j) w[j] = _mm512_loadu_ps(wt + j * ws);    \
             _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) {                                       \
                 const __m512 xv = _mm512_set1_ps(x[i * (SX)]);                                         \
@@ -155,7 +155,7 @@ PWC_TILES(3, 2)
 #undef PWC_TILE
 
 typedef void (*pwc_fn)(const pwc_tile *, const float *, const float *, int32_t, const float *, __mmask16,
-                       const float *, float *);
+                       const float *, float *, const float *, int32_t);
 
 /* [stride - 1][NR - 1][MR - 4] */
 static pwc_fn const pwc_tiles[2][3][5] = {
@@ -200,34 +200,40 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + c0) * plane;
         const __mmask16 bmask = (__mmask16)(nch % 16 == 0 ? 0xFFFF : (1u << nch % 16) - 1u);
         /* on a flat plane (one run: 7 x 7, 14 x 14), the W^T rows of the next block of this group (contiguous
-         * after this block's: whole panels, the last zero-padded) are prefetched over the tiles: a block's
-         * W^T comes from L3 in a model (a bundle's weights do not stay in L2 from one run to the next).
-         * Blocks of at most PWC_PREFETCH_K rows on planes of at most PWC_PREFETCH_PLANE positions:
-         * MobileNet-v2's 160 -> 960 7 x 7 expansions 84 -> 69 us, 96 -> 576 14 x 14 98 -> 91 (Zen 5,
-         * node_profile minima of 100, two A/B pairs); its 960 -> 320 7 x 7 went 148 -> 156 with the
-         * prefetch (184 KB a block), and ResNet-50 (256 -> 1024 14 x 14, 128 -> 512 28 x 28) 31.8 -> 32.3 ms
-         * with blocks of up to 256 rows on any plane, so those keep the hardware's prefetch. */
+         * after this block's: whole panels, the last zero-padded) are prefetched into L2 over the item's tiles,
+         * a line per input channel inside the tiles' loops (the rest of a tile's share, where it has more
+         * lines than input channels, before it): a block's W^T comes from DRAM in a model (ResNet-50's 100 MB
+         * of weights do not stay in any cache from one run to the next), and its first tile, which alone
+         * reads it from there, took twice as long as the others on 7 x 7 planes. Spread so, not issued at
+         * once before each tile (which cost ResNet-50 1.5 % with blocks of up to 256 rows and MobileNet-v2's
+         * 960 -> 320 7 x 7 5 %, and was kept to blocks of up to 192 rows on planes of up to 256 positions):
+         * ResNet-50's 2048 -> 512 7 x 7 convs 509-527 -> 405-416 us, 512 -> 2048 500 -> 460, 1024 -> 256
+         * 14 x 14 440 -> 420, the whole net 28.1 -> 27.5 ms; MobileNet-v2's 7 x 7 and 14 x 14 ones 0-12 %
+         * faster, 3.06 -> 2.99 ms (Zen 5, minima of 7 to 9 alternating rounds, AOTC_TAP per node, load 5-7).
+         * Not on the strided convs: ResNet-50's 1024 -> 2048 stride-2 shortcut to 7 x 7 went 1-3 % slower. */
         const float *pre = wb + (ptrdiff_t)PWC_NR * 16 * cg;
-        const int32_t pre_lines = flat && cg <= PWC_PREFETCH_K && plane <= PWC_PREFETCH_PLANE && jb + 1 < J->blocks
+        const int32_t r0 = ch * J->rows, r1 = min_i32(runs, (ch + 1) * J->rows), ntile = (r1 - r0) * (t1 - t0);
+        const int32_t pre_lines = flat && jb + 1 < J->blocks
                                       ? (int32_t)(((ptrdiff_t)min_i32(PWC_NR * 16, (mg + PANEL - 1) / PANEL * PANEL -
                                                                                       (c0 + PWC_NR * 16)) *
                                                        cg + 15) / 16)
                                       : 0;
+        int32_t s = 0; /* the item's tiles so far */
         T.last_rows = nch - 16 * (nr - 1);
-        for (r = ch * J->rows; r < min_i32(runs, (ch + 1) * J->rows); ++r) {
+        for (r = r0; r < r1; ++r) {
             const float *xr = xg + (flat ? 0 : (ptrdiff_t)r * sy * IW);
             int32_t i = t0 * small + min_i32(t0, big); /* the part's first output's position in the run */
             ptrdiff_t q = (ptrdiff_t)r * run + i;       /* and in the plane */
-            for (t = t0; t < t1; ++t) {
+            for (t = t0; t < t1; ++t, ++s) {
                 const int32_t mr = small + (t < big);
-                if (pre_lines > 0) { /* this tile's share of the next block's W^T, into L2 */
-                    const int32_t l0 = (int32_t)((int64_t)pre_lines * (t - t0) / (t1 - t0));
-                    const int32_t l1 = (int32_t)((int64_t)pre_lines * (t - t0 + 1) / (t1 - t0));
-                    int32_t l;
-                    for (l = l0; l < l1; ++l) _mm_prefetch((const char *)(pre + (ptrdiff_t)16 * l), _MM_HINT_T1);
-                }
+                /* this tile's share of the next block's W^T, into L2: a line each k, the rest at once */
+                const int32_t l0 = (int32_t)((int64_t)pre_lines * s / ntile);
+                const int32_t l1 = (int32_t)((int64_t)pre_lines * (s + 1) / ntile);
+                int32_t l;
+                for (l = l0 + cg; l < l1; ++l) _mm_prefetch((const char *)(pre + (ptrdiff_t)16 * l), _MM_HINT_T1);
                 pwc_tiles[sx - 1][nr - 1][mr - 4](&T, xr + (ptrdiff_t)i * sx, wb, cg, bb, bmask,
-                                                  J->res != NULL ? J->res + yo + q : NULL, J->y + yo + q);
+                                                  J->res != NULL ? J->res + yo + q : NULL, J->y + yo + q,
+                                                  pre + (ptrdiff_t)16 * l0, min_i32(cg, l1 - l0));
                 q += mr, i += mr;
             }
         }
