@@ -90,9 +90,10 @@ typedef struct {
 IG_KERNEL(ig_tile, MK_ROWS6, IG_NR, IG_UNROLL3)
 IG_KERNEL(ig_tile_narrow, MK_ROWS6, IG_NH, IG_UNROLL3)
 #endif
-/* AVX-512 hosts: a class's last 5 positions as one tile of 5 chains, not 3 + 2 (SqueezeNet's 13 x 13
- * convs, whose border rows and columns are 11 positions: 6 + 5) */
-#if IG_MR == 6 && defined(__AVX512F__)
+/* AVX-512 and AVX2 hosts: a class's last 5 positions as one tile of 5 chains, not 3 + 2 (SqueezeNet's 13 x 13
+ * convs, whose border rows and columns are 11 positions: 6 + 5; ResNet-50's 7 x 7 3 x 3 convs, whose border
+ * rows and columns are 5: 10 accumulators, 13 of AVX2's 16 registers with the W^T rows and the broadcast) */
+#if IG_MR == 6 && defined(__AVX__)
 #define IG_TILE5 1
 IG_KERNEL(ig_tile5, MK_ROWS5, IG_NR, 0)
 IG_KERNEL(ig_tile5_narrow, MK_ROWS5, IG_NH, 0)
