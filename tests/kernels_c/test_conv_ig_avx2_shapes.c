@@ -1,7 +1,8 @@
 /* The implicit GEMM (aotc_conv_implicit_f32) on network-sized shapes whose classes of positions leave tiles of 5
  * and single positions, for its path on AVX2 without AVX-512 (built with -march=x86-64-v3: conv_implicit.c's
  * ig_tile5 and conv_implicit_avx512.h's ig_tile1x4, which four corners share): each against the reference
- * (conv_ref.c) within the conv tests' tolerance, the output's neighbours untouched, and, given a shape's index,
+ * (conv_ref.c) within the conv tests' tolerance and, to the bit, against the sums in the order its tiles take
+ * (three kernel columns inside: channels outermost), the output's neighbours untouched, and, given a shape's index,
  * that shape's conv alone once (test_kernels_c.py counts its instructions under callgrind). ResNet-50's 7 x 7
  * 3 x 3 convs (border rows and columns of 5, four corners), SqueezeNet's 13 x 13 (borders of 11 = 6 + 5), output
  * channels that leave a narrow tail (the _narrow tiles), stride 2, a residual, each activation, a batch of 2. */
@@ -37,6 +38,45 @@ static float *pack_wt(int32_t m, int32_t rows, const float *w) {
     return wt;
 }
 
+/* y = the conv summed in the order of the AVX2 path's tiles, to the bit: each output from its bias, by fmaf (the
+ * tiles' vfmadd), over the taps inside; where 3 kernel columns are inside (IG_COLUMNS3: none of these planes
+ * crowds L1's sets), channels outermost, then rows and columns; else rows, columns, then channels innermost.
+ * Then the residual and the activation. */
+static void conv_in_tile_order(const aotc_conv_params *p, const float *x, const float *w, const float *b,
+                               const float *r, float *y) {
+    const int32_t C = p->in_c, M = p->out_c, IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1];
+    const int32_t OW = p->out_size[2], K = p->kernel[1], s = p->strides[1], pad = p->pads[1];
+    int32_t n, m, oy, ox, c, ky, kx;
+    for (n = 0; n < p->batch; ++n)
+        for (m = 0; m < M; ++m)
+            for (oy = 0; oy < OH; ++oy)
+                for (ox = 0; ox < OW; ++ox) {
+                    const size_t o = (((size_t)n * M + m) * OH + oy) * OW + ox;
+                    const float *xn = x + (size_t)n * C * IH * IW, *wm = w + (size_t)m * C * K * K;
+                    int32_t ky0 = 0, ky1 = K, kx0 = 0, kx1 = K;
+                    float acc = b[m];
+                    while (oy * s - pad + ky0 < 0) ++ky0;
+                    while (oy * s - pad + ky1 - 1 >= IH) --ky1;
+                    while (ox * s - pad + kx0 < 0) ++kx0;
+                    while (ox * s - pad + kx1 - 1 >= IW) --kx1;
+#define TAP acc = fmaf(xn[((size_t)c * IH + oy * s - pad + ky) * IW + ox * s - pad + kx], wm[((size_t)c * K + ky) * K + kx], acc)
+                    if (kx1 - kx0 == 3) {
+                        for (c = 0; c < C; ++c)
+                            for (ky = ky0; ky < ky1; ++ky)
+                                for (kx = kx0; kx < kx1; ++kx) TAP;
+                    } else {
+                        for (ky = ky0; ky < ky1; ++ky)
+                            for (kx = kx0; kx < kx1; ++kx)
+                                for (c = 0; c < C; ++c) TAP;
+                    }
+#undef TAP
+                    if (r != NULL) acc += r[o];
+                    if (p->act == AOTC_ACT_CLAMP) acc = acc < p->act_lo ? p->act_lo : acc > p->act_hi ? p->act_hi : acc;
+                    if (p->act == AOTC_ACT_LEAKY) acc = acc < 0.0f ? p->act_alpha * acc : acc;
+                    y[o] = acc;
+                }
+}
+
 static int run(const shape *sh, int check) {
     aotc_conv_params p, q;
     size_t xn, yn, wn, e;
@@ -68,6 +108,10 @@ static int run(const shape *sh, int check) {
         aotc_conv_ref_f32(&q, ax, aw, ab, ar, mag);
         aotc_conv_implicit_f32(&p, x, wt, b, r, y);
         bad = test_differs(sh->name, y, ref, mag, yn);
+        if (!bad) { /* and the sums in the tiles' order, to the bit */
+            conv_in_tile_order(&p, x, w, b, r, ref);
+            bad = test_differs(sh->name, y, ref, NULL, yn);
+        }
         for (e = yn; e < yn + GUARD && !bad; ++e)
             if (!isnan(y[e])) printf("%s: wrote past the output\n", sh->name), bad = 1;
         printf("%-40s %s (%lu outputs)\n", sh->name, bad ? "MISMATCH" : "ok", (unsigned long)yn);
