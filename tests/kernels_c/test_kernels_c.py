@@ -308,6 +308,40 @@ def test_conv_dwk_avx2_network_shapes(tmp_path, objects):
         assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
 
 
+# test_conv_ig_avx2_shapes.c's shapes: callgrind's instructions in aotc_conv_implicit_f32 a multiply-add at most (the
+# MACs over every tap, padding's too), built as a host bundle without AVX-512 builds it (-O3 -march=x86-64-v3; gcc 12).
+# Measured at the commit that set them (before it, a class's 5 positions as tiles of 3 and 2 and its single positions
+# one at a time): 0.277 (0.323), 0.296 (0.309), 0.473 (0.524), 0.282 (0.272: the one corner alone, as four rows of
+# ig_tile1x4, more instructions in the same chain's time), 0.471 (0.548). (Three columns innermost, IG_COLUMNS3, cost
+# instructions, 0.236 -> 0.277 on the first, and save time: the test checks its order by the sums' bits.)
+IG_AVX2_INSTRUCTIONS_PER_MAC = [0.30, 0.30, 0.50, 0.29, 0.51]
+
+
+@pytest.mark.full
+def test_conv_ig_avx2_network_shapes(tmp_path, objects):
+    """The implicit GEMM's tiles on AVX2 without AVX-512 (-march=x86-64-v3): a class's last 5 positions as one tile
+    of 5 (conv_implicit.c ig_tile5) and its single positions put off and summed four at a time (ig_tile1x4), as on
+    AVX-512, and classes with three kernel columns inside summed channels outermost (IG_COLUMNS3), on ResNet-50's
+    7 x 7 and SqueezeNet's 13 x 13 3 x 3 convs, stride 2, a 5 x 5, a narrow tail of channels, a residual, each
+    activation and a batch of 2: the reference's result under the sanitizers and, to the bit, the sums in that order
+    (channels innermost there gave other bits on every shape), nothing written past the output, and (callgrind) at
+    most IG_AVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which tiles of 3 + 2 and lone corners exceeded on
+    four of them."""
+    require_tool("gcc", "valgrind")
+    if platform.machine() != "x86_64" or not host_has_avx2():
+        pytest.skip("an x86-64 host with AVX2")
+    sources = [Path(__file__).resolve().parent / "test_conv_ig_avx2_shapes.c", *c_sources("conv")[1:]]
+    checked = tmp_path / "test_conv_ig_avx2_shapes"
+    compile_and_link(objects, "gcc", sources, [*WARNINGS, *sanitize_for("conv"), "-march=x86-64-v3"], checked)
+    out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
+    assert "MISMATCH" not in out and out.count(" ok (") == len(IG_AVX2_INSTRUCTIONS_PER_MAC), out
+    counted = tmp_path / "test_conv_ig_avx2_counts"
+    compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
+    for i, bound in enumerate(IG_AVX2_INSTRUCTIONS_PER_MAC):
+        line, macs, ir = _count_instructions(tmp_path, counted, i, "aotc_conv_implicit_f32")
+        assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
+
+
 @pytest.mark.full
 @pytest.mark.parametrize("march", ["x86-64", "haswell", "skylake-avx512", "icelake-server"])
 def test_x86_int8_paths_compile_at_each_level(tmp_path, march):

@@ -1,7 +1,7 @@
 /* The implicit GEMM's (conv_implicit.c) additions on x86 with AVX-512F and AVX-512VL, to its AVX
  * path (conv_implicit_avx2.h, which includes this header where they fit in): a full tile stored
  * straight into Y wherever its positions' rows end, by masked stores (ig_put8_runs), and a class's
- * single positions put off and summed four at a time (ig_tile1x4). The contract is the portable
+ * single positions put off and summed four at a time (ig_tile1x4: plain C, with AVX2 too). The contract is the portable
  * kernel's: no scratch, the same packed W^T, every conv it takes; only the instructions differ.
  * Internal to conv_implicit.c. */
 #ifndef AOTC_CONV_IMPLICIT_AVX512_H
@@ -35,7 +35,14 @@ static MK_INLINE void ig_put8_runs(__m256 r0, __m256 r1, __m256 r2, __m256 r3, _
     }
 }
 #define IG_RUNS 1
+#else
+#define IG_RUNS 0
+#endif
 
+/* The single positions put off below are plain C, and pay on AVX2 too (a host without AVX-512: issue 64,
+ * ResNet-50's 7 x 7 3 x 3 convs, whose corners are single positions: 4 of 49 outputs, each a chain of
+ * dependent multiply-adds). This header is included only where the AVX path is (IG_DIRECT). */
+#if defined(__AVX__)
 /* Up to 4 single-position tiles whose classes share the loops L (a 3 x 3 conv's four corners; an
  * interior's last position) as one call: t[i * IG_NR + j] = b0[j] + the sums over L of
  * xp[i][xo] * wp[i][wo + j]. Alone, each runs one chain of dependent multiply-adds (ResNet-8's
@@ -102,6 +109,11 @@ static MK_INLINE void ig_pend_add_avx512(ig_pend *pd, int32_t *n, const ig_loops
     pd->l = *L, pd->x[*n] = xp, pd->w[*n] = wc, pd->q[*n] = q;
     if (++*n == 4) ig_pend_flush_avx512(pd, n, b0, o);
 }
+#else
+#define IG_PEND 0
+#endif
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
 
 /* A channels-last stem (a few input channels, aotc_in_nhwc: ResNet-50's 7 x 7 stride-2 3 -> 64 from a
  * .tflite or tf2onnx) into NCHW: a register tile of 6 positions of an output row x 64 channels (24
@@ -241,8 +253,6 @@ static int ig_stem64(const aotc_conv_params *p, const float *x, const float *wt,
     return 1;
 }
 #else
-#define IG_RUNS 0
-#define IG_PEND 0
 #define ig_stem64(p, x, wt, bias, res, y) 0
 #endif
 
