@@ -1037,6 +1037,7 @@ QX86_DENSE_DOTB(AOTC_Q(x86_dense_dotb16y), 16, 256)
             const __m512i x0 = _mm512_loadu_si512((const void *)qb);                                       \
             const __m512i x1 = _mm512_loadu_si512((const void *)(qb + bstride));                           \
             const __m512i x2 = _mm512_loadu_si512((const void *)(qb + 2 * bstride));                       \
+            _mm_prefetch((const char *)(wq + 16 * (int64_t)kq), _MM_HINT_T1);                              \
             QX86_DOTQ3_SUMS;                                                                               \
             if (ONE) {                                                                                     \
                 int32_t v_;                                                                                \
@@ -1104,6 +1105,7 @@ static __attribute__((noinline)) void AOTC_Q(x86_dense_dotq3x8)(const QT *AOTC_R
         QX86_DOTQ3_FAST(0);
         QX86_DOTQ3_FAST(1);
         QX86_DOTQ3_FAST(2);
+        _mm_prefetch((const char *)(wq + 16 * (int64_t)kq), _MM_HINT_T1);
         QX86_DOTQ3_SUMS;
         if (++pp == npat) pp = 0, xs += step;
     }
