@@ -26,6 +26,7 @@ The same tests on the Cortex-M boards under qemu, and the kernels under clang: t
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -404,8 +405,6 @@ def test_tflite_int8_portable_loops(tmp_path, objects):
 
 def _x86_functions(disassembly: str) -> dict[str, str]:
     """objdump -d's text per function symbol"""
-    import re
-
     parts = re.split(r"^[0-9a-f]+ <([A-Za-z0-9_.]+)>:$", disassembly, flags=re.MULTILINE)
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
@@ -429,3 +428,21 @@ def test_quant_vnni_dense_loops_prefetch_next_weights(tmp_path):
                                                 "aotc_x86_dense_dotb3x8n_i8"}, sorted(funcs)
     missing = [k for k, v in loops.items() if "prefetcht1" not in v]
     assert not missing, missing
+
+
+@pytest.mark.full
+def test_int8_maxpool_one_pass_on_avx512_vbmi(tmp_path):
+    """With AVX-512 BW and VBMI the 8-bit MaxPool at column stride 1 or 2 takes maxpool_direct (pool_int8.c: the
+    max down the window's rows of 128 bytes, the taps across by vpermt2b, no row buffer), not the SSE2 passes through
+    a row buffer that waited on their own stores (ResNet-18's int8 stem pool: 61 -> 47 us). Its results are
+    test_pool_kernels.c's (random rows of 16 to 130 columns, both types); this reads the code a bundle for an
+    AVX-512 VBMI host builds (the object for AVX2 and the Cortex-M cores: unchanged)."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / "pool_int8.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file("pool_int8.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    names = ("aotc_maxpool_i8", "aotc_maxpool_u8", "maxpool_direct")
+    code = "".join(v for k, v in funcs.items() if k.startswith(names))
+    assert re.search(r"\bvperm[ti]2b\b", code), sorted(funcs)
