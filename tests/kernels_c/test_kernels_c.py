@@ -446,3 +446,21 @@ def test_int8_maxpool_one_pass_on_avx512_vbmi(tmp_path):
     names = ("aotc_maxpool_i8", "aotc_maxpool_u8", "maxpool_direct")
     code = "".join(v for k, v in funcs.items() if k.startswith(names))
     assert re.search(r"\bvperm[ti]2b\b", code), sorted(funcs)
+
+
+@pytest.mark.full
+def test_quant_vnni_dense_segs_eight_patterns_a_step(tmp_path):
+    """x86_dense_segs (the dense int8 conv's windows per index pattern, made for every block of 16 positions) takes
+    eight patterns a step where the kernel has at most 8 rows, each pattern's row start and load mask picked from a
+    register (vpermq) rather than loaded pattern by pattern: ResNet-18's 7 x 7 stem (37 patterns a block) 363 -> 344
+    us. The windows are test_quant_kernels.c's to check (3 x 3 and 7 x 7 dense convs, the stores' tails); this reads
+    the code a bundle for an AVX-512 VNNI host builds."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / "quant_int8.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file("quant_int8.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    segs = [v for k, v in funcs.items() if k.split(".")[0] == "aotc_x86_dense_segs_i8"]
+    assert len(segs) == 1, sorted(funcs)
+    assert re.search(r"\bvpermq\b", segs[0]) and re.search(r"\bvshufi64x2\b", segs[0]), segs[0][:2000]
