@@ -26,6 +26,7 @@ The same tests on the Cortex-M boards under qemu, and the kernels under clang: t
 from __future__ import annotations
 
 import platform
+import re
 import subprocess
 from pathlib import Path
 
@@ -434,3 +435,66 @@ def test_tflite_int8_portable_loops(tmp_path, objects):
         out = run_checked([str(exe), str(SEED + 5), str(SHAPES["tflite_int8"] // 4), only], timeout=300,
                           env=sanitizer_env())
         assert "MISMATCH" not in out and " ok " in out, out
+
+
+def _x86_functions(disassembly: str) -> dict[str, str]:
+    """objdump -d's text per function symbol"""
+    parts = re.split(r"^[0-9a-f]+ <([A-Za-z0-9_.]+)>:$", disassembly, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+@pytest.mark.full
+def test_quant_vnni_dense_loops_prefetch_next_weights(tmp_path):
+    """The dense 3 x 3 int8 conv's VNNI loops of three blocks (x86_dense_dotq3x8, x86_dense_dotb3x8 and its one-lane
+    twin) prefetch the next 16 channels' weight rows into L2 as they read this block's: a 7 x 7 plane's 49 positions
+    use each weight byte 49 times, and ResNet-18's layer-4 convs (2.4 MB of weights each, read once an inference)
+    otherwise waited on memory: 400 us each, 240 us with the prefetch (one thread, Zen 5; no result depends on it, so
+    the test reads the code: a prefetcht1 in each loop, as a bundle for an AVX-512 VNNI host builds it)."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / "quant_int8.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file("quant_int8.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    loops = {k: v for k, v in funcs.items() if k.split(".")[0] in (
+        "aotc_x86_dense_dotq3x8_i8", "aotc_x86_dense_dotb3x8_i8", "aotc_x86_dense_dotb3x8n_i8")}
+    assert {k.split(".")[0] for k in loops} == {"aotc_x86_dense_dotq3x8_i8", "aotc_x86_dense_dotb3x8_i8",
+                                                "aotc_x86_dense_dotb3x8n_i8"}, sorted(funcs)
+    missing = [k for k, v in loops.items() if "prefetcht1" not in v]
+    assert not missing, missing
+
+
+@pytest.mark.full
+def test_int8_maxpool_one_pass_on_avx512_vbmi(tmp_path):
+    """With AVX-512 BW and VBMI the 8-bit MaxPool at column stride 1 or 2 takes maxpool_direct (pool_int8.c: the
+    max down the window's rows of 128 bytes, the taps across by vpermt2b, no row buffer), not the SSE2 passes through
+    a row buffer that waited on their own stores (ResNet-18's int8 stem pool: 61 -> 47 us). Its results are
+    test_pool_kernels.c's (random rows of 16 to 130 columns, both types); this reads the code a bundle for an
+    AVX-512 VBMI host builds (the object for AVX2 and the Cortex-M cores: unchanged)."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / "pool_int8.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file("pool_int8.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    names = ("aotc_maxpool_i8", "aotc_maxpool_u8", "maxpool_direct")
+    code = "".join(v for k, v in funcs.items() if k.startswith(names))
+    assert re.search(r"\bvperm[ti]2b\b", code), sorted(funcs)
+
+
+@pytest.mark.full
+def test_quant_vnni_dense_segs_eight_patterns_a_step(tmp_path):
+    """x86_dense_segs (the dense int8 conv's windows per index pattern, made for every block of 16 positions) takes
+    eight patterns a step where the kernel has at most 8 rows, each pattern's row start and load mask picked from a
+    register (vpermq) rather than loaded pattern by pattern: ResNet-18's 7 x 7 stem (37 patterns a block) 363 -> 344
+    us. The windows are test_quant_kernels.c's to check (3 x 3 and 7 x 7 dense convs, the stores' tails); this reads
+    the code a bundle for an AVX-512 VNNI host builds."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / "quant_int8.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file("quant_int8.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    segs = [v for k, v in funcs.items() if k.split(".")[0] == "aotc_x86_dense_segs_i8"]
+    assert len(segs) == 1, sorted(funcs)
+    assert re.search(r"\bvpermq\b", segs[0]) and re.search(r"\bvshufi64x2\b", segs[0]), segs[0][:2000]
