@@ -152,6 +152,7 @@ class FlashLevel:
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
+    mve_loops: bool = False  # with `portable` on the M55: the portable loops' dot products by Helium (PORTABLE_MVE)
 
 
 LEVELS = (
@@ -267,6 +268,9 @@ HELIUM_LEVELS = (
                "code)", "1.5x to 1.7x the est. cycles of mve-dw on the M55 for 2.3 KB less (KWS DS-CNN 1.5x, VWW "
                "MobileNet 1.7x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
                mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
+               "loops' dot products by a few Helium intrinsics (16 bytes a VMLADAVA; 4 channels a tap)",
+               "measured on the M55 (aotc curve --target mps3-an547, docs/firmware.md)", mve_loops=True),
 )
 
 

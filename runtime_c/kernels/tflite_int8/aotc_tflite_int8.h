@@ -678,6 +678,14 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_FAST
 #define AOTC_TFL_PORTABLE_FAST 1
 #endif
+/* PORTABLE_MVE (issue 67): on a core with Helium (__ARM_FEATURE_MVE), the portable kernels' (AOTC_NO_INTRINSICS) plain
+ * conv and depthwise loops take their dot products by a few MVE intrinsics (tfl_pmve_dot4, tfl_pmve_dw4 in
+ * tflite_int8_internal.h), their structure and requantisation kept (the M55's "portable-mve" --flash-budget level,
+ * between Helium's kernels and plain C); 0: plain C alone (the portable levels after it). No other build reads it:
+ * without Helium, or with the ISA paths (no AOTC_NO_INTRINSICS), it changes nothing */
+#ifndef AOTC_TFL_PORTABLE_MVE
+#define AOTC_TFL_PORTABLE_MVE 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

@@ -3409,6 +3409,11 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
                     const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
                     const int8_t *xr = xw + x0, *wr = ww + o;
+#if !AOTC_QUANT_DSP && TFL_PMVE /* 4 channels of multiplier 1 by Helium (the M55's portable-mve level) */
+                    if (n == 4 && m == 1) {
+                        vst1q_s32(acc4, tfl_pmve_dw4(xr, wr, ky1 - ky0, kx1 - kx0, xstep, wstep, xrow, wrow, xz));
+                    } else
+#endif
                     for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
                         const int8_t *xp = xr, *wp = wr;
                         if (n == 4)
