@@ -2013,7 +2013,7 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
 #endif
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
-#if AOTC_TFL_PORTABLE_FAST
+#if AOTC_TFL_PORTABLE_FAST || TFL_PMVE /* (requant_double inlined, its terms apart: the same integers) */
                         const tfl_rq1 r = tfl_rq_terms(p->mult[oc], p->shift[oc]);
                         const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
 #else

@@ -3427,7 +3427,12 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     }
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t acc = acc4[j] + (bias ? bias[o + j] : 0);
+#if TFL_PMVE /* (requant_double inlined, its terms apart: the same integers) */
+                        const tfl_rq1 r = tfl_rq_terms(p->mult[o + j], p->shift[o + j]);
+                        const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
+#else
                         const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
+#endif
                         yp[o + j] = clamp8(v, p->y_min, p->y_max);
                     }
                 }
