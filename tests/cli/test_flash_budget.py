@@ -474,9 +474,15 @@ def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch
     at = names.index("portable")
     assert names[at - len(flash.HELIUM_LEVELS):at] == [lv.name for lv in flash.HELIUM_LEVELS]
     assert names[at - len(flash.HELIUM_LEVELS) - 1] == "conv-smallest"
-    for a, z in zip(flash.HELIUM_LEVELS, flash.HELIUM_LEVELS[1:], strict=False):
+    dsp = [lv for lv in flash.HELIUM_LEVELS if not lv.portable]
+    for a, z in zip(dsp, dsp[1:], strict=False):
         assert set(a.mve_off) - {"conv-fast"} <= set(z.mve_off) and set(z.mve_off) <= set(MVE_FAMILIES), (a, z)
-        assert not a.portable and a.opt == "-Os"
+        assert a.opt == "-Os" and not a.mve_loops
+    # the last: the portable kernels with their dot products by Helium (AOTC_TFL_PORTABLE_MVE), before the plain ones
+    last = flash.HELIUM_LEVELS[-1]
+    assert [lv.name for lv in flash.HELIUM_LEVELS if lv.portable] == ["portable-mve"] == [last.name]
+    assert last.mve_loops and last.opt == "-Os" and not last.small and not last.mve_off
+    assert not any(lv.mve_loops for lv in (*flash.levels(False, False), *flash.levels(True, False), *flash.LEVELS))
     assert not any(lv.mve_off for lv in flash.levels(False, False))
     assert not any(lv.mve_off for lv in flash.levels(True, False))
     assert [lv.name for lv in flash.levels(False, True)[-3:]] == ["portable", "portable-fc2", "portable-small"]
@@ -492,7 +498,8 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
     alone (as bench/flash_budget.py compiles each), Release, under qemu: each leaves its Helium families out in the
     kernel configuration (AOTC_TFL_MVE_* 0 in runtime/aotc_symbols.h), the flash falls level by level from fc-small's
     to portable's and the est. cycles rise (mve-fc 1.00x fc-small's, mve-conv-compact 1.29x, mve-dw 2.2x, mve-dw-plain
-    1.5x, portable 2.8x at this stop: 12x in one step before these levels); outputs identical to level none's."""
+    1.5x, portable-mve 1.5x, portable 1.8x at this stop: 12x in one step before these levels); outputs identical to
+    level none's."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot import flash
     from aot.bench import insn_count_plugin
@@ -505,6 +512,7 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
         b, r = _level_on_the_m4(KWS, level, tmp_path, monkeypatch, plugin, target="mps3-an547")
         left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
         assert left & set(MVE_FAMILIES.values()) == {MVE_FAMILIES[f] for f in level.mve_off}, (level.name, left)
+        assert ("AOTC_TFL_PORTABLE_MVE" in left) == (level.portable and not level.mve_loops), (level.name, left)
         got[level.name] = r
     for name in names[1:]:
         assert all(np.array_equal(a, z) for a, z in zip(got[name]["outputs"], got["none"]["outputs"], strict=True))
@@ -513,3 +521,6 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
         assert got[a]["flash"] > got[z]["flash"], (a, z, got[a]["flash"], got[z]["flash"])
         assert got[a]["cycles"] < got[z]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
     assert got["mve-conv-compact"]["cycles"] < 1.5 * got["mve-fc"]["cycles"]
+    # the portable kernels' dot products by Helium: 7.2x -> 6.8x level none's est. cycles, between mve-dw-plain's 4.5x
+    # and portable's 12.6x (plain C's 2.8x mve-dw-plain's in one step before)
+    assert 1.5 * got["portable-mve"]["cycles"] < got["portable"]["cycles"]

@@ -148,12 +148,13 @@ static inline __attribute__((always_inline)) void tfl_pmve_dot4(const int8_t *x,
         return;
     const int8_t *w0 = w, *w1 = w + k1, *w2 = w + k2, *w3 = w + k3;
     int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
+    const int16x8_t zv = vdupq_n_s16((int16_t)xz); /* (in a vector register: the loop takes 10 general ones) */
     int16x8_t xv, v1, v2;
     __asm__ volatile("dlstp.16 lr, %[n]\n"
                      "1:\n\t"
                      "vldrb.s16 %q[xv], [%[x]], #8\n\t"
                      "vldrb.s16 %q[v1], [%[w0]], #8\n\t"
-                     "vsub.i16 %q[xv], %q[xv], %[xz]\n\t"
+                     "vsub.i16 %q[xv], %q[xv], %q[zv]\n\t"
                      "vldrb.s16 %q[v2], [%[w1]], #8\n\t"
                      "vmladava.s16 %[a0], %q[xv], %q[v1]\n\t"
                      "vldrb.s16 %q[v1], [%[w2]], #8\n\t"
@@ -164,7 +165,7 @@ static inline __attribute__((always_inline)) void tfl_pmve_dot4(const int8_t *x,
                      "letp lr, 1b"
                      : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+l"(x), [w0] "+l"(w0),
                        [w1] "+l"(w1), [w2] "+l"(w2), [w3] "+l"(w3), [xv] "=&w"(xv), [v1] "=&w"(v1), [v2] "=&w"(v2)
-                     : [n] "r"(n), [xz] "r"(xz)
+                     : [n] "r"(n), [zv] "w"(zv)
                      : "lr", "memory");
     s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
 }
