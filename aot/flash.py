@@ -104,7 +104,15 @@ mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); V
 -> 4.48x -> 12.4x; IC ResNet-8 1.01x -> mve-conv-compact 1.23x -> portable 14.8x. The DSP levels' convs on the M55
 ran slower than Helium's compact conv and took more flash (IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more),
 so the step left is from Helium's last conv to plain C, which gcc 12 does not vectorise for Helium (an int8 dot
-product's loop stays scalar at -Os and -O3).
+product's loop stays scalar at -Os and -O3). "portable-mve" (the last of HELIUM_LEVELS) sits in it: the portable
+kernels, their plain conv loop's dot products by a DLSTP loop of VLDRB.S16 / VMLADAVA.S16 (8 bytes a turn, the tail
+predicated off) and the plain depthwise loop's 4 channels a tap in 32-bit lanes, requantised by tfl_rq_apply
+(AOTC_TFL_PORTABLE_MVE, tflite_int8_internal.h; left out, dsp_paths.PORTABLE_MVE, at the portable levels after it on the
+M55, so theirs are as before): about 130-230 B more than portable. Est. cycles against level none (Release, aotc's own
+runs): KWS DS-CNN mve-dw-plain 4.47x -> portable-mve 6.57x -> portable 12.60x (1.47x, 1.92x a step: 2.82x before);
+VWW MobileNet 4.47x -> 6.53x -> 12.43x (2.78x before); IC ResNet-8 mve-conv-compact 1.23x -> 5.39x -> 14.81x (12.0x in
+one step before, 4.37x now: the widest step left, its 3 x 3 convs' per-row and per-output overhead about four times
+their dot products').
 """
 
 from __future__ import annotations
@@ -269,8 +277,11 @@ HELIUM_LEVELS = (
                "MobileNet 1.7x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
                mve_off=("fc", "conv-fast", "dw")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
-               "loops' dot products by a few Helium intrinsics (16 bytes a VMLADAVA; 4 channels a tap)",
-               "measured on the M55 (aotc curve --target mps3-an547, docs/firmware.md)", mve_loops=True),
+               "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap)",
+               "1.47x the est. cycles of mve-dw-plain on the M55 for 1.9 KB less, 0.52x portable's for 0.1-0.2 KB "
+               "more (KWS DS-CNN; VWW MobileNet 1.46x; IC ResNet-8 4.37x mve-conv-compact's, 0.36x portable's; "
+               "docs/firmware.md)",
+               mve_loops=True),
 )
 
 

@@ -440,8 +440,8 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # the portable kernels (AOTC_NO_INTRINSICS, their smallest loops as on the M55) with their dot products by Helium
     # (AOTC_TFL_PORTABLE_MVE, the "portable-mve" level): the conv's DLSTP loop, the depthwise's VMUL.I32 lanes
     "portable-mve-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_conv",
-                          lambda e: "dlstp" in _code_of(e, "tfl_conv_s8") + _code_of(e, "aotc_tfl_conv_s8")  # (-O3 inlines
-                          and "tfl_conv_s8_mve" not in _syms(e)),  # tfl_conv_s8)
+                          lambda e: "dlstp" in _code_of(e, "tfl_conv_s8") + _code_of(e, "aotc_tfl_conv_s8")
+                          and "tfl_conv_s8_mve" not in _syms(e)),  # (-O3 inlines tfl_conv_s8 in aotc_tfl_conv_s8)
     "portable-mve-dw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_depthwise_s8",
                         lambda e: "vmul.i32" in _code_of(e, "aotc_tfl_depthwise_s8")
                         and "tfl_depthwise_s8_mve" not in _syms(e)),
