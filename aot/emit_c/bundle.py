@@ -148,7 +148,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
                  compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
                  small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
-                 mve_off: tuple[str, ...] = (), portable_mve: bool = False) -> Bundle:
+                 mve_off: tuple[str, ...] = (), portable_mve: int = 0) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -173,12 +173,13 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     (dsp_paths.MVE_FAMILIES), where the compact conv's smaller forms (`small_conv`) then apply whatever the portable
     loops (those take the smallest loops there); `portable_mve`: with `portable` on the M55, the portable conv and
     depthwise loops' dot products by Helium intrinsics (dsp_paths.PORTABLE_MVE, left out at the other portable
-    levels there)."""
+    levels there), at 2 their outputs requantised 4 channels a vector too (PORTABLE_MVE_RQ; 1: one by one)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (
         PORTABLE_FAST,
         PORTABLE_MVE,
+        PORTABLE_MVE_RQ,
         fc_pairs_pay,
         left_out,
         mult4_layers,
@@ -195,6 +196,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                               *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
     if portable and helium and not portable_mve:  # (the portable loops in plain C on the M55 but at portable-mve)
         paths = tuple(sorted({*paths, PORTABLE_MVE}))
+    if portable and helium and portable_mve == 1:
+        paths = tuple(sorted({*paths, PORTABLE_MVE_RQ}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
         paths = tuple(sorted({*paths, "AOTC_TFL_DW_LOOP_MULT4"}))
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights,

@@ -686,6 +686,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_MVE
 #define AOTC_TFL_PORTABLE_MVE 1
 #endif
+/* PORTABLE_MVE_RQ (with PORTABLE_MVE): those loops' outputs requantised 4 channels a vector (tfl_pmve_requant4) where
+ * they have no fused ADD; 0: one by one in C (the "portable-mve-small" level) */
+#ifndef AOTC_TFL_PORTABLE_MVE_RQ
+#define AOTC_TFL_PORTABLE_MVE_RQ 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

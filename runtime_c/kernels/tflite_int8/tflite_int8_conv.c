@@ -2011,6 +2011,14 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     }
                     const int32_t acc4[4] = {a0, a1, a2, a3};
 #endif
+#if TFL_PMVE_RQ
+                    if (n == 4 && e == NULL) {
+                        const int32x4_t v = vld1q_s32(acc4);
+                        tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o, p->shift + o,
+                                          p->y_zero, p->y_min, p->y_max, y + at0 + o);
+                        continue;
+                    }
+#endif
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
 #if AOTC_TFL_PORTABLE_FAST || TFL_PMVE /* (requant_double inlined, its terms apart: the same integers) */

@@ -3411,7 +3411,14 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     const int8_t *xr = xw + x0, *wr = ww + o;
 #if !AOTC_QUANT_DSP && TFL_PMVE /* 4 channels of multiplier 1 by Helium (the M55's portable-mve level) */
                     if (n == 4 && m == 1) {
-                        vst1q_s32(acc4, tfl_pmve_dw4(xr, wr, ky1 - ky0, kx1 - kx0, xstep, wstep, xrow, wrow, xz));
+                        const int32x4_t v = tfl_pmve_dw4(xr, wr, ky1 - ky0, kx1 - kx0, xstep, wstep, xrow, wrow, xz);
+#if TFL_PMVE_RQ
+                        tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o, p->shift + o,
+                                          p->y_zero, p->y_min, p->y_max, yp + o);
+                        continue;
+#else
+                        vst1q_s32(acc4, v);
+#endif
                     } else
 #endif
                     for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
