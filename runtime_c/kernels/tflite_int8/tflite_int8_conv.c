@@ -45,6 +45,22 @@ typedef struct {
 /* y[at + k] = ADD(v[k], res[at + k]) for k < n: v the conv's outputs (y may be res) */
 static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y);
 
+#if TFL_PMVE_RQ
+/* y[k] = ADD(v[k], res[k]), k < 4, as add_one (its three requantisations 4 lanes at a time, tfl_pmve_rq) and the
+ * ADD's clamp: the portable-mve level's fused ADD (y may be res: res is read first) */
+static inline void tfl_pmve_residual4(const aotc_tfl_residual_params *r, const int8_t *res, int32x4_t v, int8_t *y) {
+    const aotc_tfl_binary_params *a = &r->add;
+    const int32x4_t rv = vldrbq_s32(res);
+    const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(r->conv_x1 ? v : rv, a->x1_zero), 20);
+    const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(r->conv_x1 ? rv : v, a->x2_zero), 20);
+    const int32x4_t s1 = tfl_pmve_rq(x1, vdupq_n_s32(a->m1), vdupq_n_s32(a->s1));
+    const int32x4_t s2 = tfl_pmve_rq(x2, vdupq_n_s32(a->m2), vdupq_n_s32(a->s2));
+    const int32x4_t t = tfl_pmve_rq(a->subtract ? vsubq_s32(s1, s2) : vaddq_s32(s1, s2), vdupq_n_s32(a->mult),
+                                    vdupq_n_s32(a->shift));
+    vstrbq_s32(y, vminq_s32(vmaxq_s32(vaddq_n_s32(t, a->y_zero), vdupq_n_s32(a->y_min)), vdupq_n_s32(a->y_max)));
+}
+#endif
+
 #if AOTC_QUANT_DSP
 
 /* n bytes from src to dst: words while 4 are left (the cores with the DSP extension load and store unaligned
@@ -2012,10 +2028,14 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     const int32_t acc4[4] = {a0, a1, a2, a3};
 #endif
 #if TFL_PMVE_RQ
-                    if (n == 4 && e == NULL) {
+                    if (n == 4) {
                         const int32x4_t v = vld1q_s32(acc4);
-                        tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o, p->shift + o,
-                                          p->y_zero, p->y_min, p->y_max, y + at0 + o);
+                        const int32x4_t r = tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o,
+                                                              p->shift + o, p->y_zero, p->y_min, p->y_max);
+                        if (e != NULL)
+                            tfl_pmve_residual4(e->r, e->res + at0 + o, r, y + at0 + o);
+                        else
+                            vstrbq_s32(y + at0 + o, r);
                         continue;
                     }
 #endif

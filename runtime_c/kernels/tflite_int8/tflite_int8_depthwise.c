@@ -3413,8 +3413,8 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     if (n == 4 && m == 1) {
                         const int32x4_t v = tfl_pmve_dw4(xr, wr, ky1 - ky0, kx1 - kx0, xstep, wstep, xrow, wrow, xz);
 #if TFL_PMVE_RQ
-                        tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o, p->shift + o,
-                                          p->y_zero, p->y_min, p->y_max, yp + o);
+                        vstrbq_s32(yp + o, tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o,
+                                                             p->shift + o, p->y_zero, p->y_min, p->y_max));
                         continue;
 #else
                         vst1q_s32(acc4, v);

@@ -185,18 +185,19 @@ static inline int32x4_t tfl_pmve_dw4(const int8_t *x, const int8_t *w, int32_t r
 }
 
 #if AOTC_TFL_PORTABLE_MVE_RQ
-/* 4 channels' sums (biases added) requantised as requant_double does (tfl_mve_requant4's arithmetic: VQRDMULH is
- * SaturatingRoundingDoublingHighMul, the rounding divide the rounding shift after -1 on negative values), plus the zero
- * point, clamped, stored to y[0 .. 3]: about 15 instructions for the scalar form's 4 x 40 */
-static inline void tfl_pmve_requant4(int32x4_t v, const int32_t *mult, const int32_t *shift, int32_t zero, int32_t lo,
-                                     int32_t hi, int8_t *y) {
-    const int32x4_t sh = vld1q_s32(shift), zero4 = vdupq_n_s32(0);
-    const int32x4_t left = vmaxq_s32(sh, zero4), neg_right = vminq_s32(sh, zero4); /* -right */
-    int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, left), vld1q_s32(mult));
-    r = vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)); /* -1 where r < 0 and right > 0 */
-    r = vaddq_n_s32(vrshlq_s32(r, neg_right), zero);
-    r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
-    vstrbq_s32(y, r);
+/* requant_double of 4 lanes by the same multiplier and shift (tfl_mve_rq's arithmetic: VQRDMULH is
+ * SaturatingRoundingDoublingHighMul, the rounding divide the rounding shift after -1 on negative values) */
+static inline int32x4_t tfl_pmve_rq(int32x4_t v, int32x4_t mult, int32x4_t shift) {
+    const int32x4_t zero4 = vdupq_n_s32(0), neg_right = vminq_s32(shift, zero4); /* -right */
+    const int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, vmaxq_s32(shift, zero4)), mult);
+    return vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)), neg_right); /* -1 where r < 0, right > 0 */
+}
+/* 4 channels' sums (biases added) requantised as requant_double does, plus the zero point, clamped: about 15
+ * instructions for the scalar form's 4 x 40 */
+static inline int32x4_t tfl_pmve_requant4(int32x4_t v, const int32_t *mult, const int32_t *shift, int32_t zero,
+                                          int32_t lo, int32_t hi) {
+    const int32x4_t r = vaddq_n_s32(tfl_pmve_rq(v, vld1q_s32(mult), vld1q_s32(shift)), zero);
+    return vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
 }
 #define TFL_PMVE_RQ 1
 #endif
