@@ -160,8 +160,8 @@ class FlashLevel:
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
-    mve_loops: int = 0  # with `portable` on the M55: the portable loops' dot products by Helium (PORTABLE_MVE), at 2
-    # their requantisation 4 channels a vector too (PORTABLE_MVE_RQ)
+    mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the conv's
+    # and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's
 
 
 LEVELS = (
@@ -279,14 +279,14 @@ HELIUM_LEVELS = (
                mve_off=("fc", "conv-fast", "dw")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
-               "outputs requantised 4 channels a vector",
+               "outputs (and the conv's fused ADD) requantised 4 channels a vector",
+               "MEASURE", mve_loops=3),
+    FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products by a "
+               "few Helium instructions (as portable-mve), their outputs requantised one by one in C",
                "MEASURE", mve_loops=2),
-    FlashLevel("portable-mve-small", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
-               "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap)",
-               "1.47x the est. cycles of mve-dw-plain on the M55 for 1.9 KB less, 0.52x portable's for 0.1-0.2 KB "
-               "more (KWS DS-CNN; VWW MobileNet 1.46x; IC ResNet-8 4.37x mve-conv-compact's, 0.36x portable's; "
-               "docs/firmware.md)",
-               mve_loops=1),
+    FlashLevel("portable-mve-conv", "-Os", True, "the portable kernels, their conv loop's dot products by a few Helium "
+               "instructions (as portable-mve), the depthwise loop in C",
+               "MEASURE", mve_loops=1),
 )
 
 

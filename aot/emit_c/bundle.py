@@ -173,13 +173,16 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     (dsp_paths.MVE_FAMILIES), where the compact conv's smaller forms (`small_conv`) then apply whatever the portable
     loops (those take the smallest loops there); `portable_mve`: with `portable` on the M55, the portable conv and
     depthwise loops' dot products by Helium intrinsics (dsp_paths.PORTABLE_MVE, left out at the other portable
-    levels there), at 2 their outputs requantised 4 channels a vector too (PORTABLE_MVE_RQ; 1: one by one)."""
+    levels there): 3 those and their outputs requantised 4 channels a vector (PORTABLE_MVE_RQ; the conv's fused ADD
+    too, compiled only where the model has one), 2 the dot products alone, 1 the conv's alone (PORTABLE_MVE_DW 0)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (
         PORTABLE_FAST,
         PORTABLE_MVE,
+        PORTABLE_MVE_DW,
         PORTABLE_MVE_RQ,
+        layers,
         fc_pairs_pay,
         left_out,
         mult4_layers,
@@ -196,8 +199,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                               *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
     if portable and helium and not portable_mve:  # (the portable loops in plain C on the M55 but at portable-mve)
         paths = tuple(sorted({*paths, PORTABLE_MVE}))
-    if portable and helium and portable_mve == 1:
-        paths = tuple(sorted({*paths, PORTABLE_MVE_RQ}))
+    if portable and helium and portable_mve:  # (the forms portable-mve's levels leave out, aot/flash.py)
+        fused = any(c.kernel == "aotc_tfl_conv_add_s8" for _, c in layers(graph, plan.choices))
+        paths = tuple(sorted({*paths, *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
+                              *([PORTABLE_MVE_DW] if portable_mve < 2 else []),
+                              *([] if fused else ["AOTC_TFL_CONV_RESIDUAL"])}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
         paths = tuple(sorted({*paths, "AOTC_TFL_DW_LOOP_MULT4"}))
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights,

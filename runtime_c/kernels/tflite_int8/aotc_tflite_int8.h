@@ -686,10 +686,14 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_MVE
 #define AOTC_TFL_PORTABLE_MVE 1
 #endif
-/* PORTABLE_MVE_RQ (with PORTABLE_MVE): those loops' outputs requantised 4 channels a vector (tfl_pmve_requant4) where
- * they have no fused ADD; 0: one by one in C (the "portable-mve-small" level) */
+/* PORTABLE_MVE_RQ (with PORTABLE_MVE): those loops' outputs requantised 4 channels a vector (tfl_pmve_requant4), and
+ * the conv's fused ADD (tfl_pmve_residual4); 0: one by one in C (the "portable-mve-dots" level). PORTABLE_MVE_DW: the
+ * depthwise loop's by Helium; 0: the conv's alone (the "portable-mve-conv" level) */
 #ifndef AOTC_TFL_PORTABLE_MVE_RQ
 #define AOTC_TFL_PORTABLE_MVE_RQ 1
+#endif
+#ifndef AOTC_TFL_PORTABLE_MVE_DW
+#define AOTC_TFL_PORTABLE_MVE_DW 1
 #endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1

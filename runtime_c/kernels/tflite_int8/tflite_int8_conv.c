@@ -2032,7 +2032,7 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                         const int32x4_t v = vld1q_s32(acc4);
                         const int32x4_t r = tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o,
                                                               p->shift + o, p->y_zero, p->y_min, p->y_max);
-                        if (e != NULL)
+                        if (AOTC_TFL_CONV_RESIDUAL && e != NULL) /* (none compiled where the model fuses no ADD) */
                             tfl_pmve_residual4(e->r, e->res + at0 + o, r, y + at0 + o);
                         else
                             vstrbq_s32(y + at0 + o, r);

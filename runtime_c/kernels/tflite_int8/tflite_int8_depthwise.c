@@ -3409,7 +3409,8 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
                     const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
                     const int8_t *xr = xw + x0, *wr = ww + o;
-#if !AOTC_QUANT_DSP && TFL_PMVE /* 4 channels of multiplier 1 by Helium (the M55's portable-mve level) */
+#if !AOTC_QUANT_DSP && TFL_PMVE && AOTC_TFL_PORTABLE_MVE_DW /* 4 channels of multiplier 1 by Helium (the M55's
+                                                              * portable-mve levels) */
                     if (n == 4 && m == 1) {
                         const int32x4_t v = tfl_pmve_dw4(xr, wr, ky1 - ky0, kx1 - kx0, xstep, wstep, xrow, wrow, xz);
 #if TFL_PMVE_RQ
