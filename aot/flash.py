@@ -273,10 +273,6 @@ HELIUM_LEVELS = (
                "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
                "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
                compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
-    FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
-               "code)", "1.5x to 1.7x the est. cycles of mve-dw on the M55 for 2.3 KB less (KWS DS-CNN 1.5x, VWW "
-               "MobileNet 1.7x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
-               mve_off=("fc", "conv-fast", "dw")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

@@ -197,11 +197,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)
         paths = tuple(sorted({*paths, PORTABLE_FAST,
                               *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
-    if portable and helium and not portable_mve:  # (the portable loops in plain C on the M55 but at portable-mve)
-        paths = tuple(sorted({*paths, PORTABLE_MVE}))
-    if portable and helium and portable_mve:  # (the forms portable-mve's levels leave out, aot/flash.py)
+    if portable and helium:  # the forms the M55's portable levels leave out (aot/flash.py), the conv's fused ADD where
+        # the model has none (its code then not compiled: about 330 B on KWS DS-CNN)
         fused = any(c.kernel == "aotc_tfl_conv_add_s8" for _, c in layers(graph, plan.choices))
-        paths = tuple(sorted({*paths, *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
+        paths = tuple(sorted({*paths, *([PORTABLE_MVE] if not portable_mve else []),
+                              *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
                               *([PORTABLE_MVE_DW] if portable_mve < 2 else []),
                               *([] if fused else ["AOTC_TFL_CONV_RESIDUAL"])}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
