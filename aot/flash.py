@@ -279,8 +279,8 @@ HELIUM_LEVELS = (
                "1.42x the est. cycles of mve-dw on the M55 for 4.2 KB less (KWS DS-CNN; VWW MobileNet 1.47x), IC "
                "ResNet-8 2.59x mve-conv-compact's for 4.0 KB less (aotc curve --target mps3-an547, docs/firmware.md)",
                mve_loops=3),
-    FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products by "
-               "a few Helium instructions (as portable-mve), their outputs requantised one by one in C",
+    FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products "
+               "by a few Helium instructions (as portable-mve), their outputs requantised one by one in C",
                "1.47x the est. cycles of portable-mve on the M55 for 296 B less (KWS DS-CNN; VWW MobileNet 1.58x, IC "
                "ResNet-8 1.69x for 432 B less; docs/firmware.md)", mve_loops=2),
     FlashLevel("portable-mve-conv", "-Os", True, "the portable kernels, their conv loop's dot products by a few Helium "
