@@ -7,6 +7,9 @@
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include <stddef.h>          /* ptrdiff_t */
+/* the portable loops' dot products (and requantisation) by Helium: the M55's portable-mve levels (issue 67) */
+#define TFL_PMVE (TFL_PMVE_ISA && AOTC_TFL_PORTABLE_MVE)
+#define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ)
 
 #if AOTC_QUANT_DSP
 

@@ -129,10 +129,11 @@ static inline __attribute__((always_inline)) int32_t tfl_rq_apply(int32_t acc, c
     return (h >> r->right) + ((h & r->mask) > r->half + (h < 0 ? 1 : 0) ? 1 : 0);
 }
 
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && AOTC_TFL_PORTABLE_MVE
-/* the portable loops' dot products by Helium (AOTC_TFL_PORTABLE_MVE, issue 67): gcc 12 keeps them scalar at -Os and
- * -O3, a plain loop then taking the M55 about 3 instructions a MAC; these are a handful of instructions a call site */
-#define TFL_PMVE 1
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+/* the portable loops' dot products by Helium (where the conv's and the depthwise's files take them: their TFL_PMVE,
+ * the M55's portable-mve levels, issue 67): gcc 12 keeps them scalar at -Os and -O3, a plain loop then taking the M55
+ * about 3 instructions a MAC; these are a handful of instructions a call site. Unused static functions elsewhere */
+#define TFL_PMVE_ISA 1
 #include <arm_mve.h>
 #include <stddef.h> /* ptrdiff_t */
 
@@ -184,7 +185,6 @@ static inline int32x4_t tfl_pmve_dw4(const int8_t *x, const int8_t *w, int32_t r
     return acc;
 }
 
-#if AOTC_TFL_PORTABLE_MVE_RQ
 /* requant_double of 4 lanes by the same multiplier and shift (tfl_mve_rq's arithmetic: VQRDMULH is
  * SaturatingRoundingDoublingHighMul, the rounding divide the rounding shift after -1 on negative values) */
 static inline int32x4_t tfl_pmve_rq(int32x4_t v, int32x4_t mult, int32x4_t shift) {
@@ -199,15 +199,10 @@ static inline int32x4_t tfl_pmve_requant4(int32x4_t v, const int32_t *mult, cons
     const int32x4_t r = vaddq_n_s32(tfl_pmve_rq(v, vld1q_s32(mult), vld1q_s32(shift)), zero);
     return vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
 }
-#define TFL_PMVE_RQ 1
 #endif
 #endif
-#endif
-#ifndef TFL_PMVE /* (the portable loops' Helium dot products: only with AOTC_NO_INTRINSICS) */
-#define TFL_PMVE 0
-#endif
-#ifndef TFL_PMVE_RQ /* (and their requantisation 4 channels a vector) */
-#define TFL_PMVE_RQ 0
+#ifndef TFL_PMVE_ISA /* (the portable loops' Helium dot products: only with AOTC_NO_INTRINSICS, on a core with Helium) */
+#define TFL_PMVE_ISA 0
 #endif
 
 #endif /* AOTC_TFLITE_INT8_INTERNAL_H */
