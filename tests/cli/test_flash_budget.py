@@ -177,13 +177,16 @@ def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
     ((1200, 800), 1000, 1, 2),
     ((1200, 1100, 900, 700), 1000, 2, 4),  # the last measured second, then the first between that meets it
     ((1200, 1100, 900, 1050), 1000, None, 2),  # the smallest level misses: refused after two builds
+    ((1200, 1100, 990, 1050), (1000, 2), 2, 4),  # the M55's: a portable-mve level (2) below the last meets it
+    ((1200, 1100, 1010, 1050), (1000, 2), None, 4),  # ... or misses: refused after it
 ])
 def test_fit_walks_the_ladder(monkeypatch, sizes, budget, kept, builds):
     """flash.fit on a fake ladder: which level it keeps and how many library builds it takes to get there."""
     from aot import flash
     from aot.emit_c import Bundle
 
-    ladder = [flash.FlashLevel(f"l{i}", None, False, "", "") for i in range(len(sizes))]
+    budget, mve = budget if isinstance(budget, tuple) else (budget, None)  # (mve: the level that is a portable-mve one)
+    ladder = [flash.FlashLevel(f"l{i}", None, False, "", "", mve_loops=int(i == mve)) for i in range(len(sizes))]
     calls: list[str] = []
 
     def measure(bundle: Bundle, target: str, build_type: str) -> flash.FlashMeasure:
