@@ -95,24 +95,28 @@ On the M55 (Helium) the ladder skips HELIUM_SKIPPED, and Helium's kernels (CONV_
 depthwise), which the DSP levels above leave in, are left out family by family after conv-smallest (HELIUM_LEVELS,
 issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
 kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
-alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path), "mve-dw-plain" (by the plain
-loop). (The convs by the DSP paths instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than
-Helium's compact conv for more flash on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a
-smallest Helium conv without patches, tried, ran KWS at 24.5x, slower than portable.) Est.
-cycles against level none, aotc curve --target mps3-an547: KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x ->
-mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); VWW MobileNet 1.03x -> 1.39x -> 2.63x
--> 4.48x -> 12.4x; IC ResNet-8 1.01x -> mve-conv-compact 1.23x -> portable 14.8x. The DSP levels' convs on the M55
-ran slower than Helium's compact conv and took more flash (IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more),
-so the step left is from Helium's last conv to plain C, which gcc 12 does not vectorise for Helium (an int8 dot
-product's loop stays scalar at -Os and -O3). "portable-mve" (the last of HELIUM_LEVELS) sits in it: the portable
-kernels, their plain conv loop's dot products by a DLSTP loop of VLDRB.S16 / VMLADAVA.S16 (8 bytes a turn, the tail
-predicated off) and the plain depthwise loop's 4 channels a tap in 32-bit lanes, requantised by tfl_rq_apply
-(AOTC_TFL_PORTABLE_MVE, tflite_int8_internal.h; left out, dsp_paths.PORTABLE_MVE, at the portable levels after it on the
-M55, so theirs are as before): about 130-230 B more than portable. Est. cycles against level none (Release, aotc's own
-runs): KWS DS-CNN mve-dw-plain 4.47x -> portable-mve 6.57x -> portable 12.60x (1.47x, 1.92x a step: 2.82x before);
-VWW MobileNet 4.47x -> 6.53x -> 12.43x (2.78x before); IC ResNet-8 mve-conv-compact 1.23x -> 5.39x -> 14.81x (12.0x in
-one step before, 4.37x now: the widest step left, its 3 x 3 convs' per-row and per-output overhead about four times
-their dot products').
+alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path). (The convs by the DSP paths
+instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than Helium's compact conv for more flash
+on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a smallest Helium conv without patches,
+tried, ran KWS at 24.5x, slower than portable.) Then the portable kernels with Helium's dot products (gcc 12 does not
+vectorise the plain loops' int8 dot products for Helium, at -Os or -O3; the portable kernels' structure kept, the
+macros AOTC_TFL_PORTABLE_MVE* of the conv's and the depthwise's files, dsp_paths.PORTABLE_MVE, left out at the levels
+that do not take them): "portable-mve" (the plain conv loop's dot products by a DLSTP loop of VLDRB.S16 /
+VMLADAVA.S16, 8 bytes a turn with the tail predicated off, tflite_int8_internal.h tfl_pmve_dot4; the plain depthwise
+loop's 4 channels a tap in 32-bit lanes, tfl_pmve_dw4; their outputs, and the conv's fused ADD's, requantised 4
+channels a vector), "portable-mve-dots" (the dot products alone, each output requantised in C), "portable-mve-conv"
+(the conv's alone). Their bundles and the portable levels' on the M55 leave the conv's fused ADD code out where the
+model fuses none (330 B on KWS DS-CNN): portable-mve-conv is then no larger than portable there (34,544 B against
+34,552 B, the dot products in Helium smaller than in C), so fit refuses a budget the last level misses only after them.
+A level "mve-dw-plain" (mve-dw with the depthwise layers by the plain loop) ran slower than portable-mve for more
+flash on KWS DS-CNN (4.47x level none's est. cycles at 36,894 B against 4.21x at 34,976 B) and VWW (4.47x against
+3.86x): no level. Est. cycles against level none (Release, mps3-an547; each level compiled alone, outputs as level
+none's): KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x -> mve-dw 2.97x -> portable-mve 4.21x -> portable-mve-dots
+6.20x -> portable-mve-conv 7.23x (portable 12.26x; before these levels mve-dw-plain 4.47x -> portable 12.6x, 2.8x a
+step); VWW MobileNet mve-dw 2.63x -> 3.86x -> 6.09x -> 7.07x (portable 12.0x); IC ResNet-8 mve-conv-compact 1.23x ->
+portable-mve 3.20x -> portable-mve-dots 5.39x (portable-mve-conv's bundle: no depthwise layer) -> portable 14.8x (12x
+in one step before; its widest steps now 2.59x and 2.75x: the 3 x 3 convs' per-row calls and per-output code in the
+portable loop's structure, about twice their dot products').
 """
 
 from __future__ import annotations
