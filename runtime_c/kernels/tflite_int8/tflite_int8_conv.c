@@ -2010,11 +2010,12 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0;
                     const ptrdiff_t k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
                     const int8_t *xq = xw, *wq = w + (ptrdiff_t)o * kk + ((ptrdiff_t)ky0 * kw + kx0) * c;
-#if TFL_PMVE /* the dot products by Helium (AOTC_TFL_PORTABLE_MVE: the M55's portable-mve level) */
+#if TFL_PMVE /* the dot products by Helium (AOTC_TFL_PORTABLE_MVE: the M55's portable-mve levels) */
                     int32_t acc4[4] = {0, 0, 0, 0};
                     for (int32_t i = ky0; i < ky1; ++i, xq += xrow, wq += wrow) {
                         const int8_t *xr = xq, *wr = wq;
-                        for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) tfl_pmve_dot4(xr, wr, k1, k2, k3, seg, xz, acc4);
+                        for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c)
+                            tfl_pmve_dot4(xr, wr, k1, k2, k3, seg, xz, acc4);
                     }
 #else
                     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
