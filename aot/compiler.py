@@ -505,7 +505,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               portable_small=level.small, compact_fc=level.compact_fc,
                               small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv,
                               single_dwm=level.single_dwm,
-                              helium=get_target(options.target).helium, mve_off=level.mve_off)
+                              helium=get_target(options.target).helium, mve_off=level.mve_off,
+                              portable_mve=level.mve_loops)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
     if options.flash_budget is None:

@@ -95,16 +95,28 @@ On the M55 (Helium) the ladder skips HELIUM_SKIPPED, and Helium's kernels (CONV_
 depthwise), which the DSP levels above leave in, are left out family by family after conv-smallest (HELIUM_LEVELS,
 issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
 kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
-alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path), "mve-dw-plain" (by the plain
-loop). (The convs by the DSP paths instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than
-Helium's compact conv for more flash on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a
-smallest Helium conv without patches, tried, ran KWS at 24.5x, slower than portable.) Est.
-cycles against level none, aotc curve --target mps3-an547: KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x ->
-mve-dw 2.97x -> mve-dw-plain 4.47x -> portable 12.6x (12x in one step before); VWW MobileNet 1.03x -> 1.39x -> 2.63x
--> 4.48x -> 12.4x; IC ResNet-8 1.01x -> mve-conv-compact 1.23x -> portable 14.8x. The DSP levels' convs on the M55
-ran slower than Helium's compact conv and took more flash (IC ResNet-8's DSP conv 6.4x-13.2x for 150-1,550 B more),
-so the step left is from Helium's last conv to plain C, which gcc 12 does not vectorise for Helium (an int8 dot
-product's loop stays scalar at -Os and -O3).
+alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path). (The convs by the DSP paths
+instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than Helium's compact conv for more flash
+on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a smallest Helium conv without patches,
+tried, ran KWS at 24.5x, slower than portable.) Then the portable kernels with Helium's dot products (gcc 12 does not
+vectorise the plain loops' int8 dot products for Helium, at -Os or -O3; the portable kernels' structure kept, the
+macros AOTC_TFL_PORTABLE_MVE* of the conv's and the depthwise's files, dsp_paths.PORTABLE_MVE, left out at the levels
+that do not take them): "portable-mve" (the plain conv loop's dot products by a DLSTP loop of VLDRB.S16 /
+VMLADAVA.S16, 8 bytes a turn with the tail predicated off, tflite_int8_internal.h tfl_pmve_dot4; the plain depthwise
+loop's 4 channels a tap in 32-bit lanes, tfl_pmve_dw4; their outputs, and the conv's fused ADD's, requantised 4
+channels a vector), "portable-mve-dots" (the dot products alone, each output requantised in C), "portable-mve-conv"
+(the conv's alone). Their bundles and the portable levels' on the M55 leave the conv's fused ADD code out where the
+model fuses none (330 B on KWS DS-CNN): portable-mve-conv is then no larger than portable there (34,544 B against
+34,552 B, the dot products in Helium smaller than in C), so fit refuses a budget the last level misses only after them.
+A level "mve-dw-plain" (mve-dw with the depthwise layers by the plain loop) ran slower than portable-mve for more
+flash on KWS DS-CNN (4.47x level none's est. cycles at 36,894 B against 4.21x at 34,976 B) and VWW (4.47x against
+3.86x): no level. Est. cycles against level none (Release, mps3-an547; each level compiled alone, outputs as level
+none's): KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x -> mve-dw 2.97x -> portable-mve 4.21x -> portable-mve-dots
+6.20x -> portable-mve-conv 7.23x (portable 12.26x; before these levels mve-dw-plain 4.47x -> portable 12.6x, 2.8x a
+step); VWW MobileNet mve-dw 2.63x -> 3.86x -> 6.09x -> 7.07x (portable 12.0x); IC ResNet-8 mve-conv-compact 1.23x ->
+portable-mve 3.20x -> portable-mve-dots 5.39x (portable-mve-conv's bundle: no depthwise layer) -> portable 14.8x (12x
+in one step before; its widest steps now 2.59x and 2.75x: the 3 x 3 convs' per-row calls and per-output code in the
+portable loop's structure, about twice their dot products').
 """
 
 from __future__ import annotations
@@ -152,6 +164,8 @@ class FlashLevel:
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
+    mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
+    # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's
 
 
 LEVELS = (
@@ -263,10 +277,21 @@ HELIUM_LEVELS = (
                "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
                "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
                compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
-    FlashLevel("mve-dw-plain", "-Os", False, "as mve-dw, and the depthwise layers by the plain loop (no depthwise DSP "
-               "code)", "1.5x to 1.7x the est. cycles of mve-dw on the M55 for 2.3 KB less (KWS DS-CNN 1.5x, VWW "
-               "MobileNet 1.7x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL, plain_dw=True,
-               mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
+               "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
+               "outputs (and the conv's fused ADD) requantised 4 channels a vector",
+               "1.42x the est. cycles of mve-dw on the M55 for 4.2 KB less (KWS DS-CNN; VWW MobileNet 1.47x), IC "
+               "ResNet-8 2.59x mve-conv-compact's for 4.0 KB less (aotc curve --target mps3-an547, docs/firmware.md)",
+               mve_loops=3),
+    FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products "
+               "by a few Helium instructions (as portable-mve), their outputs requantised one by one in C",
+               "1.47x the est. cycles of portable-mve on the M55 for 296 B less (KWS DS-CNN; VWW MobileNet 1.58x, IC "
+               "ResNet-8 1.69x for 432 B less; docs/firmware.md)", mve_loops=2),
+    FlashLevel("portable-mve-conv", "-Os", True, "the portable kernels, their conv loop's dot products by a few Helium "
+               "instructions (as portable-mve), the depthwise loop in C",
+               "1.17x the est. cycles of portable-mve-dots on the M55 for 136 B less (KWS DS-CNN; VWW MobileNet 1.16x; "
+               "IC ResNet-8, no depthwise layer, the same bundle), no larger than the portable level at 0.59x its "
+               "cycles (docs/firmware.md)", mve_loops=1),
 )
 
 
@@ -374,7 +399,8 @@ def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLev
     compiler's bundle for a level, before with_level), metadata.json saying what was traded; else
     FlashBudgetError. Each level measured is a library build, so the last (smallest) level is measured right
     after the first: a budget no level meets is refused after two builds, not one a level, for one build more
-    where a level between meets it. A level that builds what another measured did (same files and flags: a
+    where a level between meets it (on the M55, whose portable-mve levels can be smaller than the last, a budget the
+    last misses is refused after those too). A level that builds what another measured did (same files and flags: a
     "general" on a model without M-profile paths) takes its measure."""
     measured: list[tuple[tuple[Any, ...], FlashMeasure]] = []
     tried: list[tuple[FlashLevel, FlashMeasure]] = []
@@ -399,7 +425,11 @@ def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLev
     if got.total <= budget:
         return kept(first, bundle, got)
     smallest, least = (bundle, got) if last is first else at(last)
-    if least.total > budget:
+    # the M55's portable-mve levels can take less than the portable ones after them (KWS DS-CNN: portable-mve-conv's
+    # 34,544 B against portable's 34,552 B, the conv's dot products in Helium smaller than in C): a budget the last
+    # misses is then refused only after them
+    below = any(lv.mve_loops for lv in between)
+    if least.total > budget and not below:
         raise FlashBudgetError(refusal(budget, tried), min(m.total for _, m in tried))
     for level in between:
         bundle, got = at(level)
@@ -407,6 +437,8 @@ def fit(budget: int, ladder: Sequence[FlashLevel], bundle_at: Callable[[FlashLev
             break  # named as that
         if got.total <= budget:
             return kept(level, bundle, got)
+    if least.total > budget:
+        raise FlashBudgetError(refusal(budget, tried), min(m.total for _, m in tried))
     return kept(last, smallest, least)
 
 

@@ -148,7 +148,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
                  compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
                  small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
-                 mve_off: tuple[str, ...] = ()) -> Bundle:
+                 mve_off: tuple[str, ...] = (), portable_mve: int = 0) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -171,10 +171,23 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     Helium's kernels (the M55), which change what those levels leave out (dsp_paths.left_out) and the params that only
     paths it does not run would read; `mve_off`: Helium's kernel families a level of the M55 leaves out
     (dsp_paths.MVE_FAMILIES), where the compact conv's smaller forms (`small_conv`) then apply whatever the portable
-    loops (those take the smallest loops there)."""
+    loops (those take the smallest loops there); `portable_mve`: with `portable` on the M55, the portable conv and
+    depthwise loops' dot products by Helium intrinsics (dsp_paths.PORTABLE_MVE, left out at the other portable
+    levels there): 3 those and their outputs requantised 4 channels a vector (PORTABLE_MVE_RQ; the conv's fused ADD
+    too, compiled only where the model has one), 2 the dot products alone, 1 the conv's alone (PORTABLE_MVE_DW 0)."""
     artifacts = artifacts or {}
     name = graph.name
-    from aot.kernels.dsp_paths import PORTABLE_FAST, fc_pairs_pay, left_out, mult4_layers, portable_fast_pays
+    from aot.kernels.dsp_paths import (
+        PORTABLE_FAST,
+        PORTABLE_MVE,
+        PORTABLE_MVE_DW,
+        PORTABLE_MVE_RQ,
+        fc_pairs_pay,
+        layers,
+        left_out,
+        mult4_layers,
+        portable_fast_pays,
+    )
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
                      small_fc, small_conv if small_conv and (mve_off or not portable_fast_pays(graph)) else 0, helium,
@@ -184,6 +197,13 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)
         paths = tuple(sorted({*paths, PORTABLE_FAST,
                               *([] if fc_pairs and fc_pairs_pay(graph) else ["AOTC_TFL_FC_PAIRS"])}))
+    if portable and helium:  # the forms the M55's portable levels leave out (aot/flash.py), the conv's fused ADD where
+        # the model has none (its code then not compiled: about 330 B on KWS DS-CNN)
+        fused = any(c.kernel == "aotc_tfl_conv_add_s8" for _, c in layers(graph, plan.choices))
+        paths = tuple(sorted({*paths, *([PORTABLE_MVE] if not portable_mve else []),
+                              *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
+                              *([PORTABLE_MVE_DW] if portable_mve < 2 else []),
+                              *([] if fused else ["AOTC_TFL_CONV_RESIDUAL"])}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
         paths = tuple(sorted({*paths, "AOTC_TFL_DW_LOOP_MULT4"}))
     em = ModelEmitter(graph, name, selection, plan, artifacts, separate_weights=separate_weights,

@@ -52,6 +52,13 @@ MULTC_PATHS = ("AOTC_TFL_DW_MULTC_PAIRS",)
 PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS + MULTC_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
+# the portable kernels' conv and depthwise dot products by Helium intrinsics on the M55 (the "portable-mve" level, issue
+# 67; left out at the portable levels after it, and read only where Helium and AOTC_NO_INTRINSICS are both there)
+PORTABLE_MVE = "AOTC_TFL_PORTABLE_MVE"
+# and their outputs requantised 4 channels a vector (left out at "portable-mve-dots": one by one in C), and the
+# depthwise loop's by Helium (left out at "portable-mve-conv": the conv's alone)
+PORTABLE_MVE_RQ = "AOTC_TFL_PORTABLE_MVE_RQ"
+PORTABLE_MVE_DW = "AOTC_TFL_PORTABLE_MVE_DW"
 # Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
 MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
@@ -61,9 +68,10 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"]),
+                                     MVE_FAMILIES["conv-fast"], PORTABLE_MVE, PORTABLE_MVE_RQ),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
-                                          MVE_FAMILIES["dw"]),
+                                          MVE_FAMILIES["dw"], PORTABLE_MVE, PORTABLE_MVE_RQ,
+                                          PORTABLE_MVE_DW),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"])}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")

@@ -177,13 +177,16 @@ def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
     ((1200, 800), 1000, 1, 2),
     ((1200, 1100, 900, 700), 1000, 2, 4),  # the last measured second, then the first between that meets it
     ((1200, 1100, 900, 1050), 1000, None, 2),  # the smallest level misses: refused after two builds
+    ((1200, 1100, 990, 1050), (1000, 2), 2, 4),  # the M55's: a portable-mve level (2) below the last meets it
+    ((1200, 1100, 1010, 1050), (1000, 2), None, 4),  # ... or misses: refused after it
 ])
 def test_fit_walks_the_ladder(monkeypatch, sizes, budget, kept, builds):
     """flash.fit on a fake ladder: which level it keeps and how many library builds it takes to get there."""
     from aot import flash
     from aot.emit_c import Bundle
 
-    ladder = [flash.FlashLevel(f"l{i}", None, False, "", "") for i in range(len(sizes))]
+    budget, mve = budget if isinstance(budget, tuple) else (budget, None)  # (mve: the level that is a portable-mve one)
+    ladder = [flash.FlashLevel(f"l{i}", None, False, "", "", mve_loops=int(i == mve)) for i in range(len(sizes))]
     calls: list[str] = []
 
     def measure(bundle: Bundle, target: str, build_type: str) -> flash.FlashMeasure:
@@ -474,9 +477,17 @@ def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch
     at = names.index("portable")
     assert names[at - len(flash.HELIUM_LEVELS):at] == [lv.name for lv in flash.HELIUM_LEVELS]
     assert names[at - len(flash.HELIUM_LEVELS) - 1] == "conv-smallest"
-    for a, z in zip(flash.HELIUM_LEVELS, flash.HELIUM_LEVELS[1:], strict=False):
+    dsp = [lv for lv in flash.HELIUM_LEVELS if not lv.portable]
+    for a, z in zip(dsp, dsp[1:], strict=False):
         assert set(a.mve_off) - {"conv-fast"} <= set(z.mve_off) and set(z.mve_off) <= set(MVE_FAMILIES), (a, z)
-        assert not a.portable and a.opt == "-Os"
+        assert a.opt == "-Os" and not a.mve_loops
+    # the last: the portable kernels with Helium's dot products (AOTC_TFL_PORTABLE_MVE), less of them level by level,
+    # before the plain ones
+    pm = [lv for lv in flash.HELIUM_LEVELS if lv.portable]
+    assert [lv.name for lv in pm] == ["portable-mve", "portable-mve-dots", "portable-mve-conv"]
+    assert pm == list(flash.HELIUM_LEVELS[-len(pm):]) and [lv.mve_loops for lv in pm] == [3, 2, 1]
+    assert all(lv.opt == "-Os" and not lv.small and not lv.mve_off for lv in pm)
+    assert not any(lv.mve_loops for lv in (*flash.levels(False, False), *flash.levels(True, False), *flash.LEVELS))
     assert not any(lv.mve_off for lv in flash.levels(False, False))
     assert not any(lv.mve_off for lv in flash.levels(True, False))
     assert [lv.name for lv in flash.levels(False, True)[-3:]] == ["portable", "portable-fc2", "portable-small"]
@@ -491,8 +502,10 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
     """Issue 67 on the M55 (mps3-an547): KWS DS-CNN at the levels between Helium's kernels and the portable ones, each
     alone (as bench/flash_budget.py compiles each), Release, under qemu: each leaves its Helium families out in the
     kernel configuration (AOTC_TFL_MVE_* 0 in runtime/aotc_symbols.h), the flash falls level by level from fc-small's
-    to portable's and the est. cycles rise (mve-fc 1.00x fc-small's, mve-conv-compact 1.29x, mve-dw 2.2x, mve-dw-plain
-    1.5x, portable 2.8x at this stop: 12x in one step before these levels); outputs identical to level none's."""
+    to portable-mve-conv's and the est. cycles rise (mve-fc 1.00x fc-small's, mve-conv-compact 1.29x, mve-dw 2.2x,
+    portable-mve 1.42x, portable-mve-dots 1.47x, portable-mve-conv 1.17x; 12x in one step before these levels), and
+    the portable level (plain C) no smaller than portable-mve-conv and 1.7x its cycles; outputs identical to level
+    none's."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot import flash
     from aot.bench import insn_count_plugin
@@ -505,11 +518,17 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
         b, r = _level_on_the_m4(KWS, level, tmp_path, monkeypatch, plugin, target="mps3-an547")
         left = set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
         assert left & set(MVE_FAMILIES.values()) == {MVE_FAMILIES[f] for f in level.mve_off}, (level.name, left)
+        assert ("AOTC_TFL_PORTABLE_MVE" in left) == (level.portable and not level.mve_loops), (level.name, left)
         got[level.name] = r
     for name in names[1:]:
         assert all(np.array_equal(a, z) for a, z in zip(got[name]["outputs"], got["none"]["outputs"], strict=True))
-    kept = names[1:]
+    kept = names[1:-1]
     for a, z in zip(kept, kept[1:], strict=False):
         assert got[a]["flash"] > got[z]["flash"], (a, z, got[a]["flash"], got[z]["flash"])
         assert got[a]["cycles"] < got[z]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
     assert got["mve-conv-compact"]["cycles"] < 1.5 * got["mve-fc"]["cycles"]
+    # the portable kernels with Helium's dot products: under 1.5x a step from mve-dw (2.8x to plain C before)
+    for a, z in (("mve-dw", "portable-mve"), ("portable-mve", "portable-mve-dots")):
+        assert got[z]["cycles"] < 1.5 * got[a]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
+    assert got["portable-mve-conv"]["flash"] <= got["portable"]["flash"]
+    assert 1.5 * got["portable-mve-conv"]["cycles"] < got["portable"]["cycles"]

@@ -412,6 +412,12 @@ def _code(elf: Path, fn: str) -> str:
     return code
 
 
+def _code_of(elf: Path, prefix: str) -> str:
+    """The disassembly of every function whose name starts with prefix (a static one gcc renamed: .constprop, .part)."""
+    code = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)], capture_output=True, text=True, check=True).stdout
+    return "\n\n".join(b for b in code.split("\n\n") if re.match(rf"[0-9a-f]+ <{re.escape(prefix)}[.>]", b.strip()))
+
+
 # The M55's --flash-budget forms between Helium's kernels and the portable ones (aot/flash.py HELIUM_LEVELS, issue 67),
 # as the levels' aotc_symbols.h set them: the entries each runs, and a test of the image that fails where the form's
 # macros change nothing
@@ -431,6 +437,24 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
                       "-DAOTC_TFL_DW_LOOP_SMALL=0"], "aotc_tfl_depthwise_s8",
                      lambda e: "tfl_depthwise_s8_compact" not in _syms(e)
                      and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
+    # the portable kernels (AOTC_NO_INTRINSICS, their smallest loops as on the M55) with their dot products and
+    # requantisation by Helium (AOTC_TFL_PORTABLE_MVE, the "portable-mve" level): the conv's DLSTP loop (and its fused
+    # ADD's lanes), the depthwise's VMUL.I32 lanes
+    "portable-mve-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_conv",
+                          lambda e: "dlstp" in _code_of(e, "tfl_conv_s8") + _code_of(e, "aotc_tfl_conv_s8")
+                          and "tfl_conv_s8_mve" not in _syms(e)),  # (-O3 inlines tfl_conv_s8 in aotc_tfl_conv_s8)
+    "portable-mve-dw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_depthwise_s8",
+                        lambda e: "vmul.i32" in _code_of(e, "aotc_tfl_depthwise_s8")
+                        and "tfl_depthwise_s8_mve" not in _syms(e)),
+    # with their outputs requantised one by one in C (AOTC_TFL_PORTABLE_MVE_RQ 0, "portable-mve-dots"): no VQRDMULH
+    "portable-mve-dots-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_RQ=0"],
+                               "aotc_tfl_conv", lambda e: "dlstp" in (c := _code_of(e, "tfl_conv_s8")
+                                                                      + _code_of(e, "aotc_tfl_conv_s8"))
+                               and "vqrdmulh" not in c),
+    "portable-mve-dots-dw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_RQ=0"],
+                             "aotc_tfl_depthwise_s8",
+                             lambda e: "vmul.i32" in (c := _code_of(e, "aotc_tfl_depthwise_s8"))
+                             and "vqrdmulh" not in c),
     # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
     "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
                lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),

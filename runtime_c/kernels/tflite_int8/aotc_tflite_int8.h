@@ -678,6 +678,23 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_FAST
 #define AOTC_TFL_PORTABLE_FAST 1
 #endif
+/* PORTABLE_MVE (issue 67): on a core with Helium (__ARM_FEATURE_MVE), the portable kernels' (AOTC_NO_INTRINSICS) plain
+ * conv and depthwise loops take their dot products by a few MVE intrinsics (tfl_pmve_dot4, tfl_pmve_dw4 in
+ * tflite_int8_internal.h), their structure and requantisation kept (the M55's "portable-mve" --flash-budget level,
+ * between Helium's kernels and plain C); 0: plain C alone (the portable levels after it). No other build reads it:
+ * without Helium, or with the ISA paths (no AOTC_NO_INTRINSICS), it changes nothing */
+#ifndef AOTC_TFL_PORTABLE_MVE
+#define AOTC_TFL_PORTABLE_MVE 1
+#endif
+/* PORTABLE_MVE_RQ (with PORTABLE_MVE): those loops' outputs requantised 4 channels a vector (tfl_pmve_requant4), and
+ * the conv's fused ADD (tfl_pmve_residual4); 0: one by one in C (the "portable-mve-dots" level). PORTABLE_MVE_DW: the
+ * depthwise loop's by Helium; 0: the conv's alone (the "portable-mve-conv" level) */
+#ifndef AOTC_TFL_PORTABLE_MVE_RQ
+#define AOTC_TFL_PORTABLE_MVE_RQ 1
+#endif
+#ifndef AOTC_TFL_PORTABLE_MVE_DW
+#define AOTC_TFL_PORTABLE_MVE_DW 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

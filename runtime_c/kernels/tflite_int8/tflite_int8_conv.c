@@ -11,6 +11,9 @@
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include <stddef.h> /* ptrdiff_t */
+/* the portable loops' dot products (and requantisation) by Helium: the M55's portable-mve levels (issue 67) */
+#define TFL_PMVE (TFL_PMVE_ISA && AOTC_TFL_PORTABLE_MVE)
+#define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ)
 #ifndef TFL_DSP_MAC2X4
 #define TFL_DSP_MAC2X4 0 /* the M33's 2 x 4 block (tflite_int8_dsp.h) only there, in assembly */
 #endif
@@ -44,6 +47,22 @@ typedef struct {
 
 /* y[at + k] = ADD(v[k], res[at + k]) for k < n: v the conv's outputs (y may be res) */
 static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y);
+
+#if TFL_PMVE_RQ
+/* y[k] = ADD(v[k], res[k]), k < 4, as add_one (its three requantisations 4 lanes at a time, tfl_pmve_rq) and the
+ * ADD's clamp: the portable-mve level's fused ADD (y may be res: res is read first) */
+static inline void tfl_pmve_residual4(const aotc_tfl_residual_params *r, const int8_t *res, int32x4_t v, int8_t *y) {
+    const aotc_tfl_binary_params *a = &r->add;
+    const int32x4_t rv = vldrbq_s32(res);
+    const int32x4_t x1 = vshlq_n_s32(vsubq_n_s32(r->conv_x1 ? v : rv, a->x1_zero), 20);
+    const int32x4_t x2 = vshlq_n_s32(vsubq_n_s32(r->conv_x1 ? rv : v, a->x2_zero), 20);
+    const int32x4_t s1 = tfl_pmve_rq(x1, vdupq_n_s32(a->m1), vdupq_n_s32(a->s1));
+    const int32x4_t s2 = tfl_pmve_rq(x2, vdupq_n_s32(a->m2), vdupq_n_s32(a->s2));
+    const int32x4_t t = tfl_pmve_rq(a->subtract ? vsubq_s32(s1, s2) : vaddq_s32(s1, s2), vdupq_n_s32(a->mult),
+                                    vdupq_n_s32(a->shift));
+    vstrbq_s32(y, vminq_s32(vmaxq_s32(vaddq_n_s32(t, a->y_zero), vdupq_n_s32(a->y_min)), vdupq_n_s32(a->y_max)));
+}
+#endif
 
 #if AOTC_QUANT_DSP
 
@@ -1990,8 +2009,16 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     const int32_t n = p->oc - o < 4 ? p->oc - o : 4;
                     const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0;
                     const ptrdiff_t k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
-                    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
                     const int8_t *xq = xw, *wq = w + (ptrdiff_t)o * kk + ((ptrdiff_t)ky0 * kw + kx0) * c;
+#if TFL_PMVE /* the dot products by Helium (AOTC_TFL_PORTABLE_MVE: the M55's portable-mve levels) */
+                    int32_t acc4[4] = {0, 0, 0, 0};
+                    for (int32_t i = ky0; i < ky1; ++i, xq += xrow, wq += wrow) {
+                        const int8_t *xr = xq, *wr = wq;
+                        for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c)
+                            tfl_pmve_dot4(xr, wr, k1, k2, k3, seg, xz, acc4);
+                    }
+#else
+                    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
                     for (int32_t i = ky0; i < ky1; ++i, xq += xrow, wq += wrow) {
                         const int8_t *xr = xq, *wr = wq;
                         for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) {
@@ -2003,9 +2030,22 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                         }
                     }
                     const int32_t acc4[4] = {a0, a1, a2, a3};
+#endif
+#if TFL_PMVE_RQ
+                    if (n == 4) {
+                        const int32x4_t v = vld1q_s32(acc4);
+                        const int32x4_t r = tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o,
+                                                              p->shift + o, p->y_zero, p->y_min, p->y_max);
+                        if (AOTC_TFL_CONV_RESIDUAL && e != NULL) /* (none compiled where the model fuses no ADD) */
+                            tfl_pmve_residual4(e->r, e->res + at0 + o, r, y + at0 + o);
+                        else
+                            vstrbq_s32(y + at0 + o, r);
+                        continue;
+                    }
+#endif
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
-#if AOTC_TFL_PORTABLE_FAST
+#if AOTC_TFL_PORTABLE_FAST || TFL_PMVE /* (requant_double inlined, its terms apart: the same integers) */
                         const tfl_rq1 r = tfl_rq_terms(p->mult[oc], p->shift[oc]);
                         const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
 #else

@@ -7,6 +7,9 @@
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 #include <stddef.h>          /* ptrdiff_t */
+/* the portable loops' dot products (and requantisation) by Helium: the M55's portable-mve levels (issue 67) */
+#define TFL_PMVE (TFL_PMVE_ISA && AOTC_TFL_PORTABLE_MVE)
+#define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ)
 
 #if AOTC_QUANT_DSP
 
@@ -3409,6 +3412,19 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
                     const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
                     const int8_t *xr = xw + x0, *wr = ww + o;
+#if !AOTC_QUANT_DSP && TFL_PMVE && AOTC_TFL_PORTABLE_MVE_DW /* 4 channels of multiplier 1 by Helium (the M55's
+                                                              * portable-mve levels) */
+                    if (n == 4 && m == 1) {
+                        const int32x4_t v = tfl_pmve_dw4(xr, wr, ky1 - ky0, kx1 - kx0, xstep, wstep, xrow, wrow, xz);
+#if TFL_PMVE_RQ
+                        vstrbq_s32(yp + o, tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o,
+                                                             p->shift + o, p->y_zero, p->y_min, p->y_max));
+                        continue;
+#else
+                        vst1q_s32(acc4, v);
+#endif
+                    } else
+#endif
                     for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
                         const int8_t *xp = xr, *wp = wr;
                         if (n == 4)
@@ -3422,7 +3438,12 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     }
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t acc = acc4[j] + (bias ? bias[o + j] : 0);
+#if TFL_PMVE /* (requant_double inlined, its terms apart: the same integers) */
+                        const tfl_rq1 r = tfl_rq_terms(p->mult[o + j], p->shift[o + j]);
+                        const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
+#else
                         const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
+#endif
                         yp[o + j] = clamp8(v, p->y_min, p->y_max);
                     }
                 }

@@ -128,6 +128,81 @@ static inline __attribute__((always_inline)) int32_t tfl_rq_apply(int32_t acc, c
                           : (int32_t)(((int64_t)a * (int64_t)r->mult + ((int64_t)1 << 30)) >> 31);
     return (h >> r->right) + ((h & r->mask) > r->half + (h < 0 ? 1 : 0) ? 1 : 0);
 }
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1)
+/* the portable loops' dot products by Helium (where the conv's and the depthwise's files take them: their TFL_PMVE,
+ * the M55's portable-mve levels, issue 67): gcc 12 keeps them scalar at -Os and -O3, a plain loop then taking the M55
+ * about 3 instructions a MAC; these are a handful of instructions a call site. Unused static functions elsewhere */
+#define TFL_PMVE_ISA 1
+#include <arm_mve.h>
+#include <stddef.h> /* ptrdiff_t */
+
+/* s[j] += sum over i < n of (x[i] - xz) * w[o_j + i], j < 4, o = {0, k1, k2, k3}: 8 bytes a turn widened to 16 bits
+ * (VLDRB.S16), x's offset subtracted there (9 bits), by VMLADAVA.S16 into each channel's sum, in a tail-predicated
+ * low-overhead loop (DLSTP / LETP: the last turn's lanes past n load as 0 and add nothing): 10 instructions a 32 MACs.
+ * Written out because gcc 12 spilled the sums of the intrinsics' form (about 45 instructions a 16 bytes). The
+ * widening loads take low registers for their addresses, the sums even ones. */
+static inline __attribute__((always_inline)) void tfl_pmve_dot4(const int8_t *x, const int8_t *w, ptrdiff_t k1,
+                                                                ptrdiff_t k2, ptrdiff_t k3, int32_t n, int32_t xz,
+                                                                int32_t s[4]) {
+    if (n <= 0)
+        return;
+    const int8_t *w0 = w, *w1 = w + k1, *w2 = w + k2, *w3 = w + k3;
+    int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
+    const int16x8_t zv = vdupq_n_s16((int16_t)xz); /* (in a vector register: the loop takes 10 general ones) */
+    int16x8_t xv, v1, v2;
+    __asm__ volatile("dlstp.16 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.s16 %q[xv], [%[x]], #8\n\t"
+                     "vldrb.s16 %q[v1], [%[w0]], #8\n\t"
+                     "vsub.i16 %q[xv], %q[xv], %q[zv]\n\t"
+                     "vldrb.s16 %q[v2], [%[w1]], #8\n\t"
+                     "vmladava.s16 %[a0], %q[xv], %q[v1]\n\t"
+                     "vldrb.s16 %q[v1], [%[w2]], #8\n\t"
+                     "vmladava.s16 %[a1], %q[xv], %q[v2]\n\t"
+                     "vldrb.s16 %q[v2], [%[w3]], #8\n\t"
+                     "vmladava.s16 %[a2], %q[xv], %q[v1]\n\t"
+                     "vmladava.s16 %[a3], %q[xv], %q[v2]\n\t"
+                     "letp lr, 1b"
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+l"(x), [w0] "+l"(w0),
+                       [w1] "+l"(w1), [w2] "+l"(w2), [w3] "+l"(w3), [xv] "=&w"(xv), [v1] "=&w"(v1), [v2] "=&w"(v2)
+                     : [n] "r"(n), [zv] "w"(zv)
+                     : "lr", "memory");
+    s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
+}
+
+/* 4 adjacent channels' depthwise sums over a window's taps (rows of `cols` taps, xstep and wstep bytes apart in x
+ * and w, xrow and wrow from a row to the next), each tap's 4 bytes of x and of w widened into 32-bit lanes:
+ * (x - xz) * w added lane by lane (VLDRB.S32, VSUB, VMUL, VADD) */
+static inline int32x4_t tfl_pmve_dw4(const int8_t *x, const int8_t *w, int32_t rows, int32_t cols, ptrdiff_t xstep,
+                                     ptrdiff_t wstep, ptrdiff_t xrow, ptrdiff_t wrow, int32_t xz) {
+    int32x4_t acc = vdupq_n_s32(0);
+    for (int32_t i = 0; i < rows; ++i, x += xrow, w += wrow) {
+        const int8_t *xp = x, *wp = w;
+        for (int32_t j = 0; j < cols; ++j, xp += xstep, wp += wstep)
+            acc = vaddq_s32(acc, vmulq_s32(vsubq_n_s32(vldrbq_s32(xp), xz), vldrbq_s32(wp)));
+    }
+    return acc;
+}
+
+/* requant_double of 4 lanes by the same multiplier and shift (tfl_mve_rq's arithmetic: VQRDMULH is
+ * SaturatingRoundingDoublingHighMul, the rounding divide the rounding shift after -1 on negative values) */
+static inline int32x4_t tfl_pmve_rq(int32x4_t v, int32x4_t mult, int32x4_t shift) {
+    const int32x4_t zero4 = vdupq_n_s32(0), neg_right = vminq_s32(shift, zero4); /* -right */
+    const int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, vmaxq_s32(shift, zero4)), mult);
+    return vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)), neg_right); /* -1 where r < 0, right > 0 */
+}
+/* 4 channels' sums (biases added) requantised as requant_double does, plus the zero point, clamped: about 15
+ * instructions for the scalar form's 4 x 40 */
+static inline int32x4_t tfl_pmve_requant4(int32x4_t v, const int32_t *mult, const int32_t *shift, int32_t zero,
+                                          int32_t lo, int32_t hi) {
+    const int32x4_t r = vaddq_n_s32(tfl_pmve_rq(v, vld1q_s32(mult), vld1q_s32(shift)), zero);
+    return vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+}
+#endif
+#endif
+#ifndef TFL_PMVE_ISA /* (the portable loops' Helium dot products: only with AOTC_NO_INTRINSICS, on a core with Helium) */
+#define TFL_PMVE_ISA 0
 #endif
 
 #endif /* AOTC_TFLITE_INT8_INTERNAL_H */
