@@ -455,26 +455,34 @@ static int check_strided_transpose(void) {
 }
 
 /* A C x H x W image of bytes turned H x W x C over itself (aotc_transpose2d_in_place, rows C, cols H W): C 1, 3,
- * 4 (the subtracting path) or up to 12 (the dividing one), H and W odd or even from 1 up, the bitmap holding
- * random bytes; against aotc_transpose2d_ref into another buffer. */
+ * 4 (the subtracting path) or up to 12 (the dividing one), H and W odd or even from 1 up, each cycle's least
+ * index found here by following them all; against aotc_transpose2d_ref into another buffer. */
 static int check_transpose_in_place(void) {
     static const int32_t channels[4] = {1, 3, 4, 0};
     aotc_transpose2d_params p;
     size_t n;
-    uint8_t *src, *ref;
-    uint32_t *visited;
-    int32_t c = channels[rand_int(0, 3)], h = rand_int(1, 23), w = rand_int(1, 23);
+    uint8_t *src, *ref, *seen;
+    uint32_t *leaders, m1, s;
+    int32_t c = channels[rand_int(0, 3)], h = rand_int(1, 23), w = rand_int(1, 23), count = 0;
     int bad;
     if (c == 0) c = rand_int(2, 12);
     p.batch = 1, p.elem_size = 1, p.rows = c, p.cols = h * w;
     n = (size_t)c * h * w;
-    src = bytes(n), ref = bytes(n);
-    visited = (uint32_t *)bytes(aotc_transpose2d_in_place_words(p.rows, p.cols) * sizeof(uint32_t));
+    m1 = (uint32_t)n - 1u;
+    src = bytes(n), ref = bytes(n), seen = (uint8_t *)calloc(n, 1);
+    leaders = (uint32_t *)malloc(n * sizeof(uint32_t));
+    if (seen == NULL || leaders == NULL) exit(2);
+    for (s = 1; s < m1; ++s) {
+        uint32_t i = s, len = 0;
+        if (seen[s]) continue;
+        do i = (uint32_t)(((uint64_t)i * (uint64_t)c) % m1), seen[i] = 1, ++len; while (i != s);
+        if (len > 1) leaders[count++] = s;
+    }
     aotc_transpose2d_ref(&p, src, ref);
-    aotc_transpose2d_in_place(&p, src, visited);
+    aotc_transpose2d_in_place(&p, src, leaders, count);
     bad = bytes_differ(NAMES[S_TRANSPOSE_IN_PLACE], src, ref, n);
-    if (bad) printf("  C %d, H %d, W %d\n", (int)c, (int)h, (int)w);
-    free(src), free(ref), free(visited);
+    if (bad) printf("  C %d, H %d, W %d (%d cycles)\n", (int)c, (int)h, (int)w, (int)count);
+    free(src), free(ref), free(seen), free(leaders);
     return bad;
 }
 

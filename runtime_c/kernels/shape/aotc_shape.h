@@ -38,15 +38,15 @@ typedef struct {
 
 void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *dst);
 
-/* aotc_transpose2d of one matrix of bytes (batch 1, elem_size 1) written over its own source
- * the element at index i = r * cols + c moves to c * rows + r = i * rows mod (rows * cols - 1),
- * each cycle of that permutation followed once from its first index (cycle following), a bit a
- * byte in `visited` saying which have moved. A channels-first graph input turned channels-last in
- * its own slot under a --ram-budget (NCHW -> NHWC: rows = C, cols = H * W), so that the image and
- * its copy are never alive together. visited: aotc_transpose2d_in_place_words(rows, cols) words, any
- * contents (cleared here). */
-#define aotc_transpose2d_in_place_words(rows, cols) (((uint32_t)(rows) * (uint32_t)(cols) + 31u) / 32u)
-void aotc_transpose2d_in_place(const aotc_transpose2d_params *p, void *data, uint32_t *visited);
+/* aotc_transpose2d of one matrix of bytes (batch 1, elem_size 1) written over its own source: the
+ * byte at index i = r * cols + c moves to c * rows + r = i * rows mod (rows * cols - 1) (the first
+ * and last stay), each cycle of that permutation followed once from its leader (cycle following),
+ * leaders[0 .. n_leaders) one index of each cycle longer than one byte (the compiler works them out).
+ * No scratch. A channels-first graph input turned channels-last in its own slot under a
+ * --ram-budget (NCHW -> NHWC: rows = C, cols = H * W), so that the image and its copy are never
+ * alive together. rows * cols * min(rows, 4) < 2^32. */
+void aotc_transpose2d_in_place(const aotc_transpose2d_params *p, void *data, const uint32_t *leaders,
+                               int32_t n_leaders);
 
 /* ONNX Pad, modes constant, edge, reflect and wrap. Negative ONNX pads (cropping) are
  * applied by the compiler through src_offset and in_shape; here every pad is >= 0.

@@ -181,49 +181,39 @@ void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *d
     }
 }
 
-/* The index the byte at i moves to: i * rows mod m1 (i < m1), by subtraction where rows is small (the
- * channels of an image: 3, 4), else by the row and column of i. */
+/* The index the byte at i moves to: i * rows mod m1 (i < m1), by at most three subtractions where rows is 4
+ * or less (the channels of an image), else by the row and column of i. */
 static uint32_t transpose_target(uint32_t i, uint32_t rows, uint32_t cols, uint32_t m1) {
     uint32_t j, r;
-    if (rows <= 8u) {
-        j = i * rows; /* < rows * m1 < 2^32: the caller checked */
-        while (j >= m1) j -= m1;
+    if (rows <= 4u) {
+        j = i * rows; /* < 4 m1 < 2^32: the caller's bound */
+        if (j >= m1) j -= m1;
+        if (j >= m1) j -= m1;
+        if (j >= m1) j -= m1;
         return j;
     }
     r = i / cols;
     return (i - r * cols) * rows + r;
 }
 
-void aotc_transpose2d_in_place(const aotc_transpose2d_params *p, void *data, uint32_t *visited) {
+void aotc_transpose2d_in_place(const aotc_transpose2d_params *p, void *data, const uint32_t *leaders,
+                               int32_t n_leaders) {
     uint8_t *const a = (uint8_t *)data;
-    const uint32_t rows = (uint32_t)p->rows, cols = (uint32_t)p->cols;
-    const uint32_t m = rows * cols, m1 = m - 1u, words = (m + 31u) / 32u;
-    uint32_t w, start;
+    const uint32_t rows = (uint32_t)p->rows, cols = (uint32_t)p->cols, m1 = rows * cols - 1u;
+    int32_t k;
 
-    if (rows < 2u || cols < 2u) return; /* a row or a column: the same bytes in the same order */
-    memset(visited, 0, (size_t)words * sizeof(uint32_t));
-    for (w = 0; w < words; ++w) {
-        uint32_t b;
-        if (visited[w] == 0xffffffffu) continue; /* every byte of these 32 moved */
-        for (b = 0; b < 32u; ++b) {
-            uint32_t i, j;
-            uint8_t v;
-            start = w * 32u + b;
-            /* the first and last bytes stay where they are */
-            if ((visited[w] >> b) & 1u || start == 0u || start >= m1) continue;
-            /* the cycle through start: each byte put where it goes, the one there carried on */
-            i = start;
-            v = a[start];
-            do {
-                uint8_t t;
-                j = transpose_target(i, rows, cols, m1);
-                t = a[j];
-                a[j] = v;
-                v = t;
-                visited[j / 32u] |= 1u << (j % 32u);
-                i = j;
-            } while (j != start);
-        }
+    for (k = 0; k < n_leaders; ++k) { /* each cycle: every byte put where it goes, the one there carried on */
+        const uint32_t start = leaders[k];
+        uint32_t i = start, j;
+        uint8_t v = a[start];
+        do {
+            uint8_t t;
+            j = transpose_target(i, rows, cols, m1);
+            t = a[j];
+            a[j] = v;
+            v = t;
+            i = j;
+        } while (j != start);
     }
 }
 
