@@ -19,9 +19,11 @@ import numpy as np
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.tflite_bands import transpose_layer
+from aot.kernels.tflite_cost import IN_PLACE_OP
 
-OP = "TransposeInPlace"  # the node's op: a Transpose the plan writes over its input (its own op, so that no run in
-# row bands takes it as its first layer again: transpose_layer reads op "Transpose" only)
+# the node's op (tflite_cost counts it by it): a Transpose the plan writes over its input, an op of its own so that
+# no run in row bands takes it as its first layer again (transpose_layer reads op "Transpose" only)
+OP = IN_PLACE_OP
 KERNEL = "aotc_transpose2d_in_place"
 
 
