@@ -71,7 +71,7 @@ def leaders(rows: int, cols: int) -> tuple[int, ...] | None:
 def node_in_place(node: Node) -> Node:
     """The Transpose as the node written over its input (its own name: the selection's entries are by name)."""
     return Node(OP, f"{node.name}_in_place", list(node.inputs[:1]), list(node.outputs[:1]),
-                {"perm": list(node.attrs["perm"])}, node.sources())
+                {"perm": list(node.attrs["perm"]), "over_input": True}, node.sources())
 
 
 def _emit(ctx: NodeContext) -> None:

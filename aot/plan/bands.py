@@ -204,5 +204,10 @@ def _bands_report(graph: Graph, p: Plan, before: int) -> dict[str, Any]:
     bytes saved against the least arena without bands."""
     runs = [{"node": n.name, **p.choices[n.name].detail.report()} for n in graph.nodes
             if n.attrs.get("band_run") and n.name in p.choices]
+    # a channels-first input's Transpose written over the input (aot/kernels/transpose_in_place.py), where the plan
+    # put its output at the input's bytes
+    permuted = [n.name for n in graph.nodes if n.attrs.get("over_input")
+                and p.offsets.get(n.outputs[0], -1) == p.offsets.get(n.inputs[0])]
     return {"what": "runs of layers executed in row bands of their last output, line buffers between them",
-            "bytes_saved": before - p.arena_bytes, "nodes": [r["node"] for r in runs], "runs": runs}
+            "bytes_saved": before - p.arena_bytes, "nodes": [r["node"] for r in runs], "runs": runs,
+            **({"transposed_in_place": permuted} if permuted else {})}

@@ -353,8 +353,8 @@ def test_a_channels_first_input_transposed_in_place_identical_under_sanitizers(t
     model = _nchw_conv_model(tmp_path / "nchw.tflite")
     meta = build_bundle(model, tmp_path / "in_place", "--ram-budget", "5408", sanitize=True)
     assert meta["memory"]["arena_bytes"] <= 5408
-    run = meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]
-    assert run["layers"][0] == "CONV_2D_1", run
+    bands = meta["memory"]["ram_budget"]["traded"]["bands"]
+    assert bands["runs"][0]["layers"][0] == "CONV_2D_1" and bands["transposed_in_place"] == ["TRANSPOSE_0_in_place"]
     code = next((tmp_path / "in_place" / "bundle" / "src").glob("nchw.c")).read_text()
     assert "aotc_transpose2d_in_place(" in code and "aotc_transpose2d(" not in code
     rng = np.random.default_rng(11)
