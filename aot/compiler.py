@@ -35,7 +35,7 @@ from aot.plan.bands import plan_with_bands
 from aot.plan.buffers import reserve_state
 from aot.plan.choice import Option, cheapest
 from aot.plan.pools import PoolSpec, assign_pools
-from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
+from aot.select import Selection, fuse_in_bands, op_memory, select_kernels, transpose_in_place
 from aot.targets import Target, board_pools, check_pools, fit_bundle, get_target, host_isa, toolchain_digest
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
@@ -305,7 +305,8 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     def banded(o: OpMemory) -> tuple[Graph, Plan]:
         return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
                                lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget,
-                               _plan_estimate(traits) if _estimates(traits) else None)
+                               _plan_estimate(traits) if _estimates(traits) else None,
+                               lambda g, i: transpose_in_place(g, i, selection))
 
     first = _once(lambda: banded(ops))
 

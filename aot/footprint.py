@@ -460,7 +460,8 @@ def budget_summary(budget: dict[str, Any]) -> str:
         b = traded["bands"]
         parts.append(f"row bands saved {b['bytes_saved']} B on {len(b['runs'])} runs of layers ("
                      + ", ".join(f"{r['layers'][0]}..{r['layers'][-1]}: {r['bands']} bands of {r['rows']} rows, "
-                                 f"{r['calls']} kernel calls for {r['unbanded_calls']}" for r in b["runs"]) + ")")
+                                 f"{r['calls']} kernel calls for {r['unbanded_calls']}" for r in b["runs"]) + ")"
+                     + "".join(f", {n} written over its input" for n in b.get("transposed_in_place", ())))
     if "scratch" in traded:
         s = traded["scratch"]
         parts.append(f"{len(s['nodes'])} kernels with less scratch (smaller blocks, more instructions)"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from aot.errors import AotcError
 from aot.ir import CONTROL_MARKERS, Graph, Node
 from aot.kernels import HOST_OPS, nchw_bands
+from aot.kernels import transpose_in_place as transpose_in_place_op
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, TargetTraits
 from aot.kernels.tflite_bands import band_run
 from aot.plan import OpMemory
@@ -113,6 +114,20 @@ def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int, least: b
     raise AssertionError(f"kernel table: no {node.op} candidate fits a budget of {budget} ({node.name})")
 
 
+def transpose_in_place(graph: Graph, i: int, selection: Selection) -> Graph | None:
+    """The graph with step i, a channels-first input's Transpose to NHWC, as the node that writes it over its
+    input (aot/kernels/transpose_in_place.py, under a --ram-budget: aot/plan/bands.py), its kernel entered in
+    `selection`; None where it may not be."""
+    node = graph.nodes[i]
+    if not transpose_in_place_op.applies(node, graph):
+        return None
+    new = transpose_in_place_op.node_in_place(node)
+    selection[new.name] = NodeKernels(transpose_in_place_op.HOSTOP, (transpose_in_place_op.CANDIDATE,),
+                                      selection[node.name].traits)
+    return Graph(graph.name, [*graph.nodes[:i], new, *graph.nodes[i + 1:]], graph.tensors, graph.inputs,
+                 graph.outputs, graph.functions, graph.info)
+
+
 def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
     """The graph with steps i..j one node running them in row bands (aot/kernels/tflite_bands.py, under a
     --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
@@ -173,7 +188,8 @@ def op_memory(selection: Selection) -> OpMemory:
         if op is None or op.inplace is None or op.inplace >= len(n.inputs):
             return None
         src, dst = g.tensors[n.inputs[op.inplace]], g.tensors[n.outputs[0]]
-        return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
+        same = src.shape == dst.shape or (op.inplace_reordered and src.nbytes == dst.nbytes)
+        return op.inplace if same and src.dtype == dst.dtype else None
 
     def overwrites(n: Node, g: Graph, t: str) -> bool:
         op = selection[n.name].op

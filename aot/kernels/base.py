@@ -171,6 +171,9 @@ class HostOp:
     dtypes: tuple[str, ...] = ("float32",)  # dtypes of input 0 the kernels take
     view: bool = False  # output is input 0 reinterpreted: no data moves
     inplace: int | None = None  # index of an input the output may overwrite (elementwise ops)
+    # the output is input `inplace`'s bytes reordered into another shape, which its kernel writes over them (a
+    # channels-first input's Transpose to NHWC under a budget: aot/kernels/transpose_in_place.py)
+    inplace_reordered: bool = False
     # every input of the output's shape is read only at the element being written (a fused loop), so
     # the output may overwrite any of them (a Loop's new carried value over its old one)
     inplace_any: bool = False

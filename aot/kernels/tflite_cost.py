@@ -31,7 +31,11 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
   DEPTHWISE_CONV_2D of a depth multiplier above 1 without scratch (the plain loop, not tfl_depthwise_s8_mult):
       its MACs * COST["dw_mult_plain_mac"]
   A run in row bands: each band's layer calls as above on the band's rows, plus the rows kept from the band
-      before moved to each line buffer's top: bytes * COST["band_move_byte"].
+      before moved to each line buffer's top: bytes * COST["band_move_byte"]; a run from a channels-first input's
+      TRANSPOSE, the bytes copied channels-last * COST["band_transpose_byte"] (below 0: a faster copy than the
+      unbudgeted aotc_transpose2d's).
+  That TRANSPOSE written over its input instead (aot/kernels/transpose_in_place.py): its bytes *
+      COST["transpose_in_place_byte"] (over aotc_transpose2d's).
 
 On the M55 (Helium's kernels, `helium=True`, constants COST_HELIUM in M55 est. cycles) the budget trades other
 things: Helium's CONV_2D (tfl_conv_s8_mve) takes a 1 x 1 layer 4 output channels over every position only where y
@@ -85,11 +89,19 @@ COST: dict[str, float] = {
     # 10 x 8 windows, 320,000 MACs) on the plain loop 11,665,373 est. cycles in all against 539,821 by
     # tfl_depthwise_s8_mult (aotc bench, mps2-an386 Release, --ram-budget 4600 and 10000)
     "dw_mult_plain_mac": 34.8,
+    # measured, not fitted (issue 67), against the unbudgeted aotc_transpose2d of a channels-first input of bytes
+    # (2,129,416 est. cycles for 3 x 224 x 224, 14.15 a byte): aotc_transpose2d_in_place over the input (its 14 cycles
+    # from their leaders) 2,157,710; the copy channels-last in a run in row bands from the TRANSPOSE 915,566 (the
+    # run function's est. cycles less those without the run: 6.08 a byte, fewer than aotc_transpose2d's, hence
+    # below 0). tests/plan/test_ram_budget.py's model at 224 x 224, mps2-an386 Release, aotc bench --profile:
+    # no budget, --ram-budget 250000 (in place) and, before the in-place node, 161000 (in bands)
+    "transpose_in_place_byte": 0.188,
+    "band_transpose_byte": -8.064,
 }
 
 
 # COST's constants measured directly, which bench/cost_fit.py keeps as they are (it fits the others)
-MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out"})
+MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out", "transpose_in_place_byte", "band_transpose_byte"})
 
 # est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
 # MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
@@ -105,6 +117,8 @@ COST_HELIUM: dict[str, float] = {
     "band_move_byte": 1.47,
 }
 
+IN_PLACE_OP = "TransposeInPlace"  # aot/kernels/transpose_in_place.py's OP (imported from there: a circle)
+
 # the ops whose choices the estimate counts (a band run counts through its layers)
 ESTIMATED = frozenset({"TflConv2D", "TflConv2DAdd", "TflDepthwiseConv2D", "TflFullyConnected"})
 
@@ -117,6 +131,8 @@ def features(node: Node, graph: Graph, choice: Any, overlapped: bool = False,
     out: dict[str, float] = {}
     if node.attrs.get("band_run"):
         _band_features(node, graph, choice, out, helium)
+    elif node.op == IN_PLACE_OP:  # a channels-first input permuted over itself (aot/kernels/transpose_in_place.py)
+        _add(out, "transpose_in_place_byte", graph.tensors[node.inputs[0]].nbytes)
     elif isinstance(choice, KernelChoice):
         _layer_features(node, graph, choice, out, rows=None, overlapped=overlapped, helium=helium)
     return out
@@ -289,3 +305,6 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
         for k, (_, kept) in enumerate(band.keep):
             if kept:
                 _add(out, "band_move_byte", kept * geometry[k].out_row)
+        first = band.calls[0]
+        if layers[0].op == "Transpose" and first.oh:  # a channels-first input's rows copied channels-last
+            _add(out, "band_transpose_byte", first.oh * geometry[0].out_row)

@@ -55,7 +55,8 @@ def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]
 def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                     layer_of: Callable[[Node, Graph], Any], fuse: Callable[[Graph, int, int], Graph],
                     ram_budget: int | None,
-                    estimate: Callable[[Graph, Plan], float] | None = None) -> tuple[Graph, Plan]:
+                    estimate: Callable[[Graph, Plan], float] | None = None,
+                    in_place: Callable[[Graph, int], Graph | None] | None = None) -> tuple[Graph, Plan]:
     """The plan (plan: plan_memory under ram_budget), with runs of layers around the peak fused in row
     bands only when the budget cannot be met otherwise: at the peak step of the least arena, every run
     through it (runs_through) is fused in turn (fuse: the graph with steps i..j one band node, whose
@@ -64,8 +65,12 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     worst step of the layers the runs span (the peak each run was to take down: a run that leaves one of
     them as high as before did not), then the fewest bytes over the budget over all steps (_pressure
     counts both), and the next peak is tried from there; with `estimate` (a schedule's estimated cycles,
-    aot/plan/choice.py) the run meeting the budget with the least estimate instead of the fewest calls. The
-    refusal, when none meets it, names the least arena with bands and its peak."""
+    aot/plan/choice.py) the run meeting the budget with the least estimate instead of the fewest calls. With
+    `in_place` (the graph with step i, a channels-first input's Transpose that may start a run, written over its
+    input: aot/kernels/transpose_in_place.py; None where it may not be), each run through the peak from such a
+    Transpose is offered also as that Transpose in place and the runs from the conv after it (which then read an
+    NHWC image that frees a whole row a row read), compared with the others by the same keys. The refusal, when
+    none meets it, names the least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
@@ -80,8 +85,9 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
         runs = runs_through(graph, peak, layer_of)
         lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
         beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
-        for i, j in [*runs, *beside]:
-            g = fuse(graph, i, j)
+        for i, j, permuted in [*((i, j, None) for i, j in [*runs, *beside]),
+                               *_runs_after_in_place(graph, runs, layer_of, in_place)]:
+            g = fuse(graph if permuted is None else permuted, i, j)
             try:
                 p: Plan | BudgetError = plan(g, ram_budget)
             except BudgetError as e:
@@ -89,12 +95,12 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                     raise
                 p = e
             band = g.nodes[i]
-            if (i, j) in beside and not isinstance(p, Plan):
+            if permuted is None and (i, j) in beside and not isinstance(p, Plan):
                 continue  # beside the peak: a candidate only where it meets the budget
             if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
                 key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i)
             else:
-                live = _pressure(p.least, g)
+                live = _pressure(p.least, g)  # the steps lo..hi less the layers the run took into one node
                 key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i)
             if best is None or key < best[0]:
                 best = (key, g, p)
@@ -134,6 +140,22 @@ def _runs_beside(graph: Graph, peak: int, layer_of: Callable[[Node, Graph], Any]
             if r not in seen and not r[0] <= peak <= r[1]:
                 seen.add(r)
                 out.append(r)
+    return out
+
+
+def _runs_after_in_place(graph: Graph, runs: list[tuple[int, int]], layer_of: Callable[[Node, Graph], Any],
+                         in_place: Callable[[Graph, int], Graph | None] | None) -> list[tuple[int, int, Graph]]:
+    """For each first step of `runs` whose layer may only start a run (a channels-first input's Transpose:
+    tflite_bands.transpose_layer) and that `in_place` writes over its input, the runs from the step after it in
+    that graph (runs_through there: the conv reading the NHWC image), each with the graph it is fused in."""
+    if in_place is None:
+        return []
+    out: list[tuple[int, int, Graph]] = []
+    for i in sorted({i for i, _ in runs}):
+        first = layer_of(graph.nodes[i], graph)
+        if first is None or not first.first_only or (g := in_place(graph, i)) is None:
+            continue
+        out.extend((a, b, g) for a, b in runs_through(g, i + 1, layer_of) if a == i + 1)
     return out
 
 
@@ -182,5 +204,10 @@ def _bands_report(graph: Graph, p: Plan, before: int) -> dict[str, Any]:
     bytes saved against the least arena without bands."""
     runs = [{"node": n.name, **p.choices[n.name].detail.report()} for n in graph.nodes
             if n.attrs.get("band_run") and n.name in p.choices]
+    # a channels-first input's Transpose written over the input (aot/kernels/transpose_in_place.py), where the plan
+    # put its output at the input's bytes
+    permuted = [n.name for n in graph.nodes if n.attrs.get("over_input")
+                and p.offsets.get(n.outputs[0], -1) == p.offsets.get(n.inputs[0])]
     return {"what": "runs of layers executed in row bands of their last output, line buffers between them",
-            "bytes_saved": before - p.arena_bytes, "nodes": [r["node"] for r in runs], "runs": runs}
+            "bytes_saved": before - p.arena_bytes, "nodes": [r["node"] for r in runs], "runs": runs,
+            **({"transposed_in_place": permuted} if permuted else {})}

@@ -409,10 +409,11 @@ static int check_reference(void) {
 
 /* S_STRIDED_T last: the shapes of the kinds before it come from the random draws they always had */
 enum { S_COPY, S_STRIDED, S_TRANSPOSE, S_PAD, S_GATHER_I64, S_GATHER_I32, S_CAST, S_CAST_F8, S_CAST_E8M0,
-       S_STRIDED_T, S_COUNT };
+       S_STRIDED_T, S_TRANSPOSE_IN_PLACE, S_COUNT };
 static const char *const NAMES[S_COUNT] = {"aotc_copy", "aotc_strided_copy", "aotc_transpose2d", "aotc_pad",
                                            "aotc_gather_i64", "aotc_gather_i32", "aotc_cast", "aotc_cast_f8",
-                                           "aotc_cast_e8m0", "aotc_strided_copy (transposing)"};
+                                           "aotc_cast_e8m0", "aotc_strided_copy (transposing)",
+                                           "aotc_transpose2d_in_place"};
 
 /* A permute of floats that moves the last dim (shape.c's transposing path on AVX-512F): rank 2 to 4, the
  * last dim and another one d of 4 to 40 floats (others 1 to 3), d contiguous in the source (the others in a
@@ -453,6 +454,38 @@ static int check_strided_transpose(void) {
     return bad;
 }
 
+/* A C x H x W image of bytes turned H x W x C over itself (aotc_transpose2d_in_place, rows C, cols H W): C 1, 3,
+ * 4 (the subtracting path) or up to 12 (the dividing one), H and W odd or even from 1 up, each cycle's least
+ * index found here by following them all; against aotc_transpose2d_ref into another buffer. */
+static int check_transpose_in_place(void) {
+    static const int32_t channels[4] = {1, 3, 4, 0};
+    aotc_transpose2d_params p;
+    size_t n;
+    uint8_t *src, *ref, *seen;
+    uint32_t *leaders, m1, s;
+    int32_t c = channels[rand_int(0, 3)], h = rand_int(1, 23), w = rand_int(1, 23), count = 0;
+    int bad;
+    if (c == 0) c = rand_int(2, 12);
+    p.batch = 1, p.elem_size = 1, p.rows = c, p.cols = h * w;
+    n = (size_t)c * h * w;
+    m1 = (uint32_t)n - 1u;
+    src = bytes(n), ref = bytes(n), seen = (uint8_t *)calloc(n, 1);
+    leaders = (uint32_t *)malloc(n * sizeof(uint32_t));
+    if (seen == NULL || leaders == NULL) exit(2);
+    for (s = 1; s < m1; ++s) {
+        uint32_t i = s, len = 0;
+        if (seen[s]) continue;
+        do i = (uint32_t)(((uint64_t)i * (uint64_t)c) % m1), seen[i] = 1, ++len; while (i != s);
+        if (len > 1) leaders[count++] = s;
+    }
+    aotc_transpose2d_ref(&p, src, ref);
+    aotc_transpose2d_in_place(&p, src, leaders, count);
+    bad = bytes_differ(NAMES[S_TRANSPOSE_IN_PLACE], src, ref, n);
+    if (bad) printf("  C %d, H %d, W %d (%d cycles)\n", (int)c, (int)h, (int)w, (int)count);
+    free(src), free(ref), free(seen), free(leaders);
+    return bad;
+}
+
 static int check(int kind) {
     switch (kind) {
     case S_COPY: return check_copy();
@@ -464,6 +497,7 @@ static int check(int kind) {
     case S_CAST: return check_cast(0, 0);
     case S_CAST_F8: return check_cast(1, 0);
     case S_STRIDED_T: return check_strided_transpose();
+    case S_TRANSPOSE_IN_PLACE: return check_transpose_in_place();
     default: return check_cast(0, 1);
     }
 }

@@ -233,3 +233,24 @@ def test_a_looser_budget_is_not_slower_on_the_m55(tmp_path):
         assert same in (None, True), budget
         got[budget] = cycles
     assert got[52314] <= got[40069] * (1 + TIE) and got[40069] <= got[33946] * (1 + TIE), got
+
+
+def test_a_channels_first_inputs_transpose_is_estimated_in_place_and_in_bands():
+    """Issue 67: the TRANSPOSE of an NCHW input written over the input (aot/kernels/transpose_in_place.py) costs
+    its bytes at the measured rate over aotc_transpose2d's, and a run in row bands from the TRANSPOSE its bytes
+    copied channels-last at theirs (below 0: the band loop's copy is faster), so that the planner weighs the two."""
+    from aot.ir import Graph, Node, Tensor
+    from aot.kernels.base import KernelChoice
+    from aot.kernels.tflite_bands import BandChoice, Layer, schedule
+
+    x, y = Tensor("x", (1, 3, 8, 8), "int8"), Tensor("y", (1, 8, 8, 3), "int8")
+    node = Node(tflite_cost.IN_PLACE_OP, "t_in_place", ["x"], ["y"], {"perm": [0, 2, 3, 1]})
+    g = Graph("g", [node], {"x": x, "y": y}, ["x"], ["y"])
+    assert tflite_cost.features(node, g, KernelChoice("aotc_transpose2d_in_place")) == {
+        "transpose_in_place_byte": 192}
+    layers = [Node("Transpose", "t", ["x"], ["y"], {"perm": [0, 2, 3, 1]})]
+    geometry = [Layer(h=8, oh=8, k=1, s=1, p=0, d=1, in_row=24, out_row=24, first_only=True, in_free=8)]
+    band = Node("TflBandRun", "b", ["x"], ["y"], {"band_run": True, "layers": layers, "geometry": geometry})
+    choice = KernelChoice("", 0, BandChoice(schedule(geometry, 2), (), 0, {}))
+    assert tflite_cost.features(band, g, choice) == {"band_transpose_byte": 192}
+    assert tflite_cost.estimate(band, g, choice) < 0 < tflite_cost.estimate(node, g, KernelChoice(""))

@@ -284,7 +284,15 @@ def _nchw_conv_model(path: Path, layers: tuple[tuple[str, int, int, int, int], .
     return w.save(path, [x], [prev])
 
 
-def test_a_channels_first_inputs_transpose_starts_a_run_in_bands(tmp_path):
+def _no_transpose_in_place(monkeypatch) -> None:
+    """The driver offers no TRANSPOSE written over its input (aot/kernels/transpose_in_place.py), which on the
+    host takes less than a run from the TRANSPOSE: the runs in row bands from it are what is left to test."""
+    import aot.compiler
+
+    monkeypatch.setattr(aot.compiler, "transpose_in_place", lambda graph, i, selection: None)
+
+
+def test_a_channels_first_inputs_transpose_starts_a_run_in_bands(tmp_path, monkeypatch):
     """Issue 67: a TFLite model with PyTorch's NCHW input peaks at its TRANSPOSE (the input and its NHWC copy:
     TFLM's MobileNetV2 224 could not go below 301,056 B). The TRANSPOSE may start a run in row bands, each
     band's rows of the three planes copied channels-last into the first line buffer, the run's output over
@@ -293,6 +301,7 @@ def test_a_channels_first_inputs_transpose_starts_a_run_in_bands(tmp_path):
     from modelcheck import build_bundle, run_bundle
     from tflite_reference import reference
 
+    _no_transpose_in_place(monkeypatch)
     model = _nchw_conv_model(tmp_path / "nchw.tflite")
     # the least arena was 9,600 B on the host (the TRANSPOSE's input and output) before it could start a run
     meta = build_bundle(model, tmp_path / "banded", "--ram-budget", "6400")
@@ -308,12 +317,14 @@ def test_a_channels_first_inputs_transpose_starts_a_run_in_bands(tmp_path):
 
 
 @pytest.mark.full
-def test_a_banded_transpose_through_an_expansion_identical_under_sanitizers(tmp_path):
+def test_a_banded_transpose_through_an_expansion_identical_under_sanitizers(tmp_path, monkeypatch):
     """The run from the TRANSPOSE through a 1 x 1 expansion (8 -> 48) and a stride-2 depthwise conv (a
     64 x 64 input: 24,576 B the least before, the TRANSPOSE's input and output) at 20,000 B on the host
     under ASan and UBSan: every output element of LiteRT's reference kernels, on three inputs."""
     from modelcheck import build_bundle, run_bundle
     from tflite_reference import reference
+
+    _no_transpose_in_place(monkeypatch)
 
     layers = (("CONV_2D", 3, 2, 8, 3), ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3),
               ("CONV_2D", 1, 1, 8, 0))
@@ -327,6 +338,36 @@ def test_a_banded_transpose_through_an_expansion_identical_under_sanitizers(tmp_
         want = list(reference(model, feeds, tmp_path).values())[0]
         got = run_bundle(tmp_path / "banded", feeds)[meta["outputs"][0]["name"]]
         assert np.array_equal(got, want), k
+
+
+@pytest.mark.full
+def test_a_channels_first_input_transposed_in_place_identical_under_sanitizers(tmp_path, monkeypatch):
+    """Issue 67: the NCHW input's TRANSPOSE written over the input itself (aotc_transpose2d_in_place, each cycle
+    of the permutation from its leader), the run in row bands then from the first conv, reading an NHWC image
+    whose rows free a whole row each: the written model's least arena falls from 6,048 B (the run from the
+    TRANSPOSE, the least without it) to 5,280 B, and at 5,408 B (refused without it) the host bundle under ASan
+    and UBSan gives every output element of LiteRT's reference kernels on three inputs."""
+    from modelcheck import aotc, build_bundle, run_bundle
+    from tflite_reference import reference
+
+    model = _nchw_conv_model(tmp_path / "nchw.tflite")
+    meta = build_bundle(model, tmp_path / "in_place", "--ram-budget", "5408", sanitize=True)
+    assert meta["memory"]["arena_bytes"] <= 5408
+    bands = meta["memory"]["ram_budget"]["traded"]["bands"]
+    assert bands["runs"][0]["layers"][0] == "CONV_2D_1" and bands["transposed_in_place"] == ["TRANSPOSE_0_in_place"]
+    code = next((tmp_path / "in_place" / "bundle" / "src").glob("nchw.c")).read_text()
+    assert "aotc_transpose2d_in_place(" in code and "aotc_transpose2d(" not in code
+    rng = np.random.default_rng(11)
+    for k in range(3):
+        feeds = [rng.integers(-128, 128, (1, 3, 40, 40)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "in_place", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
+    least = aotc(model, "-o", tmp_path / "least", "--no-configure", "--ram-budget", "1", check=False)
+    assert "the least arena aotc reaches is 5,280 B" in least.stderr, least.stderr
+    _no_transpose_in_place(monkeypatch)
+    before = aotc(model, "-o", tmp_path / "before", "--no-configure", "--ram-budget", "5408", check=False)
+    assert before.returncode != 0 and "the least arena aotc reaches is 6,048 B" in before.stderr, before.stderr
 
 
 def test_a_depthwise_multiplier_layer_takes_the_conv_form_where_its_own_path_has_no_room():

@@ -38,6 +38,16 @@ typedef struct {
 
 void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *dst);
 
+/* aotc_transpose2d of one matrix of bytes (batch 1, elem_size 1) written over its own source: the
+ * byte at index i = r * cols + c moves to c * rows + r = i * rows mod (rows * cols - 1) (the first
+ * and last stay), each cycle of that permutation followed once from its leader (cycle following),
+ * leaders[0 .. n_leaders) one index of each cycle longer than one byte (the compiler works them out).
+ * No scratch. A channels-first graph input turned channels-last in its own slot under a
+ * --ram-budget (NCHW -> NHWC: rows = C, cols = H * W), so that the image and its copy are never
+ * alive together. rows * cols * min(rows, 4) < 2^32. */
+void aotc_transpose2d_in_place(const aotc_transpose2d_params *p, void *data, const uint32_t *leaders,
+                               int32_t n_leaders);
+
 /* ONNX Pad, modes constant, edge, reflect and wrap. Negative ONNX pads (cropping) are
  * applied by the compiler through src_offset and in_shape; here every pad is >= 0.
  * Output index o along a dim reads input index o - pads_begin; outside the input that

@@ -181,6 +181,38 @@ void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *d
     }
 }
 
+/* One cycle of aotc_transpose2d_in_place from its leader: each byte put where it goes (i * rows mod m1, here
+ * by `next`), the one there carried on. */
+#define TRANSPOSE_CYCLE(next)                   \
+    do {                                        \
+        uint32_t i = start, j;                  \
+        uint8_t v = a[start], t;                \
+        do {                                    \
+            next;                               \
+            t = a[j], a[j] = v, v = t, i = j;   \
+        } while (j != start);                   \
+    } while (0)
+
+void aotc_transpose2d_in_place(const aotc_transpose2d_params *p, void *data, const uint32_t *leaders,
+                               int32_t n_leaders) {
+    uint8_t *const a = (uint8_t *)data;
+    const uint32_t rows = (uint32_t)p->rows, cols = (uint32_t)p->cols, m1 = rows * cols - 1u;
+    int32_t k;
+
+    for (k = 0; k < n_leaders; ++k) {
+        const uint32_t start = leaders[k];
+        if (rows == 3u) /* an RGB image: i * 3 < 3 m1, at most two subtractions */
+            TRANSPOSE_CYCLE(j = i * 3u; j = j >= m1 ? j - m1 : j; j = j >= m1 ? j - m1 : j);
+        else if (rows <= 4u) /* i * rows < 4 m1 < 2^32: the caller's bound */
+            TRANSPOSE_CYCLE(j = i * rows; j = j >= m1 ? j - m1 : j; j = j >= m1 ? j - m1 : j;
+                            j = j >= m1 ? j - m1 : j);
+        else /* by the row and column of i */
+            TRANSPOSE_CYCLE(uint32_t r = i / cols; j = (i - r * cols) * rows + r);
+    }
+}
+
+#undef TRANSPOSE_CYCLE
+
 /* Pad: the input index that output index o reads along one dim, or -1 for the pad value. */
 static int32_t pad_source(int32_t o, int32_t pad_begin, int32_t n, int32_t mode) {
     int32_t i = o - pad_begin;
