@@ -85,11 +85,15 @@ COST: dict[str, float] = {
     # 10 x 8 windows, 320,000 MACs) on the plain loop 11,665,373 est. cycles in all against 539,821 by
     # tfl_depthwise_s8_mult (aotc bench, mps2-an386 Release, --ram-budget 4600 and 10000)
     "dw_mult_plain_mac": 34.8,
+    # a grouped pair of a run in bands (aot/kernels/tflite_bands.py Group): the expansion's MACs computed again (its
+    # halo rows, each band) and the depthwise's output bytes copied from the staging block to the group's channels
+    "band_recompute_mac": 1.0,
+    "band_group_copy_byte": 2.0,
 }
 
 
 # COST's constants measured directly, which bench/cost_fit.py keeps as they are (it fits the others)
-MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out"})
+MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out", "band_recompute_mac", "band_group_copy_byte"})
 
 # est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
 # MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
@@ -281,11 +285,21 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
     if d is None or not hasattr(d, "schedule"):
         return
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
+    groups = node.attrs.get("groups", ())
+    own = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     for band in d.schedule.bands:
         for k, m in enumerate(layers):
             c = band.calls[k]
-            if c.oh and m.name in d.inner and m.op != "Transpose":
-                _layer_features(m, graph, d.inner[m.name], out, rows=(c.h, c.oh), helium=helium)
+            if c.oh and m.op != "Transpose":
+                for n in own.get(k, [m]):  # a grouped pair's: each group's call on its channels
+                    if n.name in d.inner:
+                        _layer_features(n, graph, d.inner[n.name], out, rows=(c.h, c.oh), helium=helium)
         for k, (_, kept) in enumerate(band.keep):
             if kept:
                 _add(out, "band_move_byte", kept * geometry[k].out_row)
+    for g in groups:  # the expansion's rows computed again (its halo, for each band), the depthwise's output copied
+        e, dw = layers[g.k], layers[g.k + 1]
+        again = sum(band.calls[g.k].oh for band in d.schedule.bands) - geometry[g.k].oh
+        _, _, w, c = graph.tensors[e.outputs[0]].shape
+        _add(out, "band_recompute_mac", again * w * c * graph.tensors[e.inputs[0]].shape[3])
+        _add(out, "band_group_copy_byte", graph.tensors[dw.outputs[0]].size)

@@ -53,7 +53,7 @@ def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]
 
 
 def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
-                    layer_of: Callable[[Node, Graph], Any], fuse: Callable[[Graph, int, int], Graph],
+                    layer_of: Callable[[Node, Graph], Any], fuse: Callable[..., Graph | None],
                     ram_budget: int | None,
                     estimate: Callable[[Graph, Plan], float] | None = None) -> tuple[Graph, Plan]:
     """The plan (plan: plan_memory under ram_budget), with runs of layers around the peak fused in row
@@ -63,8 +63,12 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     fewest kernel calls is kept, else the one with the least arena, then the fewest bytes live at the
     worst step of the layers the runs span (the peak each run was to take down: a run that leaves one of
     them as high as before did not), then the fewest bytes over the budget over all steps (_pressure
-    counts both), and the next peak is tried from there; with `estimate` (a schedule's estimated cycles,
-    aot/plan/choice.py) the run meeting the budget with the least estimate instead of the fewest calls. The
+    counts both), and the next peak is tried from there. Each run through the peak is tried as well with its
+    expansions and the stride-2 depthwise layers after them a group of channels at a time (fuse(graph, i, j,
+    True), None where it has no such pair: aot/kernels/tflite_bands.py grouped_pairs), which recomputes the
+    expansion's halo rows: it wins only by less memory, or where it alone meets the budget; with `estimate`
+    (a schedule's estimated cycles, aot/plan/choice.py) the run meeting the budget with the least estimate
+    instead of the fewest calls. The
     refusal, when none meets it, names the least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
@@ -80,8 +84,10 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
         runs = runs_through(graph, peak, layer_of)
         lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
         beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
-        for i, j in [*runs, *beside]:
-            g = fuse(graph, i, j)
+        for i, j, grouped in [*((i, j, False) for i, j in [*runs, *beside]), *((i, j, True) for i, j in runs)]:
+            g = fuse(graph, i, j, True) if grouped else fuse(graph, i, j)
+            if g is None:  # no pair of the run to take a group of channels at a time
+                continue
             try:
                 p: Plan | BudgetError = plan(g, ram_budget)
             except BudgetError as e:
@@ -92,10 +98,11 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             if (i, j) in beside and not isinstance(p, Plan):
                 continue  # beside the peak: a candidate only where it meets the budget
             if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
-                key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i)
+                key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i, grouped)
             else:
                 live = _pressure(p.least, g)
-                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i)
+                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i,
+                       grouped)
             if best is None or key < best[0]:
                 best = (key, g, p)
         was = _pressure(err.least, graph)
