@@ -329,6 +329,32 @@ def test_a_banded_transpose_through_an_expansion_identical_under_sanitizers(tmp_
         assert np.array_equal(got, want), k
 
 
+@pytest.mark.full
+def test_an_expansion_and_its_stride_2_depthwise_go_a_group_of_channels_at_a_time(tmp_path):
+    """Issue 67: the run from the TRANSPOSE through a 1 x 1 expansion (8 -> 48) and a stride-2 depthwise conv holds
+    3 rows of the 32 x 32 x 48 expansion (4,608 B) where bands alone reach their least (19,776 B on the host);
+    taken 16 channels at a time (aot/kernels/tflite_bands.py Group: the halo row recomputed), 3 rows of 16 channels
+    (1,536 B) and a staging block: 17,500 B is met, and the host bundle under ASan and UBSan gives every output
+    element of LiteRT's reference kernels on three inputs."""
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    layers = (("CONV_2D", 3, 2, 8, 3), ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3),
+              ("CONV_2D", 1, 1, 8, 0))
+    model = _nchw_conv_model(tmp_path / "expand.tflite", layers, 64)
+    meta = build_bundle(model, tmp_path / "grouped", "--ram-budget", "17500", sanitize=True)
+    assert meta["memory"]["arena_bytes"] <= 17500
+    run = meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]
+    assert run["node"].endswith("_grouped") and run["staging_bytes"] > 0, run
+    assert run["layers"] == ["TRANSPOSE_0", "CONV_2D_1", "CONV_2D_2", "DEPTHWISE_CONV_2D_3", "CONV_2D_4"], run
+    rng = np.random.default_rng(11)
+    for k in range(3):
+        feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "grouped", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
+
+
 def test_a_depthwise_multiplier_layer_takes_the_conv_form_where_its_own_path_has_no_room():
     """TFLM micro_speech's depthwise layer (one input channel, depth multiplier 8) runs tfl_depthwise_s8_mult on
     the M4, whose least scratch (3,376 B) is more than the conv's patches need: at 6,000 B it would get none and
