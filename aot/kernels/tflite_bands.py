@@ -303,7 +303,7 @@ class BandChoice:
     @property
     def calls(self) -> int:
         """The kernel calls of a run (what bands add: each call's setup, its blocks cut at a band's edge)."""
-        return calls(self.schedule)
+        return calls(self.schedule) + self.extra_calls
 
     def report(self) -> dict[str, Any]:
         """What metadata.json says of the run (aot/plan/bands.py's report)."""
