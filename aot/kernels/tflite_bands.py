@@ -498,8 +498,8 @@ def _emit_band_run(ctx: NodeContext) -> None:
         if k in groups:
             for h, tag in ((0, "e"), (1, "d")):
                 nodes = [p[h] for p in groups[k].pairs]
-                params = [_conv_params(NodeContext(view, n, ctx.index)).lstrip("&") for n in nodes]
-                ctx.line(f"    aotc_tfl_conv_params aotc_p{k}{tag}[{len(nodes)}] = {{{', '.join(params)}}};")
+                params = ", ".join(_conv_params(NodeContext(view, n, ctx.index)) for n in nodes)  # copied a call
+                ctx.line(f"    const aotc_tfl_conv_params *const aotc_p{k}{tag}[{len(nodes)}] = {{{params}}};")
                 ctx.line(f"    const int8_t *const aotc_w{k}{tag}[{len(nodes)}] = "
                          f"{{{', '.join(ctx.ptr(n.inputs[1]) for n in nodes)}}};")
                 ctx.line(f"    const int32_t *const aotc_b{k}{tag}[{len(nodes)}] = "
@@ -577,14 +577,16 @@ def _emit_group(ctx: NodeContext, d: BandChoice, g: Group, f: int, x: str, y: st
     ctx.line(f"            int8_t *const aotc_y = {y} + (size_t)aotc_r[{fd + 3}] * {ow_c}u;")
     ctx.line(f"            const int32_t aotc_n = aotc_r[{fd + 4}] * {ow_c // c};")
     ctx.line(f"            for (int32_t aotc_g = 0; aotc_g < {len(g.pairs)}; ++aotc_g) {{")
-    ctx.line(f"                aotc_p{k}e[aotc_g].h = aotc_r[{f + 1}], aotc_p{k}e[aotc_g].pad_top = aotc_r[{f + 2}], "
-             f"aotc_p{k}e[aotc_g].oh = aotc_r[{f + 4}];")
-    ctx.line(f"                {_conv_kernel(layer_e, ctx.graph)}(&aotc_p{k}e[aotc_g], {x} + (size_t)aotc_r[{f}] * "
+    ctx.line(f"                aotc_tfl_conv_params aotc_q = *aotc_p{k}e[aotc_g];")
+    ctx.line(f"                aotc_q.h = aotc_r[{f + 1}], aotc_q.pad_top = aotc_r[{f + 2}], "
+             f"aotc_q.oh = aotc_r[{f + 4}];")
+    ctx.line(f"                {_conv_kernel(layer_e, ctx.graph)}(&aotc_q, {x} + (size_t)aotc_r[{f}] * "
              f"{geometry[k].in_row}u, aotc_w{k}e[aotc_g], aotc_b{k}e[aotc_g], aotc_line{k} + (size_t)aotc_r[{f + 3}] * "
              f"{geometry[k].out_row}u, {own_e});")
-    ctx.line(f"                aotc_p{k}d[aotc_g].h = aotc_r[{fd + 1}], aotc_p{k}d[aotc_g].pad_top = aotc_r[{fd + 2}], "
-             f"aotc_p{k}d[aotc_g].oh = aotc_r[{fd + 4}];")
-    ctx.line(f"                {_conv_kernel(layer_d, ctx.graph)}(&aotc_p{k}d[aotc_g], aotc_line{k}, "
+    ctx.line(f"                aotc_q = *aotc_p{k}d[aotc_g];")
+    ctx.line(f"                aotc_q.h = aotc_r[{fd + 1}], aotc_q.pad_top = aotc_r[{fd + 2}], "
+             f"aotc_q.oh = aotc_r[{fd + 4}];")
+    ctx.line(f"                {_conv_kernel(layer_d, ctx.graph)}(&aotc_q, aotc_line{k}, "
              f"aotc_w{k}d[aotc_g], aotc_b{k}d[aotc_g], aotc_stage, {own_d});")
     ctx.line("                for (int32_t aotc_i = 0; aotc_i < aotc_n; ++aotc_i) {")
     ctx.line(f"                    memcpy(aotc_y + (size_t)aotc_i * {c}u + (size_t)aotc_g * {g.size}u, "
