@@ -137,10 +137,16 @@ def overlap(layers: list[Layer], sched: Schedule) -> int:
     """How many bytes below the run's input its output may start (as one layer's may: the planner's
     "overlap"): a band writes its output rows after its first layer has read its input rows, and the
     bands after it read none below their first layer's first row, so the output's rows up to a band's
-    end may overwrite the input below that row. A multiple of the alignment."""
+    end may overwrite the input below that row (a grouped pair alone: below its own band's first row too).
+    A multiple of the alignment."""
     later, below = math.inf, 0
+    # a grouped pair alone (its expansion reads the run's input, its depthwise writes the run's output, a group at a
+    # time): the groups after the first read the band's input rows after the first wrote its output rows
+    alone = len(layers) == 2 and layers[0].recompute
     for band in reversed(sched.bands):
         last, first = band.calls[-1], band.calls[0]
+        if alone and first.oh:
+            later = min(later, first.x_row)
         if later != math.inf:
             free = layers[0].in_row if layers[0].in_free is None else layers[0].in_free
             below = max(below, (last.y_row + last.oh) * layers[-1].out_row - int(later) * free)
