@@ -304,7 +304,7 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     budget, those with row bands. The third and fourth without row bands (a search takes seconds)."""
     def banded(o: OpMemory) -> tuple[Graph, Plan]:
         return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
-                               lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget,
+                               lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), ram_budget,
                                _plan_estimate(traits) if _estimates(traits) else None,
                                lambda g, i: transpose_in_place(g, i, selection))
 
@@ -445,12 +445,14 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         plan = _unbudgeted_plan(graph, replace(op_memory(selection), workspaces=blocks), scratch_floor, traits)
     else:
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
-        # nodes are then those of the fused graph, the run's layers one node
+        # nodes are then those of the fused graph, the run's layers one node (and its tensors those a run's groups
+        # of channels add: aot/kernels/tflite_bands.py Group)
         ops = replace(op_memory(selection), workspaces=blocks,
                       cost=_estimate(traits) if _estimates(traits) else None)
         fused, plan = cheapest(_budget_options(graph, selection, ops, scratch_floor, ram_budget, traits),
                                _plan_estimate(traits))
         graph.nodes[:] = fused.nodes
+        graph.tensors.update({t: v for t, v in fused.tensors.items() if t not in graph.tensors})
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
     # the vendor functions' state: the arena's last bytes (pool 0's, when the buffers are split over pools)

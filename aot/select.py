@@ -128,19 +128,27 @@ def transpose_in_place(graph: Graph, i: int, selection: Selection) -> Graph | No
                  graph.outputs, graph.functions, graph.info)
 
 
-def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
+def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection, grouped: bool = False) -> Graph | None:
     """The graph with steps i..j one node running them in row bands (aot/kernels/tflite_bands.py, under a
     --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
-    its fit chooses each layer's kernel from them."""
+    its fit chooses each layer's kernel from them (a group's node from its layer's). grouped: its expansions and
+    the depthwise layers after them a group of channels at a time (tflite_bands.grouped_pairs), None where the
+    run has none such."""
     if nchw_bands.layer_of(graph.nodes[i], graph) is not None:  # the ONNX route's NCHW convs (nchw_bands.py)
+        if grouped:
+            return None
         node, op, kernel = nchw_bands.band_run(graph, i, j, lambda m, g, budget, least, kernel: _choose_on(
             m, g, selection[m.name], budget, least, kernel), lambda m: selection[m.name].op,
             lambda m: choose(m, graph, selection[m.name], WHOLE).kernel)
     else:
-        node, op, kernel = band_run(graph, i, j,
-                                    lambda m, g, budget, least: choose(m, g, selection[m.name], budget, least))
+        made = band_run(graph, i, j, lambda m, g, budget, least: choose(
+            m, g, selection[m.attrs.get("group_of", m.name)], budget, least), grouped)
+        if made is None:
+            return None
+        node, op, kernel = made
     selection[node.name] = NodeKernels(op, (kernel,), selection[graph.nodes[i].name].traits)
-    return Graph(graph.name, [*graph.nodes[:i], node, *graph.nodes[j + 1:]], graph.tensors, graph.inputs,
+    tensors = {**graph.tensors, **node.attrs["group_tensors"]} if node.attrs.get("group_tensors") else graph.tensors
+    return Graph(graph.name, [*graph.nodes[:i], node, *graph.nodes[j + 1:]], tensors, graph.inputs,
                  graph.outputs, graph.functions, graph.info)
 
 

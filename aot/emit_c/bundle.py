@@ -402,6 +402,7 @@ def symbol_config(base: SymbolConfig, graph: Graph, artifacts: dict[str, Artifac
 def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:
     """metadata.json's widened_weights: the nodes whose kernels read weights widened at compile time, and the
     flash those take (with their requantisation's terms where emitted)."""
+    from aot.kernels.tflite_bands import run_nodes
     from aot.kernels.tflite_int8 import widened_bytes
 
     nodes = []
@@ -409,7 +410,7 @@ def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:
         if (c := plan.choices.get(n.name)) is None:
             continue
         inner = getattr(c.detail, "inner", None)  # a run in row bands (aot/kernels/tflite_bands.py): its layers'
-        layers = [(m, inner[m.name]) for m in n.attrs["layers"]] if inner else [(n, c)]
+        layers = [(m, inner[m.name]) for m in run_nodes(n)] if inner else [(n, c)]
         nodes += [(m, mc.detail) for m, mc in layers if mc.facts.widened_weights]
     return {"nodes": [n.name for n, _ in nodes], "bytes": sum(widened_bytes(n, graph, t) for n, t in nodes)}
 

@@ -176,7 +176,9 @@ def layers(graph: Graph, choices: dict[str, KernelChoice]) -> Iterable[tuple[Nod
         if not inner:
             yield node, c
             continue
-        for m in node.attrs["layers"]:
+        from aot.kernels.tflite_bands import run_nodes  # (it imports this module's kernels)
+
+        for m in run_nodes(node):  # a grouped pair's: each group's node
             picked = inner[m.name]
             yield from ((m, k) for k in (picked if isinstance(picked, tuple) else (picked,)))
 

@@ -57,6 +57,9 @@ class Layer:
     # overlap); None: in_row per row (a row is contiguous: NHWC), else one plane's row (NCHW: only the first
     # plane's rows are at the start)
     in_free: int | None = None
+    # its output's line buffer keeps no rows between bands: every row its reader needs is computed again each band
+    # (the expansion of a grouped pair, grouped_pairs: its buffer holds one group of channels at a time)
+    recompute: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,11 +124,11 @@ def schedule(layers: list[Layer], rows: int) -> Schedule | None:
             if j > 0:
                 h0, h1 = held[j - 1]
                 assert n0 >= h0, (j, n0, h0)  # bands go down the image
-                kept = h1 - n0 if h1 > n0 else 0
+                kept = h1 - n0 if h1 > n0 and not layers[j - 1].recompute else 0
                 keep[j - 1] = (n0 - h0, kept) if kept else (0, 0)
                 held[j - 1] = (n0, n1)
                 most[j - 1] = max(most[j - 1], n1 - n0)
-                new = (max(n0, h1), n1)
+                new = (n0 + kept, n1)
         bands.append(Band(tuple(keep), tuple(calls)))
     return Schedule(rows, tuple(bands), tuple(most))
 
@@ -134,10 +137,16 @@ def overlap(layers: list[Layer], sched: Schedule) -> int:
     """How many bytes below the run's input its output may start (as one layer's may: the planner's
     "overlap"): a band writes its output rows after its first layer has read its input rows, and the
     bands after it read none below their first layer's first row, so the output's rows up to a band's
-    end may overwrite the input below that row. A multiple of the alignment."""
+    end may overwrite the input below that row (a grouped pair alone: below its own band's first row too).
+    A multiple of the alignment."""
     later, below = math.inf, 0
+    # a grouped pair alone (its expansion reads the run's input, its depthwise writes the run's output, a group at a
+    # time): the groups after the first read the band's input rows after the first wrote its output rows
+    alone = len(layers) == 2 and layers[0].recompute
     for band in reversed(sched.bands):
         last, first = band.calls[-1], band.calls[0]
+        if alone and first.oh:
+            later = min(later, first.x_row)
         if later != math.inf:
             free = layers[0].in_row if layers[0].in_free is None else layers[0].in_free
             below = max(below, (last.y_row + last.oh) * layers[-1].out_row - int(later) * free)
@@ -203,6 +212,87 @@ def transpose_layer(node: Node, graph: Graph) -> Layer | None:
                  first_only=True, in_free=w * x.itemsize)
 
 
+GROUP = 16  # a grouped pair's channels a group: a multiple of the DSP and Helium paths' step of 4 channels
+
+
+@dataclass(frozen=True)
+class Group:
+    """A grouped pair of a run (grouped_pairs): the expansion at layer k (a 1 x 1 CONV_2D) and the depthwise layer
+    after it run `size` channels at a time, each group a node of its own (its weights, bias, multipliers and shifts
+    the group's, made at compile time) on tensors of `size` channels (the graph's group tensors): the expansion's
+    rows the depthwise needs this band into a line buffer of one group (every row computed again each band, its
+    halo too), the depthwise's rows into a staging block, copied to its output's channels of the group."""
+
+    k: int
+    size: int
+    pairs: tuple[tuple[Node, Node], ...]  # per group: (the expansion's node, the depthwise's)
+
+
+def grouped_pairs(layers: list[Node], graph: Graph, size: int = GROUP) -> list[int]:
+    """The layers k of a run where a 1 x 1 stride-1 CONV_2D (the expansion) of C output channels is read only by a
+    DEPTHWISE_CONV_2D of multiplier 1 at stride 2 or more after it, C a multiple of `size` above it: the pairs a
+    run may take a group of channels at a time (MobileNetV2's expansions before each stride-2 depthwise, whose
+    line buffer holds k rows of all C channels; a group's, k rows of `size`). A stride-1 depthwise would compute
+    the expansion's rows k times over: not taken."""
+    out = []
+    for k in range(len(layers) - 1):
+        e, d = layers[k], layers[k + 1]
+        if e.op != "TflConv2D" or d.op != "TflDepthwiseConv2D" or d.inputs[0] != e.outputs[0]:
+            continue
+        a, b = e.attrs, d.attrs
+        y, z = graph.tensors[e.outputs[0]], graph.tensors[d.outputs[0]]
+        c = y.shape[3]
+        if tuple(a["kernel"]) != (1, 1) or tuple(a["strides"]) != (1, 1) or any(a["pads"]) \
+                or z.shape[3] != c or c % size or c <= size or not 2 <= b["strides"][0] < b["kernel"][0] \
+                or graph.tensors[e.inputs[0]].dtype != "int8":
+            continue
+        out.append(k)
+    return out
+
+
+def run_nodes(node: Node) -> list[Node]:
+    """A fused run's nodes that have kernel choices: its layers, a grouped pair's each group's nodes instead."""
+    own = {g.k + h: [p[h] for p in g.pairs] for g in node.attrs.get("groups", ()) for h in (0, 1)}
+    return [n for k, m in enumerate(node.attrs["layers"]) for n in own.get(k, [m])]
+
+
+def _per_channel(v: Any, c: int, lo: int, hi: int) -> Any:
+    """An attribute's channels lo..hi where it has one per channel (c of them), else itself."""
+    return list(v)[lo:hi] if isinstance(v, (list, tuple, np.ndarray)) and len(v) == c else v
+
+
+def _group_nodes(graph: Graph, e: Node, d: Node, size: int) -> tuple[tuple[tuple[Node, Node], ...], dict[str, Tensor]]:
+    """Each group's expansion and depthwise node and the tensors they add: the weights and biases of the group's
+    channels (the depthwise's contiguous per group: its weights are [1, kh, kw, C]), its `size`-channel outputs."""
+    c = graph.tensors[e.outputs[0]].shape[3]
+    tensors: dict[str, Tensor] = {}
+    pairs = []
+
+    def const(name: str, data: np.ndarray) -> str:
+        tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), np.ascontiguousarray(data))
+        return name
+
+    def activ(name: str, like: str) -> str:
+        t = graph.tensors[like]
+        tensors[name] = Tensor(name, (*t.shape[:3], size), t.dtype)
+        return name
+
+    for g in range(c // size):
+        lo, hi = g * size, (g + 1) * size
+        nodes = []
+        for m, x in ((e, e.inputs[0]), (d, f"{e.outputs[0]}__g{g}")):
+            w = graph.const(m.inputs[1])
+            w = w[lo:hi] if m is e else w[..., lo:hi]
+            ins = [x, const(f"{m.inputs[1]}__g{g}", np.asarray(w))]
+            if len(m.inputs) > 2 and m.inputs[2]:
+                ins.append(const(f"{m.inputs[2]}__g{g}", np.asarray(graph.const(m.inputs[2])).reshape(-1)[lo:hi]))
+            attrs = {**{k: _per_channel(v, c, lo, hi) for k, v in m.attrs.items()}, "group_of": m.name}
+            nodes.append(Node(m.op, f"{m.name}__g{g}", ins, [activ(f"{m.outputs[0]}__g{g}", m.outputs[0])], attrs,
+                              m.sources()))
+        pairs.append((nodes[0], nodes[1]))
+    return tuple(pairs), tensors
+
+
 @dataclass(frozen=True)
 class BandChoice:
     """KernelChoice.detail of a fused run: its bands, each line buffer's bytes, then the kernels' scratch
@@ -211,81 +301,127 @@ class BandChoice:
     schedule: Schedule
     buffers: tuple[int, ...]
     kernel_scratch: int
-    inner: dict[str, KernelChoice]
+    inner: dict[str, KernelChoice]  # by layer, a grouped pair's by each group's node (Group.pairs)
+    staging: int = 0  # the grouped pairs' depthwise output of one group, before its copy to the channels of the group
+    layers: tuple[str, ...] = ()  # the run's layers (inner's keys where no pair is grouped)
+    extra_calls: int = 0  # the grouped layers' calls besides one a band (a call a group)
 
     @property
     def calls(self) -> int:
         """The kernel calls of a run (what bands add: each call's setup, its blocks cut at a band's edge)."""
-        return calls(self.schedule)
+        return calls(self.schedule) + self.extra_calls
 
     def report(self) -> dict[str, Any]:
         """What metadata.json says of the run (aot/plan/bands.py's report)."""
-        return {"layers": list(self.inner), "rows": self.schedule.rows, "bands": len(self.schedule.bands),
-                "line_buffer_rows": list(self.schedule.buffer_rows), "line_buffer_bytes": sum(self.buffers),
-                "kernel_scratch_bytes": self.kernel_scratch, "calls": self.calls, "unbanded_calls": len(self.inner)}
+        layers = list(self.layers or self.inner)
+        out = {"layers": layers, "rows": self.schedule.rows, "bands": len(self.schedule.bands),
+               "line_buffer_rows": list(self.schedule.buffer_rows), "line_buffer_bytes": sum(self.buffers),
+               "kernel_scratch_bytes": self.kernel_scratch, "calls": self.calls, "unbanded_calls": len(layers)}
+        if self.staging:
+            out["staging_bytes"] = self.staging
+        return out
 
 
 # (layer, graph it sees, budget, least) -> its kernel: aot/select.py's choose over the layer's own candidates
 ChooseLayer = Callable[[Node, Graph, int, bool], KernelChoice]
 
 
-def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer) -> tuple[Node, HostOp, Candidate]:
+def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
+             grouped: bool = False) -> tuple[Node, HostOp, Candidate] | None:
     """Steps i..j of the graph as one TflBandRun node (reading the run's input, the residual of a fused
     ADD ending it, and every layer's weights; writing the run's output), its op (whose output may be
     written over the residual, as the fused conv's: each element read where it is written) and its one
-    kernel, whose fit sizes the bands to the budget (_fit; `choose` gives each layer's kernel)."""
+    kernel, whose fit sizes the bands to the budget (_fit; `choose` gives each layer's kernel). grouped: its
+    grouped_pairs a group of channels at a time (Group; the node's "group_tensors" are the tensors the groups
+    add, which the graph it goes into must hold), None where it has none."""
     layers = graph.nodes[i:j + 1]
     name = f"bands_{layers[0].name}_to_{layers[-1].name}"
     residual = layers[-1].inputs[3:4] if layers[-1].op == "TflConv2DAdd" else []
-    ins = [layers[0].inputs[0], *residual, *[t for m in layers if m.op != "Transpose" for t in m.inputs[1:3]]]
     geometry = [layer_of(m, graph) for m in layers]
     assert all(g is not None for g in geometry), name
+    groups: list[Group] = []
+    added: dict[str, Tensor] = {}
+    if grouped:
+        for k in grouped_pairs(layers, graph):
+            if groups and groups[-1].k == k - 1:  # a depthwise is in one pair at most
+                continue
+            pairs, tensors = _group_nodes(graph, layers[k], layers[k + 1], GROUP)
+            groups.append(Group(k, GROUP, pairs))
+            added.update(tensors)
+            w = graph.tensors[layers[k].outputs[0]].shape[2]
+            geometry[k] = dataclasses.replace(geometry[k], out_row=w * GROUP, recompute=True)
+            geometry[k + 1] = dataclasses.replace(geometry[k + 1], in_row=w * GROUP)
+        if not groups:
+            return None
+        name += "_grouped"
+    by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
+    ins = [layers[0].inputs[0], *residual, *[t for k, m in enumerate(layers) if m.op != "Transpose"
+                                             for n in by_layer.get(k, [m]) for t in n.inputs[1:3]]]
     below = max((overlap(geometry, s) for r in range(1, geometry[-1].oh + 1)
                  if (s := schedule(geometry, r)) is not None), default=None)
     one = schedule(geometry, 1)  # its least line buffers, which the driver compares runs by (bands.py _excess)
     node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
                 {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below,
-                 "least_lines": sum(one.buffer_bytes(geometry)) if one is not None else None},
+                 "least_lines": sum(one.buffer_bytes(geometry)) + _staging(geometry, groups, one)
+                 if one is not None else None, "groups": tuple(groups), "group_tensors": added},
                 tuple(s for m in layers for s in m.sources()))
+    full = Graph(graph.name, graph.nodes, {**graph.tensors, **added}, graph.inputs, graph.outputs, graph.functions,
+                 graph.info) if added else graph
     fits: dict[tuple[int, bool], KernelChoice] = {}  # the planner asks again at the same budgets
 
     def fit(budget: int, least: bool) -> KernelChoice:
         if (budget, least) not in fits:
-            fits[budget, least] = _fit(node, graph, budget, least, choose)
+            fits[budget, least] = _fit(node, full, budget, least, choose)
         return fits[budget, least]
 
     cand = Candidate("", lambda n, g, budget: fit(budget, False), fit_least=lambda n, g, budget: fit(budget, True))
     return node, dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP, cand
 
 
+def _staging(geometry: list[Layer], groups: list[Group] | tuple[Group, ...], sched: Schedule) -> int:
+    """The staging block of the grouped pairs: the most rows of one group's depthwise output a band writes."""
+    most = 0
+    for g in groups:
+        rows = max((band.calls[g.k + 1].oh for band in sched.bands), default=0)
+        most = max(most, rows * geometry[g.k + 1].out_row // (g.size * len(g.pairs)) * g.size)
+    return -(-most // ALIGNMENT) * ALIGNMENT
+
+
 def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer) -> KernelChoice:
     """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
     one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
-    with what the buffers leave; its scratch is the most any of its calls needs at that choice."""
+    with what the buffers leave; its scratch is the most any of its calls needs at that choice. A grouped
+    pair's layers are chosen a group at a time (each group its own node, on its channels)."""
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
+    groups: tuple[Group, ...] = node.attrs.get("groups", ())
+    by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     fallback = None
     for rows in range(geometry[-1].oh, 0, -1):
         sched = schedule(geometry, rows)
         if sched is None:
             continue
         buffers = sched.buffer_bytes(geometry)
-        lines = sum(buffers)
+        staging = _staging(geometry, groups, sched)
+        lines = sum(buffers) + staging
         if lines > budget and rows > 1:
             continue
-        inner, scratch = {}, 0
+        inner, scratch, extra = {}, 0, 0
         for k, m in enumerate(layers):
             if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
                 inner[m.name] = KernelChoice("", 0)
                 continue
             shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
                             key=lambda s: (s[1], s[0]))
-            g0 = _band_graph(graph, m, *shapes[-1])
-            choice = choose(m, g0, max(budget - lines, 0), least)
-            inner[m.name] = choice
-            scratch = max(scratch, *(_kernel_scratch(m, choice, _band_graph(graph, m, h, oh)) for h, oh in shapes))
+            own = by_layer.get(k, [m])
+            extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
+            for n in own:
+                choice = choose(n, _band_graph(graph, n, *shapes[-1]), max(budget - lines, 0), least)
+                inner[n.name] = choice
+                scratch = max(scratch, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
         scratch = -(-scratch // ALIGNMENT) * ALIGNMENT
         assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
-        out = KernelChoice("", lines + scratch, BandChoice(sched, tuple(buffers), scratch, inner), assumes)
+        out = KernelChoice("", lines + scratch, BandChoice(sched, tuple(buffers), scratch, inner, staging,
+                                                           tuple(m.name for m in layers), extra), assumes)
         if lines + scratch <= budget:
             return out
         fallback = out
@@ -324,9 +460,11 @@ def _kernel_scratch(m: Node, choice: KernelChoice, g: Graph) -> int:
 class _InnerView:
     """The emitter as a fused layer's emitter sees it: the layer's own choice (its tile) for its params."""
 
-    def __init__(self, em: Any, inner: dict[str, KernelChoice]):
+    def __init__(self, em: Any, inner: dict[str, KernelChoice], added: dict[str, Tensor] | None = None):
         self._em = em
-        self.graph = em.graph
+        g = em.graph  # with the tensors a grouped pair's groups add (their outputs are in no plan: line buffers)
+        self.graph = Graph(g.name, g.nodes, {**added, **g.tensors}, g.inputs, g.outputs, g.functions, g.info) \
+            if added else g
         self.choices = {**em.choices, **inner}
 
     def __getattr__(self, name: str) -> Any:
@@ -336,12 +474,13 @@ class _InnerView:
 def _emit_band_run(ctx: NodeContext) -> None:
     """The loop over the bands: each line buffer's kept rows moved to its top, then each layer's kernel
     on its rows of the band (its params copied once, h, pad_top and oh set per band), from the table of
-    rows aot/plan/bands.py worked out."""
+    rows aot/plan/bands.py worked out; a grouped pair's two layers a group at a time (_emit_group)."""
     d: BandChoice = ctx.choice.detail
     layers: list[Node] = ctx.node.attrs["layers"]
     geometry: list[Layer] = ctx.node.attrs["geometry"]
+    groups = {g.k: g for g in ctx.node.attrs.get("groups", ())}
     sched = d.schedule
-    view = _InnerView(ctx.emitter, d.inner)
+    view = _InnerView(ctx.emitter, d.inner, ctx.node.attrs.get("group_tensors"))
     table = np.array([[v for keep in band.keep for v in keep]
                       + [v for c in band.calls for v in dataclasses.astuple(c)] for band in sched.bands], np.int64)
     assert table.size == 0 or (table.min() > -(1 << 15) and table.max() < (1 << 15)), ctx.node.name
@@ -351,14 +490,26 @@ def _emit_band_run(ctx: NodeContext) -> None:
                            f"(x row, h, pad_top, y row, oh): {ctx.node.name}")
     scratch = ctx.scratch("uint8_t")
     names = " -> ".join(m.name for m in layers)
+    said = "".join(f"; {layers[g.k].name} and {layers[g.k + 1].name} {len(g.pairs)} groups of {g.size} channels"
+                   for g in groups.values())
     ctx.comment(f"{names}: {len(sched.bands)} bands of {sched.rows} row(s) of the last output, full width; "
                 f"line buffers of {', '.join(str(r) for r in sched.buffer_rows)} rows "
                 f"({sum(d.buffers)} B) and {d.kernel_scratch} B of kernel scratch in this node's scratch "
-                "(aot/plan/bands.py)")
+                f"(aot/plan/bands.py){said}")
     ctx.line("{")
     residual = ""
     for k, m in enumerate(layers):
-        if m.op == "Transpose":
+        if m.op == "Transpose" or k - 1 in groups:
+            continue
+        if k in groups:
+            for h, tag in ((0, "e"), (1, "d")):
+                nodes = [p[h] for p in groups[k].pairs]
+                params = ", ".join(_conv_params(NodeContext(view, n, ctx.index)) for n in nodes)  # copied a call
+                ctx.line(f"    const aotc_tfl_conv_params *const aotc_p{k}{tag}[{len(nodes)}] = {{{params}}};")
+                ctx.line(f"    const int8_t *const aotc_w{k}{tag}[{len(nodes)}] = "
+                         f"{{{', '.join(ctx.ptr(n.inputs[1]) for n in nodes)}}};")
+                ctx.line(f"    const int32_t *const aotc_b{k}{tag}[{len(nodes)}] = "
+                         f"{{{', '.join(_bias(NodeContext(view, n, ctx.index)) for n in nodes)}}};")
             continue
         inner = NodeContext(view, m, ctx.index)
         p = _conv_params(inner)
@@ -367,13 +518,21 @@ def _emit_band_run(ctx: NodeContext) -> None:
             residual = _residual_params(inner)
     at = 0
     for k, nbytes in enumerate(d.buffers):
+        what = f"{sched.buffer_rows[k]} rows of {geometry[k].out_row} B" + (
+            f", one group of {groups[k].size} channels" if k in groups else "")
         ctx.line(f"    int8_t *const aotc_line{k} = (int8_t *)({scratch} + {at}u); "
-                 f"/* {c_comment(layers[k].outputs[0])}: {sched.buffer_rows[k]} rows of {geometry[k].out_row} B */")
+                 f"/* {c_comment(layers[k].outputs[0])}: {what} */")
         at += nbytes
+    if d.staging:
+        ctx.line(f"    int8_t *const aotc_stage = (int8_t *)({scratch} + {at}u); "
+                 f"/* a group's depthwise output rows ({d.staging} B) */")
+        at += d.staging
     ks = f"(uint32_t *)({scratch} + {at}u)" if d.kernel_scratch else "NULL"
     ctx.line(f"    for (int32_t aotc_b = 0; aotc_b < {len(sched.bands)}; ++aotc_b) {{")
     ctx.line(f"        const int16_t *const aotc_r = {rows} + (size_t)aotc_b * {width}u;")
     for k in range(len(d.buffers)):
+        if k in groups:  # recomputed each band: nothing kept
+            continue
         row = geometry[k].out_row
         ctx.line(f"        memmove(aotc_line{k}, aotc_line{k} + (size_t)aotc_r[{2 * k}] * {row}u, "
                  f"(size_t)aotc_r[{2 * k + 1}] * {row}u);")
@@ -385,6 +544,12 @@ def _emit_band_run(ctx: NodeContext) -> None:
         y = ctx.ptr(m.outputs[0]) if k == last else f"aotc_line{k}"
         if m.op == "Transpose":
             _emit_transpose_rows(ctx, m, f, x, y, geometry[k])
+            continue
+        if k - 1 in groups:
+            continue
+        if k in groups:
+            _emit_group(ctx, d, groups[k], f, x, ctx.ptr(layers[k + 1].outputs[0]) if k + 1 == last
+                        else f"aotc_line{k + 1}", geometry, ks)
             continue
         own = ks if d.inner[m.name].scratch else "NULL"
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
@@ -399,6 +564,42 @@ def _emit_band_run(ctx: NodeContext) -> None:
         ctx.line("        }")
     ctx.line("    }")
     ctx.line("}")
+
+
+def _emit_group(ctx: NodeContext, d: BandChoice, g: Group, f: int, x: str, y: str, geometry: list[Layer],
+                ks: str) -> None:
+    """A grouped pair's calls in a band (Group): per group, the expansion's rows the depthwise needs (all of them:
+    its line buffer keeps none) from x into its line buffer of one group, the depthwise's new rows into the staging
+    block, then copied to the group's channels of its output rows in y."""
+    k, fd = g.k, f + CALL_FIELDS
+    e, dw = g.pairs[0]
+    own_e = ks if d.inner[e.name].scratch else "NULL"
+    own_d = ks if d.inner[dw.name].scratch else "NULL"
+    ow_c = geometry[k + 1].out_row
+    layer_e, layer_d = ctx.node.attrs["layers"][k:k + 2]
+    c = ow_c // ctx.graph.tensors[layer_d.outputs[0]].shape[2]
+    ctx.line(f"        if (aotc_r[{fd + 4}] > 0) {{ /* {c_comment(layer_e.name)} and {c_comment(layer_d.name)}, "
+             f"{len(g.pairs)} groups of {g.size} channels */")
+    ctx.line(f"            int8_t *const aotc_y = {y} + (size_t)aotc_r[{fd + 3}] * {ow_c}u;")
+    ctx.line(f"            const int32_t aotc_n = aotc_r[{fd + 4}] * {ow_c // c};")
+    ctx.line(f"            for (int32_t aotc_g = 0; aotc_g < {len(g.pairs)}; ++aotc_g) {{")
+    ctx.line(f"                aotc_tfl_conv_params aotc_q = *aotc_p{k}e[aotc_g];")
+    ctx.line(f"                aotc_q.h = aotc_r[{f + 1}], aotc_q.pad_top = aotc_r[{f + 2}], "
+             f"aotc_q.oh = aotc_r[{f + 4}];")
+    ctx.line(f"                {_conv_kernel(layer_e, ctx.graph)}(&aotc_q, {x} + (size_t)aotc_r[{f}] * "
+             f"{geometry[k].in_row}u, aotc_w{k}e[aotc_g], aotc_b{k}e[aotc_g], aotc_line{k} + (size_t)aotc_r[{f + 3}] * "
+             f"{geometry[k].out_row}u, {own_e});")
+    ctx.line(f"                aotc_q = *aotc_p{k}d[aotc_g];")
+    ctx.line(f"                aotc_q.h = aotc_r[{fd + 1}], aotc_q.pad_top = aotc_r[{fd + 2}], "
+             f"aotc_q.oh = aotc_r[{fd + 4}];")
+    ctx.line(f"                {_conv_kernel(layer_d, ctx.graph)}(&aotc_q, aotc_line{k}, "
+             f"aotc_w{k}d[aotc_g], aotc_b{k}d[aotc_g], aotc_stage, {own_d});")
+    ctx.line("                for (int32_t aotc_i = 0; aotc_i < aotc_n; ++aotc_i) {")
+    ctx.line(f"                    memcpy(aotc_y + (size_t)aotc_i * {c}u + (size_t)aotc_g * {g.size}u, "
+             f"aotc_stage + (size_t)aotc_i * {g.size}u, {g.size}u);")
+    ctx.line("                }")
+    ctx.line("            }")
+    ctx.line("        }")
 
 
 def _emit_transpose_rows(ctx: NodeContext, m: Node, f: int, x: str, y: str, lay: Layer) -> None:

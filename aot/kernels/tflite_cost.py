@@ -34,6 +34,10 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
       before moved to each line buffer's top: bytes * COST["band_move_byte"]; a run from a channels-first input's
       TRANSPOSE, the bytes copied channels-last * COST["band_transpose_byte"] (below 0: a faster copy than the
       unbudgeted aotc_transpose2d's).
+      A grouped pair (an expansion and its stride-2 depthwise a group of channels at a time: each group's calls as
+      above on its channels) adds the expansion's outputs and MACs computed again (COST["band_recompute_out"],
+      ["band_recompute_mac"]) and the depthwise's output bytes copied to the group's channels
+      (COST["band_group_copy_byte"]).
   That TRANSPOSE written over its input instead (aot/kernels/transpose_in_place.py): its bytes *
       COST["transpose_in_place_byte"] (over aotc_transpose2d's).
 
@@ -97,11 +101,21 @@ COST: dict[str, float] = {
     # no budget, --ram-budget 250000 (in place) and, before the in-place node, 161000 (in bands)
     "transpose_in_place_byte": 0.188,
     "band_transpose_byte": -8.064,
+    # measured, not fitted: a grouped pair of a run in bands (aot/kernels/tflite_bands.py Group), whose expansion's
+    # rows are computed again (its halo, each band) and whose depthwise output is copied from the staging block to
+    # the group's channels. tests/plan/test_ram_budget.py's model (64 x 64 NCHW, 1 x 1 8 -> 48 then a stride-2 3 x 3
+    # depthwise) on the M4 at --ram-budget 18000 (grouped) against 21000 (not), `aotc bench --profile`, Release:
+    # 23,040 outputs (184,320 MACs) computed again ran tfl_dsp_store + tfl_conv_s8_dsp 1,172,148 and aotc_dsp_mac4x2
+    # 307,932 more est. cycles; the run's loop (12,288 bytes copied) 14,119 more
+    "band_recompute_out": 50.9,
+    "band_recompute_mac": 1.67,
+    "band_group_copy_byte": 1.15,
 }
 
 
 # COST's constants measured directly, which bench/cost_fit.py keeps as they are (it fits the others)
-MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out", "transpose_in_place_byte", "band_transpose_byte"})
+MEASURED = frozenset({"dw_mult_plain_mac", "dw_ring_band_out", "transpose_in_place_byte", "band_transpose_byte",
+                      "band_recompute_out", "band_recompute_mac", "band_group_copy_byte"})
 
 # est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
 # MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
@@ -297,14 +311,25 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
     if d is None or not hasattr(d, "schedule"):
         return
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
+    groups = node.attrs.get("groups", ())
+    own = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     for band in d.schedule.bands:
         for k, m in enumerate(layers):
             c = band.calls[k]
-            if c.oh and m.name in d.inner and m.op != "Transpose":
-                _layer_features(m, graph, d.inner[m.name], out, rows=(c.h, c.oh), helium=helium)
+            if c.oh and m.op != "Transpose":
+                for n in own.get(k, [m]):  # a grouped pair's: each group's call on its channels
+                    if n.name in d.inner:
+                        _layer_features(n, graph, d.inner[n.name], out, rows=(c.h, c.oh), helium=helium)
         for k, (_, kept) in enumerate(band.keep):
             if kept:
                 _add(out, "band_move_byte", kept * geometry[k].out_row)
         first = band.calls[0]
         if layers[0].op == "Transpose" and first.oh:  # a channels-first input's rows copied channels-last
             _add(out, "band_transpose_byte", first.oh * geometry[0].out_row)
+    for g in groups:  # the expansion's rows computed again (its halo, for each band), the depthwise's output copied
+        e, dw = layers[g.k], layers[g.k + 1]
+        again = sum(band.calls[g.k].oh for band in d.schedule.bands) - geometry[g.k].oh
+        _, _, w, c = graph.tensors[e.outputs[0]].shape
+        _add(out, "band_recompute_out", again * w * c)
+        _add(out, "band_recompute_mac", again * w * c * graph.tensors[e.inputs[0]].shape[3])
+        _add(out, "band_group_copy_byte", graph.tensors[dw.outputs[0]].size)

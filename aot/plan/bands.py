@@ -53,7 +53,7 @@ def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]
 
 
 def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
-                    layer_of: Callable[[Node, Graph], Any], fuse: Callable[[Graph, int, int], Graph],
+                    layer_of: Callable[[Node, Graph], Any], fuse: Callable[..., Graph | None],
                     ram_budget: int | None,
                     estimate: Callable[[Graph, Plan], float] | None = None,
                     in_place: Callable[[Graph, int], Graph | None] | None = None) -> tuple[Graph, Plan]:
@@ -69,8 +69,13 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     `in_place` (the graph with step i, a channels-first input's Transpose that may start a run, written over its
     input: aot/kernels/transpose_in_place.py; None where it may not be), each run through the peak from such a
     Transpose is offered also as that Transpose in place and the runs from the conv after it (which then read an
-    NHWC image that frees a whole row a row read), compared with the others by the same keys. The refusal, when
-    none meets it, names the least arena with bands and its peak."""
+    NHWC image that frees a whole row a row read), compared with the others by the same keys. The run chosen is
+    tried as well with its expansions and the stride-2 depthwise layers after them a group of channels at a time
+    (fuse(graph, i, j, True), None where it has no such pair: aot/kernels/tflite_bands.py grouped_pairs), which
+    recomputes the expansion's halo rows and is kept where it is better by the same order: by less memory, or
+    where it alone meets the budget (every run grouped as a candidate of its own led the greedy choice astray: on
+    the host MobileNetV2 224 stopped at 535,200 B where the runs without groups reach 301,056 B). The refusal,
+    when none meets it, names the least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
@@ -85,9 +90,16 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
         runs = runs_through(graph, peak, layer_of)
         lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
         beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
-        for i, j, permuted in [*((i, j, None) for i, j in [*runs, *beside]),
-                               *_runs_after_in_place(graph, runs, layer_of, in_place)]:
-            g = fuse(graph if permuted is None else permuted, i, j)
+
+        def tried(i: int, j: int, grouped: bool, permuted: Graph | None, graph: Graph = graph,
+                  beside: list[tuple[int, int]] = beside, lo: int = lo,
+                  hi: int = hi) -> tuple[tuple[Any, ...], Graph, Plan | BudgetError] | None:
+            """Steps i..j fused (of `permuted` where given: the graph with its input's Transpose in place; grouped:
+            their pairs a group of channels at a time), planned, and their key."""
+            base = graph if permuted is None else permuted
+            g = fuse(base, i, j, True) if grouped else fuse(base, i, j)
+            if g is None:  # no pair of the run to take a group of channels at a time
+                return None
             try:
                 p: Plan | BudgetError = plan(g, ram_budget)
             except BudgetError as e:
@@ -96,14 +108,25 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                 p = e
             band = g.nodes[i]
             if permuted is None and (i, j) in beside and not isinstance(p, Plan):
-                continue  # beside the peak: a candidate only where it meets the budget
+                return None  # beside the peak: a candidate only where it meets the budget
             if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
-                key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i)
+                key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i, grouped)
             else:
                 live = _pressure(p.least, g)  # the steps lo..hi less the layers the run took into one node
-                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i)
-            if best is None or key < best[0]:
-                best = (key, g, p)
+                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i,
+                       grouped)
+            return key, g, p
+
+        chosen: tuple[int, int, Graph | None] | None = None
+        for i, j, permuted in [*((i, j, None) for i, j in [*runs, *beside]),
+                               *_runs_after_in_place(graph, runs, layer_of, in_place)]:
+            t = tried(i, j, False, permuted)
+            if t is not None and (best is None or t[0] < best[0]):
+                best, chosen = t, (i, j, permuted)
+        if chosen is not None and (chosen[2] is not None or chosen[:2] in runs):
+            t = tried(*chosen[:2], True, chosen[2])  # the run chosen, its pairs a group of channels at a time
+            if t is not None and best is not None and t[0] < best[0]:
+                best = t
         was = _pressure(err.least, graph)
         if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
                 err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):

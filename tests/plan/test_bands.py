@@ -6,6 +6,7 @@ and to LiteRT's reference kernels, on the host under ASan/UBSan and on the M4 un
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -62,7 +63,8 @@ def _simulate(layers: list[Layer], rows: int) -> None:
                 want = [r for r in (g * lay.s - lay.p + i * lay.d for i in range(lay.k)) if 0 <= r < lay.h]
                 assert inside == want, (b, j, oy, inside, want)
                 out_rows.append(g)
-            assert not computed[j].intersection(out_rows), (b, j, out_rows)  # nothing computed twice
+            if not lay.recompute:  # nothing computed twice, but a grouped expansion's rows (its buffer keeps none)
+                assert not computed[j].intersection(out_rows), (b, j, out_rows)
             computed[j].update(out_rows)
             if j == len(layers) - 1:
                 assert out_rows == list(range(call.y_row, call.y_row + call.oh))
@@ -75,8 +77,8 @@ def _simulate(layers: list[Layer], rows: int) -> None:
     assert written == list(range(layers[-1].oh))
     for b, band in enumerate(sched.bands):
         end = band.calls[-1].y_row + band.calls[-1].oh
-        for bb, r in reads:
-            if bb > b:
+        for bb, r in reads:  # a grouped pair alone: its later groups read the band's input after it wrote
+            if bb > b or (bb == b and len(layers) == 2 and layers[0].recompute):
                 assert end * layers[-1].out_row - below <= r * layers[0].in_row, (b, bb)
 
 
@@ -105,12 +107,28 @@ def test_bands_of_mobilenets_first_stage():
     assert [band.keep[0][1] for band in sched.bands] == [0, 1, 1, 1]
 
 
+def test_a_grouped_expansions_buffer_keeps_no_rows():
+    """pw -> dw stride 2 -> pw with the expansion's line buffer recomputed (a grouped pair, Layer.recompute): it
+    keeps no row between bands, each band computes the 2R + 1 rows the depthwise reads (its halo row again), so
+    the expansion computes 16 + 7 rows over 8 bands of 1 row where it computed 16; the other buffers as before."""
+    plain = _chain([(1, 1, 0, 1), (3, 2, 1, 1), (1, 1, 0, 1)], 16)
+    layers = [dataclasses.replace(plain[0], recompute=True), *plain[1:]]
+    for rows in (1, 2, 3, 8):
+        _simulate(layers, rows)
+    sched = schedule(layers, 1)
+    assert sched.buffer_rows == schedule(plain, 1).buffer_rows == (3, 1)
+    assert all(band.keep[0] == (0, 0) for band in sched.bands)
+    assert [band.calls[0].oh for band in sched.bands] == [2] + [3] * 7
+    assert sum(band.calls[0].oh for band in schedule(plain, 1).bands) == 16
+
+
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 3), st.integers(0, 3), st.integers(1, 2)),
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 3), st.integers(0, 3), st.integers(1, 2), st.booleans()),
                 min_size=2, max_size=4), st.integers(6, 40), st.integers(1, 6))
 def test_bands_compute_every_row_once_from_the_rows_it_needs(spec, h, rows):
-    spec = [(k, s, min(p, (k - 1) * d), d) for k, s, p, d in spec]
-    layers = _chain(spec, h)
+    again = [r for *_, r in spec]  # a layer whose output's line buffer keeps nothing: its rows computed again
+    spec = [(k, s, min(p, (k - 1) * d), d) for k, s, p, d, _ in spec]
+    layers = [dataclasses.replace(lay, recompute=r) for lay, r in zip(_chain(spec, h), again, strict=True)]
     if any(lay.oh < 1 for lay in layers):
         return
     if schedule(layers, rows) is None:  # a band reading only padding: not fused

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require_tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_planner import Choice
@@ -368,6 +369,56 @@ def test_a_channels_first_input_transposed_in_place_identical_under_sanitizers(t
     _no_transpose_in_place(monkeypatch)
     before = aotc(model, "-o", tmp_path / "before", "--no-configure", "--ram-budget", "5408", check=False)
     assert before.returncode != 0 and "the least arena aotc reaches is 6,048 B" in before.stderr, before.stderr
+
+
+@pytest.mark.full
+def test_an_expansion_and_its_stride_2_depthwise_go_a_group_of_channels_at_a_time(tmp_path):
+    """Issue 67: the run from the TRANSPOSE through a 1 x 1 expansion (8 -> 48) and a stride-2 depthwise conv holds
+    3 rows of the 32 x 32 x 48 expansion (4,608 B) where bands alone reach their least (19,776 B on the host);
+    taken 16 channels at a time (aot/kernels/tflite_bands.py Group: the halo row recomputed), 3 rows of 16 channels
+    (1,536 B) and a staging block: 17,500 B is met, and the host bundle under ASan and UBSan gives every output
+    element of LiteRT's reference kernels on three inputs."""
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    layers = (("CONV_2D", 3, 2, 8, 3), ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3),
+              ("CONV_2D", 1, 1, 8, 0))
+    model = _nchw_conv_model(tmp_path / "expand.tflite", layers, 64)
+    meta = build_bundle(model, tmp_path / "grouped", "--ram-budget", "17500", sanitize=True)
+    assert meta["memory"]["arena_bytes"] <= 17500
+    run = meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]
+    assert run["node"].endswith("_grouped") and run["staging_bytes"] > 0, run
+    assert run["layers"] == ["TRANSPOSE_0", "CONV_2D_1", "CONV_2D_2", "DEPTHWISE_CONV_2D_3", "CONV_2D_4"], run
+    rng = np.random.default_rng(11)
+    for k in range(3):
+        feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "grouped", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_a_grouped_pair_on_the_m4_and_m55(tmp_path, board):
+    """The grouped pair above on the M4 (the DSP paths, each group's kernel and scratch its own) and the M55
+    (Helium's CONV_2D and depthwise) under qemu: 18,000 B, under the least without groups (20,432 B on both),
+    gives every output element of LiteRT's reference kernels."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    layers = (("CONV_2D", 3, 2, 8, 3), ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3),
+              ("CONV_2D", 1, 1, 8, 0))
+    model = _nchw_conv_model(tmp_path / "expand.tflite", layers, 64)
+    meta = build_bundle(model, tmp_path / "grouped", "--ram-budget", "18000", target=board)
+    assert meta["memory"]["arena_bytes"] <= 18000
+    assert meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]["node"].endswith("_grouped")
+    rng = np.random.default_rng(13)
+    for k in range(2):
+        feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "grouped", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
 
 
 def test_a_depthwise_multiplier_layer_takes_the_conv_form_where_its_own_path_has_no_room():
