@@ -1879,51 +1879,13 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 }
 #endif
 
-static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
-                                           const int32_t *bias,
-                        int8_t *y, uint32_t *scratch, const tfl_residual *e) {
-#if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
-    if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
-#endif
-#if AOTC_QUANT_DSP
-    if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
-#endif
-#if TFL_CONV_COMPACT
-#if AOTC_TFL_CONV_2X2
-    if (tfl_conv_s8_compact(p, x, w, bias, y, scratch, e)) return; /* a --flash-budget level's (issue 67) */
-#else
-    if (tfl_conv_s8_small(p, x, w, bias, y, scratch, e)) return; /* (its smaller forms) */
-#endif
-#endif
-    (void)scratch;
-#if AOTC_QUANT_DSP /* its smallest form where it is a DSP path's fallback (the portable kernels: the other) */
-    for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t oy = 0; oy < p->oh; ++oy)
-            for (int32_t ox = 0; ox < p->ow; ++ox)
-                for (int32_t oc = 0; oc < p->oc; ++oc) {
-                    int32_t acc = 0;
-                    for (int32_t i = 0; i < p->kh; ++i) {
-                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
-                        if (iy < 0 || iy >= p->h) continue;
-                        for (int32_t j = 0; j < p->kw; ++j) {
-                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
-                            if (ix < 0 || ix >= p->w) continue;
-                            const int8_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
-                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
-                            for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];
-                        }
-                    }
-                    if (bias) acc += bias[oc];
-                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
-                    const int64_t at = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc;
-                    if (e != NULL) {
-                        const int8_t v8 = clamp8(v, p->y_min, p->y_max);
-                        tfl_residual_run(e, &v8, at, 1, y);
-                    } else {
-                        y[at] = clamp8(v, p->y_min, p->y_max);
-                    }
-                }
-#elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
+/* tfl_conv_s8 in the portable kernels (a --flash-budget level's, issue 67): pointwise layers by pairs of channels
+ * (AOTC_TFL_PORTABLE_FAST), the others by a plain loop of 4 output channels a window (on the M55's portable-mve
+ * levels, their dot products and requantisation by Helium) */
+static inline __attribute__((always_inline)) void tfl_conv_s8_portable(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                                       const int8_t *w, const int32_t *bias, int8_t *y,
+                                                                       const tfl_residual *e) {
 #if AOTC_TFL_PORTABLE_FAST
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
         (p->ow - 1) * p->sw < p->w) {
@@ -2060,6 +2022,55 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
                     }
                 }
             }
+}
+#endif
+
+static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                           const int32_t *bias,
+                        int8_t *y, uint32_t *scratch, const tfl_residual *e) {
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_CONV
+    if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
+#endif
+#if AOTC_QUANT_DSP
+    if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
+#endif
+#if TFL_CONV_COMPACT
+#if AOTC_TFL_CONV_2X2
+    if (tfl_conv_s8_compact(p, x, w, bias, y, scratch, e)) return; /* a --flash-budget level's (issue 67) */
+#else
+    if (tfl_conv_s8_small(p, x, w, bias, y, scratch, e)) return; /* (its smaller forms) */
+#endif
+#endif
+    (void)scratch;
+#if AOTC_QUANT_DSP /* its smallest form where it is a DSP path's fallback (the portable kernels: the other) */
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            const int8_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
+                            for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    const int64_t at = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc;
+                    if (e != NULL) {
+                        const int8_t v8 = clamp8(v, p->y_min, p->y_max);
+                        tfl_residual_run(e, &v8, at, 1, y);
+                    } else {
+                        y[at] = clamp8(v, p->y_min, p->y_max);
+                    }
+                }
+#elif defined(AOTC_NO_INTRINSICS) /* the portable kernels (a --flash-budget level's, issue 67) */
+    tfl_conv_s8_portable(p, x, w, bias, y, e);
 #else
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns; at column dilation 1 a row's taps are one run of bytes in x and in w), then each output channel's

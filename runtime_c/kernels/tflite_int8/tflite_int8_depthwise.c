@@ -3265,44 +3265,13 @@ __attribute__((noinline)) static void tfl_dw_m4_window(const int8_t *xr, const i
 }
 #endif
 
-void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y, uint32_t *scratch) {
-#if AOTC_TFL_MVE && AOTC_TFL_MVE_DW /* with the DSP paths, or on its own at a --flash-budget level that leaves them out */
-    if ((AOTC_TFL_DW_DSP || !AOTC_TFL_DW_MVE_WITH_DSP) && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
-#endif
-#if AOTC_QUANT_DSP
-    if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
-    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
-    if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
-#endif
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_MULT_COMPACT && !AOTC_TFL_DW_MULT
-    if (p->depth_multiplier > 1 && tfl_depthwise_s8_multc(p, x, w, bias, y, scratch)) return; /* (issue 67) */
-#endif
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
-    if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
-#endif
-    (void)scratch;
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
-    for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t oy = 0; oy < p->oh; ++oy)
-            for (int32_t ox = 0; ox < p->ow; ++ox)
-                for (int32_t oc = 0; oc < p->oc; ++oc) {
-                    int32_t ic = oc / p->depth_multiplier, acc = 0;
-                    for (int32_t i = 0; i < p->kh; ++i) {
-                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
-                        if (iy < 0 || iy >= p->h) continue;
-                        for (int32_t j = 0; j < p->kw; ++j) {
-                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
-                            if (ix < 0 || ix >= p->w) continue;
-                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
-                            acc += (xv - p->x_zero) * w[((int64_t)i * p->kw + j) * p->oc + oc];
-                        }
-                    }
-                    if (bias) acc += bias[oc];
-                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
-                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
-                }
-#elif AOTC_QUANT_DSP || defined(AOTC_NO_INTRINSICS) /* the dw-plain and portable levels' (issue 67) */
+#if !(AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL) && (AOTC_QUANT_DSP || defined(AOTC_NO_INTRINSICS))
+/* aotc_tfl_depthwise_s8 at the dw-plain and portable levels (issue 67): each position's window clipped once, 4
+ * output channels a window (multipliers of 4 by their own loop; on the M55's portable-mve levels 4 channels of
+ * multiplier 1 by Helium) */
+static inline __attribute__((always_inline)) void tfl_depthwise_s8_plain(const aotc_tfl_conv_params *p,
+                                                                         const int8_t *x, const int8_t *w,
+                                                                         const int32_t *bias, int8_t *y) {
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
      * every tap tested its row and column and indexed x and w in 64 bits) */
@@ -3448,6 +3417,48 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                     }
                 }
             }
+}
+#endif
+
+void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y, uint32_t *scratch) {
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_DW /* with the DSP paths, or on its own at a --flash-budget level that leaves them out */
+    if ((AOTC_TFL_DW_DSP || !AOTC_TFL_DW_MVE_WITH_DSP) && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
+#endif
+#if AOTC_QUANT_DSP
+    if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
+    if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
+    if (AOTC_TFL_DW_MULT && p->depth_multiplier > 1 && tfl_depthwise_s8_mult(p, x, w, bias, y, scratch)) return;
+#endif
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_MULT_COMPACT && !AOTC_TFL_DW_MULT
+    if (p->depth_multiplier > 1 && tfl_depthwise_s8_multc(p, x, w, bias, y, scratch)) return; /* (issue 67) */
+#endif
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
+    if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
+#endif
+    (void)scratch;
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t ic = oc / p->depth_multiplier, acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
+                            acc += (xv - p->x_zero) * w[((int64_t)i * p->kw + j) * p->oc + oc];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                }
+#elif AOTC_QUANT_DSP || defined(AOTC_NO_INTRINSICS) /* the dw-plain and portable levels' (issue 67) */
+    tfl_depthwise_s8_plain(p, x, w, bias, y);
 #else
     /* the plain loop: each position's window clipped to the image once (the taps inside are a block of rows and
      * columns), then each output channel's taps by pointers (issue 67: 43 instructions a MAC on the M4 at -Os when
