@@ -28,6 +28,7 @@ from __future__ import annotations
 import platform
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -293,19 +294,25 @@ def test_conv_dwk_avx2_network_shapes(tmp_path, objects):
     bands of rows, stride 2, asymmetric pads, residuals and each activation: the reference's result under the
     sanitizers, nothing written past the output, and (callgrind) at most DWK_AVX2_INSTRUCTIONS_PER_MAC instructions
     a multiply-add, which the row blocks exceeded on all but one (by 1.2-4.8x)."""
+    _conv_avx2_shapes(tmp_path, objects, "test_conv_dwk_avx2_shapes", DWK_AVX2_INSTRUCTIONS_PER_MAC,
+                      lambda i: "aotc_conv_depthwise3x3_direct_f32" if i >= 11 else "aotc_conv_depthwise_kxk_f32")
+
+
+def _conv_avx2_shapes(tmp_path: Path, objects, name: str, bounds: list[float], entry: Callable[[int], str]) -> None:
+    """tests/kernels_c/NAME.c with the conv kernels at -march=x86-64-v3: every shape ok under the sanitizers, then
+    (callgrind, -O3) shape i's instructions in entry(i) at most bounds[i] a multiply-add."""
     require_tool("gcc", "valgrind")
     if platform.machine() != "x86_64" or not host_has_avx2():
         pytest.skip("an x86-64 host with AVX2")
-    sources = [Path(__file__).resolve().parent / "test_conv_dwk_avx2_shapes.c", *c_sources("conv")[1:]]
-    checked = tmp_path / "test_conv_dwk_avx2_shapes"
+    sources = [Path(__file__).resolve().parent / f"{name}.c", *c_sources("conv")[1:]]
+    checked = tmp_path / name
     compile_and_link(objects, "gcc", sources, [*WARNINGS, *sanitize_for("conv"), "-march=x86-64-v3"], checked)
     out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
-    assert "MISMATCH" not in out and out.count(" ok (") == len(DWK_AVX2_INSTRUCTIONS_PER_MAC), out
-    counted = tmp_path / "test_conv_dwk_avx2_counts"
+    assert "MISMATCH" not in out and out.count(" ok (") == len(bounds), out
+    counted = tmp_path / f"{name}_counts"
     compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
-    for i, bound in enumerate(DWK_AVX2_INSTRUCTIONS_PER_MAC):
-        entry = "aotc_conv_depthwise3x3_direct_f32" if i >= 11 else "aotc_conv_depthwise_kxk_f32"
-        line, macs, ir = _count_instructions(tmp_path, counted, i, entry)
+    for i, bound in enumerate(bounds):
+        line, macs, ir = _count_instructions(tmp_path, counted, i, entry(i))
         assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
 
 
@@ -328,19 +335,8 @@ def test_conv_ig_avx2_network_shapes(tmp_path, objects):
     (channels innermost there gave other bits on every shape), nothing written past the output, and (callgrind) at
     most IG_AVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which tiles of 3 + 2 and lone corners exceeded on
     four of them."""
-    require_tool("gcc", "valgrind")
-    if platform.machine() != "x86_64" or not host_has_avx2():
-        pytest.skip("an x86-64 host with AVX2")
-    sources = [Path(__file__).resolve().parent / "test_conv_ig_avx2_shapes.c", *c_sources("conv")[1:]]
-    checked = tmp_path / "test_conv_ig_avx2_shapes"
-    compile_and_link(objects, "gcc", sources, [*WARNINGS, *sanitize_for("conv"), "-march=x86-64-v3"], checked)
-    out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
-    assert "MISMATCH" not in out and out.count(" ok (") == len(IG_AVX2_INSTRUCTIONS_PER_MAC), out
-    counted = tmp_path / "test_conv_ig_avx2_counts"
-    compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
-    for i, bound in enumerate(IG_AVX2_INSTRUCTIONS_PER_MAC):
-        line, macs, ir = _count_instructions(tmp_path, counted, i, "aotc_conv_implicit_f32")
-        assert ir <= bound * macs, f"{line}: {ir} instructions, {ir / macs:.2f} a MAC (at most {bound})"
+    _conv_avx2_shapes(tmp_path, objects, "test_conv_ig_avx2_shapes", IG_AVX2_INSTRUCTIONS_PER_MAC,
+                      lambda i: "aotc_conv_implicit_f32")
 
 
 @pytest.mark.full
