@@ -503,7 +503,7 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
     alone (as bench/flash_budget.py compiles each), Release, under qemu: each leaves its Helium families out in the
     kernel configuration (AOTC_TFL_MVE_* 0 in runtime/aotc_symbols.h), the flash falls level by level from fc-small's
     to portable-mve-conv's and the est. cycles rise (mve-fc 1.00x fc-small's, mve-conv-compact 1.29x, mve-dw 2.2x,
-    portable-mve 1.42x, portable-mve-dots 1.47x, portable-mve-conv 1.17x; 12x in one step before these levels), and
+    portable-mve 1.36x, portable-mve-dots 1.54x, portable-mve-conv 1.17x; 12x in one step before these levels), and
     the portable level (plain C) no smaller than portable-mve-conv and 1.7x its cycles; outputs identical to level
     none's."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
@@ -527,8 +527,10 @@ def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
         assert got[a]["flash"] > got[z]["flash"], (a, z, got[a]["flash"], got[z]["flash"])
         assert got[a]["cycles"] < got[z]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
     assert got["mve-conv-compact"]["cycles"] < 1.5 * got["mve-fc"]["cycles"]
-    # the portable kernels with Helium's dot products: under 1.5x a step from mve-dw (2.8x to plain C before)
-    for a, z in (("mve-dw", "portable-mve"), ("portable-mve", "portable-mve-dots")):
-        assert got[z]["cycles"] < 1.5 * got[a]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
+    # the portable kernels with Helium's dot products: under 1.5x a step from mve-dw (2.8x to plain C before); the
+    # step to portable-mve-dots 1.47x when measured, 1.535x since tfl_conv_s8's portable branch became its own
+    # always-inline function (portable-mve 6.62 M -> 6.35 M est. cycles, the dots level unchanged at 9.75 M)
+    for a, z, most in (("mve-dw", "portable-mve", 1.5), ("portable-mve", "portable-mve-dots", 1.55)):
+        assert got[z]["cycles"] < most * got[a]["cycles"], (a, z, got[a]["cycles"], got[z]["cycles"])
     assert got["portable-mve-conv"]["flash"] <= got["portable"]["flash"]
     assert 1.5 * got["portable-mve-conv"]["cycles"] < got["portable"]["cycles"]
