@@ -438,6 +438,16 @@ def _x86_functions(disassembly: str) -> dict[str, str]:
     parts = re.split(r"^[0-9a-f]+ <([A-Za-z0-9_.]+)>:$", disassembly, flags=re.MULTILINE)
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
+def _icelake_functions(tmp_path: Path, name: str) -> dict[str, str]:
+    """runtime_c's NAME.c as a bundle for an AVX-512 VNNI / VBMI host builds it (-O3 -march=icelake-server): its
+    functions' disassembly by name."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / f"{name}.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file(f"{name}.c")), "-o", str(obj)], check=True)
+    return _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                         text=True, check=True).stdout)
+
 
 @pytest.mark.full
 def test_quant_vnni_dense_loops_prefetch_next_weights(tmp_path):
@@ -446,12 +456,7 @@ def test_quant_vnni_dense_loops_prefetch_next_weights(tmp_path):
     use each weight byte 49 times, and ResNet-18's layer-4 convs (2.4 MB of weights each, read once an inference)
     otherwise waited on memory: 400 us each, 240 us with the prefetch (one thread, Zen 5; no result depends on it, so
     the test reads the code: a prefetcht1 in each loop, as a bundle for an AVX-512 VNNI host builds it)."""
-    require_tool("gcc", "objdump")
-    obj = tmp_path / "quant_int8.o"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
-                    str(kernel_file("quant_int8.c")), "-o", str(obj)], check=True)
-    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
-                                          text=True, check=True).stdout)
+    funcs = _icelake_functions(tmp_path, "quant_int8")
     loops = {k: v for k, v in funcs.items() if k.split(".")[0] in (
         "aotc_x86_dense_dotq3x8_i8", "aotc_x86_dense_dotb3x8_i8", "aotc_x86_dense_dotb3x8n_i8")}
     assert {k.split(".")[0] for k in loops} == {"aotc_x86_dense_dotq3x8_i8", "aotc_x86_dense_dotb3x8_i8",
@@ -467,12 +472,7 @@ def test_int8_maxpool_one_pass_on_avx512_vbmi(tmp_path):
     a row buffer that waited on their own stores (ResNet-18's int8 stem pool: 61 -> 47 us). Its results are
     test_pool_kernels.c's (random rows of 16 to 130 columns, both types); this reads the code a bundle for an
     AVX-512 VBMI host builds (the object for AVX2 and the Cortex-M cores: unchanged)."""
-    require_tool("gcc", "objdump")
-    obj = tmp_path / "pool_int8.o"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
-                    str(kernel_file("pool_int8.c")), "-o", str(obj)], check=True)
-    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
-                                          text=True, check=True).stdout)
+    funcs = _icelake_functions(tmp_path, "pool_int8")
     names = ("aotc_maxpool_i8", "aotc_maxpool_u8", "maxpool_direct")
     code = "".join(v for k, v in funcs.items() if k.startswith(names))
     assert re.search(r"\bvperm[ti]2b\b", code), sorted(funcs)
@@ -485,12 +485,7 @@ def test_quant_vnni_dense_segs_eight_patterns_a_step(tmp_path):
     register (vpermq) rather than loaded pattern by pattern: ResNet-18's 7 x 7 stem (37 patterns a block) 363 -> 344
     us. The windows are test_quant_kernels.c's to check (3 x 3 and 7 x 7 dense convs, the stores' tails); this reads
     the code a bundle for an AVX-512 VNNI host builds."""
-    require_tool("gcc", "objdump")
-    obj = tmp_path / "quant_int8.o"
-    subprocess.run(["gcc", "-std=c99", "-O3", "-march=icelake-server", *WARNINGS, *kernel_include_flags(), "-c",
-                    str(kernel_file("quant_int8.c")), "-o", str(obj)], check=True)
-    funcs = _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
-                                          text=True, check=True).stdout)
+    funcs = _icelake_functions(tmp_path, "quant_int8")
     segs = [v for k, v in funcs.items() if k.split(".")[0] == "aotc_x86_dense_segs_i8"]
     assert len(segs) == 1, sorted(funcs)
     assert re.search(r"\bvpermq\b", segs[0]) and re.search(r"\bvshufi64x2\b", segs[0]), segs[0][:2000]
