@@ -4,12 +4,15 @@ from every folder), and tool requirements that never skip in CI."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from collections.abc import Container, Iterable
 from pathlib import Path
 
@@ -29,6 +32,30 @@ def require_tool(*names: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message + " (CI must install them: see .ci/run)")
     pytest.skip(message)
+
+
+# What the kernel says when it could not start a process at all (the command never ran): a CI run's board build
+# in a background thread once failed so, on its exec of Python itself (OSError EFAULT: the exec's copy of the
+# arguments faulted, as it does when the machine is short of memory for a moment).
+_SPAWN_TRANSIENT = {errno.EFAULT, errno.ENOMEM, errno.EAGAIN}
+
+
+def run_checked(cmd: list, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run a build or board step and fail with its output's tail if it exits non-zero. A start the kernel refused
+    for want of memory is tried once more, said on stderr: it is the machine's, not the command's, failure. The
+    child gets its environment as a copy (never the live one another thread may be changing)."""
+    env = dict(os.environ if env is None else env)
+    for attempt in (1, 2):
+        try:
+            r = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, env=env)
+            break
+        except OSError as e:
+            if e.errno not in _SPAWN_TRANSIENT or attempt == 2:
+                raise
+            print(f"run_checked: starting {cmd[0]} failed ({e}); trying once more", file=sys.stderr)
+            time.sleep(2.0)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r
 
 
 def ccache_exe() -> str | None:

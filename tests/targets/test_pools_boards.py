@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 import zoo
-from conftest import require_tool
+from conftest import require_tool, run_checked
 from poolmodels import pooled_model
 
 from aot.build import cmake_exe
@@ -36,22 +35,14 @@ BUILDS = [
 ]
 
 
-def run(cmd: list[str]) -> subprocess.CompletedProcess:
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, cmd))} -> exit {r.returncode}\n{r.stdout[-3000:]}\n"
-                             f"{r.stderr[-3000:]}")
-    return r
-
-
 def build_and_run(root: Path, target: str, label: str, pools: tuple[str, ...]) -> tuple[Path, dict, np.ndarray]:
     out = root / f"{target}-{label}"
-    run([*AOTC, str(root / "pooled.onnx"), "-o", str(out), "--no-configure", "--target", target,
+    run_checked([*AOTC, str(root / "pooled.onnx"), "-o", str(out), "--no-configure", "--target", target,
          *(a for p in pools for a in ("--memory-pool", p))])
-    run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
-    run([cmake_exe(), "--build", str(out)])
+    run_checked([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    run_checked([cmake_exe(), "--build", str(out)])
     res = root / f"{target}-{label}.npz"
-    run([*AOTC, "run", str(out), "--inputs", str(root / "in.npz"), "--outputs", str(res)])
+    run_checked([*AOTC, "run", str(out), "--inputs", str(root / "in.npz"), "--outputs", str(res)])
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     return out, meta, np.load(res)[meta["outputs"][0]["name"]]
 
@@ -69,7 +60,7 @@ def built(tmp_path_factory):
 
 
 def symbols(elf: Path) -> dict[str, int]:
-    lines = run(["arm-none-eabi-nm", str(elf)]).stdout.splitlines()
+    lines = run_checked(["arm-none-eabi-nm", str(elf)]).stdout.splitlines()
     return {parts[2]: int(parts[0], 16) for parts in (line.split() for line in lines) if len(parts) == 3}
 
 
@@ -100,10 +91,10 @@ def test_each_pool_is_in_the_region_of_its_name(built, target, label):
         at = syms[f"pooled_pool_{p['name']}"]
         assert region_of(target, at) == p["name"]
         regions.add(region_of(target, at))
-        sections = run(["arm-none-eabi-objdump", "-h", str(out / "runner.elf")]).stdout
+        sections = run_checked(["arm-none-eabi-objdump", "-h", str(out / "runner.elf")]).stdout
         assert f".aotc_pool_{p['name']}" in sections
     assert len(regions) == len(pools)  # distinct memories
-    run([*AOTC, "footprint", str(out)])  # the footprint report: bytes per pool, and the regions they fill
+    run_checked([*AOTC, "footprint", str(out)])  # the footprint report: bytes per pool, and the regions they fill
     report = json.loads((out / "footprint.json").read_text())
     assert report["model"]["pools"] == {p["name"]: {"bytes": p["bytes"], "section": p["section"]} for p in pools}
     for p in pools[1:]:

@@ -11,7 +11,6 @@ against their definition on these boards by tests/kernels_c/test_quant_kernels.c
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 import onnx
 import pytest
 import zoo
-from conftest import require_tool
+from conftest import require_tool, run_checked
 from opcheck import Case, shared_build
 from quantcheck import float_reference, integer_reference, quantized_feeds, residual_block
 from quantize import expose_integers, quantized
@@ -55,21 +54,16 @@ def _case(name: str, fmt: str, activations: str) -> Case:
     return Case(f"{name}_{fmt}_{activations}", model, zoo.random_inputs(fp32, seed=7))
 
 
-def _run(cmd: list[str]) -> None:
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-
-
 def _board_run(root: Path, case: Case, board: str, *flags: str) -> dict[str, np.ndarray]:
     d = root / f"{case.id}-{board}"
     d.mkdir(parents=True)
     src, out = d / "model.onnx", d / "out"
     onnx.save(case.model, src)
-    _run([*AOTC, str(src), "-o", str(out), "--target", board, *flags])
-    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
-    _run([cmake_exe(), "--build", str(out)])
+    run_checked([*AOTC, str(src), "-o", str(out), "--target", board, *flags])
+    run_checked([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    run_checked([cmake_exe(), "--build", str(out)])
     np.savez(d / "in.npz", **case.feeds)
-    _run([*AOTC, "run", str(out), "--inputs", str(d / "in.npz"), "--outputs", str(d / "res.npz")])
+    run_checked([*AOTC, "run", str(out), "--inputs", str(d / "in.npz"), "--outputs", str(d / "res.npz")])
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     assert meta["target"] == board
     return dict(np.load(d / "res.npz"))

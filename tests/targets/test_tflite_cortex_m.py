@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_tool
+from conftest import require_tool, run_checked
 
 from aot.build import cmake_exe, run_bundle
 
@@ -90,8 +90,7 @@ INFERENCES = 3
 
 
 def _run(cmd: list[str], cflags: str = "") -> None:
-    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CFLAGS": cflags} if cflags else None)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    run_checked(cmd, {**os.environ, "CFLAGS": cflags} if cflags else None)
 
 
 def _board(root: Path, name: str, board: str, build_type: str, cflags: str, budget: int = 0, option: str = ""

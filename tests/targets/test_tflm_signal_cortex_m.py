@@ -11,14 +11,13 @@ models and the reference were made.)
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_tool
+from conftest import require_tool, run_checked
 
 from aot.build import cmake_exe, run_bundle
 
@@ -37,8 +36,7 @@ def _board(root: Path, name: str) -> tuple[list[np.ndarray], np.ndarray]:
                  "mps2-an386", "--build-type", "Release"],
                 [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
                 [cmake_exe(), "--build", str(out)]):
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        assert r.returncode == 0, f"{cmd} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        run_checked(cmd)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     ref = np.load(MODELS / "tflm_signal_ref.npz")
     specs = meta["inputs"]
@@ -61,8 +59,7 @@ def _fft_board(root: Path) -> tuple[list[np.ndarray], list[np.ndarray]]:
                  "mps2-an386", "--build-type", "Release"],
                 [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
                 [cmake_exe(), "--build", str(out)]):
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        assert r.returncode == 0, f"{cmd} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+        run_checked(cmd)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     ref = np.load(MODELS / "tflm_signal_ref.npz")
     got, _ = run_bundle(out, meta, [ref[f"tflm_fft/in{k}"][0] for k in range(len(meta["inputs"]))])
