@@ -9,6 +9,7 @@ import functools
 import itertools
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align, _changes
 
@@ -150,17 +151,19 @@ def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = 
     run if it misses too. The smallest arena wins."""
     target = _align(lower_bound)
     rects = _placement_rects(buffers)
+    extent = _extent(rects)
     best: tuple[int, dict[int, int], list[Buffer]] | None = None
     for key in _ORDERS:
         ordered = sorted(buffers, key=key)
         for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit, rects)
+            size, offsets = _place(ordered, best_fit, rects, extent)
             if best is None or size < best[0]:
                 best = (size, offsets, ordered)
         if best[0] <= target:
             return best[0], best[1]
     assert best is not None  # _ORDERS is not empty
-    size, offsets = _repair(best[2], rects, target, best[:2], QUICK_REPAIR_ROUNDS if quick else REPAIR_ROUNDS)
+    size, offsets = _repair(best[2], rects, target, best[:2], QUICK_REPAIR_ROUNDS if quick else REPAIR_ROUNDS,
+                            extent)
     if quick:  # a RAM budget's trial plans: a short repair, no random orders
         return size, offsets
     if size <= target and not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs):
@@ -176,7 +179,7 @@ def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = 
             break
         ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
         for best_fit in (False, True):
-            tried = _place(ordered, best_fit, rects)
+            tried = _place(ordered, best_fit, rects, extent)
             greedy = min(greedy, tried[0])
             if tried[0] < size:
                 size, offsets = tried
@@ -205,7 +208,8 @@ QUICK_REPAIR_ROUNDS = 20  # ... in a RAM budget's trial plans (plan_memory), whi
 
 
 def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, int]]], target: int,
-            best: tuple[int, dict[int, int]], rounds: int = REPAIR_ROUNDS) -> tuple[int, dict[int, int]]:
+            best: tuple[int, dict[int, int]], rounds: int = REPAIR_ROUNDS, extent: _Extent | None = None
+            ) -> tuple[int, dict[int, int]]:
     """Squeaky-wheel search (Joslin and Clements, 1999): place in priority order (first fit and best
     fit); every buffer that ends above the target gains priority, so the next round places it
     before the ones that pushed it up; a little noise in each reordering breaks cycles between
@@ -217,7 +221,8 @@ def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, in
     bound on (out of 1,115 from the zoo's and MLPerf models, bench/compile_time.py's DAGs and
     random chains with skips), it brings 119 to the bound, placing half as many buffers in all."""
     n = len(ordered)
-    top = {b.id: max((_align(d + m) for d, m, _, _ in rects[b.id]), default=0) for b in ordered}
+    extent = extent or _extent(rects)
+    top = extent.tops
     priority = {b.id: float(n - k) for k, b in enumerate(ordered)}
     rng = random.Random(0)
     high = {i for i, at in best[1].items() if at + top[i] > target}  # in the best greedy placement
@@ -230,7 +235,7 @@ def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, in
         ordered = sorted(ordered, key=lambda b: -(priority[b.id] + REPAIR_NOISE * n * rng.random()))
         high = set()
         for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit, rects)
+            size, offsets = _place(ordered, best_fit, rects, extent)
             if size < best[0]:
                 best, last_gain = (size, offsets), round_
             if size <= target:
@@ -242,8 +247,24 @@ def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, in
 SCRATCH_SHARES = (1.0, 0.5, 0.25)  # of each step's slack, offered to its scratch in turn
 
 
+@dataclass(frozen=True)
+class _Extent:
+    """What every placement of one set of buffers needs and no order changes: the steps their rectangles span
+    (one more, and one for a start past the last), and each buffer's top (its highest byte above its offset,
+    aligned). Worked out once per set: a RAM budget's search places a set in up to 50 orders."""
+
+    steps: int
+    tops: dict[int, int]
+
+
+def _extent(rects: dict[int, list[tuple[int, int, int, int]]]) -> _Extent:
+    steps = max((max(f, last) for mine in rects.values() for _, _, f, last in mine), default=-1) + 2
+    return _Extent(steps, {i: max((_align(d + n) for d, n, _, _ in mine), default=0) for i, mine in rects.items()})
+
+
 def _place(ordered: list[Buffer], best_fit: bool = False,
-           rects: dict[int, list[tuple[int, int, int, int]]] | None = None) -> tuple[int, dict[int, int]]:
+           rects: dict[int, list[tuple[int, int, int, int]]] | None = None, extent: _Extent | None = None
+           ) -> tuple[int, dict[int, int]]:
     """Each buffer at the lowest offset where it fits (first fit), or in the narrowest gap that
     holds it (best fit; above everything if none). A buffer's bytes over time (its rectangles,
     _rects: what Buffer.segs covers) must miss those of every placed buffer live at the same
@@ -252,7 +273,9 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
     a buffer meets only the ones that overlap its lifetime, not every buffer placed before it."""
     if rects is None:
         rects = _placement_rects(ordered)
-    steps = max((max(f, last) for b in ordered for _, _, f, last in rects[b.id]), default=-1) + 2
+    if extent is None:
+        extent = _extent({b.id: rects[b.id] for b in ordered})
+    steps, tops = extent.steps, extent.tops
     live_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # step -> placed byte ranges live then
     starts_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # ... whose lifetime starts then
     offsets: dict[int, int] = {}
@@ -287,14 +310,12 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
         if chosen is None:
             chosen = at  # above every conflicting buffer
         offsets[b.id] = chosen
-        end = 0
         for d, n, f, last in mine:
             r = (chosen + d, chosen + d + n)
             starts_at[f].append(r)
             for step in range(f, last + 1):
                 live_at[step].append(r)
-            end = max(end, _align(d + n))
-        top = max(top, chosen + end)
+        top = max(top, chosen + tops[b.id])
     return top, offsets
 
 
