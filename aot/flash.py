@@ -277,6 +277,10 @@ HELIUM_LEVELS = (
                "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
                "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
                compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
+               "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
+               "bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' sums",
+               "MEASURED", mve_loops=4),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",
