@@ -1991,8 +1991,8 @@ static int tfl_conv_s8_pmve8_patch(const aotc_tfl_conv_params *p, const int8_t *
                 for (int32_t ky = 0, iy = iy0; ky < kh; ++ky, iy += dh)
                     for (int32_t kx = 0, ix = ix0; kx < kw; ++kx, ix += dw) {
                         const int in = (uint32_t)iy < (uint32_t)ih && (uint32_t)ix < (uint32_t)iw;
-                        const int8_t *src = x + (((ptrdiff_t)b * ih + iy) * iw + ix) * c;
-                        for (int32_t i = 0; i < c; ++i) *d++ = in ? src[i] : (int8_t)xz;
+                        const ptrdiff_t at = (((ptrdiff_t)b * ih + iy) * iw + ix) * c; /* (read only inside) */
+                        for (int32_t i = 0; i < c; ++i) *d++ = in ? x[at + i] : (int8_t)xz;
                     }
                 for (int32_t o = 0; o < oc; o += 4) {
                     const int32_t n = oc - o < 4 ? oc - o : 4; /* (lanes past oc: the first's row, not stored) */
