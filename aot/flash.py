@@ -117,6 +117,18 @@ step); VWW MobileNet mve-dw 2.63x -> 3.86x -> 6.09x -> 7.07x (portable 12.0x); I
 portable-mve 3.20x -> portable-mve-dots 5.39x (portable-mve-conv's bundle: no depthwise layer) -> portable 14.8x (12x
 in one step before; its widest steps now 2.59x and 2.75x: the 3 x 3 convs' per-row calls and per-output code in the
 portable loop's structure, about twice their dot products').
+Before portable-mve, "portable-mve-s8" (AOTC_TFL_PORTABLE_MVE_S8): as portable-mve, the conv 4 output channels at a time
+over every position (tfl_conv_s8_pmve8), the group's weights' sums over the window and its requantisation's terms taken
+once, a window's dot products of x's bytes as they are (VMLADAVA.S8, 16 a turn, a window inside the image one assembly
+loop over its rows), x's zero point taken off by the weights' sums (the taps inside the image's where it is clipped);
+windows of few bytes a row (the first convs) gathered into a patch on the stack (128 B at most, x_zero outside the
+image; tfl_conv_s8_pmve8_patch). And portable-mve-conv calls requant_double where the model fuses an ADD (both entry
+points then carry the loop: 108 B less on IC ResNet-8, nothing less on KWS DS-CNN for 1.05x, so not there), which takes
+it below the portable level on IC ResNet-8 (86,562 B against 86,574 B). Est. cycles against level none: IC ResNet-8
+mve-conv-compact 1.23x -> portable-mve-s8 2.03x -> portable-mve 3.20x -> portable-mve-dots 5.36x -> portable-mve-conv
+5.66x (widest step 1.68x, 2.75x before); KWS DS-CNN mve-conv-compact 1.35x -> portable-mve-s8 2.70x (37,756 B: faster
+than mve-dw's 2.97x at 39,178 B, which a budget between them takes) -> portable-mve 4.04x (2.0x and 1.50x); VWW
+MobileNet mve-dw 2.63x -> portable-mve-s8 3.15x -> portable-mve 3.86x.
 """
 
 from __future__ import annotations
@@ -165,7 +177,8 @@ class FlashLevel:
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
     mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
-    # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's
+    # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's; 4 as 3, the conv 4
+    # channels over every position by 8-bit dot products (PORTABLE_MVE_S8)
 
 
 LEVELS = (
@@ -277,6 +290,13 @@ HELIUM_LEVELS = (
                "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
                "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
                compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
+               "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
+               "bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' sums",
+               "1.2x to 2.0x the est. cycles of the level before it on the M55 for 0.2 to 1.5 KB less (KWS DS-CNN 2.0x "
+               "mve-conv-compact's, faster than mve-dw; VWW MobileNet 1.20x mve-dw's; IC ResNet-8 1.64x "
+               "mve-conv-compact's), then portable-mve 1.50x, 1.23x and 1.58x its (aotc curve --target mps3-an547, "
+               "docs/firmware.md)", mve_loops=4),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

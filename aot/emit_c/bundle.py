@@ -174,7 +174,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     loops (those take the smallest loops there); `portable_mve`: with `portable` on the M55, the portable conv and
     depthwise loops' dot products by Helium intrinsics (dsp_paths.PORTABLE_MVE, left out at the other portable
     levels there): 3 those and their outputs requantised 4 channels a vector (PORTABLE_MVE_RQ; the conv's fused ADD
-    too, compiled only where the model has one), 2 the dot products alone, 1 the conv's alone (PORTABLE_MVE_DW 0)."""
+    too, compiled only where the model has one), 2 the dot products alone, 1 the conv's alone (PORTABLE_MVE_DW 0); 4 as
+    3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (
@@ -182,6 +183,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         PORTABLE_MVE,
         PORTABLE_MVE_DW,
         PORTABLE_MVE_RQ,
+        PORTABLE_MVE_S8,
         fc_pairs_pay,
         layers,
         left_out,
@@ -203,6 +205,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         paths = tuple(sorted({*paths, *([PORTABLE_MVE] if not portable_mve else []),
                               *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
                               *([PORTABLE_MVE_DW] if portable_mve < 2 else []),
+                              *([PORTABLE_MVE_S8] if portable_mve < 4 else []),
                               *([] if fused else ["AOTC_TFL_CONV_RESIDUAL"])}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
         paths = tuple(sorted({*paths, "AOTC_TFL_DW_LOOP_MULT4"}))

@@ -59,6 +59,9 @@ PORTABLE_MVE = "AOTC_TFL_PORTABLE_MVE"
 # depthwise loop's by Helium (left out at "portable-mve-conv": the conv's alone)
 PORTABLE_MVE_RQ = "AOTC_TFL_PORTABLE_MVE_RQ"
 PORTABLE_MVE_DW = "AOTC_TFL_PORTABLE_MVE_DW"
+# and the conv 4 output channels at a time over every position, its dot products of x's bytes as they are, x's zero
+# point taken off by the weights' sums (the "portable-mve-s8" level; left out at the portable-mve levels after it)
+PORTABLE_MVE_S8 = "AOTC_TFL_PORTABLE_MVE_S8"
 # Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
 MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
@@ -68,7 +71,8 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"], PORTABLE_MVE, PORTABLE_MVE_RQ),
+                                     MVE_FAMILIES["conv-fast"], PORTABLE_MVE, PORTABLE_MVE_RQ, PORTABLE_MVE_DW,
+                                     PORTABLE_MVE_S8),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW),

@@ -440,9 +440,24 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # the portable kernels (AOTC_NO_INTRINSICS, their smallest loops as on the M55) with their dot products and
     # requantisation by Helium (AOTC_TFL_PORTABLE_MVE, the "portable-mve" level): the conv's DLSTP loop (and its fused
     # ADD's lanes), the depthwise's VMUL.I32 lanes
-    "portable-mve-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_conv",
+    "portable-mve-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0"],
+                          "aotc_tfl_conv",
                           lambda e: "dlstp" in _code_of(e, "tfl_conv_s8") + _code_of(e, "aotc_tfl_conv_s8")
-                          and "tfl_conv_s8_mve" not in _syms(e)),  # (-O3 inlines tfl_conv_s8 in aotc_tfl_conv_s8)
+                          and "tfl_conv_s8_mve" not in (s := _syms(e)) and "tfl_conv_s8_pmve8" not in s),
+    # (-O3 inlines tfl_conv_s8 in aotc_tfl_conv_s8)
+    # the "portable-mve-s8" level's conv (AOTC_TFL_PORTABLE_MVE_S8): 4 channels over every position by VMLADAVA.S8, x's
+    # zero point by the weights' sums (tfl_conv_s8_pmve8: windows whose rows are whole vectors, clipped or not), small
+    # windows by a stack patch (tfl_conv_s8_pmve8_patch), the others (column dilation 2) by the loop above
+    "portable-mve-s8-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_conv",
+                             lambda e: "dlstp.8" in "".join(_code_of(e, f) for f in (
+                                 "tfl_conv_s8", "aotc_tfl_conv_s8", "tfl_conv_s8_pmve8", "tfl_conv_s8_pmve8_patch"))
+                             and "tfl_conv_s8_mve" not in _syms(e)),  # (the widened loop's DLSTP.16 only without)
+    # "portable-mve-conv" (PORTABLE_MVE_RQ and _DW 0): the conv's outputs requantised one by one, by requant_double
+    # where a fused ADD's code is compiled
+    "portable-mve-conv-only": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_RQ=0",
+                                "-DAOTC_TFL_PORTABLE_MVE_DW=0"], "aotc_tfl_conv",
+                               lambda e: "dlstp" in (c := _code_of(e, "tfl_conv_s8") + _code_of(e, "aotc_tfl_conv_s8"))
+                               and "vqrdmulh" not in c and "tfl_conv_s8_pmve8" not in _syms(e)),
     "portable-mve-dw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0"], "aotc_tfl_depthwise_s8",
                         lambda e: "vmul.i32" in _code_of(e, "aotc_tfl_depthwise_s8")
                         and "tfl_depthwise_s8_mve" not in _syms(e)),

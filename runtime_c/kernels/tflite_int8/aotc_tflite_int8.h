@@ -695,6 +695,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_MVE_DW
 #define AOTC_TFL_PORTABLE_MVE_DW 1
 #endif
+/* PORTABLE_MVE_S8 (with PORTABLE_MVE_RQ): the conv 4 output channels at a time over every position, its dot products of
+ * x's bytes as they are (VMLADAVA.S8, 16 bytes a turn), x's zero point taken off by the weights' sums (the
+ * "portable-mve-s8" level, tfl_conv_s8_pmve8); 0: the portable loop's widened dot products (tfl_pmve_dot4) */
+#ifndef AOTC_TFL_PORTABLE_MVE_S8
+#define AOTC_TFL_PORTABLE_MVE_S8 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

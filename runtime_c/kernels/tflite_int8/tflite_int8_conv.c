@@ -14,6 +14,7 @@
 /* the portable loops' dot products (and requantisation) by Helium: the M55's portable-mve levels (issue 67) */
 #define TFL_PMVE (TFL_PMVE_ISA && AOTC_TFL_PORTABLE_MVE)
 #define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ)
+#define TFL_PMVE_S8 (TFL_PMVE_RQ && AOTC_TFL_PORTABLE_MVE_S8)
 #ifndef TFL_DSP_MAC2X4
 #define TFL_DSP_MAC2X4 0 /* the M33's 2 x 4 block (tflite_int8_dsp.h) only there, in assembly */
 #endif
@@ -1879,6 +1880,246 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 }
 #endif
 
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS) && TFL_PMVE_S8
+/* s[j] += sum over i < n of x[i] w[kj + i] (k0 = 0), j < 4: x's bytes as they are, 16 a VMLADAVA.S8 (the tail predicated
+ * off), loads and MACs alternating as tfl_mve_dot4q's: 9 instructions for 64 MACs, where tfl_pmve_dot4's widening loop
+ * takes 20 */
+static inline __attribute__((always_inline)) void tfl_pmve_dot4_s8(const int8_t *x, const int8_t *w, ptrdiff_t k1,
+                                                                   ptrdiff_t k2, ptrdiff_t k3, int32_t n, int32_t s[4]) {
+    if (n <= 0)
+        return;
+    const int8_t *w0 = w, *w1 = w + k1, *w2 = w + k2, *w3 = w + k3;
+    int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
+    int8x16_t xv, v1, v2;
+    __asm__ volatile("dlstp.8 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.8 %q[xv], [%[x]], #16\n\t"
+                     "vldrb.8 %q[v1], [%[w0]], #16\n\t"
+                     "vmladava.s8 %[a0], %q[xv], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w1]], #16\n\t"
+                     "vmladava.s8 %[a1], %q[xv], %q[v2]\n\t"
+                     "vldrb.8 %q[v1], [%[w2]], #16\n\t"
+                     "vmladava.s8 %[a2], %q[xv], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w3]], #16\n\t"
+                     "vmladava.s8 %[a3], %q[xv], %q[v2]\n\t"
+                     "letp lr, 1b"
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [x] "+r"(x), [w0] "+r"(w0),
+                       [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [xv] "=&w"(xv), [v1] "=&w"(v1), [v2] "=&w"(v2)
+                     : [n] "r"(n)
+                     : "lr", "memory");
+    s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
+}
+
+/* s[j] += sum over i < n of w[kj + i], j < 4 (tfl_pmve_dot4_s8's rows of weights) */
+static inline __attribute__((always_inline)) void tfl_pmve_sum4(const int8_t *w, ptrdiff_t k1, ptrdiff_t k2,
+                                                                ptrdiff_t k3, int32_t n, int32_t s[4]) {
+    if (n <= 0)
+        return;
+    const int8_t *w0 = w, *w1 = w + k1, *w2 = w + k2, *w3 = w + k3;
+    int32_t a0 = s[0], a1 = s[1], a2 = s[2], a3 = s[3];
+    int8x16_t v1, v2;
+    __asm__ volatile("dlstp.8 lr, %[n]\n"
+                     "1:\n\t"
+                     "vldrb.8 %q[v1], [%[w0]], #16\n\t"
+                     "vaddva.s8 %[a0], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w1]], #16\n\t"
+                     "vaddva.s8 %[a1], %q[v2]\n\t"
+                     "vldrb.8 %q[v1], [%[w2]], #16\n\t"
+                     "vaddva.s8 %[a2], %q[v1]\n\t"
+                     "vldrb.8 %q[v2], [%[w3]], #16\n\t"
+                     "vaddva.s8 %[a3], %q[v2]\n\t"
+                     "letp lr, 1b"
+                     : [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3), [w0] "+r"(w0), [w1] "+r"(w1),
+                       [w2] "+r"(w2), [w3] "+r"(w3), [v1] "=&w"(v1), [v2] "=&w"(v2)
+                     : [n] "r"(n)
+                     : "lr", "memory");
+    s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
+}
+
+/* y[at + j] = r's lane j, j < n (4 or fewer: a last group's), or the fused ADD of it and the residual there */
+static inline __attribute__((always_inline)) void tfl_pmve8_store(const tfl_residual *e, int32x4_t r, int32_t n,
+                                                                  int64_t at, int8_t *y) {
+    if (n == 4) {
+        if (AOTC_TFL_CONV_RESIDUAL && e != NULL) /* (none compiled where the model fuses no ADD) */
+            tfl_pmve_residual4(e->r, e->res + at, r, y + at);
+        else
+            vstrbq_s32(y + at, r);
+        return;
+    }
+    int32_t r4[4];
+    vst1q_s32(r4, r);
+    for (int32_t j = 0; j < n; ++j) {
+        const int8_t v8 = (int8_t)r4[j];
+        if (AOTC_TFL_CONV_RESIDUAL && e != NULL)
+            tfl_residual_run(e, &v8, at + j, 1, y);
+        else
+            y[at + j] = v8;
+    }
+}
+
+/* the patch form's limits (tfl_conv_s8_pmve8_patch): a window's bytes, and the output channels, on the stack */
+#define TFL_PMVE8_PATCH 128
+#define TFL_PMVE8_OC 64
+
+/* tfl_conv_s8_pmve8's form for windows of few bytes a row (kw c not a multiple of 16: the first convs, KWS DS-CNN's
+ * 10 x 4 x 1, IC ResNet-8's 3 x 3 x 3): each position's window gathered once into a patch on the stack (x_zero where
+ * it is outside the image: adds 0 once the whole window's weights' sums take x's zero point off), then 4 channels at a
+ * time by one DLSTP loop over it; the channels' terms taken once a call. 0 past TFL_PMVE8_PATCH bytes or TFL_PMVE8_OC
+ * channels, or where y may overlap x (the positions go in order, but a patch is read after earlier outputs land). */
+static int tfl_conv_s8_pmve8_patch(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                   int8_t *y, const tfl_residual *e) {
+    const int32_t c = p->c, kh = p->kh, kw = p->kw, xz = p->x_zero, kk = kh * kw * c, oc = p->oc;
+    const int32_t ih = p->h, iw = p->w, dh = p->dh, dw = p->dw, yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    const uintptr_t xn = (uintptr_t)((int64_t)p->n * ih * iw * c), yn = (uintptr_t)((int64_t)p->n * p->oh * p->ow * oc);
+    if (kk > TFL_PMVE8_PATCH || oc > TFL_PMVE8_OC || !(ya >= xa + xn || xa >= ya + yn))
+        return 0;
+    int8_t patch[TFL_PMVE8_PATCH] __attribute__((aligned(8)));
+    int32_t base[TFL_PMVE8_OC + 4] __attribute__((aligned(8))); /* bias - x_zero sum w, a channel's */
+    for (int32_t o = 0; o < oc; o += 4) {
+        const int32_t n = oc - o < 4 ? oc - o : 4;
+        int32_t s4[4] = {0, 0, 0, 0};
+        tfl_pmve_sum4(w + (ptrdiff_t)o * kk, n > 1 ? kk : 0, n > 2 ? 2 * kk : 0, n > 3 ? 3 * kk : 0, kk, s4);
+        for (int32_t j = 0; j < 4; ++j) base[o + j] = (j < n && bias ? bias[o + j] : 0) - xz * s4[j];
+    }
+    int64_t at0 = 0;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox, at0 += oc) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                int8_t *d = patch;
+                for (int32_t ky = 0, iy = iy0; ky < kh; ++ky, iy += dh)
+                    for (int32_t kx = 0, ix = ix0; kx < kw; ++kx, ix += dw) {
+                        const int in = (uint32_t)iy < (uint32_t)ih && (uint32_t)ix < (uint32_t)iw;
+                        const ptrdiff_t at = (((ptrdiff_t)b * ih + iy) * iw + ix) * c; /* (read only inside) */
+                        for (int32_t i = 0; i < c; ++i) *d++ = in ? x[at + i] : (int8_t)xz;
+                    }
+                for (int32_t o = 0; o < oc; o += 4) {
+                    const int32_t n = oc - o < 4 ? oc - o : 4; /* (lanes past oc: the first's row, not stored) */
+                    int32_t acc4[4] = {0, 0, 0, 0};
+                    tfl_pmve_dot4_s8(patch, w + (ptrdiff_t)o * kk, n > 1 ? kk : 0, n > 2 ? 2 * kk : 0,
+                                     n > 3 ? 3 * kk : 0, kk, acc4);
+                    const int32x4_t v = vaddq_s32(vld1q_s32(acc4), vld1q_s32(base + o));
+                    int32_t t[8];
+                    for (int32_t j = 0; j < 4; ++j) {
+                        const int32_t q = o + (j < n ? j : 0);
+                        t[j] = p->mult[q], t[4 + j] = p->shift[q];
+                    }
+                    tfl_pmve8_store(e, tfl_pmve_requant4(v, t, t + 4, yz, lo, hi), n, at0 + o, y);
+                }
+            }
+    return 1;
+}
+
+/* a0 + j .. : the sums of tfl_pmve_dot4_s8 over `rows` runs of n bytes (n a multiple of 16), x's runs xadj + n bytes
+ * apart, w's one after another (a whole window's rows): one assembly loop, the row's DLSTP loop inside it */
+#define TFL_PMVE_ROWS_S8(X, W0, W1, W2, W3, N, ROWS, XADJ, A0, A1, A2, A3)                                           \
+    do {                                                                                                            \
+        int8x16_t xv_, v1_, v2_;                                                                                    \
+        __asm__ volatile("1:\n\t"                                                                                   \
+                         "dlstp.8 lr, %[n]\n"                                                                       \
+                         "2:\n\t"                                                                                   \
+                         "vldrb.8 %q[xv], [%[x]], #16\n\t"                                                          \
+                         "vldrb.8 %q[v1], [%[w0]], #16\n\t"                                                         \
+                         "vmladava.s8 %[a0], %q[xv], %q[v1]\n\t"                                                    \
+                         "vldrb.8 %q[v2], [%[w1]], #16\n\t"                                                         \
+                         "vmladava.s8 %[a1], %q[xv], %q[v2]\n\t"                                                    \
+                         "vldrb.8 %q[v1], [%[w2]], #16\n\t"                                                         \
+                         "vmladava.s8 %[a2], %q[xv], %q[v1]\n\t"                                                    \
+                         "vldrb.8 %q[v2], [%[w3]], #16\n\t"                                                         \
+                         "vmladava.s8 %[a3], %q[xv], %q[v2]\n\t"                                                    \
+                         "letp lr, 2b\n\t"                                                                          \
+                         "add %[x], %[x], %[xadj]\n\t"                                                              \
+                         "subs %[rows], %[rows], #1\n\t"                                                            \
+                         "bne 1b"                                                                                   \
+                         : [a0] "+Te"(A0), [a1] "+Te"(A1), [a2] "+Te"(A2), [a3] "+Te"(A3), [x] "+r"(X),             \
+                           [w0] "+r"(W0), [w1] "+r"(W1), [w2] "+r"(W2), [w3] "+r"(W3), [rows] "+r"(ROWS),           \
+                           [xv] "=&w"(xv_), [v1] "=&w"(v1_), [v2] "=&w"(v2_)                                        \
+                         : [n] "r"(N), [xadj] "r"(XADJ)                                                             \
+                         : "lr", "cc", "memory");                                                                   \
+    } while (0)
+
+/* The M55's portable-mve-s8 level's conv (issue 67): 4 output channels at a time over every position, their weights'
+ * sums over the whole window and their requantisation's terms taken once, each window's dot products of x's bytes as
+ * they are, x's zero point taken off by the weights' sums (those of the taps inside the image where the window is
+ * clipped: the reference skips the others), the same integers as sum (x - x_zero) w; requantised 4 channels a vector.
+ * A window inside the image whose rows are whole vectors (kw c a multiple of 16, column dilation 1) by one assembly
+ * loop (TFL_PMVE_ROWS_S8), the others a run at a time (tfl_pmve_dot4_s8). 0 where y may overlap x (a RAM budget's
+ * plan: a group's outputs would land before the next group reads its windows): the position-by-position loop then. */
+static int tfl_conv_s8_pmve8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                             int8_t *y, const tfl_residual *e) {
+    const int32_t c = p->c, kh = p->kh, kw = p->kw, xz = p->x_zero, kk = kh * kw * c, oc = p->oc;
+    const int32_t ih = p->h, iw = p->w, dh = p->dh, dw = p->dw, yz = p->y_zero, lo = p->y_min, hi = p->y_max;
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    const uintptr_t xn = (uintptr_t)((int64_t)p->n * ih * iw * c), yn = (uintptr_t)((int64_t)p->n * p->oh * p->ow * oc);
+    const ptrdiff_t xrow = (ptrdiff_t)dh * iw * c, wrow = (ptrdiff_t)kw * c, xs = (ptrdiff_t)dw * c;
+    const int32_t wn = (int32_t)wrow, whole_rows = dw == 1 && wrow % 16 == 0;
+    if (!whole_rows || !(ya >= xa + xn || xa >= ya + yn))
+        return 0;
+    const ptrdiff_t xadj = xrow - wrow; /* from a window row's end to the next row in x */ /* a window's rows by TFL_PMVE_ROWS_S8 where it is inside */
+    const int32x4_t zero4 = vdupq_n_s32(0);
+    for (int32_t o = 0; o < oc; o += 4) {
+        const int32_t n = oc - o < 4 ? oc - o : 4; /* (a last group's lanes past oc read the first's row, not stored) */
+        const ptrdiff_t k1 = n > 1 ? kk : 0, k2 = n > 2 ? 2 * (ptrdiff_t)kk : 0, k3 = n > 3 ? 3 * (ptrdiff_t)kk : 0;
+        const int8_t *const wo = w + (ptrdiff_t)o * kk;
+        int32_t whole[4] = {0, 0, 0, 0};
+        tfl_pmve_sum4(wo, k1, k2, k3, kk, whole);
+        /* the group's terms (a last part's lanes past oc the first's again, not stored) */
+        int32_t t[12];
+        for (int32_t j = 0; j < 4; ++j) {
+            const int32_t q = o + (j < n ? j : 0);
+            t[j] = bias ? bias[q] : 0, t[4 + j] = p->mult[q], t[8 + j] = p->shift[q];
+        }
+        const int32x4_t bv = vld1q_s32(t), mult = vld1q_s32(t + 4), sh = vld1q_s32(t + 8);
+        const int32x4_t left = vmaxq_s32(sh, zero4), nright = vminq_s32(sh, zero4);
+        const int32x4_t base = vsubq_s32(bv, vmulq_n_s32(vld1q_s32(whole), xz)); /* a whole window's */
+        int64_t at0 = o; /* y's index of the position's first channel of the group */
+        for (int32_t b = 0; b < p->n; ++b)
+            for (int32_t oy = 0; oy < p->oh; ++oy)
+                for (int32_t ox = 0; ox < p->ow; ++ox, at0 += oc) {
+                    const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                    int32x4_t v;
+                    if (whole_rows && iy0 >= 0 && iy0 + (kh - 1) * dh < ih && ix0 >= 0 && ix0 + kw <= iw) {
+                        /* the window inside the image, its rows whole vectors: one loop */
+                        const int8_t *xq = x + (((ptrdiff_t)b * ih + iy0) * iw + ix0) * c;
+                        const int8_t *w0 = wo, *w1 = wo + k1, *w2 = wo + k2, *w3 = wo + k3;
+                        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, rows = kh;
+                        TFL_PMVE_ROWS_S8(xq, w0, w1, w2, w3, wn, rows, xadj, a0, a1, a2, a3);
+                        const int32_t a4[4] = {a0, a1, a2, a3};
+                        v = vaddq_s32(vld1q_s32(a4), base);
+                    } else {
+                        int32_t ky0 = 0, ky1 = kh, kx0 = 0, kx1 = kw;
+                        while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
+                        while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= ih) --ky1;
+                        while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
+                        while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= iw) --kx1;
+                        /* runs of `seg` bytes, `segs` a kernel row (the window's row one run at column dilation 1) */
+                        const int32_t seg = dw == 1 ? (kx1 - kx0) * c : c, segs = dw == 1 ? 1 : kx1 - kx0;
+                        const int32_t clipped = ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw;
+                        const int8_t *xq = x + (((ptrdiff_t)b * ih + iy0 + ky0 * dh) * iw + ix0 + kx0 * dw) * c;
+                        const int8_t *wq = wo + ((ptrdiff_t)ky0 * kw + kx0) * c;
+                        int32_t acc4[4] = {0, 0, 0, 0}, ws[4] = {0, 0, 0, 0};
+                        for (int32_t i = ky0; i < ky1; ++i, xq += xrow, wq += wrow) {
+                            const int8_t *xr = xq, *wr = wq;
+                            for (int32_t s = 0; s < segs; ++s, xr += xs, wr += c) {
+                                tfl_pmve_dot4_s8(xr, wr, k1, k2, k3, seg, acc4);
+                                if (clipped) tfl_pmve_sum4(wr, k1, k2, k3, seg, ws); /* the taps inside's */
+                            }
+                        }
+                        v = clipped ? vaddq_s32(vsubq_s32(vld1q_s32(acc4), vmulq_n_s32(vld1q_s32(ws), xz)), bv)
+                                    : vaddq_s32(vld1q_s32(acc4), base);
+                    }
+                    /* requant_double's arithmetic (tfl_pmve_rq), the zero point, the clamp */
+                    int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, left), mult);
+                    r = vrshlq_s32(vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, nright), 31)), nright);
+                    tfl_pmve8_store(e, vminq_s32(vmaxq_s32(vaddq_n_s32(r, yz), vdupq_n_s32(lo)), vdupq_n_s32(hi)), n,
+                                    at0, y);
+                }
+    }
+    return 1;
+}
+#endif
+
 #if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS)
 /* tfl_conv_s8 in the portable kernels (a --flash-budget level's, issue 67): pointwise layers by pairs of channels
  * (AOTC_TFL_PORTABLE_FAST), the others by a plain loop of 4 output channels a window (on the M55's portable-mve
@@ -1886,6 +2127,9 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 static inline __attribute__((always_inline)) void tfl_conv_s8_portable(const aotc_tfl_conv_params *p, const int8_t *x,
                                                                        const int8_t *w, const int32_t *bias, int8_t *y,
                                                                        const tfl_residual *e) {
+#if TFL_PMVE_S8
+    if (tfl_conv_s8_pmve8(p, x, w, bias, y, e) || tfl_conv_s8_pmve8_patch(p, x, w, bias, y, e)) return;
+#endif
 #if AOTC_TFL_PORTABLE_FAST
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
         (p->ow - 1) * p->sw < p->w) {
@@ -2007,7 +2251,10 @@ static inline __attribute__((always_inline)) void tfl_conv_s8_portable(const aot
 #endif
                     for (int32_t j = 0; j < n; ++j) {
                         const int32_t oc = o + j, acc = acc4[j] + (bias ? bias[oc] : 0);
-#if AOTC_TFL_PORTABLE_FAST || TFL_PMVE /* (requant_double inlined, its terms apart: the same integers) */
+#if AOTC_TFL_PORTABLE_FAST || (TFL_PMVE && (AOTC_TFL_PORTABLE_MVE_DW || !AOTC_TFL_CONV_RESIDUAL))
+                        /* (requant_double inlined, its terms apart: the same integers; at the portable-mve-conv level
+                         * called where the model fuses an ADD, whose entry point has the loop too: 108 B less on IC
+                         * ResNet-8, and nothing less elsewhere, KWS DS-CNN's 34,544 B either way, for 1.05x) */
                         const tfl_rq1 r = tfl_rq_terms(p->mult[oc], p->shift[oc]);
                         const int32_t v = tfl_rq_apply(acc, &r) + p->y_zero;
 #else
