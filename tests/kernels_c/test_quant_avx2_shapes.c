@@ -28,6 +28,12 @@ static const shape SHAPES_[] = {
     {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0, 0},
     {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0, 0},
     {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0, 0},
+#if !(defined(__AVX512VNNI__) && defined(__AVX512VBMI__))
+    /* (AVX2 builds: planes whose last patch block is 8 past whole lanes of 16, ResNet-18's 7 x 7 and 14 x 14: the
+     * block in vectors of 8, 32 + 24 positions, not 32 + 32) */
+    {"conv 3x3 64->64 7x7 (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 0, 0},
+    {"conv 3x3 20->13 14x14 u8 w_zero", 0, 1, 20, 13, 14, 3, 1, 1, 64, 0, 1, 0, 0},
+#endif
     /* (checked only: the last ones) */
     {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 0},
     {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1, 0},

@@ -418,6 +418,29 @@ static void AOTC_Q(qavx2_lanes)(const int16_t *AOTC_RESTRICT pairs, int32_t widt
     _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
 }
 
+/* qavx2_lanes on the last 8 positions of a block whose width is 8 past a multiple of 16 */
+static void AOTC_Q(qavx2_lanes8)(const int16_t *AOTC_RESTRICT pairs, int32_t width, int32_t t0, int32_t nj,
+                                 const int32_t *AOTC_RESTRICT wb, int first, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const int32_t *px = (const int32_t *)(const void *)pairs + t0;
+    __m256i a0, a1, a2, a3;
+    int32_t j;
+    if (first) {
+        a0 = a1 = a2 = a3 = _mm256_setzero_si256();
+    } else {
+        a0 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a1 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0));
+        a2 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a3 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0));
+    }
+    for (j = 0; j < nj; ++j) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width));
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j])));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 1])));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 2])));
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 3])));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a0), _mm256_storeu_si256((__m256i *)(acc[1] + t0), a1);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a2), _mm256_storeu_si256((__m256i *)(acc[3] + t0), a3);
+}
+
 /* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the
  * default rounding mode, as aotc_round_even), then the zero point */
 static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp) {
@@ -474,7 +497,8 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += ptile) { /* blocks as qconv_patches_plain's */
                 const int32_t np = plane_out - p0 < ptile ? plane_out - p0 : ptile;
-                const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
+                /* the last block in whole vectors of 8 (a 7 x 7 plane's 32 + 24 positions, not 32 + 32) */
+                const int32_t np_lanes = (np + 7) / 8 * 8;
                 const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0;
                 const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
                 const int32_t width = np_lanes;
@@ -495,9 +519,10 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                     for (j0 = 0; j0 < 2 * kq; j0 += AOTC_QAVX2_JC) {
                         const int32_t nj = 2 * kq - j0 < AOTC_QAVX2_JC ? 2 * kq - j0 : AOTC_QAVX2_JC;
                         AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, j0 / 2, nj / 2, wb);
-                        for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                        for (t0 = 0; t0 + AOTC_QCONV_LANES <= width; t0 += AOTC_QCONV_LANES) {
                             AOTC_Q(qavx2_lanes)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
                         }
+                        if (t0 < width) AOTC_Q(qavx2_lanes8)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
                     }
                     for (j = 0; j < nb; ++j) {
                         const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
@@ -516,11 +541,14 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                             const __m256 scv = _mm256_set1_ps(sc);
                             const __m256i bv = _mm256_set1_epi32(b), wzv = _mm256_set1_epi32(wz);
                             for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                                const int two = t0 + 8 < width; /* (a block's last 8 positions: one vector) */
                                 __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
-                                __m256i v1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv);
+                                __m256i v1 = two ? _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv)
+                                                 : bv;
                                 if (wz != 0) {
                                     v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
-                                    v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
+                                    if (two)
+                                        v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
                                 }
                                 AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
                             }
