@@ -238,6 +238,105 @@ static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uin
 
 #define AOTC_QAVX2_KW 32 /* kernel columns at most of the pair builder's table (wider kernels: qconv_patch_row) */
 
+/* Stride 1 (qconv_patch_pairs): the bytes of patch row (ic, kh, kw) on a run of output columns [first, last) are
+ * those of its input row from column first - pad_left + kw dil_w on, so each run's padded input segment (x +
+ * AOTC_QOFFSET, the zero point outside the image; last - first + ext bytes, run i's at seg + t + i ext) is made once
+ * for the k_w taps of (ic, kh), and each tap's row copied from it (the row-by-row bounds of every tap had cost 60 %
+ * of the patch block) */
+#define AOTC_QAVX2_SEGRUNS 4 /* runs of output rows a block at most for the segments */
+#define AOTC_QAVX2_SEG (AOTC_QCONV_PATCH_TILE + AOTC_QAVX2_SEGRUNS * AOTC_QAVX2_KW)
+
+static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT pl, int32_t kh,
+                               const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, uint8_t *AOTC_RESTRICT seg) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    int32_t i, c;
+    for (i = 0; i < nr; ++i) {
+        const int32_t ih = runs[i].ih0 + kh * p->dil_h, len = runs[i].last - runs[i].first + ext;
+        const int32_t s = runs[i].first - p->pad_left; /* the input column of the segment's first byte */
+        uint8_t *sg = seg + runs[i].t + i * ext;
+        if (ih < 0 || ih >= p->in_h) {
+            memset(sg, zero, (size_t)len);
+        } else {
+            const QT *xr = pl + (int64_t)ih * p->in_w;
+            const int32_t a = s < 0 ? -s : 0, b = p->in_w - s < len ? p->in_w - s : len; /* [a, b): inside the row */
+            for (c = 0; c < a && c < len; ++c) sg[c] = zero;
+            if (b - a >= 8) {
+                AOTC_Q(qavx2_copy)(xr + s + a, b - a, sg + a);
+            } else {
+                for (c = a; c < b; ++c) sg[c] = (uint8_t)(xr[s + c] + AOTC_QOFFSET);
+            }
+            for (c = b > a ? b : a; c < len; ++c) sg[c] = zero;
+        }
+    }
+}
+
+/* A tap's row from the segments: run i's last - first bytes from byte off of its segment */
+static inline void AOTC_Q(qavx2_seg_row)(const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, int32_t off,
+                                         const uint8_t *AOTC_RESTRICT seg, uint8_t *AOTC_RESTRICT row) {
+    int32_t i, o;
+    for (i = 0; i < nr; ++i) {
+        const uint8_t *src = seg + runs[i].t + i * ext + off;
+        uint8_t *dst = row + runs[i].t;
+        const int32_t n = runs[i].last - runs[i].first;
+        if (n >= 16) { /* 16 at a time, the last ending at n */
+            for (o = 0; o + 16 <= n; o += 16) _mm_storeu_si128((__m128i *)(dst + o), _mm_loadu_si128((const __m128i *)(src + o)));
+            if (o < n) _mm_storeu_si128((__m128i *)(dst + n - 16), _mm_loadu_si128((const __m128i *)(src + n - 16)));
+        } else if (n >= 8) {
+            _mm_storel_epi64((__m128i *)dst, _mm_loadl_epi64((const __m128i *)src));
+            _mm_storel_epi64((__m128i *)(dst + n - 8), _mm_loadl_epi64((const __m128i *)(src + n - 8)));
+        } else {
+            memcpy(dst, src, (size_t)n);
+        }
+    }
+}
+
+/* qconv_patch_pairs at stride 1 where every run of the block has 8 positions or more: each pair row straight from
+ * the two taps' segments (qavx2_segs; the two of the last two (ic, kh) kept), 8 positions at a time (a run's last 8
+ * ending at its end), without the rows of bytes between */
+static void AOTC_Q(qavx2_pairs_s1)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t k, int32_t np,
+                                   int32_t width, int32_t kq, const AOTC_Q(qavx2_run) *runs, int32_t nr,
+                                   int16_t *AOTC_RESTRICT pairs) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const int32_t ext = (p->k_w - 1) * p->dil_w, plane = p->in_h * p->in_w;
+    const uint32_t zz = (uint32_t)zero | (uint32_t)zero << 16; /* a pair of the zero point */
+    uint8_t seg[2][AOTC_QAVX2_SEG];
+    int32_t made[2] = {-1, -1}; /* the (ic, kh) each segment buffer holds */
+    int32_t j, h, i, o, t;
+    for (j = 0; j < 2 * kq; ++j) {
+        int16_t *dst = pairs + (int64_t)j * width * 2;
+        const uint8_t *src[2];
+        for (h = 0; h < 2; ++h) {
+            const int32_t r = 2 * j + h, row = r / p->k_w; /* row: ic k_h + kh */
+            if (r >= k) {
+                src[h] = NULL;
+                continue;
+            }
+            if (made[row & 1] != row) {
+                AOTC_Q(qavx2_segs)(p, xg + (int64_t)(row / p->k_h) * plane, row % p->k_h, runs, nr, ext, seg[row & 1]);
+                made[row & 1] = row;
+            }
+            src[h] = seg[row & 1] + (r % p->k_w) * p->dil_w;
+        }
+        if (src[0] == NULL) { /* both rows past k */
+            for (t = 0; t < width; ++t) memcpy(dst + 2 * t, &zz, 4);
+            continue;
+        }
+        for (i = 0; i < nr; ++i) {
+            const uint8_t *s0 = src[0] + runs[i].t + i * ext, *s1 = src[1] ? src[1] + runs[i].t + i * ext : NULL;
+            const int32_t n = runs[i].last - runs[i].first;
+            int16_t *d = dst + 2 * runs[i].t;
+            const __m128i zb = _mm_set1_epi8((char)zero);
+            for (o = 0;; o = o + 16 <= n ? o + 8 : n - 8) {
+                const __m128i a = _mm_loadl_epi64((const __m128i *)(s0 + o));
+                const __m128i b = s1 ? _mm_loadl_epi64((const __m128i *)(s1 + o)) : zb;
+                _mm256_storeu_si256((__m256i *)(d + 2 * o), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)));
+                if (o + 8 >= n) break;
+            }
+        }
+        for (t = np; t < width; ++t) memcpy(dst + 2 * t, &zz, 4); /* lanes past the plane's end */
+    }
+}
+
 /* Patch pair rows [0, 2 kq) of positions [p0, p0 + np) (np <= width) into pairs (width positions a pair row; the
  * positions past np and the rows past k hold the zero point): each row's bytes as qconv_patch_row's (the block's runs
  * of output rows and each kernel column's bounds computed once, stride-1 runs copied by vectors), then two rows
@@ -250,7 +349,9 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
     uint8_t rows[2][AOTC_QCONV_PATCH_TILE];
     AOTC_Q(qavx2_run) runs[AOTC_QCONV_PATCH_TILE];
     int32_t kw_start[AOTC_QAVX2_KW], kw_o0[AOTC_QAVX2_KW], kw_o1[AOTC_QAVX2_KW];
-    int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0;
+    uint8_t seg[AOTC_QAVX2_SEG];
+    const int32_t ext = (p->k_w - 1) * p->dil_w;
+    int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0, segs = 0;
     if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
         p->out_w == p->in_w && p->out_h == p->in_h) {
         /* pointwise: patch row r is input channel r's plane, the block's positions a run of it: two channels'
@@ -292,6 +393,15 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
             kw_start[kw] = s0, kw_o0[kw] = s0 < 0 ? (-s0 + sw - 1) / sw : 0, kw_o1[kw] = o1 < ow_n ? o1 : ow_n;
         }
         kw = 0;
+        segs = sw == 1 && p->k_w > 1 && nr <= AOTC_QAVX2_SEGRUNS && ext < AOTC_QAVX2_KW;
+        if (segs) {
+            int32_t i, least = np;
+            for (i = 0; i < nr; ++i) least = runs[i].last - runs[i].first < least ? runs[i].last - runs[i].first : least;
+            if (least >= 8) {
+                AOTC_Q(qavx2_pairs_s1)(p, xg, k, np, width, kq, runs, nr, pairs);
+                return;
+            }
+        }
     }
     for (j = 0; j < 2 * kq; ++j) {
         int16_t *dst = pairs + (int64_t)j * width * 2;
@@ -303,6 +413,13 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
             }
             if (!fast) {
                 AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, row);
+            } else if (segs) { /* stride 1: the row's runs copied from (ic, kh)'s segments, made at its first tap */
+                if (kw == 0) AOTC_Q(qavx2_segs)(p, xg + (int64_t)ic * plane, kh, runs, nr, ext, seg);
+                AOTC_Q(qavx2_seg_row)(runs, nr, ext, kw * p->dil_w, seg, row);
+                if (++kw == p->k_w) {
+                    kw = 0;
+                    if (++kh == p->k_h) kh = 0, ++ic;
+                }
             } else {
                 const QT *pl = xg + (int64_t)ic * plane;
                 const int32_t start = kw_start[kw], o0 = kw_o0[kw], o1 = kw_o1[kw], dh = kh * p->dil_h;
