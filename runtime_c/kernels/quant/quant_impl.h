@@ -238,34 +238,59 @@ static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uin
 
 #define AOTC_QAVX2_KW 32 /* kernel columns at most of the pair builder's table (wider kernels: qconv_patch_row) */
 
+/* n bytes copied by vectors, the last ending at n (a block's last outputs, a depthwise plane's rows, a run of a
+ * patch row); the vector's place a select, so that gcc does not make the loop a call of memcpy, whose calls had
+ * cost 2-3 % of MobileNetV2's time */
+static inline void AOTC_Q(qavx2_bytes)(const void *AOTC_RESTRICT from, int32_t n, void *AOTC_RESTRICT to) {
+    const uint8_t *src = (const uint8_t *)from;
+    uint8_t *dst = (uint8_t *)to;
+    int32_t o;
+    if (n >= 16) {
+        for (o = 0; o < n; o += 16) {
+            const int32_t at = o + 16 <= n ? o : n - 16;
+            _mm_storeu_si128((__m128i *)(dst + at), _mm_loadu_si128((const __m128i *)(src + at)));
+        }
+    } else if (n >= 8) {
+        _mm_storel_epi64((__m128i *)dst, _mm_loadl_epi64((const __m128i *)src));
+        _mm_storel_epi64((__m128i *)(dst + n - 8), _mm_loadl_epi64((const __m128i *)(src + n - 8)));
+    } else if (n >= 4) {
+        uint32_t u, v;
+        memcpy(&u, src, 4), memcpy(&v, src + n - 4, 4);
+        memcpy(dst, &u, 4), memcpy(dst + n - 4, &v, 4);
+    } else {
+        if (n >= 1) dst[0] = src[0];
+        if (n >= 2) dst[1] = src[1];
+        if (n >= 3) dst[2] = src[2];
+    }
+}
+
 /* Stride 1 (qconv_patch_pairs): the bytes of patch row (ic, kh, kw) on a run of output columns [first, last) are
  * those of its input row from column first - pad_left + kw dil_w on, so each run's padded input segment (x +
  * AOTC_QOFFSET, the zero point outside the image; last - first + ext bytes, run i's at seg + t + i ext) is made once
  * for the k_w taps of (ic, kh), and each tap's row copied from it (the row-by-row bounds of every tap had cost 60 %
  * of the patch block) */
 #define AOTC_QAVX2_SEGRUNS 4 /* runs of output rows a block at most for the segments */
-#define AOTC_QAVX2_SEG (AOTC_QCONV_PATCH_TILE + AOTC_QAVX2_SEGRUNS * AOTC_QAVX2_KW)
+#define AOTC_QAVX2_SEG (AOTC_QCONV_PATCH_TILE + AOTC_QAVX2_SEGRUNS * AOTC_QAVX2_KW + 16)
 
 static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT pl, int32_t kh,
                                const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, uint8_t *AOTC_RESTRICT seg) {
-    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const __m128i zb = _mm_set1_epi8((char)(uint8_t)(p->x_zero + AOTC_QOFFSET));
     int32_t i, c;
     for (i = 0; i < nr; ++i) {
         const int32_t ih = runs[i].ih0 + kh * p->dil_h, len = runs[i].last - runs[i].first + ext;
         const int32_t s = runs[i].first - p->pad_left; /* the input column of the segment's first byte */
         uint8_t *sg = seg + runs[i].t + i * ext;
-        if (ih < 0 || ih >= p->in_h) {
-            memset(sg, zero, (size_t)len);
-        } else {
+        /* the zero point first, by vectors (up to 15 bytes past the segment: the next one's, made after; memset's
+         * calls for the few bytes of padding had cost as much as the copies) */
+        for (c = 0; c < len; c += 16) _mm_storeu_si128((__m128i *)(sg + c), zb);
+        if (ih >= 0 && ih < p->in_h) {
             const QT *xr = pl + (int64_t)ih * p->in_w;
             const int32_t a = s < 0 ? -s : 0, b = p->in_w - s < len ? p->in_w - s : len; /* [a, b): inside the row */
-            for (c = 0; c < a && c < len; ++c) sg[c] = zero;
             if (b - a >= 8) {
                 AOTC_Q(qavx2_copy)(xr + s + a, b - a, sg + a);
             } else {
                 for (c = a; c < b; ++c) sg[c] = (uint8_t)(xr[s + c] + AOTC_QOFFSET);
             }
-            for (c = b > a ? b : a; c < len; ++c) sg[c] = zero;
         }
     }
 }
@@ -273,20 +298,11 @@ static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
 /* A tap's row from the segments: run i's last - first bytes from byte off of its segment */
 static inline void AOTC_Q(qavx2_seg_row)(const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, int32_t off,
                                          const uint8_t *AOTC_RESTRICT seg, uint8_t *AOTC_RESTRICT row) {
-    int32_t i, o;
+    int32_t i;
     for (i = 0; i < nr; ++i) {
         const uint8_t *src = seg + runs[i].t + i * ext + off;
         uint8_t *dst = row + runs[i].t;
-        const int32_t n = runs[i].last - runs[i].first;
-        if (n >= 16) { /* 16 at a time, the last ending at n */
-            for (o = 0; o + 16 <= n; o += 16) _mm_storeu_si128((__m128i *)(dst + o), _mm_loadu_si128((const __m128i *)(src + o)));
-            if (o < n) _mm_storeu_si128((__m128i *)(dst + n - 16), _mm_loadu_si128((const __m128i *)(src + n - 16)));
-        } else if (n >= 8) {
-            _mm_storel_epi64((__m128i *)dst, _mm_loadl_epi64((const __m128i *)src));
-            _mm_storel_epi64((__m128i *)(dst + n - 8), _mm_loadl_epi64((const __m128i *)(src + n - 8)));
-        } else {
-            memcpy(dst, src, (size_t)n);
-        }
+        AOTC_Q(qavx2_bytes)(src, runs[i].last - runs[i].first, dst);
     }
 }
 
@@ -585,7 +601,7 @@ static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256
     } else {
         QT tmp[16];
         _mm_storeu_si128((__m128i *)(void *)tmp, h);
-        memcpy(dst, tmp, (size_t)n * sizeof(QT));
+        AOTC_Q(qavx2_bytes)(tmp, n * (int32_t)sizeof(QT), dst);
     }
 }
 
@@ -1409,10 +1425,7 @@ static inline void AOTC_Q(qavx2_dw_bytes)(const aotc_qconv_params *p, const QT *
     /* (memset's and memcpy's calls had cost more than the row's sums) */
     for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
     if (body >= 16) {
-        for (o = 0; o + 16 <= body; o += 16)
-            _mm_storeu_si128((__m128i *)(bytes + p->pad_left + o), _mm_loadu_si128((const __m128i *)(const void *)(xr + o)));
-        _mm_storeu_si128((__m128i *)(bytes + p->pad_left + body - 16),
-                         _mm_loadu_si128((const __m128i *)(const void *)(xr + body - 16)));
+        AOTC_Q(qavx2_bytes)(xr, body, bytes + p->pad_left); /* (not a call of memcpy) */
     } else {
         for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
     }
@@ -1500,7 +1513,7 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                 }
                 AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, out + q0, 16);
             }
-            for (r = 0; r < p->out_h; ++r) memcpy(yo + (int64_t)r * p->out_w, out + (int64_t)r * rw, (size_t)p->out_w * sizeof(QT));
+            for (r = 0; r < p->out_h; ++r) AOTC_Q(qavx2_bytes)(out + (int64_t)r * rw, p->out_w * (int32_t)sizeof(QT), yo + (int64_t)r * p->out_w);
         }
     }
     return 1;
@@ -1551,7 +1564,7 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
             for (oh = 0; oh < p->out_h; ++oh) {
                 const int32_t ih0 = oh * p->stride_h - p->pad_top;
                 const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
-                __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+                const __m256i *tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG]; /* (the vectors themselves: a memcpy a row) */
                 int32_t nv;
                 for (kh = 0; kh < p->k_h; ++kh) { /* the input rows under this output row as pairs, once each */
                     const int32_t ih = ih0 + kh;
@@ -1563,13 +1576,13 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
                 for (kh = 0, nv = 0; kh < p->k_h; ++kh) { /* the rows inside the image (x - x_zero = 0 outside) */
                     const int32_t ih = ih0 + kh;
                     if (ih < 0 || ih >= p->in_h) continue;
-                    for (g = 0; g < kg; ++g) src[nv] = ring[ih % p->k_h] + (sw == 1 ? 2 * g : g), tw[nv++] = wv[kh][g];
+                    for (g = 0; g < kg; ++g) src[nv] = ring[ih % p->k_h] + (sw == 1 ? 2 * g : g), tw[nv++] = &wv[kh][g];
                 }
                 for (ow0 = 0; ow0 < p->out_w; ow0 += 16) { /* 16 positions in two registers */
                     __m256i a0 = bv, a1 = bv;
                     for (i = 0; i < nv; ++i) {
-                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), tw[i]));
-                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), tw[i]));
+                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), *tw[i]));
+                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), *tw[i]));
                     }
                     AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
                 }
