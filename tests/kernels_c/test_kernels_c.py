@@ -454,6 +454,29 @@ def _icelake_functions(tmp_path: Path, name: str) -> dict[str, str]:
 
 
 @pytest.mark.full
+@pytest.mark.parametrize("name", ["quant_int8", "quant_uint8"])
+def test_quant_avx2_hot_paths_call_no_memcpy(tmp_path, name):
+    """As a bundle for an x86-64 host without AVX-512 builds them (-O3 -march=x86-64-v3): the int8 convs' AVX2 paths
+    call no memcpy (gcc had made their vector copy loops calls of it: a block's last outputs, a depthwise plane's rows,
+    padded input rows, a depthwise row's weight vectors; 2-3 % of MobileNetV2 QDQ's time), and QuantizeLinear divides
+    8 floats at a time (vdivps on ymm; one at a time it had taken 2 % of MobileNetV2's)."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / f"{name}.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=x86-64-v3", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file(f"{name}.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    suffix = "_u8" if name == "quant_uint8" else "_i8"
+    hot = {k: v for k, v in funcs.items() if re.match(r"aotc_(qavx2_|qconv_depthwise_avx2|qconv_patch_pairs|"
+                                                        r"qconv_patches_avx2)", k)}
+    assert f"aotc_qconv_depthwise_avx2{suffix}" in {k.split(".")[0] for k in hot}, sorted(funcs)
+    calls = [k for k, v in hot.items() if re.search(r"\b(memcpy|memmove)\b", v)]
+    assert not calls, calls
+    quantize = funcs[f"aotc_quantize{suffix}"]
+    assert re.search(r"vdivps .*%ymm", quantize), quantize
+
+
+@pytest.mark.full
 def test_quant_vnni_dense_loops_prefetch_next_weights(tmp_path):
     """The dense 3 x 3 int8 conv's VNNI loops of three blocks (x86_dense_dotq3x8, x86_dense_dotb3x8 and its one-lane
     twin) prefetch the next 16 channels' weight rows into L2 as they read this block's: a 7 x 7 plane's 49 positions

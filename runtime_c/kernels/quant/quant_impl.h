@@ -47,7 +47,25 @@ void AOTC_Q(quantize)(const aotc_qaxis *p, const float *x, QT *y) {
             const float s = p->scale[c];
             const int32_t z = p->zero[c];
             const float lo = (float)(QT_MIN - z), hi = (float)(QT_MAX - z);
-            for (i = 0; i < p->inner; ++i) {
+            i = 0;
+#if AOTC_QUANT_AVX2
+            { /* 8 at a time: the same division, clamp, rounding to nearest even (cvtps2dq) and NaN's zero point */
+                const __m256 sv = _mm256_set1_ps(s), lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);
+                const __m256i zv = _mm256_set1_epi32(z);
+                for (; i + 8 <= p->inner; i += 8, x += 8, y += 8) {
+                    const __m256 f = _mm256_div_ps(_mm256_loadu_ps(x), sv);
+                    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lov), hiv)), zv);
+                    const __m256i v = _mm256_blendv_epi8(zv, q, _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_ORD_Q)));
+                    const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#if QT_MIN == 0
+                    _mm_storel_epi64((__m128i *)(void *)y, _mm_packus_epi16(h, h));
+#else
+                    _mm_storel_epi64((__m128i *)(void *)y, _mm_packs_epi16(h, h));
+#endif
+                }
+            }
+#endif
+            for (; i < p->inner; ++i) {
                 float f = *x++ / s; /* a division, as onnxruntime does: not a multiply by 1 / s */
                 f = f < lo ? lo : f; /* a NaN passes both tests and becomes the zero point */
                 f = f > hi ? hi : f;
@@ -224,11 +242,10 @@ static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uin
     const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET);
     int32_t o;
     if (n >= 16) {
-        for (o = 0; o + 16 <= n; o += 16)
-            _mm_storeu_si128((__m128i *)(out + o), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + o)), off));
-        if (o < n)
-            _mm_storeu_si128((__m128i *)(out + n - 16),
-                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + n - 16)), off));
+        for (o = 0; o < n; o += 16) { /* (the place a select: for uint8, with no offset, gcc made the loop a memcpy) */
+            const int32_t at = o + 16 <= n ? o : n - 16;
+            _mm_storeu_si128((__m128i *)(out + at), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + at)), off));
+        }
     } else {
         _mm_storel_epi64((__m128i *)out, _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)xs), off));
         _mm_storel_epi64((__m128i *)(out + n - 8),
@@ -275,21 +292,37 @@ static inline void AOTC_Q(qavx2_bytes)(const void *AOTC_RESTRICT from, int32_t n
 static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT pl, int32_t kh,
                                const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, uint8_t *AOTC_RESTRICT seg) {
     const __m128i zb = _mm_set1_epi8((char)(uint8_t)(p->x_zero + AOTC_QOFFSET));
-    int32_t i, c;
+    int32_t i;
     for (i = 0; i < nr; ++i) {
         const int32_t ih = runs[i].ih0 + kh * p->dil_h, len = runs[i].last - runs[i].first + ext;
         const int32_t s = runs[i].first - p->pad_left; /* the input column of the segment's first byte */
         uint8_t *sg = seg + runs[i].t + i * ext;
         /* the zero point first, by vectors (up to 15 bytes past the segment: the next one's, made after; memset's
-         * calls for the few bytes of padding had cost as much as the copies) */
-        for (c = 0; c < len; c += 16) _mm_storeu_si128((__m128i *)(sg + c), zb);
+         * calls for the few bytes of padding had cost as much as the copies, and gcc makes a loop of these one):
+         * len <= 64 + AOTC_QAVX2_KW */
+        _mm_storeu_si128((__m128i *)sg, zb);
+        if (len > 16) {
+            _mm_storeu_si128((__m128i *)(sg + 16), zb);
+            if (len > 32) {
+                _mm_storeu_si128((__m128i *)(sg + 32), zb);
+                if (len > 48) {
+                    _mm_storeu_si128((__m128i *)(sg + 48), zb);
+                    if (len > 64) _mm_storeu_si128((__m128i *)(sg + 64), zb), _mm_storeu_si128((__m128i *)(sg + 80), zb);
+                }
+            }
+        }
         if (ih >= 0 && ih < p->in_h) {
             const QT *xr = pl + (int64_t)ih * p->in_w;
             const int32_t a = s < 0 ? -s : 0, b = p->in_w - s < len ? p->in_w - s : len; /* [a, b): inside the row */
             if (b - a >= 8) {
                 AOTC_Q(qavx2_copy)(xr + s + a, b - a, sg + a);
-            } else {
+            } else if (b > a) {
+#if AOTC_QOFFSET == 0
+                AOTC_Q(qavx2_bytes)(xr + s + a, b - a, sg + a); /* (a loop of bytes: a call of memcpy) */
+#else
+                int32_t c;
                 for (c = a; c < b; ++c) sg[c] = (uint8_t)(xr[s + c] + AOTC_QOFFSET);
+#endif
             }
         }
     }
