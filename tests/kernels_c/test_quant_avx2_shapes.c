@@ -15,60 +15,65 @@ typedef struct {
     int32_t in_c, out_c, in_hw, k, stride, pad, tile, packed, w_zero_any;
     int fused; /* the residual ADD fused into the stores (aotc_qconv_patches_add_*, no tmp: the plain paths' way) */
     int work;  /* given the work the plan gives an AVX-512 host (aotc_qconv_patches_x86_work_bytes): qconv_dense */
-    int dil;   /* dilation (0: 1) */
 } shape;
 
 static const shape SHAPES_[] = {
-    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0, 0, 0},
-    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0, 0, 0, 0},
-    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0, 0, 0},
-    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0, 0, 0, 0},
-    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0, 0, 0},
-    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0, 0, 0, 0},
-    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0, 0, 0, 0},
-    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0, 0, 0},
-    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0, 0, 0},
-    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0, 0, 0},
+    {"conv 3x3 64->64 28x28 (packed)", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0, 0},
+    {"conv 1x1 96->24 28x28", 0, 0, 96, 24, 28, 1, 1, 0, 64, 0, 0, 0, 0},
+    {"conv 3x3/2 32->48 29x29 u8 w_zero", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0, 0},
+    {"conv 7x7/2 3->16 56x56 (packed)", 0, 0, 3, 16, 56, 7, 2, 3, 64, 1, 0, 0, 0},
+    {"conv 3x3 5->7 13x13 w_zero", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0, 0},
+    {"depthwise 3x3 32 28x28", 1, 0, 32, 32, 28, 3, 1, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3/2 24 56x56", 1, 0, 24, 24, 56, 3, 2, 1, 0, 0, 0, 0, 0},
+    {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0, 0},
+    {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0, 0},
 #if !(defined(__AVX512VNNI__) && defined(__AVX512VBMI__))
     /* (AVX2 builds: planes whose last patch block is 8 past whole lanes of 16, ResNet-18's 7 x 7 and 14 x 14: the
      * block in vectors of 8, 32 + 24 positions, not 32 + 32; stride 1: the taps' rows from segments) */
-    {"conv 3x3 64->64 7x7 (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 0, 0, 0},
-    {"conv 3x3 20->13 14x14 u8 w_zero", 0, 1, 20, 13, 14, 3, 1, 1, 64, 0, 1, 0, 0, 0},
+    {"conv 3x3 64->64 7x7 (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 0, 0},
+    {"conv 3x3 20->13 14x14 u8 w_zero", 0, 1, 20, 13, 14, 3, 1, 1, 64, 0, 1, 0, 0},
 #endif
     /* (checked only: the last ones) */
-    {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 0, 0},
-    {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1, 0, 0},
-#if !(defined(__AVX512VNNI__) && defined(__AVX512VBMI__))
-    /* (AVX2 builds, checked only: stride 1 pairs from the taps' segments at dilation 2) */
-    {"conv 3x3 dil 2 24->20 30x30", 0, 0, 24, 20, 30, 3, 1, 2, 64, 0, 0, 0, 0, 2},
-    {"conv 5x5 dil 2 8->12 21x21 u8 w_zero", 0, 1, 8, 12, 21, 5, 1, 4, 64, 0, 1, 0, 0, 2},
-#endif
+    {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 0},
+    {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1, 0},
 #if defined(__AVX512VNNI__) && defined(__AVX512VBMI__)
     /* (AVX-512 VNNI builds only, from index 12: qconv_patches_one's requantisation a channel at a time, whole blocks
      * of 6 channels and their tails; depthwise_flat's 3 x 3 blocks, whole windows and masked, stride 1 and 2) */
-    {"conv 1x1 16->96 56x56 (packed)", 0, 0, 16, 96, 56, 1, 1, 0, 64, 1, 0, 0, 0, 0},
-    {"conv 1x1 24->13 7x7", 0, 0, 24, 13, 7, 1, 1, 0, 64, 0, 0, 0, 0, 0},
-    {"conv 1x1 144->32 28x28 (packed)", 0, 0, 144, 32, 28, 1, 1, 0, 64, 1, 0, 0, 0, 0},
-    {"depthwise 3x3 96 56x56", 1, 0, 96, 96, 56, 3, 1, 1, 0, 0, 0, 0, 0, 0},
-    {"depthwise 3x3/2 19 15x15", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 0, 0, 0, 0},
-    {"depthwise 3x3 144 7x7 u8", 1, 1, 144, 144, 7, 3, 1, 1, 0, 0, 0, 0, 0, 0},
+    {"conv 1x1 16->96 56x56 (packed)", 0, 0, 16, 96, 56, 1, 1, 0, 64, 1, 0, 0, 0},
+    {"conv 1x1 24->13 7x7", 0, 0, 24, 13, 7, 1, 1, 0, 64, 0, 0, 0, 0},
+    {"conv 1x1 144->32 28x28 (packed)", 0, 0, 144, 32, 28, 1, 1, 0, 64, 1, 0, 0, 0},
+    {"depthwise 3x3 96 56x56", 1, 0, 96, 96, 56, 3, 1, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3/2 19 15x15", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3 144 7x7 u8", 1, 1, 144, 144, 7, 3, 1, 1, 0, 0, 0, 0, 0},
     /* (from index 18: qconv_dense with its quad rows made once, summed for the first 16 channels as they are made
      * (x86_dense_dotq16; three blocks at a time for 8 channels, x86_dense_dotq3x8, where the weights have no zero
      * points), then three blocks of positions x 8 channels at a time (x86_dense_dotb3x8) where the
      * weights have no zero points: 14 x 14's 12 whole blocks and a narrow one, 15 x 15 of 15-lane blocks (stride 2),
      * 7 x 7's 16-16-16-1 (its one-lane block summed with the three before it, x86_dense_dotb3x8n), the residual ADD
      * fused; with zero points (and a narrow block of 4): no threes) */
-    {"conv 3x3 24->48 14x14 dense (packed)", 0, 0, 24, 48, 14, 3, 1, 1, 256, 1, 0, 0, 1, 0},
-    {"conv 3x3 40->48 7x7 dense u8 (packed)", 0, 1, 40, 48, 7, 3, 1, 1, 49, 1, 0, 0, 1, 0},
+    {"conv 3x3 24->48 14x14 dense (packed)", 0, 0, 24, 48, 14, 3, 1, 1, 256, 1, 0, 0, 1},
+    {"conv 3x3 40->48 7x7 dense u8 (packed)", 0, 1, 40, 48, 7, 3, 1, 1, 49, 1, 0, 0, 1},
     /* (1 x 1 convs at stride 2: their patch rows read on runs found once a block, x86_patch_runs) */
-    {"conv 1x1/2 40->32 13x13 (packed)", 0, 0, 40, 32, 13, 1, 2, 0, 64, 1, 0, 0, 0, 0},
-    {"conv 1x1/2 36->20 14x14 u8 w_zero", 0, 1, 36, 20, 14, 1, 2, 0, 64, 0, 1, 0, 0, 0},
-    {"conv 3x3/2 19->32 29x29 dense u8 (packed)", 0, 1, 19, 32, 29, 3, 2, 1, 256, 1, 0, 0, 1, 0},
-    {"conv 3x3 64->64 7x7 dense + ADD (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 1, 1, 0},
-    {"conv 3x3 16->32 10x10 dense w_zero (packed)", 0, 0, 16, 32, 10, 3, 1, 1, 256, 1, 1, 0, 1, 0},
+    {"conv 1x1/2 40->32 13x13 (packed)", 0, 0, 40, 32, 13, 1, 2, 0, 64, 1, 0, 0, 0},
+    {"conv 1x1/2 36->20 14x14 u8 w_zero", 0, 1, 36, 20, 14, 1, 2, 0, 64, 0, 1, 0, 0},
+    {"conv 3x3/2 19->32 29x29 dense u8 (packed)", 0, 1, 19, 32, 29, 3, 2, 1, 256, 1, 0, 0, 1},
+    {"conv 3x3 64->64 7x7 dense + ADD (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 1, 1},
+    {"conv 3x3 16->32 10x10 dense w_zero (packed)", 0, 0, 16, 32, 10, 3, 1, 1, 256, 1, 1, 0, 1},
 #endif
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
+#if !(defined(__AVX512VNNI__) && defined(__AVX512VBMI__))
+/* (AVX2 builds, checked only, at dilation 2: the stride-1 patch pairs from the taps' segments) */
+static const shape DILATED_[] = {
+    {"conv 3x3 dil 2 24->20 30x30", 0, 0, 24, 20, 30, 3, 1, 2, 64, 0, 0, 0, 0},
+    {"conv 5x5 dil 2 8->12 21x21 u8 w_zero", 0, 1, 8, 12, 21, 5, 1, 4, 64, 0, 1, 0, 0},
+};
+#define NDILATED ((int)(sizeof DILATED_ / sizeof DILATED_[0]))
+#else
+#define NDILATED 0
+static const shape DILATED_[1];
+#endif
 
 #if defined(AOTC_TEST_QX86_TRACE)
 /* the blocks run on quant_avx512vnni.h's paths (AOTC_QX86_TRACE): depthwise_flat's 3 x 3 blocks (windows whole, or
@@ -91,8 +96,9 @@ static void *buffer(size_t n) {
     return b;
 }
 
-/* Shape s: its kernel once (check 0) or checked against the reference (1). Returns 1 on a mismatch. */
-static int run(const shape *s, int check) {
+/* Shape s at dilation dil: its kernel once (check 0) or checked against the reference (1). Returns 1 on a
+ * mismatch. */
+static int run(const shape *s, int check, int32_t dil) {
     aotc_qconv_params p;
     aotc_qresidual_params rp;
     const int u8 = s->u8;
@@ -106,7 +112,7 @@ static int run(const shape *s, int check) {
     memset(&p, 0, sizeof p);
     p.batch = 1, p.in_c = s->in_c, p.out_c = s->out_c, p.group = s->depthwise ? s->in_c : 1;
     p.in_h = p.in_w = s->in_hw, p.k_h = p.k_w = s->k, p.stride_h = p.stride_w = s->stride;
-    p.dil_h = p.dil_w = s->dil > 0 ? s->dil : 1, p.pad_top = p.pad_left = s->pad;
+    p.dil_h = p.dil_w = dil, p.pad_top = p.pad_left = s->pad;
     p.out_h = p.out_w = (s->in_hw + 2 * s->pad - (s->k - 1) * p.dil_w - 1) / s->stride + 1;
     k = (p.in_c / p.group) * p.k_h * p.k_w, kp = s->depthwise ? k : (k + 3) / 4 * 4;
     p.x_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
@@ -224,7 +230,8 @@ static int run(const shape *s, int check) {
 int main(int argc, char **argv) {
     int failed = 0, i;
     test_seed(argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1u);
-    if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0);
-    for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1);
+    if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0, 1);
+    for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1, 1);
+    for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
     return failed;
 }
