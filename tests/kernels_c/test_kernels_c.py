@@ -156,7 +156,11 @@ def test_kernels_avx2(tmp_path, objects, family):
 # a time): convs 0.40 (0.51), 0.63 (0.82), 0.73 (0.91), 0.95 (1.21), 2.29 (3.99); depthwise 1.21 (4.12),
 # 3.10 (4.36), 2.12 (6.85), 1.25 (2.45), 2.61 (6.27). (The convs' cycles fell more than their instructions: the byte
 # quads' shuffles and re-widened weights had competed with vpmaddwd for the vector ports)
-QAVX2_INSTRUCTIONS_PER_MAC = [0.45, 0.72, 0.82, 1.08, 3.1, 2.5, 3.7, 4.0, 1.8, 4.2]
+# avx2q7: the last two, planes whose last patch block is 8 past whole lanes of 16, summed in vectors of 8 (0.75 -> 0.68
+# and 1.27 -> 1.23; before it in whole lanes of 16); then the stride-1 patch pairs from each (ic, kh)'s padded input
+# segments (qavx2_segs, qavx2_pairs_s1), not row by row with every tap's bounds: shapes 0, 4, 10, 11 0.400 -> 0.376,
+# 2.29 -> 2.05, 0.683 -> 0.660, 1.232 -> 1.053.
+QAVX2_INSTRUCTIONS_PER_MAC = [0.39, 0.72, 0.82, 1.08, 2.2, 2.5, 3.7, 4.0, 1.8, 4.2, 0.675, 1.12]
 
 
 def _quant_avx2_sources() -> list[Path]:
@@ -177,7 +181,7 @@ def test_quant_avx2_network_shapes(tmp_path, objects):
     checked = tmp_path / "test_quant_avx2_shapes"
     compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, *SANITIZE, "-march=x86-64-v3"], checked)
     out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
-    assert "MISMATCH" not in out and out.count(" ok (") == len(QAVX2_INSTRUCTIONS_PER_MAC) + 2, out  # (+ the ADDs)
+    assert "MISMATCH" not in out and out.count(" ok (") == len(QAVX2_INSTRUCTIONS_PER_MAC) + 4, out  # (+ checked only)
     counted = tmp_path / "test_quant_avx2_counts"
     compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
     for i, bound in enumerate(QAVX2_INSTRUCTIONS_PER_MAC):
@@ -447,6 +451,29 @@ def _icelake_functions(tmp_path: Path, name: str) -> dict[str, str]:
                     str(kernel_file(f"{name}.c")), "-o", str(obj)], check=True)
     return _x86_functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
                                          text=True, check=True).stdout)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", ["quant_int8", "quant_uint8"])
+def test_quant_avx2_hot_paths_call_no_memcpy(tmp_path, name):
+    """As a bundle for an x86-64 host without AVX-512 builds them (-O3 -march=x86-64-v3): the int8 convs' AVX2 paths
+    call no memcpy (gcc had made their vector copy loops calls of it: a block's last outputs, a depthwise plane's rows,
+    padded input rows, a depthwise row's weight vectors; 2-3 % of MobileNetV2 QDQ's time), and QuantizeLinear divides
+    8 floats at a time (vdivps on ymm; one at a time it had taken 2 % of MobileNetV2's)."""
+    require_tool("gcc", "objdump")
+    obj = tmp_path / f"{name}.o"
+    subprocess.run(["gcc", "-std=c99", "-O3", "-march=x86-64-v3", *WARNINGS, *kernel_include_flags(), "-c",
+                    str(kernel_file(f"{name}.c")), "-o", str(obj)], check=True)
+    funcs = _x86_functions(subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(obj)], capture_output=True,
+                                          text=True, check=True).stdout)
+    suffix = "_u8" if name == "quant_uint8" else "_i8"
+    hot = {k: v for k, v in funcs.items() if re.match(r"aotc_(qavx2_|qconv_depthwise_avx2|qconv_patch_pairs|"
+                                                        r"qconv_patches_avx2)", k)}
+    assert f"aotc_qconv_depthwise_avx2{suffix}" in {k.split(".")[0] for k in hot}, sorted(funcs)
+    calls = [k for k, v in hot.items() if re.search(r"\b(memcpy|memmove)\b", v)]
+    assert not calls, calls
+    quantize = funcs[f"aotc_quantize{suffix}"]
+    assert re.search(r"vdivps .*%ymm", quantize), quantize
 
 
 @pytest.mark.full

@@ -28,6 +28,12 @@ static const shape SHAPES_[] = {
     {"depthwise 5x5 40 7x7 u8", 1, 1, 40, 40, 7, 5, 1, 2, 0, 0, 0, 0, 0},
     {"depthwise 3x3 8 112x112", 1, 0, 8, 8, 112, 3, 1, 1, 0, 0, 0, 0, 0},
     {"depthwise 3x3 13 14x14 w_zero", 1, 0, 13, 13, 14, 3, 1, 1, 0, 0, 1, 0, 0},
+#if !(defined(__AVX512VNNI__) && defined(__AVX512VBMI__))
+    /* (AVX2 builds: planes whose last patch block is 8 past whole lanes of 16, ResNet-18's 7 x 7 and 14 x 14: the
+     * block in vectors of 8, 32 + 24 positions, not 32 + 32; stride 1: the taps' rows from segments) */
+    {"conv 3x3 64->64 7x7 (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 0, 0},
+    {"conv 3x3 20->13 14x14 u8 w_zero", 0, 1, 20, 13, 14, 3, 1, 1, 64, 0, 1, 0, 0},
+#endif
     /* (checked only: the last ones) */
     {"conv 3x3 24->24 20x20 + ADD", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 0},
     {"conv 1x1 40->20 9x9 u8 w_zero + ADD", 0, 1, 40, 20, 9, 1, 1, 0, 64, 0, 1, 1, 0},
@@ -57,6 +63,17 @@ static const shape SHAPES_[] = {
 #endif
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
+#if !(defined(__AVX512VNNI__) && defined(__AVX512VBMI__))
+/* (AVX2 builds, checked only, at dilation 2: the stride-1 patch pairs from the taps' segments) */
+static const shape DILATED_[] = {
+    {"conv 3x3 dil 2 24->20 30x30", 0, 0, 24, 20, 30, 3, 1, 2, 64, 0, 0, 0, 0},
+    {"conv 5x5 dil 2 8->12 21x21 u8 w_zero", 0, 1, 8, 12, 21, 5, 1, 4, 64, 0, 1, 0, 0},
+};
+#define NDILATED ((int)(sizeof DILATED_ / sizeof DILATED_[0]))
+#else
+#define NDILATED 0
+static const shape DILATED_[1];
+#endif
 
 #if defined(AOTC_TEST_QX86_TRACE)
 /* the blocks run on quant_avx512vnni.h's paths (AOTC_QX86_TRACE): depthwise_flat's 3 x 3 blocks (windows whole, or
@@ -79,8 +96,9 @@ static void *buffer(size_t n) {
     return b;
 }
 
-/* Shape s: its kernel once (check 0) or checked against the reference (1). Returns 1 on a mismatch. */
-static int run(const shape *s, int check) {
+/* Shape s at dilation dil: its kernel once (check 0) or checked against the reference (1). Returns 1 on a
+ * mismatch. */
+static int run(const shape *s, int check, int32_t dil) {
     aotc_qconv_params p;
     aotc_qresidual_params rp;
     const int u8 = s->u8;
@@ -94,8 +112,8 @@ static int run(const shape *s, int check) {
     memset(&p, 0, sizeof p);
     p.batch = 1, p.in_c = s->in_c, p.out_c = s->out_c, p.group = s->depthwise ? s->in_c : 1;
     p.in_h = p.in_w = s->in_hw, p.k_h = p.k_w = s->k, p.stride_h = p.stride_w = s->stride;
-    p.dil_h = p.dil_w = 1, p.pad_top = p.pad_left = s->pad;
-    p.out_h = p.out_w = (s->in_hw + 2 * s->pad - s->k) / s->stride + 1;
+    p.dil_h = p.dil_w = dil, p.pad_top = p.pad_left = s->pad;
+    p.out_h = p.out_w = (s->in_hw + 2 * s->pad - (s->k - 1) * p.dil_w - 1) / s->stride + 1;
     k = (p.in_c / p.group) * p.k_h * p.k_w, kp = s->depthwise ? k : (k + 3) / 4 * 4;
     p.x_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
     p.y_zero = u8 ? rand_int(100, 150) : rand_int(-20, 20);
@@ -212,7 +230,8 @@ static int run(const shape *s, int check) {
 int main(int argc, char **argv) {
     int failed = 0, i;
     test_seed(argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1u);
-    if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0);
-    for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1);
+    if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0, 1);
+    for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1, 1);
+    for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
     return failed;
 }

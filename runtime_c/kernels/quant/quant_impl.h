@@ -47,7 +47,25 @@ void AOTC_Q(quantize)(const aotc_qaxis *p, const float *x, QT *y) {
             const float s = p->scale[c];
             const int32_t z = p->zero[c];
             const float lo = (float)(QT_MIN - z), hi = (float)(QT_MAX - z);
-            for (i = 0; i < p->inner; ++i) {
+            i = 0;
+#if AOTC_QUANT_AVX2
+            { /* 8 at a time: the same division, clamp, rounding to nearest even (cvtps2dq) and NaN's zero point */
+                const __m256 sv = _mm256_set1_ps(s), lov = _mm256_set1_ps(lo), hiv = _mm256_set1_ps(hi);
+                const __m256i zv = _mm256_set1_epi32(z);
+                for (; i + 8 <= p->inner; i += 8, x += 8, y += 8) {
+                    const __m256 f = _mm256_div_ps(_mm256_loadu_ps(x), sv);
+                    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(f, lov), hiv)), zv);
+                    const __m256i v = _mm256_blendv_epi8(zv, q, _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_ORD_Q)));
+                    const __m128i h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#if QT_MIN == 0
+                    _mm_storel_epi64((__m128i *)(void *)y, _mm_packus_epi16(h, h));
+#else
+                    _mm_storel_epi64((__m128i *)(void *)y, _mm_packs_epi16(h, h));
+#endif
+                }
+            }
+#endif
+            for (; i < p->inner; ++i) {
                 float f = *x++ / s; /* a division, as onnxruntime does: not a multiply by 1 / s */
                 f = f < lo ? lo : f; /* a NaN passes both tests and becomes the zero point */
                 f = f > hi ? hi : f;
@@ -224,11 +242,10 @@ static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uin
     const __m128i off = _mm_set1_epi8((char)AOTC_QOFFSET);
     int32_t o;
     if (n >= 16) {
-        for (o = 0; o + 16 <= n; o += 16)
-            _mm_storeu_si128((__m128i *)(out + o), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + o)), off));
-        if (o < n)
-            _mm_storeu_si128((__m128i *)(out + n - 16),
-                             _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + n - 16)), off));
+        for (o = 0; o < n; o += 16) { /* (the place a select: for uint8, with no offset, gcc made the loop a memcpy) */
+            const int32_t at = o + 16 <= n ? o : n - 16;
+            _mm_storeu_si128((__m128i *)(out + at), _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(xs + at)), off));
+        }
     } else {
         _mm_storel_epi64((__m128i *)out, _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)xs), off));
         _mm_storel_epi64((__m128i *)(out + n - 8),
@@ -237,6 +254,137 @@ static inline void AOTC_Q(qavx2_copy)(const QT *AOTC_RESTRICT xs, int32_t n, uin
 }
 
 #define AOTC_QAVX2_KW 32 /* kernel columns at most of the pair builder's table (wider kernels: qconv_patch_row) */
+
+/* n bytes copied by vectors, the last ending at n (a block's last outputs, a depthwise plane's rows, a run of a
+ * patch row); the vector's place a select, so that gcc does not make the loop a call of memcpy, whose calls had
+ * cost 2-3 % of MobileNetV2's time */
+static inline void AOTC_Q(qavx2_bytes)(const void *AOTC_RESTRICT from, int32_t n, void *AOTC_RESTRICT to) {
+    const uint8_t *src = (const uint8_t *)from;
+    uint8_t *dst = (uint8_t *)to;
+    int32_t o;
+    if (n >= 16) {
+        for (o = 0; o < n; o += 16) {
+            const int32_t at = o + 16 <= n ? o : n - 16;
+            _mm_storeu_si128((__m128i *)(dst + at), _mm_loadu_si128((const __m128i *)(src + at)));
+        }
+    } else if (n >= 8) {
+        _mm_storel_epi64((__m128i *)dst, _mm_loadl_epi64((const __m128i *)src));
+        _mm_storel_epi64((__m128i *)(dst + n - 8), _mm_loadl_epi64((const __m128i *)(src + n - 8)));
+    } else if (n >= 4) {
+        uint32_t u, v;
+        memcpy(&u, src, 4), memcpy(&v, src + n - 4, 4);
+        memcpy(dst, &u, 4), memcpy(dst + n - 4, &v, 4);
+    } else {
+        if (n >= 1) dst[0] = src[0];
+        if (n >= 2) dst[1] = src[1];
+        if (n >= 3) dst[2] = src[2];
+    }
+}
+
+/* Stride 1 (qconv_patch_pairs): the bytes of patch row (ic, kh, kw) on a run of output columns [first, last) are
+ * those of its input row from column first - pad_left + kw dil_w on, so each run's padded input segment (x +
+ * AOTC_QOFFSET, the zero point outside the image; last - first + ext bytes, run i's at seg + t + i ext) is made once
+ * for the k_w taps of (ic, kh), and each tap's row copied from it (the row-by-row bounds of every tap had cost 60 %
+ * of the patch block) */
+#define AOTC_QAVX2_SEGRUNS 4 /* runs of output rows a block at most for the segments */
+#define AOTC_QAVX2_SEG (AOTC_QCONV_PATCH_TILE + AOTC_QAVX2_SEGRUNS * AOTC_QAVX2_KW + 16)
+
+static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT pl, int32_t kh,
+                               const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, uint8_t *AOTC_RESTRICT seg) {
+    const __m128i zb = _mm_set1_epi8((char)(uint8_t)(p->x_zero + AOTC_QOFFSET));
+    int32_t i;
+    for (i = 0; i < nr; ++i) {
+        const int32_t ih = runs[i].ih0 + kh * p->dil_h, len = runs[i].last - runs[i].first + ext;
+        const int32_t s = runs[i].first - p->pad_left; /* the input column of the segment's first byte */
+        uint8_t *sg = seg + runs[i].t + i * ext;
+        /* the zero point first, by vectors (up to 15 bytes past the segment: the next one's, made after; memset's
+         * calls for the few bytes of padding had cost as much as the copies, and gcc makes a loop of these one):
+         * len <= 64 + AOTC_QAVX2_KW */
+        _mm_storeu_si128((__m128i *)sg, zb);
+        if (len > 16) {
+            _mm_storeu_si128((__m128i *)(sg + 16), zb);
+            if (len > 32) {
+                _mm_storeu_si128((__m128i *)(sg + 32), zb);
+                if (len > 48) {
+                    _mm_storeu_si128((__m128i *)(sg + 48), zb);
+                    if (len > 64) _mm_storeu_si128((__m128i *)(sg + 64), zb), _mm_storeu_si128((__m128i *)(sg + 80), zb);
+                }
+            }
+        }
+        if (ih >= 0 && ih < p->in_h) {
+            const QT *xr = pl + (int64_t)ih * p->in_w;
+            const int32_t a = s < 0 ? -s : 0, b = p->in_w - s < len ? p->in_w - s : len; /* [a, b): inside the row */
+            if (b - a >= 8) {
+                AOTC_Q(qavx2_copy)(xr + s + a, b - a, sg + a);
+            } else if (b > a) {
+#if AOTC_QOFFSET == 0
+                AOTC_Q(qavx2_bytes)(xr + s + a, b - a, sg + a); /* (a loop of bytes: a call of memcpy) */
+#else
+                int32_t c;
+                for (c = a; c < b; ++c) sg[c] = (uint8_t)(xr[s + c] + AOTC_QOFFSET);
+#endif
+            }
+        }
+    }
+}
+
+/* A tap's row from the segments: run i's last - first bytes from byte off of its segment */
+static inline void AOTC_Q(qavx2_seg_row)(const AOTC_Q(qavx2_run) *runs, int32_t nr, int32_t ext, int32_t off,
+                                         const uint8_t *AOTC_RESTRICT seg, uint8_t *AOTC_RESTRICT row) {
+    int32_t i;
+    for (i = 0; i < nr; ++i) {
+        const uint8_t *src = seg + runs[i].t + i * ext + off;
+        uint8_t *dst = row + runs[i].t;
+        AOTC_Q(qavx2_bytes)(src, runs[i].last - runs[i].first, dst);
+    }
+}
+
+/* qconv_patch_pairs at stride 1 where every run of the block has 8 positions or more: each pair row straight from
+ * the two taps' segments (qavx2_segs; the two of the last two (ic, kh) kept), 8 positions at a time (a run's last 8
+ * ending at its end), without the rows of bytes between */
+static void AOTC_Q(qavx2_pairs_s1)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t k, int32_t np,
+                                   int32_t width, int32_t kq, const AOTC_Q(qavx2_run) *runs, int32_t nr,
+                                   int16_t *AOTC_RESTRICT pairs) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const int32_t ext = (p->k_w - 1) * p->dil_w, plane = p->in_h * p->in_w;
+    const uint32_t zz = (uint32_t)zero | (uint32_t)zero << 16; /* a pair of the zero point */
+    uint8_t seg[2][AOTC_QAVX2_SEG];
+    int32_t made[2] = {-1, -1}; /* the (ic, kh) each segment buffer holds */
+    int32_t j, h, i, o, t;
+    for (j = 0; j < 2 * kq; ++j) {
+        int16_t *dst = pairs + (int64_t)j * width * 2;
+        const uint8_t *src[2];
+        for (h = 0; h < 2; ++h) {
+            const int32_t r = 2 * j + h, row = r / p->k_w; /* row: ic k_h + kh */
+            if (r >= k) {
+                src[h] = NULL;
+                continue;
+            }
+            if (made[row & 1] != row) {
+                AOTC_Q(qavx2_segs)(p, xg + (int64_t)(row / p->k_h) * plane, row % p->k_h, runs, nr, ext, seg[row & 1]);
+                made[row & 1] = row;
+            }
+            src[h] = seg[row & 1] + (r % p->k_w) * p->dil_w;
+        }
+        if (src[0] == NULL) { /* both rows past k */
+            for (t = 0; t < width; ++t) memcpy(dst + 2 * t, &zz, 4);
+            continue;
+        }
+        for (i = 0; i < nr; ++i) {
+            const uint8_t *s0 = src[0] + runs[i].t + i * ext, *s1 = src[1] ? src[1] + runs[i].t + i * ext : NULL;
+            const int32_t n = runs[i].last - runs[i].first;
+            int16_t *d = dst + 2 * runs[i].t;
+            const __m128i zb = _mm_set1_epi8((char)zero);
+            for (o = 0;; o = o + 16 <= n ? o + 8 : n - 8) {
+                const __m128i a = _mm_loadl_epi64((const __m128i *)(s0 + o));
+                const __m128i b = s1 ? _mm_loadl_epi64((const __m128i *)(s1 + o)) : zb;
+                _mm256_storeu_si256((__m256i *)(d + 2 * o), _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(a, b)));
+                if (o + 8 >= n) break;
+            }
+        }
+        for (t = np; t < width; ++t) memcpy(dst + 2 * t, &zz, 4); /* lanes past the plane's end */
+    }
+}
 
 /* Patch pair rows [0, 2 kq) of positions [p0, p0 + np) (np <= width) into pairs (width positions a pair row; the
  * positions past np and the rows past k hold the zero point): each row's bytes as qconv_patch_row's (the block's runs
@@ -250,7 +398,9 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
     uint8_t rows[2][AOTC_QCONV_PATCH_TILE];
     AOTC_Q(qavx2_run) runs[AOTC_QCONV_PATCH_TILE];
     int32_t kw_start[AOTC_QAVX2_KW], kw_o0[AOTC_QAVX2_KW], kw_o1[AOTC_QAVX2_KW];
-    int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0;
+    uint8_t seg[AOTC_QAVX2_SEG];
+    const int32_t ext = (p->k_w - 1) * p->dil_w;
+    int32_t j, h, t, nr = 0, ic = 0, kh = 0, kw = 0, r = 0, segs = 0;
     if (p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
         p->out_w == p->in_w && p->out_h == p->in_h) {
         /* pointwise: patch row r is input channel r's plane, the block's positions a run of it: two channels'
@@ -292,6 +442,15 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
             kw_start[kw] = s0, kw_o0[kw] = s0 < 0 ? (-s0 + sw - 1) / sw : 0, kw_o1[kw] = o1 < ow_n ? o1 : ow_n;
         }
         kw = 0;
+        segs = sw == 1 && p->k_w > 1 && nr <= AOTC_QAVX2_SEGRUNS && ext < AOTC_QAVX2_KW;
+        if (segs) {
+            int32_t i, least = np;
+            for (i = 0; i < nr; ++i) least = runs[i].last - runs[i].first < least ? runs[i].last - runs[i].first : least;
+            if (least >= 8) {
+                AOTC_Q(qavx2_pairs_s1)(p, xg, k, np, width, kq, runs, nr, pairs);
+                return;
+            }
+        }
     }
     for (j = 0; j < 2 * kq; ++j) {
         int16_t *dst = pairs + (int64_t)j * width * 2;
@@ -303,6 +462,13 @@ static void AOTC_Q(qconv_patch_pairs)(const aotc_qconv_params *p, const QT *AOTC
             }
             if (!fast) {
                 AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, row);
+            } else if (segs) { /* stride 1: the row's runs copied from (ic, kh)'s segments, made at its first tap */
+                if (kw == 0) AOTC_Q(qavx2_segs)(p, xg + (int64_t)ic * plane, kh, runs, nr, ext, seg);
+                AOTC_Q(qavx2_seg_row)(runs, nr, ext, kw * p->dil_w, seg, row);
+                if (++kw == p->k_w) {
+                    kw = 0;
+                    if (++kh == p->k_h) kh = 0, ++ic;
+                }
             } else {
                 const QT *pl = xg + (int64_t)ic * plane;
                 const int32_t start = kw_start[kw], o0 = kw_o0[kw], o1 = kw_o1[kw], dh = kh * p->dil_h;
@@ -418,6 +584,29 @@ static void AOTC_Q(qavx2_lanes)(const int16_t *AOTC_RESTRICT pairs, int32_t widt
     _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
 }
 
+/* qavx2_lanes on the last 8 positions of a block whose width is 8 past a multiple of 16 */
+static void AOTC_Q(qavx2_lanes8)(const int16_t *AOTC_RESTRICT pairs, int32_t width, int32_t t0, int32_t nj,
+                                 const int32_t *AOTC_RESTRICT wb, int first, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const int32_t *px = (const int32_t *)(const void *)pairs + t0;
+    __m256i a0, a1, a2, a3;
+    int32_t j;
+    if (first) {
+        a0 = a1 = a2 = a3 = _mm256_setzero_si256();
+    } else {
+        a0 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a1 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0));
+        a2 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a3 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0));
+    }
+    for (j = 0; j < nj; ++j) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width));
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j])));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 1])));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 2])));
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 3])));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a0), _mm256_storeu_si256((__m256i *)(acc[1] + t0), a1);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a2), _mm256_storeu_si256((__m256i *)(acc[3] + t0), a3);
+}
+
 /* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the
  * default rounding mode, as aotc_round_even), then the zero point */
 static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp) {
@@ -445,7 +634,7 @@ static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256
     } else {
         QT tmp[16];
         _mm_storeu_si128((__m128i *)(void *)tmp, h);
-        memcpy(dst, tmp, (size_t)n * sizeof(QT));
+        AOTC_Q(qavx2_bytes)(tmp, n * (int32_t)sizeof(QT), dst);
     }
 }
 
@@ -474,7 +663,8 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += ptile) { /* blocks as qconv_patches_plain's */
                 const int32_t np = plane_out - p0 < ptile ? plane_out - p0 : ptile;
-                const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
+                /* the last block in whole vectors of 8 (a 7 x 7 plane's 32 + 24 positions, not 32 + 32) */
+                const int32_t np_lanes = (np + 7) / 8 * 8;
                 const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0;
                 const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
                 const int32_t width = np_lanes;
@@ -495,9 +685,10 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                     for (j0 = 0; j0 < 2 * kq; j0 += AOTC_QAVX2_JC) {
                         const int32_t nj = 2 * kq - j0 < AOTC_QAVX2_JC ? 2 * kq - j0 : AOTC_QAVX2_JC;
                         AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, j0 / 2, nj / 2, wb);
-                        for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                        for (t0 = 0; t0 + AOTC_QCONV_LANES <= width; t0 += AOTC_QCONV_LANES) {
                             AOTC_Q(qavx2_lanes)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
                         }
+                        if (t0 < width) AOTC_Q(qavx2_lanes8)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
                     }
                     for (j = 0; j < nb; ++j) {
                         const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
@@ -516,11 +707,14 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                             const __m256 scv = _mm256_set1_ps(sc);
                             const __m256i bv = _mm256_set1_epi32(b), wzv = _mm256_set1_epi32(wz);
                             for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                                const int two = t0 + 8 < width; /* (a block's last 8 positions: one vector) */
                                 __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
-                                __m256i v1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv);
+                                __m256i v1 = two ? _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv)
+                                                 : bv;
                                 if (wz != 0) {
                                     v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
-                                    v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
+                                    if (two)
+                                        v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
                                 }
                                 AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
                             }
@@ -1264,10 +1458,7 @@ static inline void AOTC_Q(qavx2_dw_bytes)(const aotc_qconv_params *p, const QT *
     /* (memset's and memcpy's calls had cost more than the row's sums) */
     for (i = 0; i < nbytes; i += 16) _mm_storeu_si128((__m128i *)(bytes + i), zb);
     if (body >= 16) {
-        for (o = 0; o + 16 <= body; o += 16)
-            _mm_storeu_si128((__m128i *)(bytes + p->pad_left + o), _mm_loadu_si128((const __m128i *)(const void *)(xr + o)));
-        _mm_storeu_si128((__m128i *)(bytes + p->pad_left + body - 16),
-                         _mm_loadu_si128((const __m128i *)(const void *)(xr + body - 16)));
+        AOTC_Q(qavx2_bytes)(xr, body, bytes + p->pad_left); /* (not a call of memcpy) */
     } else {
         for (o = 0; o < body; ++o) bytes[p->pad_left + o] = (uint8_t)xr[o];
     }
@@ -1355,7 +1546,7 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                 }
                 AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, out + q0, 16);
             }
-            for (r = 0; r < p->out_h; ++r) memcpy(yo + (int64_t)r * p->out_w, out + (int64_t)r * rw, (size_t)p->out_w * sizeof(QT));
+            for (r = 0; r < p->out_h; ++r) AOTC_Q(qavx2_bytes)(out + (int64_t)r * rw, p->out_w * (int32_t)sizeof(QT), yo + (int64_t)r * p->out_w);
         }
     }
     return 1;
@@ -1406,7 +1597,7 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
             for (oh = 0; oh < p->out_h; ++oh) {
                 const int32_t ih0 = oh * p->stride_h - p->pad_top;
                 const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
-                __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
+                const __m256i *tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG]; /* (the vectors themselves: a memcpy a row) */
                 int32_t nv;
                 for (kh = 0; kh < p->k_h; ++kh) { /* the input rows under this output row as pairs, once each */
                     const int32_t ih = ih0 + kh;
@@ -1418,13 +1609,13 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
                 for (kh = 0, nv = 0; kh < p->k_h; ++kh) { /* the rows inside the image (x - x_zero = 0 outside) */
                     const int32_t ih = ih0 + kh;
                     if (ih < 0 || ih >= p->in_h) continue;
-                    for (g = 0; g < kg; ++g) src[nv] = ring[ih % p->k_h] + (sw == 1 ? 2 * g : g), tw[nv++] = wv[kh][g];
+                    for (g = 0; g < kg; ++g) src[nv] = ring[ih % p->k_h] + (sw == 1 ? 2 * g : g), tw[nv++] = &wv[kh][g];
                 }
                 for (ow0 = 0; ow0 < p->out_w; ow0 += 16) { /* 16 positions in two registers */
                     __m256i a0 = bv, a1 = bv;
                     for (i = 0; i < nv; ++i) {
-                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), tw[i]));
-                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), tw[i]));
+                        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), *tw[i]));
+                        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), *tw[i]));
                     }
                     AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
                 }
