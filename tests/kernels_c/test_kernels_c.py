@@ -201,8 +201,10 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     x86_dense_dotq16; without them 8 channels of three blocks at a time, x86_dense_dotq3x8) and, without zero
     points, the rest on three blocks of positions at a time (x86_dense_dotb3x8; with them never), a 7 x 7 plane's
     one-lane last block with the three before it (x86_dense_dotb3x8n), every 1 x 1 conv at stride 2 its patch rows
-    gathered on runs found once a block (x86_patch_runs); and QGemm (MobileNetV2's 1280 x 1000 classifier, tails of
-    k and n, uint8, weight zero points, one scale) on qgemm_avx512's four rows at a time."""
+    gathered on runs found once a block (x86_patch_runs), every conv requantised a channel at a time 64 positions
+    at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp); and
+    QGemm (MobileNetV2's 1280 x 1000 classifier, tails of k and n, uint8, weight zero points, one scale) on
+    qgemm_avx512's four rows at a time."""
     require_tool("gcc")
     cpu = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").is_file() else []
     if platform.machine() != "x86_64" or "avx512_vnni" not in cpu or "avx512vbmi" not in cpu:
@@ -226,6 +228,7 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
             masked += int(n["dw3_masked"])
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
+            assert int(n["requant64"]) > 0, row
         if "conv 1x1 " in row:
             assert int(n["quads64"]) > 0, row
     assert masked > 0, out
