@@ -456,6 +456,19 @@ def _icelake_functions(tmp_path: Path, name: str) -> dict[str, str]:
 
 
 @pytest.mark.full
+def test_reduce_mean_rows_on_avx512(tmp_path):
+    """ReduceMean over the last axis of [rows, n] (a global average pool's: a QDQ MobileNetV2's 1280 rows of 49) sums
+    four rows at a time in vectors of 8 with AVX-512 (reduce.c's pass_sum_rows, in pass_sum's order:
+    test_reduce_kernels.c checks it bit for bit), not pass_sum's odometer a row at a time: 10.5 -> 2.4 us there (one
+    thread, Zen 5; no result depends on it, so the test reads the code a bundle for an AVX-512 host builds)."""
+    funcs = _icelake_functions(tmp_path, "reduce")
+    rows = [k for k in funcs if k.split(".")[0] == "pass_sum_rows"]
+    assert len(rows) == 1 and re.search(r"call\s+\S+ <pass_sum_rows", funcs["aotc_reduce_mean_f32"]), sorted(funcs)
+    adds = [line for line in funcs[rows[0]].splitlines() if "vaddps" in line and "%ymm" in line]
+    assert len(adds) >= 4, funcs[rows[0]][:3000]
+
+
+@pytest.mark.full
 def test_quant_vnni_dense_loops_prefetch_next_weights(tmp_path):
     """The dense 3 x 3 int8 conv's VNNI loops of three blocks (x86_dense_dotq3x8, x86_dense_dotb3x8 and its one-lane
     twin) prefetch the next 16 channels' weight rows into L2 as they read this block's: a 7 x 7 plane's 49 positions
