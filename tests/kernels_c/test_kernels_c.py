@@ -202,7 +202,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     points, the rest on three blocks of positions at a time (x86_dense_dotb3x8; with them never), a 7 x 7 plane's
     one-lane last block with the three before it (x86_dense_dotb3x8n), every 1 x 1 conv at stride 2 its patch rows
     gathered on runs found once a block (x86_patch_runs), every conv requantised a channel at a time 64 positions
-    at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp); and
+    at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp), a
+    7 x 7 plane's 49th position of a 1 x 1 conv summed on its own (x86_patch_column, not a vector of 16); and
     QGemm (MobileNetV2's 1280 x 1000 classifier, tails of k and n, uint8, weight zero points, one scale) on
     qgemm_avx512's four rows at a time."""
     require_tool("gcc")
@@ -214,7 +215,7 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
                      [*WARNINGS, *SANITIZE, "-march=native", "-DAOTC_TEST_QX86_TRACE"], exe)
     out = run_checked([str(exe), str(SEED)], timeout=600, env=sanitizer_env())
     rows = [line for line in out.splitlines() if " MACs)" in line]
-    assert "MISMATCH" not in out and len(rows) == 25 and all(" ok (" in r for r in rows), out
+    assert "MISMATCH" not in out and len(rows) == 26 and all(" ok (" in r for r in rows), out
     masked = 0
     for row in rows:
         n = dict(zip(*[iter(row.split(" MACs)")[1].split())] * 2, strict=True))
@@ -229,6 +230,7 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
             assert int(n["requant64"]) > 0, row
+            assert (int(n["column"]) > 0) == ("1x1 " in row and "7x7" in row and "packed" not in row), row
         if "conv 1x1 " in row:
             assert int(n["quads64"]) > 0, row
     assert masked > 0, out

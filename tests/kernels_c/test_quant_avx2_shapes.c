@@ -54,6 +54,8 @@ static const shape SHAPES_[] = {
     {"conv 3x3/2 19->32 29x29 dense u8 (packed)", 0, 1, 19, 32, 29, 3, 2, 1, 256, 1, 0, 0, 1},
     {"conv 3x3 64->64 7x7 dense + ADD (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 1, 1},
     {"conv 3x3 16->32 10x10 dense w_zero (packed)", 0, 0, 16, 32, 10, 3, 1, 1, 256, 1, 1, 0, 1},
+    /* (a 7 x 7 plane's last lane alone in its vector, x86_patch_column: a kp past 64 with a tail) */
+    {"conv 1x1 200->21 7x7", 0, 0, 200, 21, 7, 1, 1, 0, 64, 0, 0, 0, 0},
 #endif
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
@@ -74,6 +76,8 @@ long aotc_test_qx86_runs;
 long aotc_test_qx86_gemv;
 /* ... and qconv_patches_one's channels requantised 64 positions at a time with the clamp in bytes (x86_requant64) */
 long aotc_test_qx86_requant64;
+/* ... and a plane's last lane alone in its vector summed on its own (x86_patch_column) */
+long aotc_test_qx86_column;
 #endif
 
 static void *buffer(size_t n) {
@@ -204,11 +208,11 @@ static int run(const shape *s, int check) {
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
     printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld runs %ld"
-           " requant64 %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel,
+           " requant64 %ld column %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel,
            aotc_test_qx86_quads64, aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3,
-           aotc_test_qx86_runs, aotc_test_qx86_requant64);
+           aotc_test_qx86_runs, aotc_test_qx86_requant64, aotc_test_qx86_column);
     aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
-    aotc_test_qx86_requant64 = 0;
+    aotc_test_qx86_requant64 = aotc_test_qx86_column = 0;
     aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = aotc_test_qx86_dotb3n = aotc_test_qx86_dotq3 = aotc_test_qx86_runs = 0;
 #endif
     printf("\n");

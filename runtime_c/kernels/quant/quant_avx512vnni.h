@@ -26,7 +26,7 @@
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
 extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
-extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64;
+extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_column;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -1827,6 +1827,47 @@ typedef struct {
     }
 #endif
 
+#ifndef AOTC_QX86_COLUMN
+#define AOTC_QX86_COLUMN 4096 /* x86_patch_column's kp at most (its column on the stack) */
+#endif
+/* Position t of the patch block at scratch (width positions a quad row, kq rows) for channels [c0, c1) of
+ * unpacked weights without zero points, into yt[c * plane_out]: the position's quads gathered into one row of kp
+ * bytes, each channel's weight row summed against it by vpdpbusd 64 bytes a step, 16 channels requantised at a time
+ * as x86_requant16 does it. (A 7 x 7 plane's 49th position alone in its vector of 16 took a quarter of the 1 x 1
+ * convs' dot products there.) */
+static void AOTC_Q(x86_patch_column)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w,
+                                     const uint8_t *AOTC_RESTRICT scratch, int32_t width, int32_t kq, int32_t t,
+                                     int32_t c0, int32_t c1, QT *AOTC_RESTRICT yt, int64_t plane_out) {
+    const int32_t kp = kq * 4;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    uint8_t col[AOTC_QX86_COLUMN];
+    int32_t q, c, j, i;
+    AOTC_QX86_TRACE(column);
+    for (q = 0; q < kq; ++q) memcpy(col + 4 * q, scratch + ((int64_t)q * width + t) * 4, 4);
+    for (c = c0; c < c1; c += 16) {
+        const int32_t nc = c1 - c < 16 ? c1 - c : 16;
+        const __mmask16 m = AOTC_Q(x86_lanes)(nc);
+        int32_t sums[16];
+        QT out[16];
+        for (j = 0; j < nc; ++j) {
+            const int8_t *wr = aotc_qconv_wrow(p, w, c + j, kp);
+            __m512i acc = _mm512_setzero_si512();
+            for (i = 0; i < kp; i += 64) {
+                const __mmask64 lm = kp - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (kp - i)) - 1u;
+                acc = _mm512_dpbusd_epi32(acc, _mm512_maskz_loadu_epi8(lm, (const void *)(col + i)),
+                                          _mm512_maskz_loadu_epi8(lm, (const void *)(wr + i)));
+            }
+            sums[j] = _mm512_reduce_add_epi32(acc);
+        }
+        _mm_storeu_si128((__m128i *)(void *)out,
+                         AOTC_Q(x86_requant16)(_mm512_add_epi32(_mm512_maskz_loadu_epi32(m, sums),
+                                                                _mm512_maskz_loadu_epi32(m, p->bias + c)),
+                                               _mm512_maskz_loadu_ps(m, p->scale + c), lo, hi, zp));
+        for (j = 0; j < nc; ++j) yt[(int64_t)(c + j) * plane_out] = out[j];
+    }
+}
+
 /* qconv_patches_vnni on one thread: its items (below) in this function's loops, which gcc compiles to the tighter
  * code (there, inlined, the dot products ran out of vector registers and reloaded the patch rows at each weight:
  * the 1 x 1 convs of an int8 MobileNetV2 took 10-20 % longer) */
@@ -1849,8 +1890,10 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
     const __m512i zp16 = _mm512_set1_epi16((int16_t)p->y_zero);
     const __m512i qlo = _mm512_set1_epi8((char)(whole ? (int32_t)p->y_lo + p->y_zero : 0));
     const __m512i qhi = _mm512_set1_epi8((char)(whole ? (int32_t)p->y_hi + p->y_zero : 0));
+    /* a plane's last lane alone in its vector by x86_patch_column */
+    const int column_ok = !p->w_zero_any && !AOTC_QCONV_PACKED(p) && kp <= AOTC_QX86_COLUMN;
     int32_t sums[AOTC_QCONV_PATCH_TILE];
-    int32_t n, g, oc, p0, t0, j, q;
+    int32_t n, g, oc, p0, t0, j, q, column;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -1874,6 +1917,7 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             _mm512_storeu_si512((void *)(sums + t0), s);
                         }
                     }
+                    column = -1;
                     for (oc = c0; oc < c0 + cn; oc += 6) { /* 6 channels x up to 64 positions at a time */
                         const int32_t nb = c0 + cn - oc < 6 ? c0 + cn - oc : 6;
                         const int8_t *wr[6];
@@ -1886,9 +1930,13 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                         for (t0 = 0; t0 < width; t0 += 64) {
                             const uint8_t *pq = scratch + (int64_t)t0 * 4;
                             const int64_t stride = (int64_t)width * 4;
-                            const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
+                            int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
                             __m512i a[24];
                             int32_t v;
+                            if (nv > 1 && real - t0 - 16 * (nv - 1) == 1 && column_ok) { /* its last lane alone */
+                                --nv;
+                                column = t0 + 16 * nv;
+                            }
                             QX86_DOT6_SWITCH(nv)
                             if (!p->w_zero_any) { /* per channel: its scale once, its 64 positions one store */
                                 __mmask64 m64 = 0;
@@ -1925,6 +1973,9 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                                 }
                             }
                         }
+                    }
+                    if (column >= 0) {
+                        AOTC_Q(x86_patch_column)(p, w, scratch, width, kq, column, c0, c0 + cn, yn + q0 + column, plane_out);
                     }
             }
             }
