@@ -43,8 +43,8 @@ static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo
 }
 
 /* Four vectors of x86_requant16_lanes (each lane inside QT's range) as 64 bytes of QT, v0's lanes first: two
- * saturating packs (which change nothing here) and a dword permute, for one store of 64 (a store of 16 from each,
- * vpmovdb to memory, took ~4 cycles on Zen 5: about a fifth of a QDQ MobileNetV2's 1 x 1 convs) */
+ * saturating packs (which change nothing here) and a dword permute, for one store of 64 rather than four masked
+ * vpmovdb stores of 16 (qconv_patches_one where its clamp is not whole numbers; x86_requant64 otherwise) */
 static inline __m512i AOTC_Q(x86_pack64)(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
     const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m512i a = _mm512_packs_epi32(v0, v1), b = _mm512_packs_epi32(v2, v3);
@@ -290,7 +290,7 @@ static inline void AOTC_Q(x86_lanes_init)(aotc_qx86_lane *lane) {
 
 #ifndef AOTC_QX86_GEMV_AHEAD
 /* x86_gemv4 prefetches the B rows this many rows on (the next four: without it the 1280 x 1000 classifier of a QDQ
- * MobileNetV2 waited on memory, 37 us, with it 18 us, the runner's profile at 1000 runs) */
+ * MobileNetV2 waited on memory, 2.8 % of the runner's perf profile, with it 1.2-1.4 %; 34 -> 11 us by node_profile) */
 #define AOTC_QX86_GEMV_AHEAD 4
 #endif
 /* Four B rows' dot products with a row of A by vpdpbusd, 64 bytes a step (the last masked): A as unsigned bytes (x +
@@ -323,7 +323,7 @@ static inline void AOTC_Q(x86_gemv4)(const QT *AOTC_RESTRICT ar, const int8_t *c
 
 /* QGemm / QLinearMatMul (aotc_qgemm_*) with VNNI: 16 columns at a time, four B rows' dot products at once
  * (x86_gemv4), requantised 16 lanes at a time as the plain loop does it one at a time. (The plain loop, which gcc
- * vectorised with 16-bit multiplies, took 36 us on a QDQ MobileNetV2's 1280 x 1000 classifier, OpenVINO 24 us.)
+ * vectorised with 16-bit multiplies, took 34-36 us on a QDQ MobileNetV2's 1280 x 1000 classifier, OpenVINO 24 us.)
  * 0 (nothing done) where B is interleaved (il4, Arm's). */
 static int AOTC_Q(qgemm_avx512)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
                                 QT *AOTC_RESTRICT y) {
