@@ -205,7 +205,11 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     x86_dense_dotq16; without them 8 channels of three blocks at a time, x86_dense_dotq3x8) and, without zero
     points, the rest on three blocks of positions at a time (x86_dense_dotb3x8; with them never), a 7 x 7 plane's
     one-lane last block with the three before it (x86_dense_dotb3x8n), every 1 x 1 conv at stride 2 its patch rows
-    gathered on runs found once a block (x86_patch_runs)."""
+    gathered on runs found once a block (x86_patch_runs), every conv requantised a channel at a time 64 positions
+    at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp), a
+    7 x 7 plane's 49th position of a 1 x 1 conv summed on its own (x86_patch_column, not a vector of 16); and
+    QGemm (MobileNetV2's 1280 x 1000 classifier, tails of k and n, uint8, weight zero points, one scale) on
+    qgemm_avx512's four rows at a time."""
     require_tool("gcc")
     cpu = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").is_file() else []
     if platform.machine() != "x86_64" or "avx512_vnni" not in cpu or "avx512vbmi" not in cpu:
@@ -215,7 +219,7 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
                      [*WARNINGS, *SANITIZE, "-march=native", "-DAOTC_TEST_QX86_TRACE"], exe)
     out = run_checked([str(exe), str(SEED)], timeout=600, env=sanitizer_env())
     rows = [line for line in out.splitlines() if " MACs)" in line]
-    assert "MISMATCH" not in out and len(rows) == 25 and all(" ok (" in r for r in rows), out
+    assert "MISMATCH" not in out and len(rows) == 26 and all(" ok (" in r for r in rows), out
     masked = 0
     for row in rows:
         n = dict(zip(*[iter(row.split(" MACs)")[1].split())] * 2, strict=True))
@@ -229,9 +233,13 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
             masked += int(n["dw3_masked"])
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
+            assert int(n["requant64"]) > 0, row
+            assert (int(n["column"]) > 0) == ("1x1 " in row and "7x7" in row and "packed" not in row), row
         if "conv 1x1 " in row:
             assert int(n["quads64"]) > 0, row
     assert masked > 0, out
+    gemms = [line for line in out.splitlines() if line.startswith("qgemm ")]
+    assert len(gemms) == 5 and all(" checked gemv " in g and int(g.split()[-1]) > 0 for g in gemms), out
 
 
 # test_tflite_int8_avx2_shapes.c's shapes: instructions an entry's multiply-add (a table op's element) at most, as
@@ -474,6 +482,19 @@ def test_quant_avx2_hot_paths_call_no_memcpy(tmp_path, name):
     assert not calls, calls
     quantize = funcs[f"aotc_quantize{suffix}"]
     assert re.search(r"vdivps .*%ymm", quantize), quantize
+
+
+@pytest.mark.full
+def test_reduce_mean_rows_on_avx512(tmp_path):
+    """ReduceMean over the last axis of [rows, n] (a global average pool's: a QDQ MobileNetV2's 1280 rows of 49) sums
+    four rows at a time in vectors of 8 with AVX-512 (reduce.c's pass_sum_rows, in pass_sum's order:
+    test_reduce_kernels.c checks it bit for bit), not pass_sum's odometer a row at a time: 10.5 -> 2.4 us there (one
+    thread, Zen 5; no result depends on it, so the test reads the code a bundle for an AVX-512 host builds)."""
+    funcs = _icelake_functions(tmp_path, "reduce")
+    rows = [k for k in funcs if k.split(".")[0] == "pass_sum_rows"]
+    assert len(rows) == 1 and re.search(r"call\s+\S+ <pass_sum_rows", funcs["aotc_reduce_mean_f32"]), sorted(funcs)
+    adds = [line for line in funcs[rows[0]].splitlines() if "vaddps" in line and "%ymm" in line]
+    assert len(adds) >= 4, funcs[rows[0]][:3000]
 
 
 @pytest.mark.full

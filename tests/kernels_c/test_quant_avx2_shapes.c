@@ -60,6 +60,8 @@ static const shape SHAPES_[] = {
     {"conv 3x3/2 19->32 29x29 dense u8 (packed)", 0, 1, 19, 32, 29, 3, 2, 1, 256, 1, 0, 0, 1},
     {"conv 3x3 64->64 7x7 dense + ADD (packed)", 0, 0, 64, 64, 7, 3, 1, 1, 64, 1, 0, 1, 1},
     {"conv 3x3 16->32 10x10 dense w_zero (packed)", 0, 0, 16, 32, 10, 3, 1, 1, 256, 1, 1, 0, 1},
+    /* (a 7 x 7 plane's last lane alone in its vector, x86_patch_column: a kp past 64 with a tail) */
+    {"conv 1x1 200->21 7x7", 0, 0, 200, 21, 7, 1, 1, 0, 64, 0, 0, 0, 0},
 #endif
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
@@ -87,6 +89,12 @@ long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n;
 long aotc_test_qx86_dotq3;
 /* ... and the 1 x 1 convs' patch blocks gathered on runs (x86_patch_runs) */
 long aotc_test_qx86_runs;
+/* ... and QGemm's dot products four B rows at a time (qgemm_avx512) */
+long aotc_test_qx86_gemv;
+/* ... and qconv_patches_one's channels requantised 64 positions at a time with the clamp in bytes (x86_requant64) */
+long aotc_test_qx86_requant64;
+/* ... and a plane's last lane alone in its vector summed on its own (x86_patch_column) */
+long aotc_test_qx86_column;
 #endif
 
 static void *buffer(size_t n) {
@@ -118,6 +126,9 @@ static int run(const shape *s, int check, int32_t dil) {
     p.x_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
     p.y_zero = u8 ? rand_int(100, 150) : rand_int(-20, 20);
     lo = (u8 ? 0 : -128) - p.y_zero, hi = (u8 ? 255 : 127) - p.y_zero;
+#if defined(__AVX512VNNI__)
+    if (s->out_c % 2) lo += 20, hi -= 30; /* a fused activation's narrower clamp (x86_requant64 clamps in bytes) */
+#endif
     p.y_lo = (float)lo, p.y_hi = (float)hi;
     x_n = (size_t)p.in_c * p.in_h * p.in_w, y_n = (size_t)p.out_c * p.out_h * p.out_w, w_n = (size_t)p.out_c * kp;
     x = buffer(x_n), y = buffer(y_n), ref = buffer(y_n), w = (int8_t *)buffer(w_n);
@@ -214,10 +225,12 @@ static int run(const shape *s, int check, int32_t dil) {
     printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
-    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld runs %ld", aotc_test_qx86_dw3,
-           aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64, aotc_test_qx86_dotb3,
-           aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs);
+    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld runs %ld"
+           " requant64 %ld column %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel,
+           aotc_test_qx86_quads64, aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3,
+           aotc_test_qx86_runs, aotc_test_qx86_requant64, aotc_test_qx86_column);
     aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
+    aotc_test_qx86_requant64 = aotc_test_qx86_column = 0;
     aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = aotc_test_qx86_dotb3n = aotc_test_qx86_dotq3 = aotc_test_qx86_runs = 0;
 #endif
     printf("\n");
@@ -226,6 +239,58 @@ static int run(const shape *s, int check, int32_t dil) {
     return bad;
 }
 
+#if defined(__AVX512VNNI__)
+/* QGemm (aotc_qgemm_*) of m x k by k x n against the reference: MobileNetV2's classifier and shapes with tails of k
+ * (not a multiple of 64) and of n (not of 4 or 16), uint8, weight zero points, one scale. Returns 1 on a mismatch. */
+static int run_gemm(int32_t m, int32_t n, int32_t k, int u8, int with_b_zero, int per_column) {
+    aotc_qgemm_params p;
+    int32_t i, j, a_zero, *bias, *folded, *b_zero;
+    float *scale;
+    void *a, *y, *ref;
+    int8_t *bt;
+    int bad = 0;
+    memset(&p, 0, sizeof p);
+    p.m = m, p.n = n, p.k = k, p.per_column = per_column;
+    a_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
+    p.y_zero = u8 ? rand_int(100, 150) : rand_int(-20, 20);
+    p.y_lo = (float)((u8 ? 0 : -128) - p.y_zero), p.y_hi = (float)((u8 ? 255 : 127) - p.y_zero);
+    a = buffer((size_t)m * k), bt = (int8_t *)buffer((size_t)n * k), y = buffer((size_t)m * n), ref = buffer((size_t)m * n);
+    for (i = 0; i < m * k; ++i) ((uint8_t *)a)[i] = (uint8_t)rand_int(0, 255);
+    for (i = 0; i < n * k; ++i) bt[i] = (int8_t)rand_int(-128, 127);
+    scale = (float *)buffer(sizeof(float) * n), bias = (int32_t *)buffer(sizeof(int32_t) * n);
+    folded = (int32_t *)buffer(sizeof(int32_t) * n), b_zero = (int32_t *)buffer(sizeof(int32_t) * n);
+    for (j = 0; j < n; ++j) {
+        int32_t sum = 0;
+        scale[j] = (0.5f + (float)(test_next() >> 8) / 16777216.0f) / (64.0f * (float)k);
+        bias[j] = rand_int(-20000, 20000), b_zero[j] = with_b_zero ? rand_int(-128, 127) : 0;
+        for (i = 0; i < k; ++i) sum += bt[(size_t)j * k + i] - b_zero[j];
+        folded[j] = bias[j] - a_zero * sum; /* as aot/kernels/quant.py */
+    }
+    p.scale = scale, p.bias = folded, p.b_zero = with_b_zero ? b_zero : NULL;
+    if (u8) {
+        aotc_qgemm_u8(&p, (const uint8_t *)a, bt, (uint8_t *)y, NULL);
+        aotc_qgemm_u8_ref(&p, a_zero, (const uint8_t *)a, bt, bias, (uint8_t *)ref);
+    } else {
+        aotc_qgemm_i8(&p, (const int8_t *)a, bt, (int8_t *)y, NULL);
+        aotc_qgemm_i8_ref(&p, a_zero, (const int8_t *)a, bt, bias, (int8_t *)ref);
+    }
+    for (i = 0; i < m * n && !bad; ++i) {
+        const int32_t u = u8 ? ((uint8_t *)y)[i] : ((int8_t *)y)[i], v = u8 ? ((uint8_t *)ref)[i] : ((int8_t *)ref)[i];
+        if (u != v) printf("qgemm %dx%dx%d: element %d is %d, reference %d\n", (int)m, (int)n, (int)k, (int)i, (int)u, (int)v);
+        bad |= u != v;
+    }
+    printf("qgemm %dx%dx%d%s%s%s %s", (int)m, (int)n, (int)k, u8 ? " u8" : "", with_b_zero ? " b_zero" : "",
+           per_column ? "" : " one scale", bad ? "MISMATCH" : "checked");
+#if defined(AOTC_TEST_QX86_TRACE)
+    printf(" gemv %ld", aotc_test_qx86_gemv);
+    aotc_test_qx86_gemv = 0;
+#endif
+    printf("\n");
+    free(a), free(bt), free(y), free(ref), free(scale), free(bias), free(folded), free(b_zero);
+    return bad;
+}
+#endif
+
 /* argv[1]: the seed; argv[2]: a shape's index to run once (no argument: every shape, checked) */
 int main(int argc, char **argv) {
     int failed = 0, i;
@@ -233,5 +298,12 @@ int main(int argc, char **argv) {
     if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0, 1);
     for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1, 1);
     for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
+#if defined(__AVX512VNNI__)
+    failed |= run_gemm(1, 1000, 1280, 0, 0, 1); /* MobileNetV2's classifier */
+    failed |= run_gemm(3, 21, 70, 0, 0, 1);
+    failed |= run_gemm(2, 5, 63, 1, 1, 1);
+    failed |= run_gemm(1, 19, 129, 0, 1, 0);
+    failed |= run_gemm(4, 16, 3, 1, 0, 0);
+#endif
     return failed;
 }

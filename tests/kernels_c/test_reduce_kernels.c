@@ -216,6 +216,43 @@ static int check_reference(void) {
     return bad;
 }
 
+/* ReduceMean of [rows, n] over its last axis (a global average pool's) bit for bit as pass_sum orders its adds (8
+ * partial sums, the tail into the first, folded pairwise): reduce.c's rows path (pass_sum_rows, AVX-512 builds) keeps
+ * that order, so that a bundle's outputs do not change with it. Returns 1 on a mismatch. */
+static int check_rows_exact(void) {
+    static const int32_t ns[] = {8, 9, 15, 16, 49, 63};
+    int bad = 0;
+    int32_t s, rows, o, i, l;
+    for (s = 0; s < (int32_t)(sizeof ns / sizeof ns[0]); ++s) {
+        for (rows = 1; rows <= 9 && !bad; rows += 2) {
+            const int32_t n = ns[s];
+            aotc_reduce_params p;
+            float x[9 * 63], y[9];
+            memset(&p, 0, sizeof p);
+            p.rank = 2, p.shape[0] = rows, p.shape[1] = n, p.y_strides[0] = 1, p.y_size = rows, p.count = n;
+            for (i = 0; i < rows * n; ++i) x[i] = (float)(4.0 * (double)rand_float()) * (chance(1, 2) ? 1.0f : 1e-3f);
+            aotc_reduce_mean_f32(&p, x, y);
+            for (o = 0; o < rows; ++o) {
+                float acc[8] = {0}, want;
+                for (i = 0; i + 8 <= n; i += 8) {
+                    for (l = 0; l < 8; ++l) acc[l] += x[o * n + i + l];
+                }
+                for (; i < n; ++i) acc[0] += x[o * n + i];
+                for (l = 4; l > 0; l /= 2) {
+                    for (i = 0; i < l; ++i) acc[i] += acc[i + l];
+                }
+                want = (0.0f + acc[0]) / (float)n;
+                if (memcmp(&want, &y[o], sizeof want) != 0) {
+                    printf("ReduceMean [%d, %d]: row %d is %.9g, pass_sum's order %.9g\n", (int)rows, (int)n, (int)o,
+                           (double)y[o], (double)want);
+                    bad = 1;
+                }
+            }
+        }
+    }
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 200);
     int failed = check_reference(), op, f64;
@@ -234,6 +271,11 @@ int main(int argc, char **argv) {
         int bad = 0;
         for (i = 0; i < shapes && !bad; ++i) bad = check_det();
         printf("%-34s %s (%d shapes)\n", "aotc_det_f32", bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
+    }
+    {
+        const int bad = check_rows_exact();
+        printf("%-34s %s\n", "aotc_reduce_mean_f32 rows", bad ? "MISMATCH" : "ok (bit for bit)");
         failed |= bad;
     }
     return failed;

@@ -26,6 +26,7 @@
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
 extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
 extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
+extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_column;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -39,6 +40,35 @@ static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo
     f = _mm512_max_ps(f, lo);
     f = _mm512_min_ps(f, hi);
     return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point));
+}
+
+/* Four vectors of x86_requant16_lanes (each lane inside QT's range) as 64 bytes of QT, v0's lanes first: two
+ * saturating packs (which change nothing here) and a dword permute, for one store of 64 rather than four masked
+ * vpmovdb stores of 16 (qconv_patches_one where its clamp is not whole numbers; x86_requant64 otherwise) */
+static inline __m512i AOTC_Q(x86_pack64)(__m512i v0, __m512i v1, __m512i v2, __m512i v3) {
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i a = _mm512_packs_epi32(v0, v1), b = _mm512_packs_epi32(v2, v3);
+    return _mm512_permutexvar_epi32(idx, QT_MIN < 0 ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b));
+}
+
+/* x86_pack64 of the nv (1 to 4) vectors of sums at acc (the rest as zeros), requantised as x86_requant16 does it
+ * where the clamp [hi's low side y_lo, hi] is whole numbers and y_lo + y_zero, y_hi + y_zero are inside QT's range
+ * (qlo, qhi those bytes; zp16 y_zero in 16-bit words): round(min(acc * scale, hi)), then the zero point added in
+ * 16-bit words with saturation, the packs' saturation and the clamp in bytes. The same bytes (rounding commutes
+ * with a clamp to whole numbers; a product below -2^31 converts to INT32_MIN and saturates to QT's least): one float
+ * clamp and the zero point's add a 16 outputs fewer */
+static inline __m512i AOTC_Q(x86_requant64)(const __m512i *acc, int32_t nv, __m512 scale, __m512 hi, __m512i zp16,
+                                            __m512i qlo, __m512i qhi) {
+    const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512i r[4], a, b, q;
+    int32_t v;
+    for (v = 0; v < 4; ++v) {
+        r[v] = v < nv ? _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale), hi))
+                      : _mm512_setzero_si512();
+    }
+    a = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), zp16), b = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), zp16);
+    q = _mm512_permutexvar_epi32(idx, QT_MIN < 0 ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b));
+    return QT_MIN < 0 ? _mm512_max_epi8(_mm512_min_epi8(q, qhi), qlo) : _mm512_max_epu8(_mm512_min_epu8(q, qhi), qlo);
 }
 
 /* A residual QLinearAdd fused into a conv's stores (aotc_qconv_patches_add_*), its constants as
@@ -214,17 +244,20 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
     }
 #define QX86_DOT6_OUT(j)                                                                                   \
     acc[4 * (j)] = a##j##0, acc[4 * (j) + 1] = a##j##1, acc[4 * (j) + 2] = a##j##2, acc[4 * (j) + 3] = a##j##3;
-/* acc[4 j + v] = the sums over kq quad rows (`stride` bytes apart from pq; positions 16 v .. 16 v + 15 at pq + 64 v,
+/* acc[4 j + v] = init[j] (0 where init is NULL) plus the sums over kq quad rows (`stride` bytes apart from pq; positions 16 v .. 16 v + 15 at pq + 64 v,
  * v < NV) against the weight words of w[j], j < 6: up to 24 sums in registers, so that a quad row's NV loads and 6
  * broadcasts feed 6 NV byte dot products */
+#define QX86_DOT6_INIT(j) const __m512i i##j##_ = init ? _mm512_set1_epi32(init[j]) : z_;
 #define QX86_DOT6(NV)                                                                                      \
     static inline void AOTC_Q(x86_dot6x##NV)(const uint8_t *AOTC_RESTRICT pq, int64_t stride,              \
-                                             const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc) {  \
+                                             const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc,    \
+                                             const int32_t *init) {                                          \
         const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5];               \
         const __m512i z_ = _mm512_setzero_si512();                                                         \
-        __m512i a00 = z_, a01 = z_, a02 = z_, a03 = z_, a10 = z_, a11 = z_, a12 = z_, a13 = z_;             \
-        __m512i a20 = z_, a21 = z_, a22 = z_, a23 = z_, a30 = z_, a31 = z_, a32 = z_, a33 = z_;             \
-        __m512i a40 = z_, a41 = z_, a42 = z_, a43 = z_, a50 = z_, a51 = z_, a52 = z_, a53 = z_;             \
+        QX86_DOT6_INIT(0) QX86_DOT6_INIT(1) QX86_DOT6_INIT(2) QX86_DOT6_INIT(3) QX86_DOT6_INIT(4) QX86_DOT6_INIT(5) \
+        __m512i a00 = i0_, a01 = i0_, a02 = i0_, a03 = i0_, a10 = i1_, a11 = i1_, a12 = i1_, a13 = i1_;     \
+        __m512i a20 = i2_, a21 = i2_, a22 = i2_, a23 = i2_, a30 = i3_, a31 = i3_, a32 = i3_, a33 = i3_;     \
+        __m512i a40 = i4_, a41 = i4_, a42 = i4_, a43 = i4_, a50 = i5_, a51 = i5_, a52 = i5_, a53 = i5_;     \
         int32_t q;                                                                                         \
         for (q = 0; q < qs * kq; q += qs, pq += stride) {                                                  \
             const __m512i x0 = _mm512_loadu_si512((const void *)pq);                                       \
@@ -253,6 +286,80 @@ static inline void AOTC_Q(x86_lanes_init)(aotc_qx86_lane *lane) {
     for (t = 0; t < AOTC_QX86_MAX_LANES; ++t) {
         lane[t].held = -1, lane[t].wkey = -1, lane[t].init = 0, lane[t].next = 0, lane[t].wrange = -1;
     }
+}
+
+#ifndef AOTC_QX86_GEMV_AHEAD
+/* x86_gemv4 prefetches the B rows this many rows on (the next four: without it the 1280 x 1000 classifier of a QDQ
+ * MobileNetV2 waited on memory, 2.8 % of the runner's perf profile, with it 1.2-1.4 %; 34 -> 11 us by node_profile) */
+#define AOTC_QX86_GEMV_AHEAD 4
+#endif
+/* Four B rows' dot products with a row of A by vpdpbusd, 64 bytes a step (the last masked): A as unsigned bytes (x +
+ * AOTC_QOFFSET), less AOTC_QOFFSET times each B row's sum (its own vpdpbusd against the offset's bytes), as 4 sums */
+static inline void AOTC_Q(x86_gemv4)(const QT *AOTC_RESTRICT ar, const int8_t *const *b, int32_t k, int32_t *out) {
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), z = _mm512_setzero_si512();
+    __m512i s0 = z, s1 = z, s2 = z, s3 = z, c0 = z, c1 = z, c2 = z, c3 = z;
+    int32_t i;
+    for (i = 0; i < k; i += 64) {
+        const __mmask64 lm = k - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (k - i)) - 1u;
+        const __m512i xv = _mm512_xor_si512(_mm512_maskz_loadu_epi8(lm, (const void *)(ar + i)), flip);
+        const __m512i b0 = _mm512_maskz_loadu_epi8(lm, (const void *)(b[0] + i));
+        const __m512i b1 = _mm512_maskz_loadu_epi8(lm, (const void *)(b[1] + i));
+        const __m512i b2 = _mm512_maskz_loadu_epi8(lm, (const void *)(b[2] + i));
+        const __m512i b3 = _mm512_maskz_loadu_epi8(lm, (const void *)(b[3] + i));
+        _mm_prefetch((const char *)(b[0] + AOTC_QX86_GEMV_AHEAD * k + i), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b[1] + AOTC_QX86_GEMV_AHEAD * k + i), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b[2] + AOTC_QX86_GEMV_AHEAD * k + i), _MM_HINT_T0);
+        _mm_prefetch((const char *)(b[3] + AOTC_QX86_GEMV_AHEAD * k + i), _MM_HINT_T0);
+        s0 = _mm512_dpbusd_epi32(s0, xv, b0), s1 = _mm512_dpbusd_epi32(s1, xv, b1);
+        s2 = _mm512_dpbusd_epi32(s2, xv, b2), s3 = _mm512_dpbusd_epi32(s3, xv, b3);
+        if (AOTC_QOFFSET != 0) { /* (masked bytes: 0 in B, so nothing) */
+            c0 = _mm512_dpbusd_epi32(c0, flip, b0), c1 = _mm512_dpbusd_epi32(c1, flip, b1);
+            c2 = _mm512_dpbusd_epi32(c2, flip, b2), c3 = _mm512_dpbusd_epi32(c3, flip, b3);
+        }
+    }
+    out[0] = _mm512_reduce_add_epi32(_mm512_sub_epi32(s0, c0)), out[1] = _mm512_reduce_add_epi32(_mm512_sub_epi32(s1, c1));
+    out[2] = _mm512_reduce_add_epi32(_mm512_sub_epi32(s2, c2)), out[3] = _mm512_reduce_add_epi32(_mm512_sub_epi32(s3, c3));
+}
+
+/* QGemm / QLinearMatMul (aotc_qgemm_*) with VNNI: 16 columns at a time, four B rows' dot products at once
+ * (x86_gemv4), requantised 16 lanes at a time as the plain loop does it one at a time. (The plain loop, which gcc
+ * vectorised with 16-bit multiplies, took 34-36 us on a QDQ MobileNetV2's 1280 x 1000 classifier, OpenVINO 24 us.)
+ * 0 (nothing done) where B is interleaved (il4, Arm's). */
+static int AOTC_Q(qgemm_avx512)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
+                                QT *AOTC_RESTRICT y) {
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    int32_t m, n0, j, k;
+    if (p->il4) return 0;
+    AOTC_QX86_TRACE(gemv);
+    for (m = 0; m < p->m; ++m) {
+        const QT *ar = a + (int64_t)m * p->k;
+        int32_t row_sum = 0;
+        if (p->b_zero) {
+            for (k = 0; k < p->k; ++k) row_sum += ar[k];
+        }
+        for (n0 = 0; n0 < p->n; n0 += 16) {
+            const int32_t nn = p->n - n0 < 16 ? p->n - n0 : 16;
+            const __mmask16 lm = AOTC_Q(x86_lanes)(nn);
+            int32_t sums[16];
+            __m512i acc;
+            for (j = 0; j < nn; j += 4) { /* (rows past nn: the last again) */
+                const int8_t *b[4];
+                int32_t r;
+                for (r = 0; r < 4; ++r) b[r] = bt + (int64_t)(n0 + (j + r < nn ? j + r : nn - 1)) * p->k;
+                AOTC_Q(x86_gemv4)(ar, b, p->k, sums + j);
+            }
+            acc = _mm512_add_epi32(_mm512_maskz_loadu_epi32(lm, sums), _mm512_maskz_loadu_epi32(lm, p->bias + n0));
+            if (p->b_zero) {
+                acc = _mm512_sub_epi32(acc, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(lm, p->b_zero + n0),
+                                                               _mm512_set1_epi32(row_sum)));
+            }
+            _mm_mask_storeu_epi8((void *)(y + (int64_t)m * p->n + n0), lm,
+                                 AOTC_Q(x86_requant16)(acc, p->per_column ? _mm512_maskz_loadu_ps(lm, p->scale + n0)
+                                                                          : _mm512_set1_ps(p->scale[0]), lo, hi, zp));
+        }
+    }
+    return 1;
 }
 
 /* Four 16-byte rows (as unsigned bytes: x + AOTC_QOFFSET) interleaved into 16 words of four bytes,
@@ -1707,10 +1814,10 @@ typedef struct {
 
 #ifndef QX86_DOT6_SWITCH
 /* x86_dot6xNV for nv (1 to 4) vectors of 16 columns, the quad step a constant in each call (a variable one cost ~4 %
- * on pointwise nets): p, pq, stride, wr, kq and a in scope */
+ * on pointwise nets): p, pq, stride, wr, kq, a and init in scope */
 #define QX86_DOT6_CALL(NV)                                                                                 \
-    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a);                               \
-    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a);
+    if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 64, a, init);                         \
+    else AOTC_Q(x86_dot6x##NV)(pq, stride, wr, kq, 4, a, init);
 #define QX86_DOT6_SWITCH(nv)                                                                               \
     switch (nv) {                                                                                          \
     case 4: QX86_DOT6_CALL(4) break;                                                                       \
@@ -1719,6 +1826,47 @@ typedef struct {
     default: QX86_DOT6_CALL(1) break;                                                                      \
     }
 #endif
+
+#ifndef AOTC_QX86_COLUMN
+#define AOTC_QX86_COLUMN 4096 /* x86_patch_column's kp at most (its column on the stack) */
+#endif
+/* Position t of the patch block at scratch (width positions a quad row, kq rows) for channels [c0, c1) of
+ * unpacked weights without zero points, into yt[c * plane_out]: the position's quads gathered into one row of kp
+ * bytes, each channel's weight row summed against it by vpdpbusd 64 bytes a step, 16 channels requantised at a time
+ * as x86_requant16 does it. (A 7 x 7 plane's 49th position alone in its vector of 16 took a quarter of the 1 x 1
+ * convs' dot products there.) */
+static void AOTC_Q(x86_patch_column)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w,
+                                     const uint8_t *AOTC_RESTRICT scratch, int32_t width, int32_t kq, int32_t t,
+                                     int32_t c0, int32_t c1, QT *AOTC_RESTRICT yt, int64_t plane_out) {
+    const int32_t kp = kq * 4;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    uint8_t col[AOTC_QX86_COLUMN];
+    int32_t q, c, j, i;
+    AOTC_QX86_TRACE(column);
+    for (q = 0; q < kq; ++q) memcpy(col + 4 * q, scratch + ((int64_t)q * width + t) * 4, 4);
+    for (c = c0; c < c1; c += 16) {
+        const int32_t nc = c1 - c < 16 ? c1 - c : 16;
+        const __mmask16 m = AOTC_Q(x86_lanes)(nc);
+        int32_t sums[16];
+        QT out[16];
+        for (j = 0; j < nc; ++j) {
+            const int8_t *wr = aotc_qconv_wrow(p, w, c + j, kp);
+            __m512i acc = _mm512_setzero_si512();
+            for (i = 0; i < kp; i += 64) {
+                const __mmask64 lm = kp - i >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (kp - i)) - 1u;
+                acc = _mm512_dpbusd_epi32(acc, _mm512_maskz_loadu_epi8(lm, (const void *)(col + i)),
+                                          _mm512_maskz_loadu_epi8(lm, (const void *)(wr + i)));
+            }
+            sums[j] = _mm512_reduce_add_epi32(acc);
+        }
+        _mm_storeu_si128((__m128i *)(void *)out,
+                         AOTC_Q(x86_requant16)(_mm512_add_epi32(_mm512_maskz_loadu_epi32(m, sums),
+                                                                _mm512_maskz_loadu_epi32(m, p->bias + c)),
+                                               _mm512_maskz_loadu_ps(m, p->scale + c), lo, hi, zp));
+        for (j = 0; j < nc; ++j) yt[(int64_t)(c + j) * plane_out] = out[j];
+    }
+}
 
 /* qconv_patches_vnni on one thread: its items (below) in this function's loops, which gcc compiles to the tighter
  * code (there, inlined, the dot products ran out of vector registers and reloaded the patch rows at each weight:
@@ -1735,8 +1883,17 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
     const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
     const int32_t *const bias = p->bias;
     const float *const scale = p->scale;
+    /* the clamp in bytes (x86_requant64) where it is whole numbers inside QT's range, as the compiler writes it */
+    const int whole = p->y_lo >= (float)QT_MIN - 256.0f && p->y_hi <= (float)QT_MIN + 511.0f && p->y_lo <= p->y_hi &&
+                      p->y_lo == (float)(int32_t)p->y_lo && p->y_hi == (float)(int32_t)p->y_hi &&
+                      (int32_t)p->y_lo + p->y_zero >= QT_MIN && (int32_t)p->y_hi + p->y_zero <= QT_MIN + 255;
+    const __m512i zp16 = _mm512_set1_epi16((int16_t)p->y_zero);
+    const __m512i qlo = _mm512_set1_epi8((char)(whole ? (int32_t)p->y_lo + p->y_zero : 0));
+    const __m512i qhi = _mm512_set1_epi8((char)(whole ? (int32_t)p->y_hi + p->y_zero : 0));
+    /* a plane's last lane alone in its vector by x86_patch_column */
+    const int column_ok = !p->w_zero_any && !AOTC_QCONV_PACKED(p) && kp <= AOTC_QX86_COLUMN;
     int32_t sums[AOTC_QCONV_PATCH_TILE];
-    int32_t n, g, oc, p0, t0, j, q;
+    int32_t n, g, oc, p0, t0, j, q, column;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -1760,29 +1917,44 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             _mm512_storeu_si512((void *)(sums + t0), s);
                         }
                     }
+                    column = -1;
                     for (oc = c0; oc < c0 + cn; oc += 6) { /* 6 channels x up to 64 positions at a time */
                         const int32_t nb = c0 + cn - oc < 6 ? c0 + cn - oc : 6;
                         const int8_t *wr[6];
-                        for (j = 0; j < 6; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
+                        int32_t binit[6]; /* without weight zero points the sums start at the bias */
+                        const int32_t *const init = p->w_zero_any ? NULL : binit;
+                        for (j = 0; j < 6; ++j) {
+                            wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
+                            binit[j] = bias[oc + (j < nb ? j : nb - 1)];
+                        }
                         for (t0 = 0; t0 < width; t0 += 64) {
                             const uint8_t *pq = scratch + (int64_t)t0 * 4;
                             const int64_t stride = (int64_t)width * 4;
-                            const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
+                            int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
                             __m512i a[24];
                             int32_t v;
+                            if (nv > 1 && real - t0 - 16 * (nv - 1) == 1 && column_ok) { /* its last lane alone */
+                                --nv;
+                                column = t0 + 16 * nv;
+                            }
                             QX86_DOT6_SWITCH(nv)
-                            if (!p->w_zero_any) { /* per channel: its constants once, its runs' masks made once */
-                                __mmask16 m[4];
-                                for (v = 0; v < 4; ++v) m[v] = AOTC_Q(x86_lanes)(real - t0 - 16 * v);
+                            if (!p->w_zero_any) { /* per channel: its scale once, its 64 positions one store */
+                                __mmask64 m64 = 0;
+                                for (v = 0; v < nv; ++v) m64 |= (__mmask64)AOTC_Q(x86_lanes)(real - t0 - 16 * v) << (16 * v);
                                 AOTC_QX86_TRACE(requant_channel);
                                 for (j = 0; j < nb; ++j) {
-                                    const __m512i b = _mm512_set1_epi32(bias[oc + j]);
                                     const __m512 sc = _mm512_set1_ps(scale[oc + j]);
                                     QT *yc = yn + (int64_t)(oc + j) * plane_out + q0 + t0;
-                                    for (v = 0; v < nv; ++v) {
-                                        _mm_mask_storeu_epi8((void *)(yc + 16 * v), m[v],
-                                                             AOTC_Q(x86_requant16)(_mm512_add_epi32(a[4 * j + v], b), sc, lo, hi, zp));
+                                    __m512i r[4];
+                                    if (whole) {
+                                        AOTC_QX86_TRACE(requant64);
+                                        _mm512_mask_storeu_epi8((void *)yc, m64, AOTC_Q(x86_requant64)(a + 4 * j, nv, sc, hi, zp16, qlo, qhi));
+                                        continue;
                                     }
+                                    for (v = 0; v < 4; ++v) {
+                                        r[v] = v < nv ? AOTC_Q(x86_requant16_lanes)(a[4 * j + v], sc, lo, hi, zp) : _mm512_setzero_si512();
+                                    }
+                                    _mm512_mask_storeu_epi8((void *)yc, m64, AOTC_Q(x86_pack64)(r[0], r[1], r[2], r[3]));
                                 }
                                 continue;
                             }
@@ -1802,6 +1974,9 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                             }
                         }
                     }
+                    if (column >= 0) {
+                        AOTC_Q(x86_patch_column)(p, w, scratch, width, kq, column, c0, c0 + cn, yn + q0 + column, plane_out);
+                    }
             }
             }
         }
@@ -1813,6 +1988,7 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
 static __attribute__((noinline)) void AOTC_Q(x86_dot6_any)(const aotc_qconv_params *p, int32_t nv, const uint8_t *pq,
                                                           int64_t stride, const int8_t *const *wr, int32_t kq,
                                                           __m512i *a) {
+    const int32_t *const init = NULL;
     QX86_DOT6_SWITCH(nv)
 }
 

@@ -1785,6 +1785,9 @@ void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const 
 #if AOTC_QUANT_MVE
     if (AOTC_Q(qgemm_mve)(p, a, bt, y)) return;
 #endif
+#if AOTC_QUANT_VNNI
+    if (AOTC_Q(qgemm_avx512)(p, a, bt, y)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (scratch && p->k >= 4 && p->n >= 4) {
         AOTC_Q(qgemm_dsp)(p, a, bt, y, scratch);

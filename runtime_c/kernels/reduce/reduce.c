@@ -67,6 +67,56 @@
     }
 
 AOTC_REDUCE_PASS(pass_sum, float, 0.0f, v, AOTC_ADD, 0)
+
+#if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+
+/* One row's sum as pass_sum makes it (its AOTC_LANES partial sums the 8 lanes of acc, the tail into the first, the
+ * pairwise fold), plus the output's start y0 */
+static inline float row_sum8(__m256 acc, const float *x, int32_t i, int32_t n, float y0) {
+    float a0 = _mm_cvtss_f32(_mm256_castps256_ps128(acc));
+    __m128 h;
+    for (; i < n; ++i) a0 += x[i];
+    acc = _mm256_blend_ps(acc, _mm256_set1_ps(a0), 1);
+    h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return y0 + (_mm_cvtss_f32(h) + _mm_cvtss_f32(_mm_shuffle_ps(h, h, 1)));
+}
+
+/* pass_sum where each row of x (the last axis) sums into its own output in turn (a [rows, n] reduce over its last
+ * axis, as a global average pool's ReduceMean over H and W): four rows at a time, their partial sums in vectors of 8,
+ * so that their chains of adds overlap (pass_sum's odometer did one row at a time: a QDQ MobileNetV2's ReduceMean of
+ * 1280 rows of 49, 10.5 us; 2.4 us so). The same sums, in the same order. 0 (nothing done) for other shapes. (Out of
+ * line: tests/kernels_c reads that a build for AVX-512 has it.) */
+static __attribute__((noinline)) int pass_sum_rows(const aotc_reduce_params *p, const float *x, float *y) {
+    const int32_t r = p->rank, n = p->shape[r - 1], in = n / AOTC_LANES * AOTC_LANES;
+    int64_t rows = 1, o;
+    int32_t k, i;
+    if (AOTC_LANES != 8 || r < 2 || n < AOTC_LANES || p->y_strides[r - 1] != 0) return 0;
+    for (k = 0; k < r - 1; ++k) rows *= p->shape[k];
+    if (p->y_size != rows || p->y_strides[r - 2] != 1) return 0;
+    for (k = 0; k < r - 2; ++k) {
+        if (p->shape[k] != 1) return 0;
+    }
+    for (o = 0; o + 4 <= rows; o += 4) {
+        const float *x0 = x + o * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (i = 0; i < in; i += AOTC_LANES) {
+            a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x0 + i)), a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x1 + i));
+            a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x2 + i)), a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x3 + i));
+        }
+        y[o] = row_sum8(a0, x0, in, n, 0.0f), y[o + 1] = row_sum8(a1, x1, in, n, 0.0f);
+        y[o + 2] = row_sum8(a2, x2, in, n, 0.0f), y[o + 3] = row_sum8(a3, x3, in, n, 0.0f);
+    }
+    for (; o < rows; ++o) {
+        const float *x0 = x + o * n;
+        __m256 a0 = _mm256_setzero_ps();
+        for (i = 0; i < in; i += AOTC_LANES) a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x0 + i));
+        y[o] = row_sum8(a0, x0, in, n, 0.0f);
+    }
+    return 1;
+}
+#endif
 AOTC_REDUCE_PASS(pass_abs_sum, float, 0.0f, fabsf(v), AOTC_ADD, 0)
 AOTC_REDUCE_PASS(pass_square_sum, float, 0.0f, v * v, AOTC_ADD, 0)
 AOTC_REDUCE_PASS(pass_exp_sum, float, 0.0f, expf(v - c), AOTC_ADD, 1)
@@ -81,6 +131,9 @@ void aotc_reduce_sum_f32(const aotc_reduce_params *p, const float *x, float *y) 
 void aotc_reduce_mean_f32(const aotc_reduce_params *p, const float *x, float *y) {
     const float n = (float)p->count;
     int64_t j;
+#if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
+    if (!pass_sum_rows(p, x, y))
+#endif
     pass_sum(p, x, y, NULL);
     for (j = 0; j < p->y_size; ++j) y[j] /= n;
 }
