@@ -20,6 +20,9 @@ from aot.plan.planner import BudgetError
 
 MAX_RUN = 10  # layers a fused run holds at most
 MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is over)
+# a grouped pair's channels a group where its groups of tflite_bands.GROUP leave the plan over the budget: half the
+# expansion's line buffer and staging block, twice the calls (fuse(graph, i, j, SMALL_GROUP))
+SMALL_GROUP = 8
 
 
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
@@ -91,7 +94,7 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
         lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
         beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
 
-        def tried(i: int, j: int, grouped: bool, permuted: Graph | None, graph: Graph = graph,
+        def tried(i: int, j: int, grouped: bool | int, permuted: Graph | None, graph: Graph = graph,
                   beside: list[tuple[int, int]] = beside, lo: int = lo,
                   hi: int = hi) -> tuple[tuple[Any, ...], Graph, Plan | BudgetError] | None:
             """Steps i..j fused (of `permuted` where given: the graph with its input's Transpose in place; grouped:
@@ -127,6 +130,10 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             t = tried(*chosen[:2], True, chosen[2])  # the run chosen, its pairs a group of channels at a time
             if t is not None and best is not None and t[0] < best[0]:
                 best = t
+            if best is not None and best[0][0] == 1:  # still over: groups of half as many channels (issue 67)
+                t = tried(*chosen[:2], SMALL_GROUP, chosen[2])
+                if t is not None and t[0] < best[0]:
+                    best = t
         was = _pressure(err.least, graph)
         if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
                 err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):

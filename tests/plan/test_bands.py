@@ -22,7 +22,7 @@ from modelcheck import sanitize_args
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
 from aot.footprint import budget_summary, summary
-from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule
+from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule, schedule_fine
 from aot.plan import ALIGNMENT as PLAN_ALIGNMENT
 from aot.plan import BudgetError
 
@@ -31,12 +31,12 @@ PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
 BUDGET = 7000  # person_int8 on the M4: 14,528 B without a budget, 11,840 B the least without bands
 
 
-def _simulate(layers: list[Layer], rows: int) -> None:
-    """Run the schedule on row indices: each line buffer a list of the rows it holds, each layer's call
-    checked to read exactly the input rows its output rows need (pad_top and h as the kernels take
-    them) and the last output written once, every row; the run's output never over input rows a later
-    band reads, at the overlap's offset."""
-    sched = schedule(layers, rows)
+def _simulate(layers: list[Layer], rows: int, fine: bool = False) -> None:
+    """Run the schedule (schedule_fine's where fine) on row indices: each line buffer a list of the rows it holds
+    by position (a keep of (0, 0) moves nothing, as the emitter's memmove of 0 rows), each layer's call checked to
+    read exactly the input rows its output rows need (pad_top and h as the kernels take them) and the last output
+    written once, every row; the run's output never over input rows a later band reads, at the overlap's offset."""
+    sched = (schedule_fine if fine else schedule)(layers, rows)
     assert sched is not None
     bufs: list[list[int]] = [[] for _ in layers[:-1]]
     written: list[int] = []
@@ -45,11 +45,13 @@ def _simulate(layers: list[Layer], rows: int) -> None:
     reads: list[tuple[int, int]] = []  # (band, lowest input row layer 0 reads)
     for b, band in enumerate(sched.bands):
         for k, (src, n) in enumerate(band.keep):
-            bufs[k] = bufs[k][src:src + n]
+            if n:
+                bufs[k] = bufs[k][src:src + n]
         for j, (lay, call) in enumerate(zip(layers, band.calls, strict=True)):
             if not call.oh:
                 continue
-            src = list(range(call.x_row, call.x_row + call.h)) if j == 0 else bufs[j - 1][:call.h]
+            src = list(range(call.x_row, call.x_row + call.h)) if j == 0 else \
+                bufs[j - 1][call.x_row:call.x_row + call.h]
             assert len(src) == call.h and src == list(range(src[0], src[0] + call.h)), (b, j, src)
             if j == 0:
                 reads.append((b, src[0]))
@@ -71,8 +73,10 @@ def _simulate(layers: list[Layer], rows: int) -> None:
                 written += out_rows
             else:
                 buf = bufs[j]
-                assert call.y_row == len(buf), (b, j, call.y_row, buf)  # written after the kept rows
-                bufs[j] = buf + out_rows
+                # written after the rows kept (where the keep dropped all of them or moved none: from its top, or
+                # after those held, as the schedule says)
+                assert call.y_row == len(buf) or (call.y_row == 0 and band.keep[j] == (0, 0)), (b, j, call.y_row)
+                bufs[j] = buf[:call.y_row] + out_rows
                 assert len(bufs[j]) <= sched.buffer_rows[j]
     assert written == list(range(layers[-1].oh))
     for b, band in enumerate(sched.bands):
@@ -134,6 +138,24 @@ def test_bands_compute_every_row_once_from_the_rows_it_needs(spec, h, rows):
     if schedule(layers, rows) is None:  # a band reading only padding: not fused
         return
     _simulate(layers, rows)
+    if schedule_fine(layers, rows) is not None:
+        _simulate(layers, rows, fine=True)
+
+
+def test_fine_bands_hold_one_call_of_rows():
+    """schedule_fine (issue 67) on MobileNetV2 224's first run after its input's TRANSPOSE in place (stem 3 x 3
+    stride 2, depthwise 3 x 3, projection, the grouped expansion recomputed, depthwise stride 2, projection): the
+    stem's output holds the 3 rows one depthwise call reads (4 in schedule's bands of one row), the depthwise's
+    output 1 (2), the rest as before; every row computed once but the expansion's, from the rows it needs."""
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 256, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 256, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    assert schedule(layers, 1).buffer_rows == (4, 2, 3, 3, 1)
+    fine = schedule_fine(layers, 1)
+    assert fine.buffer_rows == (3, 1, 3, 3, 1)
+    assert sum(c.oh for band in fine.bands for c in band.calls[:3]) == 3 * 112
+    _simulate(layers, 1, fine=True)
+    _simulate(layers, 2, fine=True)
 
 
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
