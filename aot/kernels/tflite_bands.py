@@ -91,6 +91,10 @@ class Schedule:
     bands: tuple[Band, ...]
     buffer_rows: tuple[int, ...]  # per tensor between two layers, the rows its line buffer holds
     fine: bool = False  # schedule_fine's: the layers before the last a row a call, a band a pass over the layers
+    # per line buffer, whether rows stay in it from one band to the next (schedule_fine's: a buffer whose rows its
+    # reader takes in the band they are written holds nothing between its writer's call and the next band: the
+    # node's layout may put other bytes there, _layout); None: every buffer but a recomputed layer's keeps rows
+    carried: tuple[bool, ...] | None = None
 
     def buffer_bytes(self, layers: list[Layer]) -> list[int]:
         """Each line buffer's bytes, rounded up to the alignment (they are laid out one after another)."""
@@ -149,6 +153,7 @@ def schedule_fine(layers: list[Layer], rows: int) -> Schedule | None:
     done = [0] * n  # per layer, the rows it has computed (its next row), but a recomputed layer's
     held = [(0, 0)] * (n - 1)  # per line buffer, the rows of its tensor it holds from its top
     most = [0] * (n - 1)
+    carried = [False] * (n - 1)
     passes: list[tuple[list[Call | None], list[tuple[int, int] | None]]] = []
     cur: list[int] = [n]  # the last layer called in the current pass (n: start a new one)
 
@@ -169,6 +174,7 @@ def schedule_fine(layers: list[Layer], rows: int) -> Schedule | None:
             keeps[k], held[k] = (first - h0, h1 - first), (first, h1)
         else:
             keeps[k] = (0, 0)
+        carried[k] = carried[k] or held[k][1] > held[k][0]
 
     def pull(j: int, c0: int, c1: int, need: int = 0) -> bool:
         """Layer j's rows [c0, c1) computed (a recomputed layer's all of them again), one row a call but the
@@ -216,7 +222,12 @@ def schedule_fine(layers: list[Layer], rows: int) -> Schedule | None:
         cur[0] = n
     none = Call(0, 0, 0, 0, 0)
     bands = tuple(Band(tuple(k or (0, 0) for k in keeps), tuple(c or none for c in calls)) for calls, keeps in passes)
-    return Schedule(rows, bands, tuple(most), fine=True)
+    # a buffer's rows written in a pass its reader does not call in are carried to the next (settled there)
+    for calls, _ in passes:
+        for k in range(n - 1):
+            if calls[k] is not None and calls[k + 1] is None:
+                carried[k] = True
+    return Schedule(rows, bands, tuple(most), fine=True, carried=tuple(carried))
 
 
 def overlap(layers: list[Layer], sched: Schedule) -> int:
@@ -391,9 +402,10 @@ class BandChoice:
     staging: int = 0  # the grouped pairs' depthwise output of one group, before its copy to the channels of the group
     layers: tuple[str, ...] = ()  # the run's layers (inner's keys where no pair is grouped)
     extra_calls: int = 0  # the grouped layers' calls besides one a band (a call a group)
-    # the line buffer (a grouped expansion's, dead outside its pair's calls) holding the other layers' kernel scratch;
-    # -1: they share the block after the line buffers (_fit_kernels)
-    scratch_in: int = -1
+    # the node's scratch laid out by _layout (each line buffer's, the staging block's and each layer's kernel scratch
+    # offset, bytes that are never live at once shared); None: the line buffers one after another, the staging
+    # block, then one block of kernel scratch shared by the layers
+    layout: dict[str, int] | None = None
 
     @property
     def calls(self) -> int:
@@ -408,8 +420,8 @@ class BandChoice:
                "kernel_scratch_bytes": self.kernel_scratch, "calls": self.calls, "unbanded_calls": len(layers)}
         if self.staging:
             out["staging_bytes"] = self.staging
-        if self.scratch_in >= 0:  # the other layers' kernel scratch in a grouped expansion's line buffer
-            out["scratch_in_line_buffer"] = self.scratch_in
+        if self.layout is not None:  # bytes shared by buffers never live at once (_layout)
+            out["shared_layout"] = True
         if self.schedule.fine:  # schedule_fine's: the layers before the last a row a call, a band a pass
             out["row_a_call"] = True
         return out
@@ -517,20 +529,22 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
         buffers = sched.buffer_bytes(geometry)
         staging = _staging(geometry, groups, sched)
         lines = sum(buffers) + staging
-        if lines > budget and rows > 1:
+        packs = sched.fine or bool(groups)  # some bytes never live at once: _layout may share them
+        least_lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packs else lines
+        if least_lines > budget and rows > 1:
             continue
-        dead = max((g.k for g in groups), key=lambda k: buffers[k], default=-1)
-        for aside in ((False, True) if dead >= 0 else (False,)):
-            out = _fit_kernels(graph, layers, sched, by_layer, choose, budget, lines, least,
-                               buffers[dead] if aside else None)
-            if out is None:
+        for packed in (False, True) if packs else (False,):
+            if not packed and lines > budget and rows > 1:
                 continue
-            inner, scratch, extra = out
+            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose,
+                                                   max(budget - (least_lines if packed else lines), 0), least)
+            scratch = max(per_layer.values(), default=0)
+            layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer) if packed \
+                else (None, lines + scratch)
             assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
-            out = KernelChoice("", lines + scratch, BandChoice(sched, tuple(buffers), scratch, inner, staging,
-                                                               tuple(m.name for m in layers), extra,
-                                                               dead if aside else -1), assumes)
-            if lines + scratch <= budget:
+            out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
+                                                     tuple(m.name for m in layers), extra, layout), assumes)
+            if total <= budget:
                 return out
             if fallback is None or fallback.detail.schedule.rows > 1 or out.scratch <= fallback.scratch:
                 fallback = out  # over the budget at every height: the least at one row
@@ -539,16 +553,13 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
 
 
 def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: dict[int, list[Node]],
-                 choose: ChooseLayer, budget: int, lines: int, least: bool,
-                 aside: int | None) -> tuple[dict[str, KernelChoice], int, int] | None:
-    """Each layer's kernel for its largest band call with what the line buffers leave, the kernel scratch block
-    (the most any call needs at its choice, aligned) and the calls the groups add. aside: the bytes of a grouped
-    expansion's line buffer, which is dead outside its pair's calls (Layer.recompute: nothing kept between bands),
-    to hold the other layers' scratch (issue 67): they are chosen for that room and the block holds the pairs'
-    only; None where it does not fit."""
+                 choose: ChooseLayer, room: int, least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
+    """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave), each layer's
+    kernel scratch (the most any of its calls, a grouped pair's any group's, needs at its choice, aligned) and the
+    calls the groups add."""
     inner: dict[str, KernelChoice] = {}
-    scratch, other, extra = 0, 0, 0
-    grouped = {n.name for own in by_layer.values() for n in own}
+    per_layer: dict[int, int] = {}
+    extra = 0
     for k, m in enumerate(layers):
         if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
             inner[m.name] = KernelChoice("", 0)
@@ -557,18 +568,45 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
                         key=lambda s: (s[1], s[0]))
         own = by_layer.get(k, [m])
         extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
+        most = 0
         for n in own:
-            room = max(budget - lines, 0) if aside is None or n.name in grouped else aside
             choice = choose(n, _band_graph(graph, n, *shapes[-1]), room, least)
             inner[n.name] = choice
-            most = max(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes)
-            if aside is None or n.name in grouped:
-                scratch = max(scratch, most)
-            else:
-                other = max(other, most)
-    if aside is not None and (other > aside or other <= scratch):
-        return None  # it does not fit there, or the block holds it anyway
-    return inner, -(-scratch // ALIGNMENT) * ALIGNMENT, extra
+            most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
+        per_layer[k] = -(-most // ALIGNMENT) * ALIGNMENT
+    return inner, per_layer, extra
+
+
+def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
+            staging: int, scratch: dict[int, int]) -> tuple[dict[str, int], int]:
+    """The node's scratch with bytes never live at once shared (issue 67): within a band, layer m's kernel scratch
+    is live during its calls only, a line buffer whose rows do not stay to the next band (Schedule.carried, a
+    recomputed layer's) from its writer's call to its reader's, the staging block during its pair's (a grouped
+    pair's two layers as one: their calls alternate); the rest through the band. Placed largest first, each at the
+    lowest offset (aligned) clear of those live with it. The offsets by name (line<k>, stage, scratch<m>) and the bytes in all."""
+    n = len(geometry)
+    items: list[tuple[str, int, int, int]] = []
+    for k, nbytes in enumerate(buffers):
+        transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
+        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
+    if staging:
+        items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
+    items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
+    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both
+        items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
+                 for name, nbytes, lo, hi in items]
+    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
+    at: dict[str, int] = {}
+    for name, nbytes, lo, hi in sorted(items, key=lambda t: -t[1]):
+        live = sorted((o, e) for o, e, a, b in placed if a <= hi and lo <= b)
+        offset = 0
+        for o, e in live:
+            if offset + nbytes <= o:
+                break
+            offset = max(offset, -(-e // ALIGNMENT) * ALIGNMENT)
+        placed.append((offset, offset + nbytes, lo, hi))
+        at[name] = offset
+    return at, max((e for _, e, _, _ in placed), default=0)
 
 
 def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:
@@ -661,17 +699,24 @@ def _emit_band_run(ctx: NodeContext) -> None:
         if m.op == "TflConv2DAdd":
             residual = _residual_params(inner)
     at = 0
+    lay = d.layout  # _layout's offsets, bytes never live at once shared; None: one after another
     for k, nbytes in enumerate(d.buffers):
         what = f"{sched.buffer_rows[k]} rows of {geometry[k].out_row} B" + (
             f", one group of {groups[k].size} channels" if k in groups else "")
-        ctx.line(f"    int8_t *const aotc_line{k} = (int8_t *)({scratch} + {at}u); "
+        ctx.line(f"    int8_t *const aotc_line{k} = (int8_t *)({scratch} + {lay[f'line{k}'] if lay else at}u); "
                  f"/* {c_comment(layers[k].outputs[0])}: {what} */")
         at += nbytes
     if d.staging:
-        ctx.line(f"    int8_t *const aotc_stage = (int8_t *)({scratch} + {at}u); "
+        ctx.line(f"    int8_t *const aotc_stage = (int8_t *)({scratch} + {lay['stage'] if lay else at}u); "
                  f"/* a group's depthwise output rows ({d.staging} B) */")
         at += d.staging
     ks = f"(uint32_t *)({scratch} + {at}u)" if d.kernel_scratch else "NULL"
+
+    def own(k: int, m: Node) -> str:
+        """Layer k's kernel scratch (m: the node whose choice it is: the layer's, a group's)."""
+        if not d.inner[m.name].scratch:
+            return "NULL"
+        return f"(uint32_t *)({scratch} + {lay[f'scratch{k}']}u)" if lay else ks
     ctx.line(f"    for (int32_t aotc_b = 0; aotc_b < {len(sched.bands)}; ++aotc_b) {{")
     ctx.line(f"        const int16_t *const aotc_r = {rows} + (size_t)aotc_b * {width}u;")
     for k in range(len(d.buffers)):
@@ -693,10 +738,9 @@ def _emit_band_run(ctx: NodeContext) -> None:
             continue
         if k in groups:
             _emit_group(ctx, d, groups[k], f, x, ctx.ptr(layers[k + 1].outputs[0]) if k + 1 == last
-                        else f"aotc_line{k + 1}", geometry, ks)
+                        else f"aotc_line{k + 1}", geometry, own(k, groups[k].pairs[0][0]),
+                        own(k + 1, groups[k].pairs[0][1]))
             continue
-        own = ("NULL" if not d.inner[m.name].scratch else ks if d.scratch_in < 0
-               else f"(uint32_t *)aotc_line{d.scratch_in}")
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
         ctx.line(f"            aotc_p{k}.h = aotc_r[{f + 1}], aotc_p{k}.pad_top = aotc_r[{f + 2}], "
                  f"aotc_p{k}.oh = aotc_r[{f + 4}];")
@@ -705,21 +749,19 @@ def _emit_band_run(ctx: NodeContext) -> None:
         ctx.line(f"            {_conv_kernel(m, ctx.graph)}(&aotc_p{k}, {residual + ', ' if add else ''}{x} + "
                  f"(size_t)aotc_r[{f}] * {geometry[k].in_row}u, {ctx.ptr(m.inputs[1])}, "
                  f"{_bias(NodeContext(view, m, ctx.index))}, "
-                 f"{ctx.ptr(m.inputs[3]) + ' + ' + at_y + ', ' if add else ''}{y} + {at_y}, {own});")
+                 f"{ctx.ptr(m.inputs[3]) + ' + ' + at_y + ', ' if add else ''}{y} + {at_y}, {own(k, m)});")
         ctx.line("        }")
     ctx.line("    }")
     ctx.line("}")
 
 
 def _emit_group(ctx: NodeContext, d: BandChoice, g: Group, f: int, x: str, y: str, geometry: list[Layer],
-                ks: str) -> None:
+                own_e: str, own_d: str) -> None:
     """A grouped pair's calls in a band (Group): per group, the expansion's rows the depthwise needs (all of them:
     its line buffer keeps none) from x into its line buffer of one group, the depthwise's new rows into the staging
     block, then copied to the group's channels of its output rows in y."""
     k, fd = g.k, f + CALL_FIELDS
     e, dw = g.pairs[0]
-    own_e = ks if d.inner[e.name].scratch else "NULL"
-    own_d = ks if d.inner[dw.name].scratch else "NULL"
     ow_c = geometry[k + 1].out_row
     layer_e, layer_d = ctx.node.attrs["layers"][k:k + 2]
     c = ow_c // ctx.graph.tensors[layer_d.outputs[0]].shape[2]

@@ -44,6 +44,7 @@ def _simulate(layers: list[Layer], rows: int, fine: bool = False) -> None:
     below = overlap(layers, sched)
     reads: list[tuple[int, int]] = []  # (band, lowest input row layer 0 reads)
     for b, band in enumerate(sched.bands):
+        fresh: list[set[int]] = [set() for _ in layers[:-1]]  # per buffer, the rows written in this band
         for k, (src, n) in enumerate(band.keep):
             if n:
                 bufs[k] = bufs[k][src:src + n]
@@ -55,6 +56,8 @@ def _simulate(layers: list[Layer], rows: int, fine: bool = False) -> None:
             assert len(src) == call.h and src == list(range(src[0], src[0] + call.h)), (b, j, src)
             if j == 0:
                 reads.append((b, src[0]))
+            elif sched.carried is not None and not sched.carried[j - 1]:  # its rows never stay to the next band
+                assert fresh[j - 1].issuperset(src), (b, j, src)
             first = src[0] - call.pad_top  # the image row the kernel's row -pad_top stands for
             assert (first + lay.p) % lay.s == 0, (b, j, first)
             out_rows = []
@@ -77,6 +80,7 @@ def _simulate(layers: list[Layer], rows: int, fine: bool = False) -> None:
                 # after those held, as the schedule says)
                 assert call.y_row == len(buf) or (call.y_row == 0 and band.keep[j] == (0, 0)), (b, j, call.y_row)
                 bufs[j] = buf[:call.y_row] + out_rows
+                fresh[j].update(out_rows)
                 assert len(bufs[j]) <= sched.buffer_rows[j]
     assert written == list(range(layers[-1].oh))
     for b, band in enumerate(sched.bands):
@@ -156,6 +160,35 @@ def test_fine_bands_hold_one_call_of_rows():
     assert sum(c.oh for band in fine.bands for c in band.calls[:3]) == 3 * 112
     _simulate(layers, 1, fine=True)
     _simulate(layers, 2, fine=True)
+    assert fine.carried == (True, False, True, False, False)
+
+
+def test_a_fine_runs_layout_shares_bytes_never_live_at_once():
+    """_layout on the run above (its 3 x 3 depthwise's output, the expansion's group, the stride-2 depthwise's output
+    and the staging block live within a band only; each layer's scratch during its calls): no two blocks live at
+    once overlap (a grouped pair's two layers live at once: their calls alternate), and the run needs 16,128 B
+    through the band (the stem's 3 rows, the projection's 3) and 8,512 B for the pair's 3 blocks and its two
+    layers' scratch besides, where the line buffers one after another took 28,224 B."""
+    from aot.kernels.tflite_bands import Group, _layout
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    sched = schedule_fine(layers, 1)
+    buffers = sched.buffer_bytes(layers)
+    assert sum(buffers) + 448 == 28224
+    scratch = {0: 1024, 1: 512, 2: 3616, 3: 320, 4: 256, 5: 2048}
+    at, total = _layout(layers, [Group(3, 8, ((None, None),) * 12)], sched, buffers, 448, scratch)
+    assert total == 16128 + 2688 + 448 + 5376 + 320 + 256
+    live = {f"line{k}": ((0, 5) if sched.carried[k] else (k, k + 1)) for k in range(5)}
+    live |= {"stage": (3, 4), **{f"scratch{m}": (m, m) for m in scratch}, "scratch3": (3, 4), "scratch4": (3, 4),
+             "line4": (3, 5)}  # the pair's calls alternate a group at a time
+    size = {**{f"line{k}": b for k, b in enumerate(buffers)}, "stage": 448,
+            **{f"scratch{m}": b for m, b in scratch.items()}}
+    for a in at:
+        for b in at:
+            if a < b and live[a][0] <= live[b][1] and live[b][0] <= live[a][1]:
+                assert at[a] + size[a] <= at[b] or at[b] + size[b] <= at[a], (a, b, at)
 
 
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:

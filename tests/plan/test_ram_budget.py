@@ -457,7 +457,7 @@ def test_a_mobilenet_v2_stage_takes_a_row_a_call_under_sanitizers(tmp_path, monk
     meta = build_bundle(model, tmp_path / "fine", "--ram-budget", "17400", sanitize=True)
     assert meta["memory"]["arena_bytes"] <= 17400
     run = meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]
-    assert run["row_a_call"] and run["line_buffer_rows"][:2] == [3, 1], run
+    assert run["row_a_call"] and run["shared_layout"] and run["line_buffer_rows"][:2] == [3, 1], run
     rng = np.random.default_rng(17)
     for k in range(3):
         feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
