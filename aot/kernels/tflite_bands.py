@@ -531,7 +531,7 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
         lines = sum(buffers) + staging
         packs = sched.fine or bool(groups)  # some bytes never live at once: _layout may share them
         least_lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packs else lines
-        if least_lines > budget and rows > 1:
+        if min(least_lines, lines) > budget and rows > 1:
             continue
         for packed in (False, True) if packs else (False,):
             if not packed and lines > budget and rows > 1:
@@ -583,7 +583,8 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     is live during its calls only, a line buffer whose rows do not stay to the next band (Schedule.carried, a
     recomputed layer's) from its writer's call to its reader's, the staging block during its pair's (a grouped
     pair's two layers as one: their calls alternate); the rest through the band. Placed largest first, each at the
-    lowest offset (aligned) clear of those live with it. The offsets by name (line<k>, stage, scratch<m>) and the bytes in all."""
+    lowest offset (aligned) clear of those live with it. The offsets by name (line<k>, stage, scratch<m>) and the
+    bytes in all."""
     n = len(geometry)
     items: list[tuple[str, int, int, int]] = []
     for k, nbytes in enumerate(buffers):
