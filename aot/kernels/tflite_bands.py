@@ -593,7 +593,13 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     if staging:
         items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
     items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
-    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both
+    pairs = {}
+    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;
+        # their two kernels' scratch one block (never live at once: a call at a time)
+        pairs[f"scratch{g.k + 1}"] = f"scratch{g.k}"
+        both = [t for t in items if t[0] in (f"scratch{g.k}", f"scratch{g.k + 1}")]
+        if both:
+            items = [t for t in items if t not in both] + [(f"scratch{g.k}", max(t[1] for t in both), g.k, g.k)]
         items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
                  for name, nbytes, lo, hi in items]
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
@@ -607,6 +613,7 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
             offset = max(offset, -(-e // ALIGNMENT) * ALIGNMENT)
         placed.append((offset, offset + nbytes, lo, hi))
         at[name] = offset
+    at.update({b: at[a] for b, a in pairs.items() if a in at})
     return at, max((e for _, e, _, _ in placed), default=0)
 
 

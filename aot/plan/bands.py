@@ -21,8 +21,10 @@ from aot.plan.planner import BudgetError
 MAX_RUN = 10  # layers a fused run holds at most
 MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is over)
 # a grouped pair's channels a group where its groups of tflite_bands.GROUP leave the plan over the budget: half the
-# expansion's line buffer and staging block, twice the calls (fuse(graph, i, j, SMALL_GROUP))
+# expansion's line buffer and staging block, twice the calls (fuse(graph, i, j, SMALL_GROUP)); then, where the plan
+# is still over, SMALLER_GROUPS in turn (_smaller_groups)
 SMALL_GROUP = 8
+SMALLER_GROUPS = (8, 4)
 
 
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
@@ -168,10 +170,11 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
 def _smaller_groups(graph: Graph, plan: Callable[[Graph, int | None], Plan], fuse: Callable[..., Graph | None],
                     ram_budget: int, err: BudgetError) -> tuple[Graph, Plan | BudgetError]:
     """Each fused run with a grouped pair (its node "..._grouped") fused again from its layers in groups of
-    SMALL_GROUP channels, kept where the plan then meets the budget (returned at once) or its least arena falls:
-    half the expansion's line buffer and staging block for twice the pair's calls, so tried only once the driver
-    has nothing else to take and the plan is still over the budget (a looser budget never pays those calls: TFLM's
-    MobileNetV2 224, whose first run the driver fuses while other steps are far over, ties on every key there)."""
+    SMALLER_GROUPS channels in turn, kept where the plan then meets the budget (returned at once) or its least arena
+    falls: each halves the expansion's line buffer and staging block for twice the pair's calls, so tried only once
+    the driver has nothing else to take and the plan is still over the budget (a looser budget never pays those
+    calls: TFLM's MobileNetV2 224, whose first run the driver fuses while other steps are far over, ties on every key
+    there)."""
     best: Plan | BudgetError = err
     for n in list(graph.nodes):
         if not (n.attrs.get("band_run") and n.attrs.get("groups") and n.name.endswith("_grouped")):
@@ -180,13 +183,15 @@ def _smaller_groups(graph: Graph, plan: Callable[[Graph, int | None], Plan], fus
         layers = n.attrs["layers"]
         base = Graph(graph.name, [*graph.nodes[:i], *layers, *graph.nodes[i + 1:]], graph.tensors, graph.inputs,
                      graph.outputs, graph.functions, graph.info)
-        g = fuse(base, i, i + len(layers) - 1, SMALL_GROUP)
-        if g is None:
-            continue
-        try:
-            return g, plan(g, ram_budget)
-        except BudgetError as e:
-            if e.least is not None and isinstance(best, BudgetError) and e.least_bytes < best.least_bytes:
+        for size in SMALLER_GROUPS:
+            g = fuse(base, i, i + len(layers) - 1, size)
+            if g is None:
+                continue
+            try:
+                return g, plan(g, ram_budget)
+            except BudgetError as e:
+                if e.least is None or not isinstance(best, BudgetError) or e.least_bytes >= best.least_bytes:
+                    break
                 graph, best = g, e
     return graph, best
 
