@@ -368,7 +368,8 @@ def test_a_channels_first_input_transposed_in_place_identical_under_sanitizers(t
     assert "the least arena aotc reaches is 5,280 B" in least.stderr, least.stderr
     _no_transpose_in_place(monkeypatch)
     before = aotc(model, "-o", tmp_path / "before", "--no-configure", "--ram-budget", "5408", check=False)
-    assert before.returncode != 0 and "the least arena aotc reaches is 6,048 B" in before.stderr, before.stderr
+    # (6,048 B before the runs a row a call and the shared layout of issue 67's last round)
+    assert before.returncode != 0 and "the least arena aotc reaches is 5,808 B" in before.stderr, before.stderr
 
 
 @pytest.mark.full
@@ -441,6 +442,7 @@ def _without_fine_bands(monkeypatch) -> None:
     monkeypatch.setattr(tb, "schedule_fine", lambda layers, rows: None)
     monkeypatch.setattr(tb, "_SCHEDULES", {})
     monkeypatch.setattr(pb, "SMALL_GROUP", True)
+    monkeypatch.setattr(pb, "SMALLER_GROUPS", ())
     monkeypatch.setattr(tb, "_layout", lambda geometry, groups, sched, buffers, staging, scratch: (
         {}, 1 << 40))
 
