@@ -536,8 +536,8 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
             lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
             if lines > budget and rows > 1:
                 continue
-            room = _rooms(geometry, groups, sched, buffers, staging, budget) if packed else max(budget - lines, 0)
-            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, room, least)
+            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, max(budget - lines, 0),
+                                                   least)
             scratch = max(per_layer.values(), default=0)
             layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer) if packed \
                 else (None, lines + scratch)
@@ -553,10 +553,8 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
 
 
 def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: dict[int, list[Node]],
-                 choose: ChooseLayer, room: int | dict[int, int],
-                 least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
-    """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave; per layer
-    index where a dict: _rooms), each layer's
+                 choose: ChooseLayer, room: int, least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
+    """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave), each layer's
     kernel scratch (the most any of its calls, a grouped pair's any group's, needs at its choice, aligned) and the
     calls the groups add."""
     inner: dict[str, KernelChoice] = {}
@@ -572,7 +570,7 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
         extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
         most = 0
         for n in own:
-            choice = choose(n, _band_graph(graph, n, *shapes[-1]), room if isinstance(room, int) else room[k], least)
+            choice = choose(n, _band_graph(graph, n, *shapes[-1]), room, least)
             inner[n.name] = choice
             most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
         per_layer[k] = -(-most // ALIGNMENT) * ALIGNMENT
@@ -587,7 +585,23 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     pair's two layers as one: their calls alternate); the rest through the band. Placed largest first, each at the
     lowest offset (aligned) clear of those live with it. The offsets by name (line<k>, stage, scratch<m>) and the
     bytes in all."""
-    items, pairs = _items(geometry, groups, sched, buffers, staging, scratch)
+    n = len(geometry)
+    items: list[tuple[str, int, int, int]] = []
+    for k, nbytes in enumerate(buffers):
+        transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
+        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
+    if staging:
+        items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
+    items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
+    pairs = {}
+    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;
+        # their two kernels' scratch one block (never live at once: a call at a time)
+        pairs[f"scratch{g.k + 1}"] = f"scratch{g.k}"
+        both = [t for t in items if t[0] in (f"scratch{g.k}", f"scratch{g.k + 1}")]
+        if both:
+            items = [t for t in items if t not in both] + [(f"scratch{g.k}", max(t[1] for t in both), g.k, g.k)]
+        items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
+                 for name, nbytes, lo, hi in items]
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
     at: dict[str, int] = {}
     for name, nbytes, lo, hi in sorted(items, key=lambda t: -t[1]):
@@ -601,47 +615,6 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
         at[name] = offset
     at.update({b: at[a] for b, a in pairs.items() if a in at})
     return at, max((e for _, e, _, _ in placed), default=0)
-
-
-def _rooms(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
-           staging: int, budget: int) -> dict[int, int]:
-    """Per layer, the bytes its kernel scratch may take in the shared layout within `budget`: above the blocks live
-    during its calls (the first layers' scratch where the grouped pair's blocks are later: larger tiles, faster)."""
-    at, _ = _layout(geometry, groups, sched, buffers, staging, {})
-    items, _ = _items(geometry, groups, sched, buffers, staging, {})
-    rooms = {}
-    for m in range(len(geometry)):
-        lo = hi = m
-        for g in groups:
-            if m in (g.k, g.k + 1):
-                lo, hi = g.k, g.k + 1
-        used = max((at[name] + nbytes for name, nbytes, a, b in items if a <= hi and lo <= b), default=0)
-        rooms[m] = max(budget - used, 0)
-    return rooms
-
-
-def _items(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
-           staging: int, scratch: dict[int, int]) -> tuple[list[tuple[str, int, int, int]], dict[str, str]]:
-    """_layout's blocks, each with the layers (first, last) during whose calls it is live, and the names of the
-    grouped pairs' second layers' scratch that is the first's."""
-    n = len(geometry)
-    items: list[tuple[str, int, int, int]] = []
-    for k, nbytes in enumerate(buffers):
-        transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
-        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
-    if staging:
-        items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
-    items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
-    pairs: dict[str, str] = {}
-    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;
-        # their two kernels' scratch one block (never live at once: a call at a time)
-        pairs[f"scratch{g.k + 1}"] = f"scratch{g.k}"
-        both = [t for t in items if t[0] in (f"scratch{g.k}", f"scratch{g.k + 1}")]
-        if both:
-            items = [t for t in items if t not in both] + [(f"scratch{g.k}", max(t[1] for t in both), g.k, g.k)]
-        items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
-                 for name, nbytes, lo, hi in items]
-    return items, pairs
 
 
 def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:
