@@ -209,7 +209,9 @@ def test_person_int8_within_a_budget_only_bands_meet():
     assert meta["memory"]["arena_bytes"] <= BUDGET and budget["unbudgeted_arena_bytes"] == 14528
     bands = budget["traded"]["bands"]
     run = bands["runs"][0]
-    assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and run["bands"] == -(-12 // run["rows"])
+    # (schedule_fine's bands are passes over the layers: more than the last output's rows / R)
+    assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and (
+        run["bands"] == -(-12 // run["rows"]) or run.get("row_a_call") and run["bands"] > -(-12 // run["rows"]))
     assert bands["bytes_saved"] == 11840 - meta["memory"]["arena_bytes"]
     assert any(n["op"] == "TflBandRun" for n in meta["nodes"])
     report = {"name": "person", "target": "mps2-an386",
