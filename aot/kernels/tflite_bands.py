@@ -518,26 +518,26 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
     """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
     one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
     with what the buffers leave; its scratch is the most any of its calls needs at that choice. A grouped
-    pair's layers are chosen a group at a time (each group its own node, on its channels). At each height
-    schedule's bands first, then schedule_fine's (_schedules); each with the kernel scratch after the line
-    buffers, then (a run with a grouped pair) the other layers' in the expansion's line buffer (_fit_kernels)."""
+    pair's layers are chosen a group at a time (each group its own node, on its channels). Every height with
+    schedule's bands and the node's scratch one block after another first (as before issue 67's last round, so a
+    budget they meet is met as it was), then with the shared layout (_layout: no more calls), then schedule_fine's
+    bands (a row a call before the last layer: more calls) one block after another, then shared."""
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups: tuple[Group, ...] = node.attrs.get("groups", ())
     by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     fallback = None
-    for rows, sched in ((r, s) for r in range(geometry[-1].oh, 0, -1) for s in _schedules(geometry, r, groups)):
-        buffers = sched.buffer_bytes(geometry)
-        staging = _staging(geometry, groups, sched)
-        lines = sum(buffers) + staging
-        packs = sched.fine or bool(groups)  # some bytes never live at once: _layout may share them
-        least_lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packs else lines
-        if min(least_lines, lines) > budget and rows > 1:
-            continue
-        for packed in (False, True) if packs else (False,):
-            if not packed and lines > budget and rows > 1:
+    for fine, packed in ((False, False), (False, True), (True, False), (True, True)):
+        for rows in range(geometry[-1].oh, 0, -1):
+            sched = next((s for s in _schedules(geometry, rows, groups) if s.fine == fine), None)
+            if sched is None or (packed and not (sched.fine or groups)):  # nothing _layout could share
                 continue
-            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose,
-                                                   max(budget - (least_lines if packed else lines), 0), least)
+            buffers = sched.buffer_bytes(geometry)
+            staging = _staging(geometry, groups, sched)
+            lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
+            if lines > budget and rows > 1:
+                continue
+            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, max(budget - lines, 0),
+                                                   least)
             scratch = max(per_layer.values(), default=0)
             layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer) if packed \
                 else (None, lines + scratch)
@@ -546,7 +546,7 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
                                                      tuple(m.name for m in layers), extra, layout), assumes)
             if total <= budget:
                 return out
-            if fallback is None or fallback.detail.schedule.rows > 1 or out.scratch <= fallback.scratch:
+            if rows == 1 and (fallback is None or out.scratch <= fallback.scratch):
                 fallback = out  # over the budget at every height: the least at one row
     assert fallback is not None, node.name
     return fallback
