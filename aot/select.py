@@ -128,12 +128,12 @@ def transpose_in_place(graph: Graph, i: int, selection: Selection) -> Graph | No
                  graph.outputs, graph.functions, graph.info)
 
 
-def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection, grouped: bool = False) -> Graph | None:
+def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection, grouped: bool | int = False) -> Graph | None:
     """The graph with steps i..j one node running them in row bands (aot/kernels/tflite_bands.py, under a
     --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
     its fit chooses each layer's kernel from them (a group's node from its layer's). grouped: its expansions and
-    the depthwise layers after them a group of channels at a time (tflite_bands.grouped_pairs), None where the
-    run has none such."""
+    the depthwise layers after them a group of channels at a time (tflite_bands.grouped_pairs; an int: that many
+    channels a group), None where the run has none such."""
     if nchw_bands.layer_of(graph.nodes[i], graph) is not None:  # the ONNX route's NCHW convs (nchw_bands.py)
         if grouped:
             return None

@@ -90,6 +90,11 @@ class Schedule:
     rows: int  # R: rows of the run's output a band
     bands: tuple[Band, ...]
     buffer_rows: tuple[int, ...]  # per tensor between two layers, the rows its line buffer holds
+    fine: bool = False  # schedule_fine's: the layers before the last a row a call, a band a pass over the layers
+    # per line buffer, whether rows stay in it from one band to the next (schedule_fine's: a buffer whose rows its
+    # reader takes in the band they are written holds nothing between its writer's call and the next band: the
+    # node's layout may put other bytes there, _layout); None: every buffer but a recomputed layer's keeps rows
+    carried: tuple[bool, ...] | None = None
 
     def buffer_bytes(self, layers: list[Layer]) -> list[int]:
         """Each line buffer's bytes, rounded up to the alignment (they are laid out one after another)."""
@@ -131,6 +136,98 @@ def schedule(layers: list[Layer], rows: int) -> Schedule | None:
                 new = (n0 + kept, n1)
         bands.append(Band(tuple(keep), tuple(calls)))
     return Schedule(rows, tuple(bands), tuple(most))
+
+
+def schedule_fine(layers: list[Layer], rows: int) -> Schedule | None:
+    """The bands of `rows` rows of the last layer's output with every layer before it computing one row a call
+    (issue 67): a layer's rows are pulled as its reader needs them, one row at a time, so a line buffer holds the
+    rows one call of its reader reads (k rows for a k x k window at stride 1) where schedule's holds those of a
+    whole band's worth of its reader's rows (MobileNetV2 224's stem output 3 rows rather than 4, its 3 x 3
+    depthwise's output 1 rather than 2). A recomputed layer (Layer.recompute) still computes every row its reader
+    reads in one call. The calls, in the order they are pulled, are packed into passes over the layers (each a
+    Band: each layer called at most once, in order), so a band may call only the first layers and the emitter and
+    the estimate take it as they take schedule's. A line buffer's keep (0, 0) leaves its rows where they are (none
+    kept, or nothing dropped); its rows below those its reader's next call reads are dropped at the start of the
+    pass that first writes or reads it. None where a call would read only padding."""
+    n = len(layers)
+    done = [0] * n  # per layer, the rows it has computed (its next row), but a recomputed layer's
+    held = [(0, 0)] * (n - 1)  # per line buffer, the rows of its tensor it holds from its top
+    most = [0] * (n - 1)
+    carried = [False] * (n - 1)
+    passes: list[tuple[list[Call | None], list[tuple[int, int] | None]]] = []
+    cur: list[int] = [n]  # the last layer called in the current pass (n: start a new one)
+
+    def slot(j: int) -> tuple[list[Call | None], list[tuple[int, int] | None]]:
+        if j <= cur[0]:
+            passes.append(([None] * n, [None] * (n - 1)))
+        cur[0] = j
+        return passes[-1]
+
+    def settle(keeps: list[tuple[int, int] | None], k: int, first: int) -> None:
+        """Buffer k's rows below `first` dropped at the pass's start, where not settled this pass already."""
+        if keeps[k] is not None:
+            return
+        h0, h1 = held[k]
+        if layers[k].recompute or first >= h1:
+            keeps[k], held[k] = (0, 0), (first, first)
+        elif first > h0:
+            keeps[k], held[k] = (first - h0, h1 - first), (first, h1)
+        else:
+            keeps[k] = (0, 0)
+        carried[k] = carried[k] or held[k][1] > held[k][0]
+
+    def pull(j: int, c0: int, c1: int, need: int = 0) -> bool:
+        """Layer j's rows [c0, c1) computed (a recomputed layer's all of them again), one row a call but the
+        last layer's and a recomputed layer's, its reader's pending call reading from row `need` on; False where
+        a call would read only padding."""
+        lay = layers[j]
+        whole = j == n - 1 or lay.recompute
+        if not whole:
+            c0 = max(c0, done[j])
+        step = c1 - c0 if whole else 1
+        for a in range(c0, c1, max(step, 1)):
+            b = min(a + step, c1)
+            n0 = max(a * lay.s - lay.p, 0)
+            n1 = min((b - 1) * lay.s - lay.p + (lay.k - 1) * lay.d + 1, lay.h)
+            if n1 <= n0:
+                return False
+            if j > 0:
+                if layers[j - 1].recompute:
+                    if not pull(j - 1, n0, n1, n0):
+                        return False
+                elif done[j - 1] < n1 and not pull(j - 1, done[j - 1], n1, n0):
+                    return False
+            calls, keeps = slot(j)
+            x_row = n0
+            if j > 0:
+                settle(keeps, j - 1, n0)
+                x_row = n0 - held[j - 1][0]
+                assert held[j - 1][0] <= n0 and n1 <= held[j - 1][1], (j, n0, n1, held[j - 1])
+            if j < n - 1:
+                settle(keeps, j, need)
+                if held[j][1] != a:  # a recomputed layer's buffer: its rows from its top
+                    held[j] = (a, a)
+                y_row = a - held[j][0]
+                held[j] = (held[j][0], b)
+                most[j] = max(most[j], b - held[j][0])
+            else:
+                y_row = a
+            calls[j] = Call(x_row, n1 - n0, lay.p - a * lay.s + n0, y_row, b - a)
+            done[j] = max(done[j], b)
+        return True
+
+    for r0 in range(0, layers[-1].oh, rows):
+        if not pull(n - 1, r0, min(r0 + rows, layers[-1].oh)):
+            return None
+        cur[0] = n
+    none = Call(0, 0, 0, 0, 0)
+    bands = tuple(Band(tuple(k or (0, 0) for k in keeps), tuple(c or none for c in calls)) for calls, keeps in passes)
+    # a buffer's rows written in a pass its reader does not call in are carried to the next (settled there)
+    for calls, _ in passes:
+        for k in range(n - 1):
+            if calls[k] is not None and calls[k + 1] is None:
+                carried[k] = True
+    return Schedule(rows, bands, tuple(most), fine=True, carried=tuple(carried))
 
 
 def overlap(layers: list[Layer], sched: Schedule) -> int:
@@ -305,6 +402,10 @@ class BandChoice:
     staging: int = 0  # the grouped pairs' depthwise output of one group, before its copy to the channels of the group
     layers: tuple[str, ...] = ()  # the run's layers (inner's keys where no pair is grouped)
     extra_calls: int = 0  # the grouped layers' calls besides one a band (a call a group)
+    # the node's scratch laid out by _layout (each line buffer's, the staging block's and each layer's kernel scratch
+    # offset, bytes that are never live at once shared); None: the line buffers one after another, the staging
+    # block, then one block of kernel scratch shared by the layers
+    layout: dict[str, int] | None = None
 
     @property
     def calls(self) -> int:
@@ -319,6 +420,10 @@ class BandChoice:
                "kernel_scratch_bytes": self.kernel_scratch, "calls": self.calls, "unbanded_calls": len(layers)}
         if self.staging:
             out["staging_bytes"] = self.staging
+        if self.layout is not None:  # bytes shared by buffers never live at once (_layout)
+            out["shared_layout"] = True
+        if self.schedule.fine:  # schedule_fine's: the layers before the last a row a call, a band a pass
+            out["row_a_call"] = True
         return out
 
 
@@ -327,13 +432,14 @@ ChooseLayer = Callable[[Node, Graph, int, bool], KernelChoice]
 
 
 def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
-             grouped: bool = False) -> tuple[Node, HostOp, Candidate] | None:
+             grouped: bool | int = False) -> tuple[Node, HostOp, Candidate] | None:
     """Steps i..j of the graph as one TflBandRun node (reading the run's input, the residual of a fused
     ADD ending it, and every layer's weights; writing the run's output), its op (whose output may be
     written over the residual, as the fused conv's: each element read where it is written) and its one
     kernel, whose fit sizes the bands to the budget (_fit; `choose` gives each layer's kernel). grouped: its
     grouped_pairs a group of channels at a time (Group; the node's "group_tensors" are the tensors the groups
-    add, which the graph it goes into must hold), None where it has none."""
+    add, which the graph it goes into must hold), None where it has none; an int: that many channels a group
+    (GROUP where True; GROUP // 2 halves the expansion's line buffer and the staging block for twice the calls)."""
     layers = graph.nodes[i:j + 1]
     name = f"bands_{layers[0].name}_to_{layers[-1].name}"
     residual = layers[-1].inputs[3:4] if layers[-1].op == "TflConv2DAdd" else []
@@ -341,25 +447,26 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
     assert all(g is not None for g in geometry), name
     groups: list[Group] = []
     added: dict[str, Tensor] = {}
+    size = GROUP if grouped is True else int(grouped)
     if grouped:
-        for k in grouped_pairs(layers, graph):
+        for k in grouped_pairs(layers, graph, size):
             if groups and groups[-1].k == k - 1:  # a depthwise is in one pair at most
                 continue
-            pairs, tensors = _group_nodes(graph, layers[k], layers[k + 1], GROUP)
-            groups.append(Group(k, GROUP, pairs))
+            pairs, tensors = _group_nodes(graph, layers[k], layers[k + 1], size)
+            groups.append(Group(k, size, pairs))
             added.update(tensors)
             w = graph.tensors[layers[k].outputs[0]].shape[2]
-            geometry[k] = dataclasses.replace(geometry[k], out_row=w * GROUP, recompute=True)
-            geometry[k + 1] = dataclasses.replace(geometry[k + 1], in_row=w * GROUP)
+            geometry[k] = dataclasses.replace(geometry[k], out_row=w * size, recompute=True)
+            geometry[k + 1] = dataclasses.replace(geometry[k + 1], in_row=w * size)
         if not groups:
             return None
-        name += "_grouped"
+        name += "_grouped" if size == GROUP else f"_grouped{size}"
     by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     ins = [layers[0].inputs[0], *residual, *[t for k, m in enumerate(layers) if m.op != "Transpose"
                                              for n in by_layer.get(k, [m]) for t in n.inputs[1:3]]]
     below = max((overlap(geometry, s) for r in range(1, geometry[-1].oh + 1)
-                 if (s := schedule(geometry, r)) is not None), default=None)
-    one = schedule(geometry, 1)  # its least line buffers, which the driver compares runs by (bands.py _excess)
+                 for s in _schedules(geometry, r, groups)), default=None)
+    one = ([*_schedules(geometry, 1, groups)] or [None])[-1]  # its least line buffers (bands.py _least_lines)
     node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
                 {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below,
                  "least_lines": sum(one.buffer_bytes(geometry)) + _staging(geometry, groups, one)
@@ -378,6 +485,26 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
     return node, dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP, cand
 
 
+def _schedules(geometry: list[Layer], rows: int, groups: list[Group] | tuple[Group, ...]) -> list[Schedule]:
+    """The schedules of bands of `rows` rows a fit tries, most memory first: schedule's, then schedule_fine's where
+    its line buffers take less (a row a call before the last layer: more calls, so only where the budget leaves
+    no room for schedule's at this height; without a budget no run is fused)."""
+    key = (tuple(geometry), rows, tuple((g.k, g.size, len(g.pairs)) for g in groups))
+    if key not in _SCHEDULES:  # the planner fits a run at many budgets, each trying every height
+        out = [s for s in (schedule(geometry, rows),) if s is not None]
+        fine = schedule_fine(geometry, rows)
+        if fine is not None and (not out or sum(fine.buffer_bytes(geometry)) + _staging(geometry, groups, fine)
+                                 < sum(out[0].buffer_bytes(geometry)) + _staging(geometry, groups, out[0])):
+            out.append(fine)
+        if len(_SCHEDULES) > 4096:
+            _SCHEDULES.clear()
+        _SCHEDULES[key] = out
+    return _SCHEDULES[key]
+
+
+_SCHEDULES: dict[tuple[Any, ...], list[Schedule]] = {}
+
+
 def _staging(geometry: list[Layer], groups: list[Group] | tuple[Group, ...], sched: Schedule) -> int:
     """The staging block of the grouped pairs: the most rows of one group's depthwise output a band writes."""
     most = 0
@@ -391,42 +518,103 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
     """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
     one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
     with what the buffers leave; its scratch is the most any of its calls needs at that choice. A grouped
-    pair's layers are chosen a group at a time (each group its own node, on its channels)."""
+    pair's layers are chosen a group at a time (each group its own node, on its channels). Every height with
+    schedule's bands and the node's scratch one block after another first (as before issue 67's last round, so a
+    budget they meet is met as it was), then with the shared layout (_layout: no more calls), then schedule_fine's
+    bands (a row a call before the last layer: more calls) one block after another, then shared."""
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups: tuple[Group, ...] = node.attrs.get("groups", ())
     by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     fallback = None
-    for rows in range(geometry[-1].oh, 0, -1):
-        sched = schedule(geometry, rows)
-        if sched is None:
-            continue
-        buffers = sched.buffer_bytes(geometry)
-        staging = _staging(geometry, groups, sched)
-        lines = sum(buffers) + staging
-        if lines > budget and rows > 1:
-            continue
-        inner, scratch, extra = {}, 0, 0
-        for k, m in enumerate(layers):
-            if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
-                inner[m.name] = KernelChoice("", 0)
+    for fine, packed in ((False, False), (False, True), (True, False), (True, True)):
+        for rows in range(geometry[-1].oh, 0, -1):
+            sched = next((s for s in _schedules(geometry, rows, groups) if s.fine == fine), None)
+            if sched is None or (packed and not (sched.fine or groups)):  # nothing _layout could share
                 continue
-            shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
-                            key=lambda s: (s[1], s[0]))
-            own = by_layer.get(k, [m])
-            extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
-            for n in own:
-                choice = choose(n, _band_graph(graph, n, *shapes[-1]), max(budget - lines, 0), least)
-                inner[n.name] = choice
-                scratch = max(scratch, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
-        scratch = -(-scratch // ALIGNMENT) * ALIGNMENT
-        assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
-        out = KernelChoice("", lines + scratch, BandChoice(sched, tuple(buffers), scratch, inner, staging,
-                                                           tuple(m.name for m in layers), extra), assumes)
-        if lines + scratch <= budget:
-            return out
-        fallback = out
+            buffers = sched.buffer_bytes(geometry)
+            staging = _staging(geometry, groups, sched)
+            lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
+            if lines > budget and rows > 1:
+                continue
+            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, max(budget - lines, 0),
+                                                   least)
+            scratch = max(per_layer.values(), default=0)
+            layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer) if packed \
+                else (None, lines + scratch)
+            assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
+            out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
+                                                     tuple(m.name for m in layers), extra, layout), assumes)
+            if total <= budget:
+                return out
+            if rows == 1 and (fallback is None or out.scratch <= fallback.scratch):
+                fallback = out  # over the budget at every height: the least at one row
     assert fallback is not None, node.name
     return fallback
+
+
+def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: dict[int, list[Node]],
+                 choose: ChooseLayer, room: int, least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
+    """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave), each layer's
+    kernel scratch (the most any of its calls, a grouped pair's any group's, needs at its choice, aligned) and the
+    calls the groups add."""
+    inner: dict[str, KernelChoice] = {}
+    per_layer: dict[int, int] = {}
+    extra = 0
+    for k, m in enumerate(layers):
+        if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
+            inner[m.name] = KernelChoice("", 0)
+            continue
+        shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
+                        key=lambda s: (s[1], s[0]))
+        own = by_layer.get(k, [m])
+        extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
+        most = 0
+        for n in own:
+            choice = choose(n, _band_graph(graph, n, *shapes[-1]), room, least)
+            inner[n.name] = choice
+            most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
+        per_layer[k] = -(-most // ALIGNMENT) * ALIGNMENT
+    return inner, per_layer, extra
+
+
+def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
+            staging: int, scratch: dict[int, int]) -> tuple[dict[str, int], int]:
+    """The node's scratch with bytes never live at once shared (issue 67): within a band, layer m's kernel scratch
+    is live during its calls only, a line buffer whose rows do not stay to the next band (Schedule.carried, a
+    recomputed layer's) from its writer's call to its reader's, the staging block during its pair's (a grouped
+    pair's two layers as one: their calls alternate); the rest through the band. Placed largest first, each at the
+    lowest offset (aligned) clear of those live with it. The offsets by name (line<k>, stage, scratch<m>) and the
+    bytes in all."""
+    n = len(geometry)
+    items: list[tuple[str, int, int, int]] = []
+    for k, nbytes in enumerate(buffers):
+        transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
+        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
+    if staging:
+        items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
+    items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
+    pairs = {}
+    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;
+        # their two kernels' scratch one block (never live at once: a call at a time)
+        pairs[f"scratch{g.k + 1}"] = f"scratch{g.k}"
+        both = [t for t in items if t[0] in (f"scratch{g.k}", f"scratch{g.k + 1}")]
+        if both:
+            items = [t for t in items if t not in both] + [(f"scratch{g.k}", max(t[1] for t in both), g.k, g.k)]
+        items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
+                 for name, nbytes, lo, hi in items]
+    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
+    at: dict[str, int] = {}
+    for name, nbytes, lo, hi in sorted(items, key=lambda t: -t[1]):
+        live = sorted((o, e) for o, e, a, b in placed if a <= hi and lo <= b)
+        offset = 0
+        for o, e in live:
+            if offset + nbytes <= o:
+                break
+            offset = max(offset, -(-e // ALIGNMENT) * ALIGNMENT)
+        placed.append((offset, offset + nbytes, lo, hi))
+        at[name] = offset
+    at.update({b: at[a] for b, a in pairs.items() if a in at})
+    return at, max((e for _, e, _, _ in placed), default=0)
 
 
 def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:
@@ -492,6 +680,8 @@ def _emit_band_run(ctx: NodeContext) -> None:
     names = " -> ".join(m.name for m in layers)
     said = "".join(f"; {layers[g.k].name} and {layers[g.k + 1].name} {len(g.pairs)} groups of {g.size} channels"
                    for g in groups.values())
+    if sched.fine:
+        said += "; the layers before the last a row a call, pulled as their readers need them (schedule_fine)"
     ctx.comment(f"{names}: {len(sched.bands)} bands of {sched.rows} row(s) of the last output, full width; "
                 f"line buffers of {', '.join(str(r) for r in sched.buffer_rows)} rows "
                 f"({sum(d.buffers)} B) and {d.kernel_scratch} B of kernel scratch in this node's scratch "
@@ -517,17 +707,24 @@ def _emit_band_run(ctx: NodeContext) -> None:
         if m.op == "TflConv2DAdd":
             residual = _residual_params(inner)
     at = 0
+    lay = d.layout  # _layout's offsets, bytes never live at once shared; None: one after another
     for k, nbytes in enumerate(d.buffers):
         what = f"{sched.buffer_rows[k]} rows of {geometry[k].out_row} B" + (
             f", one group of {groups[k].size} channels" if k in groups else "")
-        ctx.line(f"    int8_t *const aotc_line{k} = (int8_t *)({scratch} + {at}u); "
+        ctx.line(f"    int8_t *const aotc_line{k} = (int8_t *)({scratch} + {lay[f'line{k}'] if lay else at}u); "
                  f"/* {c_comment(layers[k].outputs[0])}: {what} */")
         at += nbytes
     if d.staging:
-        ctx.line(f"    int8_t *const aotc_stage = (int8_t *)({scratch} + {at}u); "
+        ctx.line(f"    int8_t *const aotc_stage = (int8_t *)({scratch} + {lay['stage'] if lay else at}u); "
                  f"/* a group's depthwise output rows ({d.staging} B) */")
         at += d.staging
     ks = f"(uint32_t *)({scratch} + {at}u)" if d.kernel_scratch else "NULL"
+
+    def own(k: int, m: Node) -> str:
+        """Layer k's kernel scratch (m: the node whose choice it is: the layer's, a group's)."""
+        if not d.inner[m.name].scratch:
+            return "NULL"
+        return f"(uint32_t *)({scratch} + {lay[f'scratch{k}']}u)" if lay else ks
     ctx.line(f"    for (int32_t aotc_b = 0; aotc_b < {len(sched.bands)}; ++aotc_b) {{")
     ctx.line(f"        const int16_t *const aotc_r = {rows} + (size_t)aotc_b * {width}u;")
     for k in range(len(d.buffers)):
@@ -549,9 +746,9 @@ def _emit_band_run(ctx: NodeContext) -> None:
             continue
         if k in groups:
             _emit_group(ctx, d, groups[k], f, x, ctx.ptr(layers[k + 1].outputs[0]) if k + 1 == last
-                        else f"aotc_line{k + 1}", geometry, ks)
+                        else f"aotc_line{k + 1}", geometry, own(k, groups[k].pairs[0][0]),
+                        own(k + 1, groups[k].pairs[0][1]))
             continue
-        own = ks if d.inner[m.name].scratch else "NULL"
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
         ctx.line(f"            aotc_p{k}.h = aotc_r[{f + 1}], aotc_p{k}.pad_top = aotc_r[{f + 2}], "
                  f"aotc_p{k}.oh = aotc_r[{f + 4}];")
@@ -560,21 +757,19 @@ def _emit_band_run(ctx: NodeContext) -> None:
         ctx.line(f"            {_conv_kernel(m, ctx.graph)}(&aotc_p{k}, {residual + ', ' if add else ''}{x} + "
                  f"(size_t)aotc_r[{f}] * {geometry[k].in_row}u, {ctx.ptr(m.inputs[1])}, "
                  f"{_bias(NodeContext(view, m, ctx.index))}, "
-                 f"{ctx.ptr(m.inputs[3]) + ' + ' + at_y + ', ' if add else ''}{y} + {at_y}, {own});")
+                 f"{ctx.ptr(m.inputs[3]) + ' + ' + at_y + ', ' if add else ''}{y} + {at_y}, {own(k, m)});")
         ctx.line("        }")
     ctx.line("    }")
     ctx.line("}")
 
 
 def _emit_group(ctx: NodeContext, d: BandChoice, g: Group, f: int, x: str, y: str, geometry: list[Layer],
-                ks: str) -> None:
+                own_e: str, own_d: str) -> None:
     """A grouped pair's calls in a band (Group): per group, the expansion's rows the depthwise needs (all of them:
     its line buffer keeps none) from x into its line buffer of one group, the depthwise's new rows into the staging
     block, then copied to the group's channels of its output rows in y."""
     k, fd = g.k, f + CALL_FIELDS
     e, dw = g.pairs[0]
-    own_e = ks if d.inner[e.name].scratch else "NULL"
-    own_d = ks if d.inner[dw.name].scratch else "NULL"
     ow_c = geometry[k + 1].out_row
     layer_e, layer_d = ctx.node.attrs["layers"][k:k + 2]
     c = ow_c // ctx.graph.tensors[layer_d.outputs[0]].shape[2]

@@ -20,6 +20,11 @@ from aot.plan.planner import BudgetError
 
 MAX_RUN = 10  # layers a fused run holds at most
 MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is over)
+# a grouped pair's channels a group where its groups of tflite_bands.GROUP leave the plan over the budget: half the
+# expansion's line buffer and staging block, twice the calls (fuse(graph, i, j, SMALL_GROUP)); then, where the plan
+# is still over, SMALLER_GROUPS in turn (_smaller_groups)
+SMALL_GROUP = 8
+SMALLER_GROUPS = (8, 4)
 
 
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
@@ -91,7 +96,7 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
         lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
         beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
 
-        def tried(i: int, j: int, grouped: bool, permuted: Graph | None, graph: Graph = graph,
+        def tried(i: int, j: int, grouped: bool | int, permuted: Graph | None, graph: Graph = graph,
                   beside: list[tuple[int, int]] = beside, lo: int = lo,
                   hi: int = hi) -> tuple[tuple[Any, ...], Graph, Plan | BudgetError] | None:
             """Steps i..j fused (of `permuted` where given: the graph with its input's Transpose in place; grouped:
@@ -127,6 +132,10 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             t = tried(*chosen[:2], True, chosen[2])  # the run chosen, its pairs a group of channels at a time
             if t is not None and best is not None and t[0] < best[0]:
                 best = t
+            if best is not None and best[0][0] == 1:  # still over: groups of half as many channels (issue 67)
+                t = tried(*chosen[:2], SMALL_GROUP, chosen[2])
+                if t is not None and t[0] < best[0]:
+                    best = t
         was = _pressure(err.least, graph)
         if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
                 err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):
@@ -141,12 +150,50 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                 p.budget["traded"]["bands"] = _bands_report(graph, p, first.least_bytes)
             return graph, p
         err = best[2]
+    if fused:  # still over: the grouped runs fused a second time in groups of SMALL_GROUP channels (issue 67)
+        graph, met = _smaller_groups(graph, plan, fuse, ram_budget, err)
+        if isinstance(met, Plan):
+            if met.budget is not None:
+                met.budget["unbudgeted_arena_bytes"] = plan(original, None).arena_bytes
+                met.budget["traded"]["bands"] = _bands_report(graph, met, first.least_bytes)
+            return graph, met
+        err = met
+        fused = [n for n in graph.nodes if n.attrs.get("band_run")]
     convs = "int8 convs" if any(n.op.startswith("Tfl") for n in original.nodes) else "convs"  # TFLite's or ONNX's
     if not fused:
         raise BudgetError(f"{first}; no run of {convs} through its peak can go in row bands (fused tiles) "
                           "to take less", first.least_bytes, first.least)
     raise BudgetError(str(err).replace(TECHNIQUES_SAID, TECHNIQUES_SAID[:-1] + f", and runs of {convs} in row "
                                        f"bands: {', '.join(n.name for n in fused)})"), err.least_bytes, err.least)
+
+
+def _smaller_groups(graph: Graph, plan: Callable[[Graph, int | None], Plan], fuse: Callable[..., Graph | None],
+                    ram_budget: int, err: BudgetError) -> tuple[Graph, Plan | BudgetError]:
+    """Each fused run with a grouped pair (its node "..._grouped") fused again from its layers in groups of
+    SMALLER_GROUPS channels in turn, kept where the plan then meets the budget (returned at once) or its least arena
+    falls: each halves the expansion's line buffer and staging block for twice the pair's calls, so tried only once
+    the driver has nothing else to take and the plan is still over the budget (a looser budget never pays those
+    calls: TFLM's MobileNetV2 224, whose first run the driver fuses while other steps are far over, ties on every key
+    there)."""
+    best: Plan | BudgetError = err
+    for n in list(graph.nodes):
+        if not (n.attrs.get("band_run") and n.attrs.get("groups") and n.name.endswith("_grouped")):
+            continue
+        i = graph.nodes.index(n)
+        layers = n.attrs["layers"]
+        base = Graph(graph.name, [*graph.nodes[:i], *layers, *graph.nodes[i + 1:]], graph.tensors, graph.inputs,
+                     graph.outputs, graph.functions, graph.info)
+        for size in SMALLER_GROUPS:
+            g = fuse(base, i, i + len(layers) - 1, size)
+            if g is None:
+                continue
+            try:
+                return g, plan(g, ram_budget)
+            except BudgetError as e:
+                if e.least is None or not isinstance(best, BudgetError) or e.least_bytes >= best.least_bytes:
+                    break
+                graph, best = g, e
+    return graph, best
 
 
 def _runs_beside(graph: Graph, peak: int, layer_of: Callable[[Node, Graph], Any],

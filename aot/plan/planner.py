@@ -194,7 +194,12 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 # a graph output is read after the last step: never written over
                 dies_here = all(last_use.get(m, b.first) <= step for m in b.tensors) and not outputs.intersection(
                     b.tensors)
-                used_once = n.inputs.count(n.inputs[idx]) == 1
+                # or also its input 0, where the op's output may start at input 0's start (ops.overlap 0: a run in row
+                # bands whose residual is its input, TFLM's MobileNetV2 224's blocks, whose rows it writes after every
+                # read of them, issue 67)
+                used_once = n.inputs.count(n.inputs[idx]) == 1 or (
+                    idx > 0 and n.inputs[idx] == n.inputs[0] and n.inputs.count(n.inputs[0]) == 2
+                    and ops.overlap(n, graph) == 0)
                 if id(b) not in kept and dies_here and used_once and b.nbytes >= t.nbytes:
                     _join(buffer_of, b, out)
                     if n.inputs[idx] in deltas:

@@ -22,7 +22,7 @@ from modelcheck import sanitize_args
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
 from aot.footprint import budget_summary, summary
-from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule
+from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule, schedule_fine
 from aot.plan import ALIGNMENT as PLAN_ALIGNMENT
 from aot.plan import BudgetError
 
@@ -31,12 +31,12 @@ PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
 BUDGET = 7000  # person_int8 on the M4: 14,528 B without a budget, 11,840 B the least without bands
 
 
-def _simulate(layers: list[Layer], rows: int) -> None:
-    """Run the schedule on row indices: each line buffer a list of the rows it holds, each layer's call
-    checked to read exactly the input rows its output rows need (pad_top and h as the kernels take
-    them) and the last output written once, every row; the run's output never over input rows a later
-    band reads, at the overlap's offset."""
-    sched = schedule(layers, rows)
+def _simulate(layers: list[Layer], rows: int, fine: bool = False) -> None:
+    """Run the schedule (schedule_fine's where fine) on row indices: each line buffer a list of the rows it holds
+    by position (a keep of (0, 0) moves nothing, as the emitter's memmove of 0 rows), each layer's call checked to
+    read exactly the input rows its output rows need (pad_top and h as the kernels take them) and the last output
+    written once, every row; the run's output never over input rows a later band reads, at the overlap's offset."""
+    sched = (schedule_fine if fine else schedule)(layers, rows)
     assert sched is not None
     bufs: list[list[int]] = [[] for _ in layers[:-1]]
     written: list[int] = []
@@ -44,15 +44,20 @@ def _simulate(layers: list[Layer], rows: int) -> None:
     below = overlap(layers, sched)
     reads: list[tuple[int, int]] = []  # (band, lowest input row layer 0 reads)
     for b, band in enumerate(sched.bands):
+        fresh: list[set[int]] = [set() for _ in layers[:-1]]  # per buffer, the rows written in this band
         for k, (src, n) in enumerate(band.keep):
-            bufs[k] = bufs[k][src:src + n]
+            if n:
+                bufs[k] = bufs[k][src:src + n]
         for j, (lay, call) in enumerate(zip(layers, band.calls, strict=True)):
             if not call.oh:
                 continue
-            src = list(range(call.x_row, call.x_row + call.h)) if j == 0 else bufs[j - 1][:call.h]
+            src = list(range(call.x_row, call.x_row + call.h)) if j == 0 else \
+                bufs[j - 1][call.x_row:call.x_row + call.h]
             assert len(src) == call.h and src == list(range(src[0], src[0] + call.h)), (b, j, src)
             if j == 0:
                 reads.append((b, src[0]))
+            elif sched.carried is not None and not sched.carried[j - 1]:  # its rows never stay to the next band
+                assert fresh[j - 1].issuperset(src), (b, j, src)
             first = src[0] - call.pad_top  # the image row the kernel's row -pad_top stands for
             assert (first + lay.p) % lay.s == 0, (b, j, first)
             out_rows = []
@@ -71,8 +76,11 @@ def _simulate(layers: list[Layer], rows: int) -> None:
                 written += out_rows
             else:
                 buf = bufs[j]
-                assert call.y_row == len(buf), (b, j, call.y_row, buf)  # written after the kept rows
-                bufs[j] = buf + out_rows
+                # written after the rows kept (where the keep dropped all of them or moved none: from its top, or
+                # after those held, as the schedule says)
+                assert call.y_row == len(buf) or (call.y_row == 0 and band.keep[j] == (0, 0)), (b, j, call.y_row)
+                bufs[j] = buf[:call.y_row] + out_rows
+                fresh[j].update(out_rows)
                 assert len(bufs[j]) <= sched.buffer_rows[j]
     assert written == list(range(layers[-1].oh))
     for b, band in enumerate(sched.bands):
@@ -134,6 +142,55 @@ def test_bands_compute_every_row_once_from_the_rows_it_needs(spec, h, rows):
     if schedule(layers, rows) is None:  # a band reading only padding: not fused
         return
     _simulate(layers, rows)
+    if schedule_fine(layers, rows) is not None:
+        _simulate(layers, rows, fine=True)
+
+
+def test_fine_bands_hold_one_call_of_rows():
+    """schedule_fine (issue 67) on MobileNetV2 224's first run after its input's TRANSPOSE in place (stem 3 x 3
+    stride 2, depthwise 3 x 3, projection, the grouped expansion recomputed, depthwise stride 2, projection): the
+    stem's output holds the 3 rows one depthwise call reads (4 in schedule's bands of one row), the depthwise's
+    output 1 (2), the rest as before; every row computed once but the expansion's, from the rows it needs."""
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 256, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 256, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    assert schedule(layers, 1).buffer_rows == (4, 2, 3, 3, 1)
+    fine = schedule_fine(layers, 1)
+    assert fine.buffer_rows == (3, 1, 3, 3, 1)
+    assert sum(c.oh for band in fine.bands for c in band.calls[:3]) == 3 * 112
+    _simulate(layers, 1, fine=True)
+    _simulate(layers, 2, fine=True)
+    assert fine.carried == (True, False, True, False, False)
+
+
+def test_a_fine_runs_layout_shares_bytes_never_live_at_once():
+    """_layout on the run above (its 3 x 3 depthwise's output, the expansion's group, the stride-2 depthwise's output
+    and the staging block live within a band only; each layer's scratch during its calls): no two blocks live at
+    once overlap (a grouped pair's two layers live at once: their calls alternate), and the run needs 16,128 B
+    through the band (the stem's 3 rows, the projection's 3) and 8,512 B for the pair's 3 blocks and its two
+    layers' scratch (one block: their calls take turns) besides, where the line buffers one after another took
+    28,224 B."""
+    from aot.kernels.tflite_bands import Group, _layout
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    sched = schedule_fine(layers, 1)
+    buffers = sched.buffer_bytes(layers)
+    assert sum(buffers) + 448 == 28224
+    scratch = {0: 1024, 1: 512, 2: 3616, 3: 320, 4: 256, 5: 2048}
+    at, total = _layout(layers, [Group(3, 8, ((None, None),) * 12)], sched, buffers, 448, scratch)
+    assert total == 16128 + 2688 + 448 + 5376 + 320  # the pair's two kernels' scratch one block
+    assert at["scratch3"] == at["scratch4"]
+    live = {f"line{k}": ((0, 5) if sched.carried[k] else (k, k + 1)) for k in range(5)}
+    live |= {"stage": (3, 4), **{f"scratch{m}": (m, m) for m in scratch}, "scratch3": (3, 4), "scratch4": (3, 4),
+             "line4": (3, 5)}  # the pair's calls alternate a group at a time
+    size = {**{f"line{k}": b for k, b in enumerate(buffers)}, "stage": 448,
+            **{f"scratch{m}": b for m, b in scratch.items()}}
+    for a in at:
+        for b in at:
+            if a < b and live[a][0] <= live[b][1] and live[b][0] <= live[a][1] and {a, b} != {"scratch3", "scratch4"}:
+                assert at[a] + size[a] <= at[b] or at[b] + size[b] <= at[a], (a, b, at)
 
 
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
@@ -152,7 +209,9 @@ def test_person_int8_within_a_budget_only_bands_meet():
     assert meta["memory"]["arena_bytes"] <= BUDGET and budget["unbudgeted_arena_bytes"] == 14528
     bands = budget["traded"]["bands"]
     run = bands["runs"][0]
-    assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and run["bands"] == -(-12 // run["rows"])
+    # (schedule_fine's bands are passes over the layers: more than the last output's rows / R)
+    assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and (
+        run["bands"] == -(-12 // run["rows"]) or run.get("row_a_call") and run["bands"] > -(-12 // run["rows"]))
     assert bands["bytes_saved"] == 11840 - meta["memory"]["arena_bytes"]
     assert any(n["op"] == "TflBandRun" for n in meta["nodes"])
     report = {"name": "person", "target": "mps2-an386",
