@@ -254,3 +254,20 @@ def test_a_channels_first_inputs_transpose_is_estimated_in_place_and_in_bands():
     choice = KernelChoice("", 0, BandChoice(schedule(geometry, 2), (), 0, {}))
     assert tflite_cost.features(band, g, choice) == {"band_transpose_byte": 192}
     assert tflite_cost.estimate(band, g, choice) < 0 < tflite_cost.estimate(node, g, KernelChoice(""))
+
+
+@pytest.mark.full
+def test_a_looser_budget_never_gets_a_higher_estimate_on_an_nchw_expansion(tmp_path):
+    """A written model like MobileNetV2's first stages (an NCHW input's TRANSPOSE, a stride-2 3 x 3 conv, a
+    depthwise conv, a 1 x 1 projection, a 1 x 1 expansion 8 -> 48 and its stride-2 depthwise, a projection; 64 x 64)
+    from above its least with bands to its least: the planner sizes a run's bands at the budget, so before the
+    driver planned each run that meets the budget at tighter budgets too (aot/plan/bands.py _tighter), 28,000 B
+    took CONV_2D_4..CONV_2D_6 at 220 K est. cycles where 26,000 B's CONV_2D_3..DEPTHWISE_CONV_2D_5 was 211 K (at
+    28,000 B that run was planned at 486 K)."""
+    from test_ram_budget import _nchw_conv_model
+
+    layers = (("CONV_2D", 3, 2, 8, 3), ("DEPTHWISE_CONV_2D", 3, 1, 8, 3), ("CONV_2D", 1, 1, 8, 0),
+              ("CONV_2D", 1, 1, 48, 3), ("DEPTHWISE_CONV_2D", 3, 2, 48, 3), ("CONV_2D", 1, 1, 8, 0))
+    model = _nchw_conv_model(tmp_path / "expand.tflite", layers, 64)
+    est = _sweep(model, [33000, 30000, 28000, 26000, 24000, 22000, 20500, 17840])
+    assert est[-1] > est[0]
