@@ -74,14 +74,18 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     (fuse(graph, i, j, True), None where it has no such pair: aot/kernels/tflite_bands.py grouped_pairs), which
     recomputes the expansion's halo rows and is kept where it is better by the same order: by less memory, or
     where it alone meets the budget (every run grouped as a candidate of its own led the greedy choice astray: on
-    the host MobileNetV2 224 stopped at 535,200 B where the runs without groups reach 301,056 B). The refusal,
-    when none meets it, names the least arena with bands and its peak."""
+    the host MobileNetV2 224 stopped at 535,200 B where the runs without groups reach 301,056 B). With `estimate`,
+    a run that meets the budget is also planned at tighter budgets (_tighter), and where the plan kept has the
+    in-place TRANSPOSE or grouped pairs, the search is made again without them and the plan with the lesser
+    estimate kept (those forms take less memory at each peak, so the greedy order takes them whatever their
+    cycles). The refusal, when none meets it, names the least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
         if ram_budget is None or e.least is None:
             raise
         first = e
+    plan = _memo(plan)  # the searches below plan the same fused graphs again (the plain one's first peak, _tighter)
     g, p = _search(graph, plan, layer_of, fuse, ram_budget, estimate, in_place, True, first)
     if estimate is None or not _new_forms(g):
         return g, p
@@ -93,6 +97,25 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     except BudgetError:
         return g, p
     return plain if estimate(*plain) < estimate(g, p) else (g, p)
+
+
+def _memo(plan: Callable[[Graph, int | None], Plan]) -> Callable[[Graph, int | None], Plan]:
+    """plan, each graph (by its nodes' names: a fused run's name says its steps and form) and budget planned once,
+    its refusal too."""
+    done: dict[tuple[tuple[str, ...], int | None], Plan | BudgetError] = {}
+
+    def planned(g: Graph, budget: int | None) -> Plan:
+        key = (tuple(n.name for n in g.nodes), budget)
+        if key not in done:
+            try:
+                done[key] = plan(g, budget)
+            except BudgetError as e:
+                done[key] = e
+        got = done[key]
+        if isinstance(got, BudgetError):
+            raise got
+        return got
+    return planned
 
 
 TIGHTER = (15 / 16, 7 / 8, 3 / 4)  # the budgets, as shares of the budget given, a run that meets it is planned at too
