@@ -100,7 +100,11 @@ COST: dict[str, float] = {
     # --ram-budget 262144 at 85c2b64's parent, `aotc bench --profile`, mps2-an386 Release); the copy channels-last
     # in a run in row bands from the TRANSPOSE: band_transpose_byte's comment
     "transpose_in_place_byte": -29.15,
-    "band_transpose_byte": -8.064,
+    # the copy channels-last in a run in row bands from the TRANSPOSE, against the same aotc_transpose2d and copy_run:
+    # the run function's own est. cycles, 789 without a budget, 922,136 at --ram-budget 262144 (TFLM's MobileNetV2
+    # 224, its run from the TRANSPOSE in 56 bands: 6.12 a byte), at add725f's parent, `aotc bench --profile`,
+    # mps2-an386 Release (the first measurement, -8.064 a byte, left out copy_run as above)
+    "band_transpose_byte": -37.36,
     # measured, not fitted: a grouped pair of a run in bands (aot/kernels/tflite_bands.py Group), whose expansion's
     # rows are computed again (its halo, each band) and whose depthwise output is copied from the staging block to
     # the group's channels; pooled over two measurements (`aotc bench --profile`, mps2-an386 Release): TFLM's
