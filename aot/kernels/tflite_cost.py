@@ -93,22 +93,29 @@ COST: dict[str, float] = {
     # 10 x 8 windows, 320,000 MACs) on the plain loop 11,665,373 est. cycles in all against 539,821 by
     # tfl_depthwise_s8_mult (aotc bench, mps2-an386 Release, --ram-budget 4600 and 10000)
     "dw_mult_plain_mac": 34.8,
-    # measured, not fitted (issue 67), against the unbudgeted aotc_transpose2d of a channels-first input of bytes
-    # (2,129,416 est. cycles for 3 x 224 x 224, 14.15 a byte): aotc_transpose2d_in_place over the input (its 14 cycles
-    # from their leaders) 2,157,710; the copy channels-last in a run in row bands from the TRANSPOSE 915,566 (the
-    # run function's est. cycles less those without the run: 6.08 a byte, fewer than aotc_transpose2d's, hence
-    # below 0). tests/plan/test_ram_budget.py's model at 224 x 224, mps2-an386 Release, aotc bench --profile:
-    # no budget, --ram-budget 250000 (in place) and, before the in-place node, 161000 (in bands)
-    "transpose_in_place_byte": 0.188,
-    "band_transpose_byte": -8.064,
+    # measured, not fitted (issue 67), against the unbudgeted aotc_transpose2d of a channels-first input of bytes,
+    # with the copy_run it calls (TFLM's MobileNetV2 224, 3 x 224 x 224: 2,129,416 + 4,415,488 = 6,544,904 est.
+    # cycles, 43.5 a byte; the first measurement, 14.15 a byte, counted aotc_transpose2d's own cycles only):
+    # aotc_transpose2d_in_place over the input 2,157,710 (its cycles from their leaders; no budget against
+    # --ram-budget 262144 at 85c2b64's parent, `aotc bench --profile`, mps2-an386 Release); the copy channels-last
+    # in a run in row bands from the TRANSPOSE: band_transpose_byte's comment
+    "transpose_in_place_byte": -29.15,
+    # the copy channels-last in a run in row bands from the TRANSPOSE, against the same aotc_transpose2d and copy_run:
+    # the run function's own est. cycles, 789 without a budget, 922,136 at --ram-budget 262144 (TFLM's MobileNetV2
+    # 224, its run from the TRANSPOSE in 56 bands: 6.12 a byte), at add725f's parent, `aotc bench --profile`,
+    # mps2-an386 Release (the first measurement, -8.064 a byte, left out copy_run as above)
+    "band_transpose_byte": -37.36,
     # measured, not fitted: a grouped pair of a run in bands (aot/kernels/tflite_bands.py Group), whose expansion's
     # rows are computed again (its halo, each band) and whose depthwise output is copied from the staging block to
-    # the group's channels. tests/plan/test_ram_budget.py's model (64 x 64 NCHW, 1 x 1 8 -> 48 then a stride-2 3 x 3
-    # depthwise) on the M4 at --ram-budget 18000 (grouped) against 21000 (not), `aotc bench --profile`, Release:
-    # 23,040 outputs (184,320 MACs) computed again ran tfl_dsp_store + tfl_conv_s8_dsp 1,172,148 and aotc_dsp_mac4x2
-    # 307,932 more est. cycles; the run's loop (12,288 bytes copied) 14,119 more
-    "band_recompute_out": 50.9,
-    "band_recompute_mac": 1.67,
+    # the group's channels; pooled over two measurements (`aotc bench --profile`, mps2-an386 Release): TFLM's
+    # MobileNetV2 224 at --ram-budget 262144 (CONV_2D_2..CONV_2D_9 grouped, 19 bands of 3 rows: 193,536 outputs and
+    # 3,096,576 MACs computed again) against no budget, aotc_dsp_mac4x2 +4,024,777 and tfl_dsp_store_usual +
+    # tfl_conv_s8_dsp +7,934,327 est. cycles, less the 533,227 the conv_tile terms count; and tests/plan/
+    # test_ram_budget.py's model (64 x 64 NCHW, 1 x 1 8 -> 48 then a stride-2 3 x 3 depthwise) at --ram-budget 18000
+    # (grouped) against 21000 (not): 23,040 outputs (184,320 MACs) computed again, aotc_dsp_mac4x2 +307,932,
+    # tfl_dsp_store + tfl_conv_s8_dsp +1,172,148; the run's loop (12,288 bytes copied) 14,119 more
+    "band_recompute_out": 39.59,
+    "band_recompute_mac": 1.321,
     "band_group_copy_byte": 1.15,
 }
 

@@ -79,14 +79,86 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
     (fuse(graph, i, j, True), None where it has no such pair: aot/kernels/tflite_bands.py grouped_pairs), which
     recomputes the expansion's halo rows and is kept where it is better by the same order: by less memory, or
     where it alone meets the budget (every run grouped as a candidate of its own led the greedy choice astray: on
-    the host MobileNetV2 224 stopped at 535,200 B where the runs without groups reach 301,056 B). The refusal,
-    when none meets it, names the least arena with bands and its peak."""
+    the host MobileNetV2 224 stopped at 535,200 B where the runs without groups reach 301,056 B). With `estimate`,
+    a run that meets the budget is also planned at tighter budgets (_tighter), and where the plan kept has the
+    in-place TRANSPOSE or grouped pairs, the search is made again without them and the plan with the lesser
+    estimate kept (those forms take less memory at each peak, so the greedy order takes them whatever their
+    cycles). The refusal, when none meets it, names the least arena with bands and its peak."""
     try:
         return graph, plan(graph, ram_budget)
     except BudgetError as e:
         if ram_budget is None or e.least is None:
             raise
-        first = err = e
+        first = e
+    plan = _memo(plan)  # the searches below plan the same fused graphs again (the plain one's first peak, _tighter)
+    g, p = _search(graph, plan, layer_of, fuse, ram_budget, estimate, in_place, True, first)
+    if estimate is None or not _new_forms(g):
+        return g, p
+    # the plain forms' search (the runs as they are, the TRANSPOSE copied in the run's bands): the new forms take
+    # less memory at each peak, so the greedy order prefers them whatever their cycles, and a budget the plain
+    # runs also meet never saw them (TFLM's MobileNetV2 at 262,144 B: in place and grouped 1.017x, plain 0.999x)
+    try:
+        plain = _search(graph, plan, layer_of, fuse, ram_budget, estimate, None, False, first)
+    except BudgetError:
+        return g, p
+    return plain if estimate(*plain) < estimate(g, p) else (g, p)
+
+
+def _memo(plan: Callable[[Graph, int | None], Plan]) -> Callable[[Graph, int | None], Plan]:
+    """plan, each graph (by its nodes' names: a fused run's name says its steps and form) and budget planned once,
+    its refusal too."""
+    done: dict[tuple[tuple[str, ...], int | None], Plan | BudgetError] = {}
+
+    def planned(g: Graph, budget: int | None) -> Plan:
+        key = (tuple(n.name for n in g.nodes), budget)
+        if key not in done:
+            try:
+                done[key] = plan(g, budget)
+            except BudgetError as e:
+                done[key] = e
+        got = done[key]
+        if isinstance(got, BudgetError):
+            raise got
+        return got
+    return planned
+
+
+TIGHTER = (15 / 16, 7 / 8, 3 / 4)  # the budgets, as shares of the budget given, a run that meets it is planned at too
+
+
+def _tighter(g: Graph, p: Plan, plan: Callable[[Graph, int | None], Plan], budget: int,
+             estimate: Callable[[Graph, Plan], float]) -> Plan:
+    """The plan of graph g (a run fused) with the least estimate of p (its plan under the budget) and g's plans under
+    the TIGHTER budgets that it meets too: the planner sizes the bands and the kernels' blocks, and stops its
+    trades, at the budget, so a tighter budget may plan the same runs faster (issue 67: a written NCHW model's run
+    of CONV_2D_3..DEPTHWISE_CONV_2D_5 estimated 211 K cycles at 26,000 B and 486 K at 28,000 B, where another run
+    was taken). Each such plan meets every looser budget, which then keeps it."""
+    best, cost = p, estimate(g, p)
+    for share in TIGHTER:
+        if int(budget * share) < p.arena_bytes // 2:
+            break
+        try:
+            q = plan(g, int(budget * share))
+        except BudgetError:
+            break
+        if (c := estimate(g, q)) < cost:
+            best, cost = q, c
+    return best
+
+
+def _new_forms(graph: Graph) -> bool:
+    """Whether a fused graph holds a TRANSPOSE written over its input or a run with grouped pairs."""
+    return any(n.attrs.get("over_input") or n.attrs.get("groups") for n in graph.nodes)
+
+
+def _search(graph: Graph, plan: Callable[[Graph, int | None], Plan], layer_of: Callable[[Node, Graph], Any],
+            fuse: Callable[..., Graph | None], ram_budget: int, estimate: Callable[[Graph, Plan], float] | None,
+            in_place: Callable[[Graph, int], Graph | None] | None, grouping: bool,
+            first: BudgetError) -> tuple[Graph, Plan]:
+    """plan_with_bands' greedy search from the plan without bands (first: its refusal); grouping: the run chosen
+    is tried with its pairs a group of channels at a time too."""
+    err = first
+    assert err.least is not None
     original = graph
     fused: list[Node] = []
     for _ in range(MAX_FUSED):
@@ -114,6 +186,8 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             band = g.nodes[i]
             if permuted is None and (i, j) in beside and not isinstance(p, Plan):
                 return None  # beside the peak: a candidate only where it meets the budget
+            if isinstance(p, Plan) and estimate is not None:
+                p = _tighter(g, p, plan, ram_budget, estimate)
             if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
                 key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i, grouped)
             else:
@@ -128,7 +202,7 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             t = tried(i, j, False, permuted)
             if t is not None and (best is None or t[0] < best[0]):
                 best, chosen = t, (i, j, permuted)
-        if chosen is not None and (chosen[2] is not None or chosen[:2] in runs):
+        if grouping and chosen is not None and (chosen[2] is not None or chosen[:2] in runs):
             t = tried(*chosen[:2], True, chosen[2])  # the run chosen, its pairs a group of channels at a time
             if t is not None and best is not None and t[0] < best[0]:
                 best = t
