@@ -97,7 +97,7 @@ COST: dict[str, float] = {
     # with the copy_run it calls (TFLM's MobileNetV2 224, 3 x 224 x 224: 2,129,416 + 4,415,488 = 6,544,904 est.
     # cycles, 43.5 a byte; the first measurement, 14.15 a byte, counted aotc_transpose2d's own cycles only):
     # aotc_transpose2d_in_place over the input 2,157,710 (its cycles from their leaders; no budget against
-    # --ram-budget 262144 at 85c2b64's parent, `aotc bench --profile`, mps2-an386 Release); the copy channels-last
+    # --ram-budget 262144 compiled at 85c2b64, `aotc bench --profile`, mps2-an386 Release); the copy channels-last
     # in a run in row bands from the TRANSPOSE: band_transpose_byte's comment
     "transpose_in_place_byte": -29.15,
     # the copy channels-last in a run in row bands from the TRANSPOSE, against the same aotc_transpose2d and copy_run:
