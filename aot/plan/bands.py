@@ -23,8 +23,8 @@ MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is ove
 # a grouped pair's channels a group where its groups of tflite_bands.GROUP leave the plan over the budget: half the
 # expansion's line buffer and staging block, twice the calls (fuse(graph, i, j, SMALL_GROUP)); then, where the plan
 # is still over, SMALLER_GROUPS in turn (_smaller_groups)
-SMALL_GROUP = 8
 SMALLER_GROUPS = (8, 4)
+SMALL_GROUP = SMALLER_GROUPS[0]
 
 
 def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
@@ -218,19 +218,12 @@ def _search(graph: Graph, plan: Callable[[Graph, int | None], Plan], layer_of: C
         fused.append(next(n for n in graph.nodes if n.name not in {m.name for m in fused}
                           and n.attrs.get("band_run")))
         if isinstance(best[2], Plan):
-            p = best[2]
-            if p.budget is not None:  # against the graph as it was, without the budget
-                p.budget["unbudgeted_arena_bytes"] = plan(original, None).arena_bytes
-                p.budget["traded"]["bands"] = _bands_report(graph, p, first.least_bytes)
-            return graph, p
+            return graph, _reported(best[2], graph, original, plan, first)
         err = best[2]
-    if fused:  # still over: the grouped runs fused a second time in groups of SMALL_GROUP channels (issue 67)
+    if fused:  # still over: the grouped runs fused a second time in groups of SMALLER_GROUPS channels (issue 67)
         graph, met = _smaller_groups(graph, plan, fuse, ram_budget, err)
         if isinstance(met, Plan):
-            if met.budget is not None:
-                met.budget["unbudgeted_arena_bytes"] = plan(original, None).arena_bytes
-                met.budget["traded"]["bands"] = _bands_report(graph, met, first.least_bytes)
-            return graph, met
+            return graph, _reported(met, graph, original, plan, first)
         err = met
         fused = [n for n in graph.nodes if n.attrs.get("band_run")]
     convs = "int8 convs" if any(n.op.startswith("Tfl") for n in original.nodes) else "convs"  # TFLite's or ONNX's
@@ -239,6 +232,16 @@ def _search(graph: Graph, plan: Callable[[Graph, int | None], Plan], layer_of: C
                           "to take less", first.least_bytes, first.least)
     raise BudgetError(str(err).replace(TECHNIQUES_SAID, TECHNIQUES_SAID[:-1] + f", and runs of {convs} in row "
                                        f"bands: {', '.join(n.name for n in fused)})"), err.least_bytes, err.least)
+
+
+def _reported(p: Plan, graph: Graph, original: Graph, plan: Callable[[Graph, int | None], Plan],
+              first: BudgetError) -> Plan:
+    """p, the plan that met the budget, its budget report against the graph as it was, without the budget, and
+    with the runs in bands it took."""
+    if p.budget is not None:
+        p.budget["unbudgeted_arena_bytes"] = plan(original, None).arena_bytes
+        p.budget["traded"]["bands"] = _bands_report(graph, p, first.least_bytes)
+    return p
 
 
 def _smaller_groups(graph: Graph, plan: Callable[[Graph, int | None], Plan], fuse: Callable[..., Graph | None],
