@@ -67,14 +67,15 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
 # kernels (aot/flash.py HELIUM_LEVELS): FULLY_CONNECTED's, the 3 x 3 depthwise's, CONV_2D's (and the fused ADD's conv)
 MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
-                "conv-fast": "AOTC_TFL_MVE_CONV_FAST"}  # (conv-fast: its faster loops, the general one kept)
+                "conv-fast": "AOTC_TFL_MVE_CONV_FAST",  # (conv-fast: its faster loops, the general one kept)
+                "dw-compact": "AOTC_TFL_MVE_DW_COMPACT"}  # (where "dw" is off: Helium's compact depthwise loop)
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
                                      MVE_FAMILIES["conv-fast"], PORTABLE_MVE, PORTABLE_MVE_RQ, PORTABLE_MVE_DW,
                                      PORTABLE_MVE_S8),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
-                                          MVE_FAMILIES["dw"], PORTABLE_MVE, PORTABLE_MVE_RQ,
+                                          MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"])}
 
@@ -252,8 +253,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
     if single_dwm and compact_depthwise and not plain_depthwise and multiplier:
         need -= set(MULTC_PATHS)
+    if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off:
+        need.discard("AOTC_TFL_DW_COMPACT")  # Helium's compact loop takes the layers of multiplier 1 instead
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
-    families |= {"dw"} if depthwise else set()
+    families |= {"dw", "dw-compact"} if depthwise else set()
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
     return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 
