@@ -212,9 +212,11 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
-    Helium kernels not compiled."""
+    Helium kernels not compiled; with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of
+    multiplier 1 by Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a
+    layer has under 8 channels (the loop's least)."""
     need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
-    dsp = depthwise = multiplier = mult4 = conv = fc = False
+    dsp = depthwise = multiplier = mult4 = conv = fc = narrow = False
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
@@ -228,6 +230,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             cout, cin = graph.tensors[node.outputs[0]].shape[-1], graph.tensors[node.inputs[0]].shape[-1]
             mult = cout != cin
             multiplier, depthwise = multiplier or mult, depthwise or not mult
+            narrow = narrow or not mult and cin < 8  # (Helium's compact loop takes 8 channels or more)
             mult4 = mult4 or mult and cout // cin % 4 == 0
         conv = conv or c.kernel != "aotc_tfl_depthwise_s8"
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
@@ -253,7 +256,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
     if single_dwm and compact_depthwise and not plain_depthwise and multiplier:
         need -= set(MULTC_PATHS)
-    if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off:
+    if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off and not narrow:
         need.discard("AOTC_TFL_DW_COMPACT")  # Helium's compact loop takes the layers of multiplier 1 instead
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
     families |= {"dw", "dw-compact"} if depthwise else set()
