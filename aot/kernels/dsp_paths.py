@@ -258,8 +258,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= set(MULTC_PATHS)
     if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off and not narrow:
         need.discard("AOTC_TFL_DW_COMPACT")  # Helium's compact loop takes the layers of multiplier 1 instead
+    if helium and compact_depthwise and {"dw", "dw-compact"} <= set(mve_off):  # Helium's loop of last resort takes all
+        need -= {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"}
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
-    families |= {"dw", "dw-compact"} if depthwise else set()
+    families |= {"dw", "dw-compact"} if depthwise else set()  # (Helium's depthwise: multiplier 1's)
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
     return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 

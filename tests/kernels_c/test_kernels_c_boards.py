@@ -432,9 +432,15 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # no Helium 3 x 3 depthwise (its VMUL.I32 rows): Helium's compact loop (8 channels a vector in 16-bit lanes, its x
     # less x_zero by VSUB.I16; the "mve-dw-compact" level, the compact DSP path left out), the plain loop
     "mve-dw-compact": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0"], "aotc_tfl_depthwise_s8",
-                       lambda e: "vsub.i16" in (c := _code(e, "aotc_tfl_depthwise_s8")) and "vmul.i32" not in c
+                       lambda e: "vsub.i16" in _code_of(e, "tfl_depthwise_s8_mvec")
+                       and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")
                        and "tfl_depthwise_s8_compact" not in _syms(e)),
-    # nor that: the compact DSP depthwise path; the plain loop
+    # nor that: Helium's loop of last resort alone (4 channels a vector, their input bytes gathered; "mve-dw-small")
+    "mve-dw-small": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0",
+                      "-DAOTC_TFL_DW_MULT_COMPACT=0"], "aotc_tfl_depthwise_s8",
+                     lambda e: "tfl_depthwise_s8_mves" in (s := _syms(e)) and "tfl_depthwise_s8_mvec" not in s
+                     and "tfl_depthwise_s8_compact" not in s and "tfl_depthwise_s8_multc" not in s),
+    # the compact DSP depthwise path, that loop after it
     "mve-dw": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW], "aotc_tfl_depthwise_s8",
                lambda e: "tfl_depthwise_s8_compact" in _syms(e)
                and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
