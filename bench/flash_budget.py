@@ -60,7 +60,7 @@ def run_level(model: Path, level: flash.FlashLevel, work: Path) -> dict:
     return {"level": level.name, "flash_compile_time": fb["flash_bytes"], "flash_footprint": fp["model"]["flash_bytes"],
             "code": fb["code_bytes"], "constants": fb["weights_and_constants_bytes"],
             "image_text": fp["image"]["text"], "arena": meta["memory"]["arena_bytes"],
-            "instructions": count, "cycles": cycles, "by_file": fb["code_bytes_by_file"], "outputs": [got[s["name"]] for s in meta["outputs"]]}
+            "instructions": count, "cycles": cycles, "outputs": [got[s["name"]] for s in meta["outputs"]]}
 
 
 def main() -> None:

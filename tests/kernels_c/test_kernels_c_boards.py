@@ -444,8 +444,8 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     "mve-dw": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW], "aotc_tfl_depthwise_s8",
                lambda e: "tfl_depthwise_s8_compact" in _syms(e)
                and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
-    "mve-dw-plain": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0", "-DAOTC_TFL_DW_MULT_COMPACT=0",
-                      "-DAOTC_TFL_DW_LOOP_SMALL=0"], "aotc_tfl_depthwise_s8",
+    "mve-dw-plain": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0",
+                      "-DAOTC_TFL_DW_MULT_COMPACT=0", "-DAOTC_TFL_DW_LOOP_SMALL=0"], "aotc_tfl_depthwise_s8",
                      lambda e: "tfl_depthwise_s8_compact" not in _syms(e)
                      and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
     # the portable kernels (AOTC_NO_INTRINSICS, their smallest loops as on the M55) with their dot products and
