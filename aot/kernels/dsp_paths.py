@@ -214,7 +214,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
     Helium kernels not compiled; with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of
     multiplier 1 by Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a
-    layer has under 8 channels (the loop's least)."""
+    layer has under 8 channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
+    (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
+    out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
     need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
     dsp = depthwise = multiplier = mult4 = conv = fc = narrow = False
     families: set[str] = set()  # Helium's that have a layer (mve_off)
@@ -258,8 +260,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= set(MULTC_PATHS)
     if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off and not narrow:
         need.discard("AOTC_TFL_DW_COMPACT")  # Helium's compact loop takes the layers of multiplier 1 instead
-    if helium and compact_depthwise and {"dw", "dw-compact"} <= set(mve_off):  # Helium's loop of last resort takes all
-        need -= {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"}
+    if helium and depthwise and compact_depthwise and {"dw", "dw-compact"} <= set(mve_off):  # Helium's loop of last
+        need -= {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"}  # resort takes every layer (compiled: MVE_DW 0)
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
     families |= {"dw", "dw-compact"} if depthwise else set()  # (Helium's depthwise: multiplier 1's)
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()

@@ -104,7 +104,8 @@ def test_heliums_compact_depthwise_levels_leave_the_compact_dsp_path_out():
     off) Helium's compact loop (AOTC_TFL_MVE_DW_COMPACT kept) takes the layers of multiplier 1 and 8 channels or more,
     so the compact DSP path is left out, but kept where such a layer has fewer channels (the loop's least); at
     "mve-dw-small" ("dw-compact" off too) Helium's loop of last resort takes every layer: no compact DSP path, nor the
-    compact multiplier one. The M4's levels (no `helium`) keep the compact DSP paths."""
+    compact multiplier one (where a layer of multiplier 1 leaves Helium's depthwise out; a model of multipliers above 1
+    alone keeps mve-dw-compact's configuration). The M4's levels (no `helium`) keep the compact DSP paths."""
     def out(g: Graph, mve_off: tuple[str, ...], helium: bool = True) -> set[str]:
         (node,) = g.nodes
         c = KernelChoice("aotc_tfl_depthwise_s8", _depthwise_dsp_scratch(node, g), facts=M_PROFILE)
@@ -119,8 +120,9 @@ def test_heliums_compact_depthwise_levels_leave_the_compact_dsp_path_out():
     got = out(wide, small)
     assert {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT", "AOTC_TFL_MVE_DW", "AOTC_TFL_MVE_DW_COMPACT"} <= got
     assert {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"} <= out(narrow, small)
-    assert "AOTC_TFL_DW_MULT_COMPACT" not in out(mult, compact)  # (a multiplier above 1: the compact DSP path's)
-    assert "AOTC_TFL_DW_MULT_COMPACT" in out(mult, small)
+    # a multiplier above 1 alone: the compact multiplier path's at both (Helium's depthwise families have no layer)
+    assert out(mult, compact) == out(mult, small) and "AOTC_TFL_DW_MULT_COMPACT" not in out(mult, small)
+    assert "AOTC_TFL_MVE_DW" not in out(mult, small)
     assert "AOTC_TFL_DW_COMPACT" not in out(wide, compact, helium=False)
 
 
