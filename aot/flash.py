@@ -95,7 +95,18 @@ On the M55 (Helium) the ladder skips HELIUM_SKIPPED, and Helium's kernels (CONV_
 depthwise), which the DSP levels above leave in, are left out family by family after conv-smallest (HELIUM_LEVELS,
 issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
 kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
-alone: about 1.7 KB less), "mve-dw" (the depthwise layers by the compact DSP path). (The convs by the DSP paths
+alone: about 1.7 KB less), "mve-dw-compact" (the depthwise layers of multiplier 1 by Helium's compact loop,
+tfl_depthwise_s8_mvec: 8 channels a vector in 16-bit lanes, any window, stride or dilation, each tap's x less x_zero and
+w widened by VLDRB.S16 into VMULLB / VMULLT, requantised 4 lanes a vector; AOTC_TFL_MVE_DW_COMPACT, compiled only
+where AOTC_TFL_MVE_DW is 0; the compact DSP depthwise left out but where such a layer has under 8 channels). It
+replaced "mve-dw" (the depthwise layers by the compact DSP path), which ran slower in more flash: KWS DS-CNN 2.97x level
+none's est. cycles at 39,178 B against 1.68x at 37,446 B, VWW MobileNet 2.63x at 253,702 B against 1.76x at 251,970 B
+(mve-conv-compact 1.35x and 1.39x: 1.25x and 1.26x a step, 2.2x and 1.9x before). Then "mve-dw-small" (every depthwise
+layer by Helium's loop of last resort, tfl_depthwise_s8_mves: 4 output channels a vector in 32-bit lanes, their input
+bytes gathered by VLDRB.S32 with offsets, any multiplier; in mve-dw-compact's bundle it is compiled only where
+AOTC_TFL_MVE_DW_COMPACT is 0 too, the scalar smallest loop the fallback there, and the compact DSP depthwise paths left
+out): KWS 2.27x at 36,726 B, VWW 2.29x at 251,250 B (1.35x and 1.30x a step, then portable-mve 1.78x and 1.62x).
+(The convs by the DSP paths
 instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than Helium's compact conv for more flash
 on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a smallest Helium conv without patches,
 tried, ran KWS at 24.5x, slower than portable.) Then the portable kernels with Helium's dot products (gcc 12 does not
@@ -128,7 +139,11 @@ it below the portable level on IC ResNet-8 (86,562 B against 86,574 B). Est. cyc
 mve-conv-compact 1.23x -> portable-mve-s8 2.03x -> portable-mve 3.20x -> portable-mve-dots 5.36x -> portable-mve-conv
 5.66x (widest step 1.68x, 2.75x before); KWS DS-CNN mve-conv-compact 1.35x -> portable-mve-s8 2.70x (37,756 B: faster
 than mve-dw's 2.97x at 39,178 B, which a budget between them takes) -> portable-mve 4.04x (2.0x and 1.50x); VWW
-MobileNet mve-dw 2.63x -> portable-mve-s8 3.15x -> portable-mve 3.86x.
+MobileNet mve-dw 2.63x -> portable-mve-s8 3.15x -> portable-mve 3.86x. Since mve-dw-compact and mve-dw-small (above)
+portable-mve-s8 takes more flash than both on KWS DS-CNN (37,756 B against 37,446 B and 36,726 B) and VWW MobileNet
+(252,252 B against 251,970 B and 251,250 B) and runs slower, so a budget there takes them, and the step after them is
+to portable-mve (KWS 4.04x, VWW 3.71x level none's: 1.78x and 1.62x, the widest of the M55's ladder on them; IC
+ResNet-8, no depthwise layer, as before).
 """
 
 from __future__ import annotations
@@ -285,16 +300,26 @@ HELIUM_LEVELS = (
                "1.22x to 1.35x the est. cycles of mve-fc on the M55 for 1.7 KB less (KWS DS-CNN 1.29x, VWW MobileNet "
                "1.35x, IC ResNet-8 1.22x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
                plain_dw=True, mve_off=("fc", "conv-fast")),
-    FlashLevel("mve-dw", "-Os", False, "as mve-conv-compact, and the depthwise layers by the compact DSP path instead "
-               "of Helium's 3 x 3 depthwise (no Helium depthwise code)",
-               "1.9x to 2.2x the est. cycles of mve-conv-compact on the M55 for 1.5 KB less (KWS DS-CNN 2.2x, VWW "
-               "MobileNet 1.9x; aotc curve --target mps3-an547, docs/firmware.md)", **_DSP_SMALL,
+    FlashLevel("mve-dw-compact", "-Os", False, "as mve-conv-compact, and the depthwise layers of multiplier 1 by "
+               "Helium's compact loop instead of its 3 x 3 depthwise (8 channels a vector in 16-bit lanes, any window, "
+               "stride or dilation; no assembly, no compact DSP depthwise)",
+               "1.25x to 1.26x the est. cycles of mve-conv-compact on the M55 for 3.2 KB less (KWS DS-CNN 1.25x, VWW "
+               "MobileNet 1.26x; IC ResNet-8, no depthwise layer, its bundle); faster than the compact DSP depthwise's "
+               "former level mve-dw in less flash (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
+               **_DSP_SMALL,
                compact_dw=True, mve_off=("fc", "conv-fast", "dw")),
+    FlashLevel("mve-dw-small", "-Os", False, "as mve-dw-compact, and every depthwise layer by Helium's loop of last "
+               "resort (4 channels a vector in 32-bit lanes, their input bytes gathered; no compact loop, no DSP "
+               "depthwise)",
+               "1.30x to 1.35x the est. cycles of mve-dw-compact on the M55 for 0.7 KB less (KWS DS-CNN 1.35x, VWW "
+               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then portable-mve 1.78x and 1.62x its "
+               "(each level compiled alone, Release, mps3-an547; docs/firmware.md)",
+               **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact")),
     FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
                "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
                "bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' sums",
                "1.2x to 2.0x the est. cycles of the level before it on the M55 for 0.2 to 1.5 KB less (KWS DS-CNN 2.0x "
-               "mve-conv-compact's, faster than mve-dw; VWW MobileNet 1.20x mve-dw's; IC ResNet-8 1.64x "
+               "mve-conv-compact's; VWW MobileNet 1.20x the compact DSP depthwise's; IC ResNet-8 1.64x "
                "mve-conv-compact's), then portable-mve 1.50x, 1.23x and 1.58x its (aotc curve --target mps3-an547, "
                "docs/firmware.md)", mve_loops=4),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "

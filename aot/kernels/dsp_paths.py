@@ -67,14 +67,15 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
 # kernels (aot/flash.py HELIUM_LEVELS): FULLY_CONNECTED's, the 3 x 3 depthwise's, CONV_2D's (and the fused ADD's conv)
 MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
-                "conv-fast": "AOTC_TFL_MVE_CONV_FAST"}  # (conv-fast: its faster loops, the general one kept)
+                "conv-fast": "AOTC_TFL_MVE_CONV_FAST",  # (conv-fast: its faster loops, the general one kept)
+                "dw-compact": "AOTC_TFL_MVE_DW_COMPACT"}  # (where "dw" is off: Helium's compact depthwise loop)
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
                                      MVE_FAMILIES["conv-fast"], PORTABLE_MVE, PORTABLE_MVE_RQ, PORTABLE_MVE_DW,
                                      PORTABLE_MVE_S8),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
-                                          MVE_FAMILIES["dw"], PORTABLE_MVE, PORTABLE_MVE_RQ,
+                                          MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"])}
 
@@ -211,9 +212,13 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
-    Helium kernels not compiled."""
+    Helium kernels not compiled; with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of
+    multiplier 1 by Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a
+    layer has under 8 channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
+    (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
+    out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
     need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
-    dsp = depthwise = multiplier = mult4 = conv = fc = False
+    dsp = depthwise = multiplier = mult4 = conv = fc = narrow = False
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
@@ -227,6 +232,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             cout, cin = graph.tensors[node.outputs[0]].shape[-1], graph.tensors[node.inputs[0]].shape[-1]
             mult = cout != cin
             multiplier, depthwise = multiplier or mult, depthwise or not mult
+            narrow = narrow or not mult and cin < 8  # (Helium's compact loop takes 8 channels or more)
             mult4 = mult4 or mult and cout // cin % 4 == 0
         conv = conv or c.kernel != "aotc_tfl_depthwise_s8"
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
@@ -252,8 +258,12 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
     if single_dwm and compact_depthwise and not plain_depthwise and multiplier:
         need -= set(MULTC_PATHS)
+    if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off and not narrow:
+        need.discard("AOTC_TFL_DW_COMPACT")  # Helium's compact loop takes the layers of multiplier 1 instead
+    if helium and depthwise and compact_depthwise and {"dw", "dw-compact"} <= set(mve_off):  # Helium's loop of last
+        need -= {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"}  # resort takes every layer (compiled: MVE_DW 0)
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
-    families |= {"dw"} if depthwise else set()
+    families |= {"dw", "dw-compact"} if depthwise else set()  # (Helium's depthwise: multiplier 1's)
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
     return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 

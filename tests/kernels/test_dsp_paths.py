@@ -19,7 +19,15 @@ from aot.compiler import Options, compile_file
 from aot.footprint import measure
 from aot.ir import Graph, Node, Tensor
 from aot.kernels.base import KernelChoice
-from aot.kernels.dsp_paths import FC_PATHS, FILE_PATHS, MULTC_PATHS, PATHS, SMALL_CONV_PATHS, depthwise_paths
+from aot.kernels.dsp_paths import (
+    FC_PATHS,
+    FILE_PATHS,
+    MULTC_PATHS,
+    PATHS,
+    SMALL_CONV_PATHS,
+    depthwise_paths,
+    left_out,
+)
 from aot.kernels.tflite_int8 import M_PROFILE, _depthwise_dsp_scratch
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +87,43 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     assert depthwise_paths(node, wide, c) == {"AOTC_TFL_DW_MULT", "AOTC_TFL_DW_MULT_WIDE"}
     narrow = _depthwise_graph(3, (10, 8))
     assert depthwise_paths(narrow.nodes[0], narrow, c) == {"AOTC_TFL_DW_MULT"}
+
+
+def _wide_depthwise_graph(c: int, m: int) -> Graph:
+    """_depthwise_graph's layer (3 x 3) with c input channels."""
+    g = _depthwise_graph(m, (3, 3))
+    w = (1, 3, 3, c * m)
+    g.tensors.update({"x": Tensor("x", (1, 9, 14, c), "int8"), "w": Tensor("w", w, "int8", np.zeros(w, np.int8)),
+                      "y": Tensor("y", (1, 9, 14, c * m), "int8")})
+    g.nodes[0].attrs.update(mult=np.full(c * m, 1 << 30, np.int32), shift=np.full(c * m, -4, np.int32))
+    return g
+
+
+def test_heliums_compact_depthwise_levels_leave_the_compact_dsp_path_out():
+    """The M55's levels after mve-conv-compact (issue 67, aot/flash.py): at "mve-dw-compact" (Helium's 3 x 3 depthwise
+    off) Helium's compact loop (AOTC_TFL_MVE_DW_COMPACT kept) takes the layers of multiplier 1 and 8 channels or more,
+    so the compact DSP path is left out, but kept where such a layer has fewer channels (the loop's least); at
+    "mve-dw-small" ("dw-compact" off too) Helium's loop of last resort takes every layer: no compact DSP path, nor the
+    compact multiplier one (where a layer of multiplier 1 leaves Helium's depthwise out; a model of multipliers above 1
+    alone keeps mve-dw-compact's configuration). The M4's levels (no `helium`) keep the compact DSP paths."""
+    def out(g: Graph, mve_off: tuple[str, ...], helium: bool = True) -> set[str]:
+        (node,) = g.nodes
+        c = KernelChoice("aotc_tfl_depthwise_s8", _depthwise_dsp_scratch(node, g), facts=M_PROFILE)
+        return set(left_out(g, {node.name: c}, general=True, compact_depthwise=True, helium=helium, mve_off=mve_off))
+
+    compact, small = ("fc", "conv-fast", "dw"), ("fc", "conv-fast", "dw", "dw-compact")
+    wide, narrow, mult = _wide_depthwise_graph(16, 1), _wide_depthwise_graph(4, 1), _wide_depthwise_graph(16, 2)
+    got = out(wide, compact)
+    assert "AOTC_TFL_DW_COMPACT" in got and "AOTC_TFL_MVE_DW" in got and "AOTC_TFL_MVE_DW_COMPACT" not in got
+    got = out(narrow, compact)
+    assert "AOTC_TFL_DW_COMPACT" not in got and "AOTC_TFL_MVE_DW_COMPACT" not in got
+    got = out(wide, small)
+    assert {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT", "AOTC_TFL_MVE_DW", "AOTC_TFL_MVE_DW_COMPACT"} <= got
+    assert {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"} <= out(narrow, small)
+    # a multiplier above 1 alone: the compact multiplier path's at both (Helium's depthwise families have no layer)
+    assert out(mult, compact) == out(mult, small) and "AOTC_TFL_DW_MULT_COMPACT" not in out(mult, small)
+    assert "AOTC_TFL_MVE_DW" not in out(mult, small)
+    assert "AOTC_TFL_DW_COMPACT" not in out(wide, compact, helium=False)
 
 
 def _names(bundle) -> dict[str, str]:

@@ -429,12 +429,23 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
     "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
                  "aotc_tfl_conv", lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
-    # no Helium depthwise (its VMUL.I32 rows): the compact DSP depthwise path; the plain loop
-    "mve-dw": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW], "aotc_tfl_depthwise_s8",
+    # no Helium 3 x 3 depthwise (its VMUL.I32 rows): Helium's compact loop (8 channels a vector in 16-bit lanes, its x
+    # less x_zero by VSUB.I16; the "mve-dw-compact" level, the compact DSP path left out), the plain loop
+    "mve-dw-compact": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0"], "aotc_tfl_depthwise_s8",
+                       lambda e: "vsub.i16" in _code_of(e, "tfl_depthwise_s8_mvec")
+                       and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")
+                       and "tfl_depthwise_s8_compact" not in _syms(e)),
+    # nor that: Helium's loop of last resort alone (4 channels a vector, their input bytes gathered; "mve-dw-small")
+    "mve-dw-small": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0",
+                      "-DAOTC_TFL_DW_MULT_COMPACT=0"], "aotc_tfl_depthwise_s8",
+                     lambda e: "tfl_depthwise_s8_mves" in (s := _syms(e)) and "tfl_depthwise_s8_mvec" not in s
+                     and "tfl_depthwise_s8_compact" not in s and "tfl_depthwise_s8_multc" not in s),
+    # the compact DSP depthwise path, that loop after it
+    "mve-dw": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW], "aotc_tfl_depthwise_s8",
                lambda e: "tfl_depthwise_s8_compact" in _syms(e)
                and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
-    "mve-dw-plain": (["-DAOTC_TFL_MVE_DW=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0", "-DAOTC_TFL_DW_MULT_COMPACT=0",
-                      "-DAOTC_TFL_DW_LOOP_SMALL=0"], "aotc_tfl_depthwise_s8",
+    "mve-dw-plain": (["-DAOTC_TFL_MVE_DW=0", "-DAOTC_TFL_MVE_DW_COMPACT=0", *COMPACT_DW, "-DAOTC_TFL_DW_COMPACT=0",
+                      "-DAOTC_TFL_DW_MULT_COMPACT=0", "-DAOTC_TFL_DW_LOOP_SMALL=0"], "aotc_tfl_depthwise_s8",
                      lambda e: "tfl_depthwise_s8_compact" not in _syms(e)
                      and "vmul.i32" not in _code(e, "aotc_tfl_depthwise_s8")),
     # the portable kernels (AOTC_NO_INTRINSICS, their smallest loops as on the M55) with their dot products and

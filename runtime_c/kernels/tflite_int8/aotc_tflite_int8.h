@@ -575,6 +575,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_MVE_DW
 #define AOTC_TFL_MVE_DW 1
 #endif
+/* MVE_DW_COMPACT: where MVE_DW is 0, Helium's compact depthwise (tfl_depthwise_s8_mvec: one generic loop, 8 channels a
+ * vector, the M55's "mve-dw-compact" --flash-budget level); 0 too: the DSP paths compiled (the compact one) */
+#ifndef AOTC_TFL_MVE_DW_COMPACT
+#define AOTC_TFL_MVE_DW_COMPACT 1
+#endif
 #ifndef AOTC_TFL_MVE_CONV
 #define AOTC_TFL_MVE_CONV 1
 #endif

@@ -2840,6 +2840,124 @@ static int tfl_depthwise_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, 
 #undef TFL_MVE_DW_MAC
 #endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_DW */
 
+#if AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && AOTC_TFL_MVE_DW_COMPACT
+/* ---- Helium's compact depthwise (AOTC_TFL_MVE_DW_COMPACT, issue 67) ------------------------------------------------
+ * The M55's --flash-budget level "mve-dw-compact" (aot/flash.py), where Helium's 3 x 3 depthwise is left out: one
+ * generic loop instead of its assembly, for a depth multiplier of 1, 8 channels or more and any window, stride or
+ * dilation (the others return 0: the compact DSP paths, which dsp_paths.left_out keeps for them, or the plain loop).
+ * 8 channels a vector in 16-bit lanes (a last part of under 8 the last 8 channels again: no predication); each
+ * position's window clipped to the image once (no tap reads the padding); each tap's 8 bytes of x, less x_zero, and
+ * of w widened by VLDRB.S16 and multiplied by VMULLB / VMULLT into the even and the odd channels' 32-bit sums (the
+ * compact DSP path takes 4 channels a tap in about twice the instructions, and requantises channel by channel). The
+ * sums, from the bias, requantised as requant_double (tfl_mve_rq) 4 lanes at a time, narrowed back into the
+ * channels' order (VMOVNB / VMOVNT) and stored by one VSTRB.16: LiteRT's integers. */
+__attribute__((noinline)) static int tfl_depthwise_s8_mvec(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                 int8_t *y) {
+    /* (p's fields read once: y's int8 stores could alias them) */
+    const int32_t c = p->c, h = p->h, wd = p->w, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw, oh = p->oh, ow = p->ow;
+    const int32_t sh = p->sh, sw = p->sw, pt = p->pad_top, pl = p->pad_left, yz = p->y_zero;
+    const ptrdiff_t xstep = (ptrdiff_t)dw * c, xrow = (ptrdiff_t)dh * wd * c, wrow = (ptrdiff_t)kw * c;
+    const int16x8_t xz = vdupq_n_s16((int16_t)p->x_zero);
+    const int32x4_t lo = vdupq_n_s32(p->y_min), hi = vdupq_n_s32(p->y_max);
+    if (p->depth_multiplier != 1 || p->oc != c || c < 8) return 0;
+    for (int32_t o0 = 0; o0 < c; o0 += 8) {
+        const int32_t o = o0 + 8 <= c ? o0 : c - 8;
+        /* the group's terms, the even channels' lanes then the odd ones': the bias, mult, left shift, -right shift */
+        int32_t t[4][2][4] __attribute__((aligned(16)));
+        for (int32_t j = 0; j < 8; ++j) {
+            const int32_t s = p->shift[o + j];
+            t[0][j & 1][j >> 1] = bias ? bias[o + j] : 0, t[1][j & 1][j >> 1] = p->mult[o + j];
+            t[2][j & 1][j >> 1] = s > 0 ? s : 0, t[3][j & 1][j >> 1] = s > 0 ? 0 : s;
+        }
+        int8_t *yp = y + o;
+        for (int32_t b = 0; b < p->n; ++b)
+            for (int32_t oy = 0; oy < oh; ++oy) {
+                const int32_t iy0 = oy * sh - pt;
+                int32_t ky0 = 0, ky1 = kh;
+                while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= h) --ky1;
+                /* the row's first window row in x (column 0, channel o) */
+                const int8_t *const xy = x + ((ptrdiff_t)b * h + iy0 + ky0 * dh) * wd * c + o;
+                for (int32_t ox = 0; ox < ow; ++ox, yp += c) {
+                    const int32_t ix0 = ox * sw - pl;
+                    int32_t kx0 = 0, kx1 = kw;
+                    while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
+                    while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= wd) --kx1;
+                    const int8_t *xr = xy + (ptrdiff_t)(ix0 + kx0 * dw) * c;
+                    const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * c + o;
+                    int32x4_t ae = vld1q_s32(t[0][0]), ao = vld1q_s32(t[0][1]);
+                    for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                        const int8_t *xp = xr, *wp = wr;
+                        for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += c) {
+                            const int16x8_t xv = vsubq_s16(vldrbq_s16(xp), xz), wv = vldrbq_s16(wp);
+                            ae = vaddq_s32(ae, vmullbq_int_s16(xv, wv));
+                            ao = vaddq_s32(ao, vmulltq_int_s16(xv, wv));
+                        }
+                    }
+                    ae = vaddq_n_s32(tfl_mve_rq(ae, vld1q_s32(t[1][0]), vld1q_s32(t[2][0]), vld1q_s32(t[3][0])), yz);
+                    ao = vaddq_n_s32(tfl_mve_rq(ao, vld1q_s32(t[1][1]), vld1q_s32(t[2][1]), vld1q_s32(t[3][1])), yz);
+                    ae = vminq_s32(vmaxq_s32(ae, lo), hi), ao = vminq_s32(vmaxq_s32(ao, lo), hi);
+                    vstrbq_s16(yp, vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), ae), ao));
+                }
+            }
+    }
+    return 1;
+}
+#endif /* AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && AOTC_TFL_MVE_DW_COMPACT */
+
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && !AOTC_TFL_MVE_DW_COMPACT
+/* The depthwise loop of last resort on the M55 where Helium's 3 x 3 depthwise and its compact loop are left out (the
+ * level "mve-dw-small", aot/flash.py: every layer), in place of the scalar smallest loop: every shape, 4 output channels a vector in 32-bit lanes. Their input channels' bytes gathered by one VLDRB.S32 with
+ * offsets (any depth multiplier; a last part's lanes read the last channel's and are not stored) less x_zero, their
+ * weights loaded (the lanes past the channels as 0), multiplied and added lane by lane, each position's window clipped
+ * to the image once; the sums requantised as requant_double 4 lanes a vector (tfl_mve_rq): LiteRT's integers. */
+__attribute__((noinline)) static void tfl_depthwise_s8_mves(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                  int8_t *y) {
+    /* (p's fields read once: y's int8 stores could alias them) */
+    const int32_t c = p->c, oc = p->oc, h = p->h, wd = p->w, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw;
+    const int32_t oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw, pt = p->pad_top, pl = p->pad_left, yz = p->y_zero;
+    const ptrdiff_t xstep = (ptrdiff_t)dw * c, xrow = (ptrdiff_t)dh * wd * c, wrow = (ptrdiff_t)kw * oc;
+    const int32x4_t xz = vdupq_n_s32(p->x_zero), lo = vdupq_n_s32(p->y_min), hi = vdupq_n_s32(p->y_max);
+    for (int32_t o = 0; o < oc; o += 4) {
+        const mve_pred16_t pr = vctp32q((uint32_t)(oc - o));
+        /* each lane's input channel (a lane past oc: the last output channel's) and terms */
+        int32_t t[5][4] __attribute__((aligned(16)));
+        for (int32_t j = 0; j < 4; ++j) {
+            const int32_t q = o + j < oc ? o + j : oc - 1, s = p->shift[q];
+            t[0][j] = q / p->depth_multiplier, t[1][j] = bias ? bias[q] : 0, t[2][j] = p->mult[q];
+            t[3][j] = s > 0 ? s : 0, t[4][j] = s > 0 ? 0 : s;
+        }
+        const uint32x4_t at = vreinterpretq_u32_s32(vld1q_s32(t[0]));
+        int8_t *yp = y + o;
+        for (int32_t b = 0; b < p->n; ++b)
+            for (int32_t oy = 0; oy < oh; ++oy) {
+                const int32_t iy0 = oy * sh - pt;
+                int32_t ky0 = 0, ky1 = kh;
+                while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= h) --ky1;
+                const int8_t *const xy = x + ((ptrdiff_t)b * h + iy0 + ky0 * dh) * wd * c; /* (column 0, channel 0) */
+                for (int32_t ox = 0; ox < ow; ++ox, yp += oc) {
+                    const int32_t ix0 = ox * sw - pl;
+                    int32_t kx0 = 0, kx1 = kw;
+                    while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
+                    while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= wd) --kx1;
+                    const int8_t *xr = xy + (ptrdiff_t)(ix0 + kx0 * dw) * c;
+                    const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
+                    int32x4_t acc = vld1q_s32(t[1]);
+                    for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                        const int8_t *xp = xr, *wp = wr;
+                        for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += oc)
+                            acc = vaddq_s32(acc, vmulq_s32(vsubq_s32(vldrbq_gather_offset_s32(xp, at), xz),
+                                                           vldrbq_z_s32(wp, pr)));
+                    }
+                    acc = vaddq_n_s32(tfl_mve_rq(acc, vld1q_s32(t[2]), vld1q_s32(t[3]), vld1q_s32(t[4])), yz);
+                    vstrbq_p_s32(yp, vminq_s32(vmaxq_s32(acc, lo), hi), pr);
+                }
+            }
+    }
+}
+#endif
+
 #if AOTC_QUANT_DSP && AOTC_TFL_DW_COMPACT && !AOTC_TFL_DW_DSP && !AOTC_TFL_DW_MULT
 /* ---- The compact path (AOTC_TFL_DW_COMPACT, issue 67) --------------------------------------------------------------
  * A --flash-budget level's depthwise (aot/flash.py "dw-compact"), between the general DSP paths and the plain loop:
@@ -3425,6 +3543,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 #if AOTC_TFL_MVE && AOTC_TFL_MVE_DW /* with the DSP paths, or on its own at a --flash-budget level that leaves them out */
     if ((AOTC_TFL_DW_DSP || !AOTC_TFL_DW_MVE_WITH_DSP) && tfl_depthwise_s8_mve(p, x, w, bias, y, scratch)) return;
 #endif
+#if AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && AOTC_TFL_MVE_DW_COMPACT /* a --flash-budget level's (issue 67) */
+    if (tfl_depthwise_s8_mvec(p, x, w, bias, y)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (AOTC_TFL_DW_DSP && p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (AOTC_TFL_DW_DSP && tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
@@ -3437,7 +3558,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
     if (tfl_depthwise_s8_compact(p, x, w, bias, y, scratch)) return; /* a --flash-budget level's (issue 67) */
 #endif
     (void)scratch;
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && !AOTC_TFL_MVE_DW_COMPACT /* (67) */
+    tfl_depthwise_s8_mves(p, x, w, bias, y);
+#elif AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox)
