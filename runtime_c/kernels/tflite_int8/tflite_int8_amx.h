@@ -68,7 +68,11 @@ static int tfl_amx_allowed(void) {
                                  * conv's on 32 channels or fewer) waste most of each tile: VNNI */
 #define TFL_AMX_PACK_MAX 512    /* the longest patch (bytes, padded) TFL_AMX_PACK packs: 32 of them on the stack */
 #ifndef TFL_AMX_N_OUTER_BYTES
-#define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) past which N outer may stream less than M outer */
+#define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) from which N outer may stream less than M outer */
+#endif
+#ifndef TFL_AMX_N_OUTER_A
+#define TFL_AMX_N_OUTER_A (256 * 1024) /* A (bytes: the span, the compact image) up to which N outer's passes over it
+                                        * cost less than M outer's over weights of TFL_AMX_N_OUTER_BYTES */
 #endif
 #ifndef TFL_AMX_PF
 #define TFL_AMX_PF 4 /* K steps ahead the weights' tiles are prefetched */
@@ -110,10 +114,12 @@ static void tfl_amx_begin(void) {
 
 /* ma (1, 2) A tiles (a0, a1: their first position's first quad; lda bytes between positions, kernel row j rowstep
  * further, kt tiles of 16 quads a kernel row) x mb (1, 2) blocks of 16 channels' weights (b0, b1; each K tile 1024
- * bytes on; the last K tile from b0z, b1z instead) over rows kernel rows, into c[tile][16][16] (tile 2 ia + ib) */
+ * bytes on; the last K tile from b0z, b1z instead) over rows kernel rows, into c[tile][16][16] (tile 2 ia + ib).
+ * pf_on: the weights prefetched on past the blocks' ends (into the next pair's, where they stream from memory: a
+ * prefetch past the weights' end is no fault) */
 TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t lda, int32_t rows, int64_t rowstep,
                                 int32_t kt, const int8_t *b0, const int8_t *b1, const int8_t *b0z, const int8_t *b1z,
-                                int ma, int mb, int32_t *c) {
+                                int ma, int mb, int pf_on, int32_t *c) {
     const int32_t tiles = rows * kt;
     int32_t j, k, kk = 0;
     _tile_zero(0);
@@ -124,7 +130,8 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
         for (k = 0; k < kt; ++k, ++kk) {
             const int64_t at = j * rowstep + 64 * k;
             const int last = kk == tiles - 1;
-            if (kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 */
+            if (pf_on || kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 (pf_on: on
+                                                      * past the block's end, into the next one's) */
                 int i;
                 for (i = 0; i < 16; ++i) {
                     _mm_prefetch((const char *)(b0 + (int64_t)1024 * (kk + TFL_AMX_PF) + 64 * i), _MM_HINT_T0);
@@ -376,10 +383,10 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
             tfl_pk_rq_u32(&rqs[j], mult, shift, p->y_zero, tfl_pk_sums_small(bv[j], 4 * (int64_t)p->kh * tfl_pk_row_quads(p)));
         }
         /* each its own code, the tiles' uses fixed */
-        if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, c);
-        else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, c);
-        else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, c);
-        else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, c);
+        if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, J->n_outer, c);
+        else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, J->n_outer, c);
+        else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, J->n_outer, c);
+        else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, J->n_outer, c);
         for (j = 0; j < mb; ++j) {
             tfl_amx_stage_block(J->o, &rqs[j], J->relu, bv[j], c + 256 * j, r0, c0 + 16 * j, ms[j]);
             if (ma > 1) tfl_amx_stage_block(J->o, &rqs[j], J->relu, bv[j], c + 512 + 256 * j, r1, c0 + 16 * j, ms[j]);
@@ -465,11 +472,12 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     J.mpairs = (J.mv + 31) / 32;
     /* M outer (a pair's outputs written whole: 32 positions' rows of all channels), unless the weights are past what
      * the cache keeps between passes over them (TFL_AMX_N_OUTER_BYTES) and N outer streams less: each pass over M
-     * reads all the weights (bt), each pass over N all of A (at). (N outer writes a row of y 32 channels at a time,
-     * in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so.) */
+     * reads all the weights (bt), each pass over N all of A (at), or where A is small (TFL_AMX_N_OUTER_A: its passes
+     * hit the cache, where the weights' come from memory; ResNet-50's 7 x 7 stage 12 % faster so). (N outer writes a
+     * row of y 32 channels at a time, in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so.) */
     at = (int64_t)p->n * J.mv * 64 * J.rows * J.kt, bt = (int64_t)J.nb * 16 * 64 * J.rows * J.kt;
-    J.n_outer = J.mode != TFL_AMX_PACK && bt > TFL_AMX_N_OUTER_BYTES &&
-                bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs;
+    J.n_outer = J.mode != TFL_AMX_PACK && bt >= TFL_AMX_N_OUTER_BYTES &&
+                ((int64_t)p->n * J.bstep <= TFL_AMX_N_OUTER_A || bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs);
     {
         const int32_t items = J.n_outer ? (J.nb + 1) / 2 : p->n * J.mpairs;
         if (pool) aotc_parallel_for(tfl_amx_items, &J, items);
