@@ -226,6 +226,18 @@ TFL_PK_INLINE __m512i tfl_amx_rq(const tfl_pk_out *o, const tfl_pk_rq *rq, __m51
     return tfl_pk_requant_z(rq, a, o->yz);
 }
 
+/* 16 sums a (with the bias) through the output stage but its last clamp (the ADD fused: the residual's 16 at res) */
+TFL_PK_INLINE __m512i tfl_amx_lanes(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i a, const int8_t *res,
+                                    __mmask16 m, int form, int add) {
+    __m512i v;
+    if (add == TFL_AMX_ADD_ANY) return tfl_pk_out_lanes(o, rq, a, res, m);
+    v = tfl_amx_rq(o, rq, a, form);
+    if (add == TFL_AMX_ADD_LIN)
+        v = tfl_pk_lin(o, _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi),
+                       _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res)));
+    return v;
+}
+
 /* the 16 rows of a C tile (c, 16 sums a row) plus the bias through the output stage but its last clamp, in place
  * (the ADD fused: row r's residual at rp[r] + at; rq, o copied: the stores to c may alias them) */
 TFL_PK_INLINE void tfl_amx_stage(const tfl_pk_out *op, const tfl_pk_rq *rqp, __m512i bias, int32_t *c,
@@ -233,25 +245,65 @@ TFL_PK_INLINE void tfl_amx_stage(const tfl_pk_out *op, const tfl_pk_rq *rqp, __m
     const tfl_pk_out o = *op;
     const tfl_pk_rq rq = *rqp;
     int r;
-    for (r = 0; r < 16; ++r) {
-        const __m512i a = _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias);
-        __m512i v;
-        if (add == TFL_AMX_ADD_ANY) {
-            v = tfl_pk_out_lanes(&o, &rq, a, rp[r] + at, m);
-        } else {
-            v = tfl_amx_rq(&o, &rq, a, form);
-            if (add == TFL_AMX_ADD_LIN)
-                v = tfl_pk_lin(&o, _mm512_min_epi32(_mm512_max_epi32(v, o.lo), o.hi),
-                               _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, rp[r] + at)));
-        }
-        _mm512_store_si512(c + 16 * r, v);
+    for (r = 0; r < 16; ++r)
+        _mm512_store_si512(c + 16 * r, tfl_amx_lanes(&o, &rq, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias),
+                                                      rp[r] + at, m, form, add));
+}
+
+/* The output stage of one M tile's two blocks (c, c + 256: the sums of channels at and at + 16; q0, q1 their
+ * requantisations, of one form) straight from their C tiles to y, two rows a pack (tfl_pk_pack4: row r's 32
+ * channels, then row r + 1's), row r to position off[r] (none where -1), m1 the second block's channels: no
+ * staging of the sums through the stack (o, q0, q1 copied: the stores to y may alias them) */
+TFL_PK_INLINE void tfl_amx_out2(const tfl_pk_out *op, const tfl_pk_rq *q0p, const tfl_pk_rq *q1p, __m512i bias0,
+                                __m512i bias1, const int32_t *c, const int64_t *off, const int8_t *const *rp,
+                                int64_t at, int8_t *y, int32_t oc, __mmask16 m1, int form, int add) {
+    const tfl_pk_out o = *op;
+    const tfl_pk_rq q0 = *q0p, q1 = *q1p;
+    const __mmask32 mm = 0xFFFFu | (__mmask32)m1 << 16;
+    int r;
+    for (r = 0; r < 16; r += 2) {
+        const __m512i v00 = tfl_amx_lanes(&o, &q0, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias0), rp[r] + at,
+                                          0xFFFF, form, add);
+        const __m512i v01 = tfl_amx_lanes(&o, &q1, _mm512_add_epi32(_mm512_load_si512(c + 256 + 16 * r), bias1),
+                                          rp[r] + at + 16, m1, form, add);
+        const __m512i v10 = tfl_amx_lanes(&o, &q0, _mm512_add_epi32(_mm512_load_si512(c + 16 * r + 16), bias0),
+                                          rp[r + 1] + at, 0xFFFF, form, add);
+        const __m512i v11 = tfl_amx_lanes(&o, &q1, _mm512_add_epi32(_mm512_load_si512(c + 256 + 16 * r + 16), bias1),
+                                          rp[r + 1] + at + 16, m1, form, add);
+        const __m512i v = tfl_pk_pack4(&o, v00, v01, v10, v11);
+        if (off[r] >= 0) _mm256_mask_storeu_epi8(y + off[r] * oc, mm, _mm512_castsi512_si256(v));
+        if (off[r + 1] >= 0) _mm256_mask_storeu_epi8(y + off[r + 1] * oc, mm, _mm512_extracti64x4_epi64(v, 1));
     }
+}
+
+/* the form of a block's requantisation (relu: the layer's) */
+static int tfl_amx_form(const tfl_pk_rq *rq, int relu) {
+    return rq->u32 ? (relu ? TFL_AMX_RQ_RELU : TFL_AMX_RQ_U32) : tfl_pk_rq_fast(rq) ? TFL_AMX_RQ_FAST : TFL_AMX_RQ_Z;
+}
+
+/* tfl_amx_out2 where both blocks' requantisations have one form (else 0: nothing done), each form its own loop */
+static int tfl_amx_out_pair(const tfl_pk_out *o, const tfl_pk_rq *rqs, int relu, const __m512i *bv, const int32_t *c,
+                            const int64_t *off, const int8_t *const *rp, int64_t at, int8_t *y, int32_t oc,
+                            __mmask16 m1) {
+    const int form = tfl_amx_form(&rqs[0], relu);
+    if (tfl_amx_form(&rqs[1], relu) != form) return 0;
+#define TFL_AMX_OUT2(F, A) tfl_amx_out2(o, &rqs[0], &rqs[1], bv[0], bv[1], c, off, rp, at, y, oc, m1, F, A)
+    if (o->add && !o->lin) TFL_AMX_OUT2(TFL_AMX_RQ_Z, TFL_AMX_ADD_ANY);
+    else if (o->add && form == TFL_AMX_RQ_U32) TFL_AMX_OUT2(TFL_AMX_RQ_U32, TFL_AMX_ADD_LIN);
+    else if (o->add && form == TFL_AMX_RQ_FAST) TFL_AMX_OUT2(TFL_AMX_RQ_FAST, TFL_AMX_ADD_LIN);
+    else if (o->add) TFL_AMX_OUT2(TFL_AMX_RQ_Z, TFL_AMX_ADD_LIN);
+    else if (form == TFL_AMX_RQ_RELU) TFL_AMX_OUT2(TFL_AMX_RQ_RELU, TFL_AMX_ADD_NONE);
+    else if (form == TFL_AMX_RQ_U32) TFL_AMX_OUT2(TFL_AMX_RQ_U32, TFL_AMX_ADD_NONE);
+    else if (form == TFL_AMX_RQ_FAST) TFL_AMX_OUT2(TFL_AMX_RQ_FAST, TFL_AMX_ADD_NONE);
+    else TFL_AMX_OUT2(TFL_AMX_RQ_Z, TFL_AMX_ADD_NONE);
+#undef TFL_AMX_OUT2
+    return 1;
 }
 
 /* tfl_amx_stage of one block's C tile, each form its own loop (relu: the layer takes TFL_AMX_RQ_RELU) */
 static void tfl_amx_stage_block(const tfl_pk_out *o, const tfl_pk_rq *rq, int relu, __m512i bias, int32_t *c,
                                 const int8_t *const *rp, int64_t at, __mmask16 m) {
-    const int form = rq->u32 ? (relu ? TFL_AMX_RQ_RELU : TFL_AMX_RQ_U32) : tfl_pk_rq_fast(rq) ? TFL_AMX_RQ_FAST : TFL_AMX_RQ_Z;
+    const int form = tfl_amx_form(rq, relu);
     if (o->add && !o->lin) {
         tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_Z, TFL_AMX_ADD_ANY);
     } else if (o->add) {
@@ -387,6 +439,10 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
         else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, J->n_outer, c);
         else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, J->n_outer, c);
         else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, J->n_outer, c);
+        if (mb > 1 && tfl_amx_out_pair(J->o, rqs, J->relu, bv, c, o0, r0, c0, J->y + c0, p->oc, ms[1])) {
+            if (ma > 1) tfl_amx_out_pair(J->o, rqs, J->relu, bv, c + 512, o1, r1, c0, J->y + c0, p->oc, ms[1]);
+            continue;
+        }
         for (j = 0; j < mb; ++j) {
             tfl_amx_stage_block(J->o, &rqs[j], J->relu, bv[j], c + 256 * j, r0, c0 + 16 * j, ms[j]);
             if (ma > 1) tfl_amx_stage_block(J->o, &rqs[j], J->relu, bv[j], c + 512 + 256 * j, r1, c0 + 16 * j, ms[j]);
