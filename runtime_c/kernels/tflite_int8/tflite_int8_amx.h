@@ -77,6 +77,10 @@ static int tfl_amx_allowed(void) {
 #ifndef TFL_AMX_PF
 #define TFL_AMX_PF 4 /* K steps ahead the weights' tiles are prefetched */
 #endif
+#ifndef TFL_AMX_PF_BYTES
+#define TFL_AMX_PF_BYTES (192 * 1024) /* weights (bytes) up to which they are not (ResNet-50's at 56 x 56 and 28 x 28,
+                                       * 16 to 147 KiB, in the cache: 1 % faster so; its 262 KiB at 14 x 14 slower) */
+#endif
 #define TFL_AMX_NONE 0
 #define TFL_AMX_SPAN 1
 #define TFL_AMX_COMPACT 2
@@ -115,11 +119,11 @@ static void tfl_amx_begin(void) {
 /* ma (1, 2) A tiles (a0, a1: their first position's first quad; lda bytes between positions, kernel row j rowstep
  * further, kt tiles of 16 quads a kernel row) x mb (1, 2) blocks of 16 channels' weights (b0, b1; each K tile 1024
  * bytes on; the last K tile from b0z, b1z instead) over rows kernel rows, into c[tile][16][16] (tile 2 ia + ib).
- * pf_on: the weights prefetched on past the blocks' ends (into the next pair's, where they stream from memory: a
- * prefetch past the weights' end is no fault) */
+ * pf: the weights prefetched (1), on past the blocks' ends too (2: into the next pair's, where they stream from
+ * memory; a prefetch past the weights' end is no fault), or not (0: small weights, in the cache) */
 TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t lda, int32_t rows, int64_t rowstep,
                                 int32_t kt, const int8_t *b0, const int8_t *b1, const int8_t *b0z, const int8_t *b1z,
-                                int ma, int mb, int pf_on, int32_t *c) {
+                                int ma, int mb, int pf, int32_t *c) {
     const int32_t tiles = rows * kt;
     int32_t j, k, kk = 0;
     _tile_zero(0);
@@ -130,8 +134,8 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
         for (k = 0; k < kt; ++k, ++kk) {
             const int64_t at = j * rowstep + 64 * k;
             const int last = kk == tiles - 1;
-            if (pf_on || kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 (pf_on: on
-                                                      * past the block's end, into the next one's) */
+            if (pf > 1 || (pf > 0 && kk + TFL_AMX_PF < tiles)) { /* the weights' tiles TFL_AMX_PF steps on, into L1
+                                                                  * (pf 2: on past the block's end, into the next) */
                 int i;
                 for (i = 0; i < 16; ++i) {
                     _mm_prefetch((const char *)(b0 + (int64_t)1024 * (kk + TFL_AMX_PF) + 64 * i), _MM_HINT_T0);
@@ -167,6 +171,7 @@ typedef struct {
     int8_t *y;
     uint8_t *a;         /* SPAN: the span; COMPACT: the compact image; PACK: the span */
     int mode, n_outer;  /* the loop over N outside the one over M */
+    int pf;             /* tfl_amx_gemm's prefetch of the weights */
     int64_t lda, rowstep, bstep; /* A: bytes between positions, kernel rows, batches */
     int32_t grid;       /* SPAN, COMPACT: virtual positions a row (pw, ow) */
     int32_t mv;         /* positions a batch (virtual: the last real one's + 1) */
@@ -369,12 +374,13 @@ static void tfl_amx_pack(const tfl_amx_job *J, int32_t b, int32_t p0, int32_t kb
     const aotc_tfl_conv_params *p = J->p;
     const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw;
     const int32_t rq = tfl_pk_row_quads(p), kq = p->kh * rq;
-    int32_t r, j, pos, ox, oy;
-    for (r = 0, pos = p0; r < 32 && pos < J->mv; ++r, ++pos) {
+    const int64_t col = (int64_t)p->sw * p->c;
+    int32_t r, j, pos, ox = p0 % p->ow, oy = p0 / p->ow; /* (one division a pair, not two a position: issue 64) */
+    const uint8_t *src = J->a + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+    for (r = 0, pos = p0; r < 32 && pos < J->mv; ++r, ++pos, src += col) {
         uint8_t *row = buf + (int64_t)r * kb;
-        const uint8_t *src;
-        ox = pos % p->ow, oy = pos / p->ow;
-        src = J->a + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+        if (ox == p->ow) ox = 0, ++oy, src = J->a + ((int64_t)b * ph + oy * p->sh) * pw * p->c;
+        ++ox;
         for (j = 0; j < p->kh; ++j) tfl_amx_copy(row + 4 * rq * j, src + j * J->rowstep, 4 * rq);
         tfl_amx_zero(row + 4 * kq, kb - 4 * kq);
     }
@@ -435,10 +441,10 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
             tfl_pk_rq_u32(&rqs[j], mult, shift, p->y_zero, tfl_pk_sums_small(bv[j], 4 * (int64_t)p->kh * tfl_pk_row_quads(p)));
         }
         /* each its own code, the tiles' uses fixed */
-        if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, J->n_outer, c);
-        else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, J->n_outer, c);
-        else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, J->n_outer, c);
-        else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, J->n_outer, c);
+        if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, J->pf, c);
+        else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, J->pf, c);
+        else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, J->pf, c);
+        else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, J->pf, c);
         if (mb > 1 && tfl_amx_out_pair(J->o, rqs, J->relu, bv, c, o0, r0, c0, J->y + c0, p->oc, ms[1])) {
             if (ma > 1) tfl_amx_out_pair(J->o, rqs, J->relu, bv, c + 512, o1, r1, c0, J->y + c0, p->oc, ms[1]);
             continue;
@@ -534,6 +540,7 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     at = (int64_t)p->n * J.mv * 64 * J.rows * J.kt, bt = (int64_t)J.nb * 16 * 64 * J.rows * J.kt;
     J.n_outer = J.mode != TFL_AMX_PACK && bt >= TFL_AMX_N_OUTER_BYTES &&
                 ((int64_t)p->n * J.bstep <= TFL_AMX_N_OUTER_A || bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs);
+    J.pf = J.n_outer ? 2 : bt > TFL_AMX_PF_BYTES;
     {
         const int32_t items = J.n_outer ? (J.nb + 1) / 2 : p->n * J.mpairs;
         if (pool) aotc_parallel_for(tfl_amx_items, &J, items);
