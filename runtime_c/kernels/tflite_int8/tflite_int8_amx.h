@@ -68,11 +68,7 @@ static int tfl_amx_allowed(void) {
                                  * conv's on 32 channels or fewer) waste most of each tile: VNNI */
 #define TFL_AMX_PACK_MAX 512    /* the longest patch (bytes, padded) TFL_AMX_PACK packs: 32 of them on the stack */
 #ifndef TFL_AMX_N_OUTER_BYTES
-#define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) from which N outer may stream less than M outer */
-#endif
-#ifndef TFL_AMX_N_OUTER_A
-#define TFL_AMX_N_OUTER_A (256 * 1024) /* A (bytes: the span, the compact image) up to which N outer's passes over it
-                                        * cost less than M outer's over weights of TFL_AMX_N_OUTER_BYTES */
+#define TFL_AMX_N_OUTER_BYTES (1 << 20) /* weights (bytes) past which N outer may stream less than M outer */
 #endif
 #ifndef TFL_AMX_PF
 #define TFL_AMX_PF 4 /* K steps ahead the weights' tiles are prefetched */
@@ -119,8 +115,7 @@ static void tfl_amx_begin(void) {
 /* ma (1, 2) A tiles (a0, a1: their first position's first quad; lda bytes between positions, kernel row j rowstep
  * further, kt tiles of 16 quads a kernel row) x mb (1, 2) blocks of 16 channels' weights (b0, b1; each K tile 1024
  * bytes on; the last K tile from b0z, b1z instead) over rows kernel rows, into c[tile][16][16] (tile 2 ia + ib).
- * pf: the weights prefetched (1), on past the blocks' ends too (2: into the next pair's, where they stream from
- * memory; a prefetch past the weights' end is no fault), or not (0: small weights, in the cache) */
+ * pf: the weights prefetched (1) or not (0: small weights, in the cache) */
 TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t lda, int32_t rows, int64_t rowstep,
                                 int32_t kt, const int8_t *b0, const int8_t *b1, const int8_t *b0z, const int8_t *b1z,
                                 int ma, int mb, int pf, int32_t *c) {
@@ -134,8 +129,7 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
         for (k = 0; k < kt; ++k, ++kk) {
             const int64_t at = j * rowstep + 64 * k;
             const int last = kk == tiles - 1;
-            if (pf > 1 || (pf > 0 && kk + TFL_AMX_PF < tiles)) { /* the weights' tiles TFL_AMX_PF steps on, into L1
-                                                                  * (pf 2: on past the block's end, into the next) */
+            if (pf && kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 */
                 int i;
                 for (i = 0; i < 16; ++i) {
                     _mm_prefetch((const char *)(b0 + (int64_t)1024 * (kk + TFL_AMX_PF) + 64 * i), _MM_HINT_T0);
@@ -534,13 +528,13 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     J.mpairs = (J.mv + 31) / 32;
     /* M outer (a pair's outputs written whole: 32 positions' rows of all channels), unless the weights are past what
      * the cache keeps between passes over them (TFL_AMX_N_OUTER_BYTES) and N outer streams less: each pass over M
-     * reads all the weights (bt), each pass over N all of A (at), or where A is small (TFL_AMX_N_OUTER_A: its passes
-     * hit the cache, where the weights' come from memory; ResNet-50's 7 x 7 stage 12 % faster so). (N outer writes a
-     * row of y 32 channels at a time, in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so.) */
+     * reads all the weights (bt), each pass over N all of A (at). (N outer writes a row of y 32 channels at a time,
+     * in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so; ResNet-50's 7 x 7 stage, whose A is
+     * small and weights 1 to 2.4 MiB a layer, took as long or longer in A/B runs on a loaded Xeon.) */
     at = (int64_t)p->n * J.mv * 64 * J.rows * J.kt, bt = (int64_t)J.nb * 16 * 64 * J.rows * J.kt;
-    J.n_outer = J.mode != TFL_AMX_PACK && bt >= TFL_AMX_N_OUTER_BYTES &&
-                ((int64_t)p->n * J.bstep <= TFL_AMX_N_OUTER_A || bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs);
-    J.pf = J.n_outer ? 2 : bt > TFL_AMX_PF_BYTES;
+    J.n_outer = J.mode != TFL_AMX_PACK && bt > TFL_AMX_N_OUTER_BYTES &&
+                bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs;
+    J.pf = bt > TFL_AMX_PF_BYTES;
     {
         const int32_t items = J.n_outer ? (J.nb + 1) / 2 : p->n * J.mpairs;
         if (pool) aotc_parallel_for(tfl_amx_items, &J, items);
