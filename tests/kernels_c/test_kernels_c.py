@@ -379,16 +379,15 @@ def test_tflite_int8_amx_blockings(tmp_path, objects):
     """The packed CONV_2D on AMX's tiles (runtime_c/kernels/tflite_int8/tflite_int8_amx.h) against the reference,
     bit for bit, on many shapes of each way it reads the patches and blocks M and N (the test's "(AMX blockings)"
     entries: in place in the span, a compact image at stride 2, packed patches with a K tail as the 7 x 7 stem's;
-    tails in M, N and K, a fused residual ADD, a channel's left shift), built with -march=native as a host bundle
-    is; the fused ADD's table of outputs (TFL_AMX_LUT_MIN, by default for layers of 2^18 outputs or more) from 2,048
-    outputs, so that about half the shapes take it (the other builds run the same entries without it). Not where the
-    CPU lacks AMX: the same entries then take the VNNI path, which the other entries check."""
+    tails in M, N and K, a fused residual ADD, half of them by the compiler's linear form, a ReLU's range, a channel's
+    left shift), built with -march=native as a host bundle is. Not where the CPU lacks AMX: the same entries then take
+    the VNNI path, which the other entries check."""
     require_tool("gcc")
     if platform.machine() != "x86_64" or not host_has_amx_int8():
         pytest.skip("a CPU with AMX-INT8 (amx_int8 in /proc/cpuinfo): without it the packed CONV_2D runs on VNNI")
     exe = tmp_path / "test_tflite_int8_kernels_amx"
     compile_and_link(objects, "gcc", c_sources("tflite_int8"),
-                     [*WARNINGS, "-O2", *HOST_BUILDS["native"], "-DTFL_AMX_LUT_MIN=2048"], exe)
+                     [*WARNINGS, "-O2", *HOST_BUILDS["native"]], exe)
     out = run_checked([str(exe), str(SEED + 5), "600", "(AMX blockings)"], timeout=300)
     assert "MISMATCH" not in out and out.count(" ok (600 shapes)") == 2, out
 

@@ -97,6 +97,10 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
+#if defined(__x86_64__)
+static int linear_form(aotc_tfl_residual_params *r, int32_t vlo, int32_t vhi);
+#endif
+
 enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64, K_TILES = 128,
        K_AMX = 256, K_MULT = 512, K_RES = 1024 };
 
@@ -491,6 +495,7 @@ static int check_conv(int kind, int wide) {
         p.oc = chance(1, 4) ? rand_int(1, 16) : chance(1, 3) ? 16 * rand_int(1, 9) : 16 * rand_int(2, 8) + rand_int(1, 15);
         p.oc = p.oc > 136 ? 136 : p.oc;
         if (chance(1, 3)) p.y_min = -128, p.y_max = 127; /* the narrowing's saturation as the clamp */
+        else if (chance(1, 2)) p.y_min = p.y_zero; /* a ReLU's range (the tiles' u32 without its correction) */
     }
     k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
@@ -579,6 +584,10 @@ static int check_conv(int kind, int wide) {
             r.add.y_max = 127;
             if (chance(1, 2)) r.add.y_zero = r.add.y_min = -128;
         }
+#if defined(__x86_64__)
+        /* K_AMX: half the fused ADDs by the compiler's linear form where one is found (the tiles' own loop of it) */
+        if (amx && chance(1, 2)) linear_form(&r, p.y_min, p.y_max);
+#endif
         res = ints(yn, 1, -128, 127);
         in_place = chance(1, 2);
         if (in_place) memcpy(y, res, yn);

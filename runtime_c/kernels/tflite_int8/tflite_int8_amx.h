@@ -73,6 +73,10 @@ static int tfl_amx_allowed(void) {
 #ifndef TFL_AMX_PF
 #define TFL_AMX_PF 4 /* K steps ahead the weights' tiles are prefetched */
 #endif
+#ifndef TFL_AMX_PF_BYTES
+#define TFL_AMX_PF_BYTES (192 * 1024) /* weights (bytes) up to which they are not (ResNet-50's at 56 x 56 and 28 x 28,
+                                       * 16 to 147 KiB, in the cache: 1 % faster so; its 262 KiB at 14 x 14 slower) */
+#endif
 #define TFL_AMX_NONE 0
 #define TFL_AMX_SPAN 1
 #define TFL_AMX_COMPACT 2
@@ -110,10 +114,11 @@ static void tfl_amx_begin(void) {
 
 /* ma (1, 2) A tiles (a0, a1: their first position's first quad; lda bytes between positions, kernel row j rowstep
  * further, kt tiles of 16 quads a kernel row) x mb (1, 2) blocks of 16 channels' weights (b0, b1; each K tile 1024
- * bytes on; the last K tile from b0z, b1z instead) over rows kernel rows, into c[tile][16][16] (tile 2 ia + ib) */
+ * bytes on; the last K tile from b0z, b1z instead) over rows kernel rows, into c[tile][16][16] (tile 2 ia + ib).
+ * pf: the weights prefetched (1) or not (0: small weights, in the cache) */
 TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t lda, int32_t rows, int64_t rowstep,
                                 int32_t kt, const int8_t *b0, const int8_t *b1, const int8_t *b0z, const int8_t *b1z,
-                                int ma, int mb, int32_t *c) {
+                                int ma, int mb, int pf, int32_t *c) {
     const int32_t tiles = rows * kt;
     int32_t j, k, kk = 0;
     _tile_zero(0);
@@ -124,7 +129,7 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
         for (k = 0; k < kt; ++k, ++kk) {
             const int64_t at = j * rowstep + 64 * k;
             const int last = kk == tiles - 1;
-            if (kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 */
+            if (pf && kk + TFL_AMX_PF < tiles) { /* the weights' tiles TFL_AMX_PF steps on, into L1 */
                 int i;
                 for (i = 0; i < 16; ++i) {
                     _mm_prefetch((const char *)(b0 + (int64_t)1024 * (kk + TFL_AMX_PF) + 64 * i), _MM_HINT_T0);
@@ -150,18 +155,17 @@ TFL_PK_INLINE void tfl_amx_gemm(const uint8_t *a0, const uint8_t *a1, int64_t ld
     if (ma > 1 && mb > 1) _tile_stored(3, c + 768, 64);
 }
 
-typedef struct tfl_amx_outk_s tfl_amx_outk;
-
 /* a direct CONV_2D on the tiles: the layer, its A, and its loops */
 typedef struct {
     const aotc_tfl_conv_params *p;
     const tfl_pk_out *o;
-    const tfl_amx_outk *k; /* its output stage's constants */
+    int relu;           /* its output stage takes TFL_AMX_RQ_RELU where its blocks take u32 */
     const int8_t *x, *wp, *res;
     const int32_t *bias;
     int8_t *y;
     uint8_t *a;         /* SPAN: the span; COMPACT: the compact image; PACK: the span */
     int mode, n_outer;  /* the loop over N outside the one over M */
+    int pf;             /* tfl_amx_gemm's prefetch of the weights */
     int64_t lda, rowstep, bstep; /* A: bytes between positions, kernel rows, batches */
     int32_t grid;       /* SPAN, COMPACT: virtual positions a row (pw, ow) */
     int32_t mv;         /* positions a batch (virtual: the last real one's + 1) */
@@ -189,176 +193,156 @@ static void tfl_amx_rows(const tfl_amx_job *J, int32_t b, int32_t p0, int64_t *o
     }
 }
 
-/* The output stage of tfl_pk_store_rq, bit for bit, with what a layer's constants allow done in fewer instructions
- * (it is most of a 1 x 1 conv's time on the tiles: 64 sums an output): no left shift where no channel of the block
- * has one (tfl_amx_requant: tfl_x86_requant less its first shift); no clamp where the range is int8's own (the
- * narrowing then saturates); and the fused ADD's two input rescalings in 32-bit lanes (tfl_amx_rescale9), where
- * TFLite's ADD has them as it makes them: a multiplier m >= 0 without a left shift, a right shift e of 0 to 30. Its
- * input is d 2^20 with |d| = |x - zero| < 2^9, so SaturatingRoundingDoublingHighMul(d 2^20, m) = floor((d m 2^20 +
- * 2^30) / 2^31) = floor((d m + 2^10) / 2^11) = d (m >> 11) + floor((d (m & 2047) + 2^10) / 2^11): products under
- * 2^28 and 2^19; RoundingDivideByPOT(h, e) = floor((h + 2^(e - 1) - [h < 0]) / 2^e) for e > 0, h for e = 0. Where m
- * is 2^k (k >= 11) and e = 0 (the input of the larger scale: TFLite's multiplier 1/2, m = 2^30) that is d 2^(k - 11),
- * one shift (tfl_amx_rescale_pow2). */
-struct tfl_amx_outk_s {
-    const tfl_pk_out *o;
-    int sat;   /* the conv's range is int8's (no ADD) or the ADD's is: the saturating narrowing clamps */
-    int add32; /* the ADD's input rescalings in 32-bit lanes */
-    int pow1, pow2; /* ... input 1 / 2's by a shift (m = 2^k, e = 0) */
-    int shl_o; /* the ADD's output rescaling has a left shift */
-    const uint8_t *lut; /* the ADD's outputs by (conv's output + 128) 256 + residual + 128, where made (tfl_amx_lut) */
-    __m512i mh1, ml1, c1, sg1, mh2, ml2, c2, sg2;
-    __m128i e1, e2, k1, k2;
-};
+/* The output stage on the tiles' sums: the VNNI path's (tfl_pk_out, tfl_pk_rq: bit for bit tfl_pk_store_rq), a C
+ * tile's 16 rows at a time in place on the stack, the loop's form constant (issue 64: the stage of 13 operations a
+ * 16 outputs, the fused ADD by a table's gather and a narrowing store a row, was 40 % of an int8 ResNet-50's time on
+ * the tiles), then narrowed by tfl_pk_pack4 two or four rows a store. The requantisation's forms: */
+#define TFL_AMX_RQ_Z 0    /* tfl_pk_requant_z */
+#define TFL_AMX_RQ_FAST 1 /* tfl_pk_requant_fast (tfl_pk_rq_fast) */
+#define TFL_AMX_RQ_U32 2  /* tfl_pk_requant_u32 (the block's u32) */
+/* u32 less its correction of negative sums where the conv has no ADD and its range starts at or above its zero point
+ * (y_min >= y_zero, a ReLU's): a sum a < t (a negative product a m) gives floor((a m + 2^30 + 2^(30 + e)) / 2^(31 +
+ * e)) <= 0 uncorrected (e >= 1), so that the output, z or less, is y_min either way */
+#define TFL_AMX_RQ_RELU 3
+/* the fused ADD's forms */
+#define TFL_AMX_ADD_NONE 0
+#define TFL_AMX_ADD_LIN 1 /* the compiler's linear form (tfl_pk_lin) */
+#define TFL_AMX_ADD_ANY 2 /* tfl_pk_out_lanes */
 
-TFL_PK_INLINE __m512i tfl_amx_requant(__m512i acc, const tfl_x86_rq *q, int shl) {
-    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
-    const __m512i a = shl ? _mm512_sllv_epi32(acc, q->left) : acc;
-    const __m512i pe = _mm512_mul_epi32(a, q->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), q->mult_odd);
-    __m512i te = _mm512_add_epi64(pe, q->k_e), to = _mm512_add_epi64(po, q->k_o);
-    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
-    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
-    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
-                                   _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
-}
-
-/* (sg: all ones for e > 0, else 0) */
-TFL_PK_INLINE __m512i tfl_amx_rescale9(__m512i d, __m512i mh, __m512i ml, __m512i c, __m512i sg, __m128i e) {
-    const __m512i lo = _mm512_srai_epi32(_mm512_add_epi32(_mm512_madd_epi16(d, ml), _mm512_set1_epi32(1024)), 11);
-    const __m512i h = _mm512_add_epi32(_mm512_mullo_epi32(d, mh), lo);
-    return _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(h, c), _mm512_and_si512(_mm512_srai_epi32(h, 31), sg)), e);
-}
-
-/* one input's rescaling in 32-bit lanes: by a shift (pow) or tfl_amx_rescale9 */
-TFL_PK_INLINE __m512i tfl_amx_rescale(__m512i d, int pow, __m128i k, __m512i mh, __m512i ml, __m512i c, __m512i sg,
-                                      __m128i e) {
-    return pow ? _mm512_sll_epi32(d, k) : tfl_amx_rescale9(d, mh, ml, c, sg, e);
-}
-
-/* whether m, s make a rescaling in 32-bit lanes, and whether a shift (by *k) */
-static int tfl_amx_rescalable(int32_t m, int32_t s, int *pow, int32_t *k) {
-    *pow = 0, *k = 0;
-    if (m < 0 || s > 0 || s < -30) return 0;
-    if (s == 0 && m >= 2048 && (m & (m - 1)) == 0) {
-        while ((1 << (*k + 11)) != m) ++*k;
-        *pow = 1;
+/* 16 sums a (the bias added) requantised by rq in the form */
+TFL_PK_INLINE __m512i tfl_amx_rq(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i a, int form) {
+    if (form == TFL_AMX_RQ_RELU) {
+        const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+        const __m512i a2 = _mm512_add_epi32(a, a);
+        const __m512i we = _mm512_add_epi64(_mm512_mul_epi32(a2, rq->u_m), rq->u_ce);
+        const __m512i wo = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a2, 32), rq->u_mo), rq->u_co);
+        return _mm512_srav_epi32(_mm512_permutex2var_epi32(we, hi, wo), rq->u_sh);
     }
+    if (form == TFL_AMX_RQ_U32) return tfl_pk_requant_u32(a, rq->u_m, rq->u_mo, rq->u_ce, rq->u_co, rq->u_t, rq->u_sh);
+    if (form == TFL_AMX_RQ_FAST)
+        return tfl_pk_requant_fast(a, rq->q.mult, rq->q.mult_odd, rq->q.k_e, rq->q.k_o, rq->q.fix_e, rq->q.fix_o,
+                                   rq->q.sh_e, rq->sh_o1);
+    return tfl_pk_requant_z(rq, a, o->yz);
+}
+
+/* 16 sums a (with the bias) through the output stage but its last clamp (the ADD fused: the residual's 16 at res) */
+TFL_PK_INLINE __m512i tfl_amx_lanes(const tfl_pk_out *o, const tfl_pk_rq *rq, __m512i a, const int8_t *res,
+                                    __mmask16 m, int form, int add) {
+    __m512i v;
+    if (add == TFL_AMX_ADD_ANY) return tfl_pk_out_lanes(o, rq, a, res, m);
+    v = tfl_amx_rq(o, rq, a, form);
+    if (add == TFL_AMX_ADD_LIN)
+        v = tfl_pk_lin(o, _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi),
+                       _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res)));
+    return v;
+}
+
+/* the 16 rows of a C tile (c, 16 sums a row) plus the bias through the output stage but its last clamp, in place
+ * (the ADD fused: row r's residual at rp[r] + at; rq, o copied: the stores to c may alias them) */
+TFL_PK_INLINE void tfl_amx_stage(const tfl_pk_out *op, const tfl_pk_rq *rqp, __m512i bias, int32_t *c,
+                                 const int8_t *const *rp, int64_t at, __mmask16 m, int form, int add) {
+    const tfl_pk_out o = *op;
+    const tfl_pk_rq rq = *rqp;
+    int r;
+    for (r = 0; r < 16; ++r)
+        _mm512_store_si512(c + 16 * r, tfl_amx_lanes(&o, &rq, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias),
+                                                      rp[r] + at, m, form, add));
+}
+
+/* The output stage of one M tile's two blocks (c, c + 256: the sums of channels at and at + 16; q0, q1 their
+ * requantisations, of one form) straight from their C tiles to y, two rows a pack (tfl_pk_pack4: row r's 32
+ * channels, then row r + 1's), row r to position off[r] (none where -1), m1 the second block's channels: no
+ * staging of the sums through the stack (o, q0, q1 copied: the stores to y may alias them) */
+TFL_PK_INLINE void tfl_amx_out2(const tfl_pk_out *op, const tfl_pk_rq *q0p, const tfl_pk_rq *q1p, __m512i bias0,
+                                __m512i bias1, const int32_t *c, const int64_t *off, const int8_t *const *rp,
+                                int64_t at, int8_t *y, int32_t oc, __mmask16 m1, int form, int add) {
+    const tfl_pk_out o = *op;
+    const tfl_pk_rq q0 = *q0p, q1 = *q1p;
+    const __mmask32 mm = 0xFFFFu | (__mmask32)m1 << 16;
+    int r;
+    for (r = 0; r < 16; r += 2) {
+        const __m512i v00 = tfl_amx_lanes(&o, &q0, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias0), rp[r] + at,
+                                          0xFFFF, form, add);
+        const __m512i v01 = tfl_amx_lanes(&o, &q1, _mm512_add_epi32(_mm512_load_si512(c + 256 + 16 * r), bias1),
+                                          rp[r] + at + 16, m1, form, add);
+        const __m512i v10 = tfl_amx_lanes(&o, &q0, _mm512_add_epi32(_mm512_load_si512(c + 16 * r + 16), bias0),
+                                          rp[r + 1] + at, 0xFFFF, form, add);
+        const __m512i v11 = tfl_amx_lanes(&o, &q1, _mm512_add_epi32(_mm512_load_si512(c + 256 + 16 * r + 16), bias1),
+                                          rp[r + 1] + at + 16, m1, form, add);
+        const __m512i v = tfl_pk_pack4(&o, v00, v01, v10, v11);
+        if (off[r] >= 0) _mm256_mask_storeu_epi8(y + off[r] * oc, mm, _mm512_castsi512_si256(v));
+        if (off[r + 1] >= 0) _mm256_mask_storeu_epi8(y + off[r + 1] * oc, mm, _mm512_extracti64x4_epi64(v, 1));
+    }
+}
+
+/* the form of a block's requantisation (relu: the layer's) */
+static int tfl_amx_form(const tfl_pk_rq *rq, int relu) {
+    return rq->u32 ? (relu ? TFL_AMX_RQ_RELU : TFL_AMX_RQ_U32) : tfl_pk_rq_fast(rq) ? TFL_AMX_RQ_FAST : TFL_AMX_RQ_Z;
+}
+
+/* tfl_amx_out2 where both blocks' requantisations have one form (else 0: nothing done), each form its own loop */
+static int tfl_amx_out_pair(const tfl_pk_out *o, const tfl_pk_rq *rqs, int relu, const __m512i *bv, const int32_t *c,
+                            const int64_t *off, const int8_t *const *rp, int64_t at, int8_t *y, int32_t oc,
+                            __mmask16 m1) {
+    const int form = tfl_amx_form(&rqs[0], relu);
+    if (tfl_amx_form(&rqs[1], relu) != form) return 0;
+#define TFL_AMX_OUT2(F, A) tfl_amx_out2(o, &rqs[0], &rqs[1], bv[0], bv[1], c, off, rp, at, y, oc, m1, F, A)
+    if (o->add && !o->lin) TFL_AMX_OUT2(TFL_AMX_RQ_Z, TFL_AMX_ADD_ANY);
+    else if (o->add && form == TFL_AMX_RQ_U32) TFL_AMX_OUT2(TFL_AMX_RQ_U32, TFL_AMX_ADD_LIN);
+    else if (o->add && form == TFL_AMX_RQ_FAST) TFL_AMX_OUT2(TFL_AMX_RQ_FAST, TFL_AMX_ADD_LIN);
+    else if (o->add) TFL_AMX_OUT2(TFL_AMX_RQ_Z, TFL_AMX_ADD_LIN);
+    else if (form == TFL_AMX_RQ_RELU) TFL_AMX_OUT2(TFL_AMX_RQ_RELU, TFL_AMX_ADD_NONE);
+    else if (form == TFL_AMX_RQ_U32) TFL_AMX_OUT2(TFL_AMX_RQ_U32, TFL_AMX_ADD_NONE);
+    else if (form == TFL_AMX_RQ_FAST) TFL_AMX_OUT2(TFL_AMX_RQ_FAST, TFL_AMX_ADD_NONE);
+    else TFL_AMX_OUT2(TFL_AMX_RQ_Z, TFL_AMX_ADD_NONE);
+#undef TFL_AMX_OUT2
     return 1;
 }
 
-static void tfl_amx_outk_init(tfl_amx_outk *k, const tfl_pk_out *o, const aotc_tfl_conv_params *p,
-                              const aotc_tfl_residual_params *r) {
-    const aotc_tfl_binary_params *a = r != NULL ? &r->add : NULL;
-    k->o = o;
-    k->sat = a == NULL ? p->y_min <= -128 && p->y_max >= 127 : a->y_min <= -128 && a->y_max >= 127;
-    int32_t k1, k2;
-    k->add32 = a != NULL && tfl_amx_rescalable(a->m1, a->s1, &k->pow1, &k1) &&
-               tfl_amx_rescalable(a->m2, a->s2, &k->pow2, &k2);
-    k->shl_o = a != NULL && a->shift > 0;
-    if (k->add32) {
-        k->mh1 = _mm512_set1_epi32(a->m1 >> 11), k->ml1 = _mm512_set1_epi32(a->m1 & 2047);
-        k->mh2 = _mm512_set1_epi32(a->m2 >> 11), k->ml2 = _mm512_set1_epi32(a->m2 & 2047);
-        k->c1 = _mm512_set1_epi32(a->s1 < 0 ? 1 << (-a->s1 - 1) : 0);
-        k->c2 = _mm512_set1_epi32(a->s2 < 0 ? 1 << (-a->s2 - 1) : 0);
-        k->sg1 = _mm512_set1_epi32(a->s1 < 0 ? -1 : 0), k->sg2 = _mm512_set1_epi32(a->s2 < 0 ? -1 : 0);
-        k->e1 = _mm_cvtsi32_si128(-a->s1), k->e2 = _mm_cvtsi32_si128(-a->s2);
-        k->k1 = _mm_cvtsi32_si128(k1), k->k2 = _mm_cvtsi32_si128(k2);
+/* tfl_amx_stage of one block's C tile, each form its own loop (relu: the layer takes TFL_AMX_RQ_RELU) */
+static void tfl_amx_stage_block(const tfl_pk_out *o, const tfl_pk_rq *rq, int relu, __m512i bias, int32_t *c,
+                                const int8_t *const *rp, int64_t at, __mmask16 m) {
+    const int form = tfl_amx_form(rq, relu);
+    if (o->add && !o->lin) {
+        tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_Z, TFL_AMX_ADD_ANY);
+    } else if (o->add) {
+        if (form == TFL_AMX_RQ_U32) tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_U32, TFL_AMX_ADD_LIN);
+        else if (form == TFL_AMX_RQ_FAST) tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_FAST, TFL_AMX_ADD_LIN);
+        else tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_Z, TFL_AMX_ADD_LIN);
+    } else if (form == TFL_AMX_RQ_RELU) {
+        tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_RELU, TFL_AMX_ADD_NONE);
+    } else if (form == TFL_AMX_RQ_U32) {
+        tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_U32, TFL_AMX_ADD_NONE);
+    } else if (form == TFL_AMX_RQ_FAST) {
+        tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_FAST, TFL_AMX_ADD_NONE);
+    } else {
+        tfl_amx_stage(o, rq, bias, c, rp, at, m, TFL_AMX_RQ_Z, TFL_AMX_ADD_NONE);
     }
 }
 
-/* one row's 16 sums (with the bias) through the output stage to y (a residual at res where the ADD is fused) */
-TFL_PK_INLINE void tfl_amx_store(const tfl_amx_outk *k, const tfl_x86_rq *q, int shl, int add, int add32, int sat,
-                                 int pow1, int pow2, int lut, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
-    const tfl_pk_out *o = k->o;
-    __m512i v = _mm512_add_epi32(tfl_amx_requant(acc, q, shl), o->yz);
-    if (add || !sat) v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
-    if (add && lut) { /* the ADD's output from its table: a byte at each lane's index, read as a dword */
-        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
-        const __m512i i = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(v, 8), rv), _mm512_set1_epi32(32896));
-        _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(_mm512_i32gather_epi32(i, (const void *)k->lut, 1)));
+/* one M tile's staged C tiles (c: mb blocks 256 sums apart, from channel c0; m the last one's channels) narrowed and
+ * stored, row r to position off[r] of y (none where -1): two rows' 32 channels a pack where mb is 2, four rows' 16
+ * where it is 1 */
+static void tfl_amx_put(const tfl_pk_out *o, const int32_t *c, const int64_t *off, int mb, int8_t *y, int32_t oc,
+                        __mmask16 m) {
+    int r;
+    if (mb > 1) {
+        const __mmask32 mm = 0xFFFFu | (__mmask32)m << 16;
+        for (r = 0; r < 16; r += 2) {
+            const __m512i v = tfl_pk_pack4(o, _mm512_load_si512(c + 16 * r), _mm512_load_si512(c + 256 + 16 * r),
+                                           _mm512_load_si512(c + 16 * r + 16), _mm512_load_si512(c + 256 + 16 * r + 16));
+            if (off[r] >= 0) _mm256_mask_storeu_epi8(y + off[r] * oc, mm, _mm512_castsi512_si256(v));
+            if (off[r + 1] >= 0) _mm256_mask_storeu_epi8(y + off[r + 1] * oc, mm, _mm512_extracti64x4_epi64(v, 1));
+        }
         return;
     }
-    if (add) {
-        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
-        const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
-        __m512i a, b;
-        if (add32) {
-            a = tfl_amx_rescale(_mm512_sub_epi32(x1, o->z1), pow1, k->k1, k->mh1, k->ml1, k->c1, k->sg1, k->e1);
-            b = tfl_amx_rescale(_mm512_sub_epi32(x2, o->z2), pow2, k->k2, k->mh2, k->ml2, k->c2, k->sg2, k->e2);
-        } else {
-            a = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
-            b = tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
-        }
-        v = _mm512_add_epi32(tfl_amx_requant(_mm512_add_epi32(a, b), &o->ro, k->shl_o), o->ayz);
-        if (!sat) v = _mm512_min_epi32(_mm512_max_epi32(v, o->alo), o->ahi);
-    }
-    _mm_mask_storeu_epi8(y, m, sat ? _mm512_cvtsepi32_epi8(v) : _mm512_cvtepi32_epi8(v));
-}
-
-/* The fused ADD's outputs, all 65,536 of them, by the conv's output and the residual (int8 both; table[(v + 128) 256
- * + r + 128]), as tfl_pk_store_rq makes them (each input's 256 rescalings first, then the output's 65,536), into
- * table (65,536 bytes and 4 past them: read as dwords): a layer of many outputs (TFL_AMX_LUT_MIN) then reads each
- * from the table (a gather) instead of three rescalings a lane */
-#ifndef TFL_AMX_LUT_MIN
-#define TFL_AMX_LUT_MIN (1 << 17) /* outputs of a fused ADD past which its table pays */
-#endif
-static void tfl_amx_lut(const tfl_pk_out *o, uint8_t *table) {
-    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    __attribute__((aligned(64))) int32_t ta[256], tb[256]; /* each input's rescaling, by its value + 128 */
-    int32_t v, r0;
-    for (r0 = 0; r0 < 256; r0 += 16) {
-        const __m512i x = _mm512_add_epi32(iota, _mm512_set1_epi32(r0 - 128));
-        _mm512_store_si512(ta + r0, tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x, o->z1), 20), &o->r1));
-        _mm512_store_si512(tb + r0, tfl_x86_requant(_mm512_slli_epi32(_mm512_sub_epi32(x, o->z2), 20), &o->r2));
-    }
-    for (v = 0; v < 256; ++v) { /* the conv's value v - 128, the residual's r0 + 16 lanes - 128 */
-        const __m512i cv = _mm512_set1_epi32(o->conv_x1 ? ta[v] : tb[v]);
-        const int32_t *rt = o->conv_x1 ? tb : ta;
-        for (r0 = 0; r0 < 256; r0 += 16) {
-            __m512i t = _mm512_add_epi32(tfl_x86_requant(_mm512_add_epi32(cv, _mm512_load_si512(rt + r0)), &o->ro), o->ayz);
-            t = _mm512_min_epi32(_mm512_max_epi32(t, o->alo), o->ahi);
-            _mm_storeu_si128((__m128i *)(table + v * 256 + r0), _mm512_cvtepi32_epi8(t));
-        }
-    }
-    memset(table + 65536, 0, 4);
-}
-
-/* the rows of one C tile (c: 16 rows x 16 channels; row r to position off[r], none where -1), each its own code by
- * the flags */
-TFL_PK_INLINE void tfl_amx_out_rows(const tfl_amx_outk *k, const tfl_x86_rq *q, __m512i bias, const int32_t *c,
-                                    const int64_t *off, int32_t oc, int8_t *y, const int8_t *res, __mmask16 m,
-                                    int shl, int add, int add32, int sat, int pow1, int pow2, int lut) {
-    int r;
-    for (r = 0; r < 16; ++r)
-        if (off[r] >= 0) {
-            const int64_t at = off[r] * oc;
-            tfl_amx_store(k, q, shl, add, add32, sat, pow1, pow2, lut, _mm512_add_epi32(_mm512_load_si512(c + 16 * r), bias), y + at,
-                          res + at, m);
-        }
-}
-
-/* the sums of one C tile (c: 16 rows x 16 channels; row r position off[r]) plus the bias, through the output stage,
- * to channel block c0 (m: its channels; shl: some channel's left shift) */
-static void tfl_amx_out(const tfl_amx_job *J, const tfl_x86_rq *q, int shl, __m512i bias, const int32_t *c,
-                        const int64_t *off, int32_t c0, __mmask16 m) {
-    const tfl_amx_outk *k = J->k;
-    const int32_t oc = J->p->oc;
-    int8_t *y = J->y + c0;
-    const int8_t *res = (J->res != NULL ? J->res : J->y) + c0;
-    if (shl) { /* (rare: a multiplier past 1) */
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 1, k->o->add, 0, 0, 0, 0, 0);
-    } else if (k->o->add && k->lut != NULL) {
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 0, 0, 0, 0, 1);
-    } else if (!k->o->add) {
-        if (k->sat) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 1, 0, 0, 0);
-        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 0, 0, 0, 0, 0, 0);
-    } else if (k->add32 && k->sat) { /* (ResNet's: one input by a shift) */
-        if (k->pow1 && !k->pow2) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 1, 0, 0);
-        else if (k->pow2 && !k->pow1) tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, 0, 1, 0);
-        else tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 1, k->pow1, k->pow2, 0);
-    } else if (k->add32) {
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 1, 0, k->pow1, k->pow2, 0);
-    } else {
-        tfl_amx_out_rows(k, q, bias, c, off, oc, y, res, m, 0, 1, 0, 0, 0, 0, 0);
+    for (r = 0; r < 16; r += 4) {
+        const __m512i v = tfl_pk_pack4(o, _mm512_load_si512(c + 16 * r), _mm512_load_si512(c + 16 * r + 16),
+                                       _mm512_load_si512(c + 16 * r + 32), _mm512_load_si512(c + 16 * r + 48));
+        if (off[r] >= 0) _mm_mask_storeu_epi8(y + off[r] * oc, m, _mm512_castsi512_si128(v));
+        if (off[r + 1] >= 0) _mm_mask_storeu_epi8(y + off[r + 1] * oc, m, _mm512_extracti32x4_epi32(v, 1));
+        if (off[r + 2] >= 0) _mm_mask_storeu_epi8(y + off[r + 2] * oc, m, _mm512_extracti32x4_epi32(v, 2));
+        if (off[r + 3] >= 0) _mm_mask_storeu_epi8(y + off[r + 3] * oc, m, _mm512_extracti32x4_epi32(v, 3));
     }
 }
 
@@ -384,12 +368,13 @@ static void tfl_amx_pack(const tfl_amx_job *J, int32_t b, int32_t p0, int32_t kb
     const aotc_tfl_conv_params *p = J->p;
     const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw;
     const int32_t rq = tfl_pk_row_quads(p), kq = p->kh * rq;
-    int32_t r, j, pos, ox, oy;
-    for (r = 0, pos = p0; r < 32 && pos < J->mv; ++r, ++pos) {
+    const int64_t col = (int64_t)p->sw * p->c;
+    int32_t r, j, pos, ox = p0 % p->ow, oy = p0 / p->ow; /* (one division a pair, not two a position: issue 64) */
+    const uint8_t *src = J->a + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+    for (r = 0, pos = p0; r < 32 && pos < J->mv; ++r, ++pos, src += col) {
         uint8_t *row = buf + (int64_t)r * kb;
-        const uint8_t *src;
-        ox = pos % p->ow, oy = pos / p->ow;
-        src = J->a + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+        if (ox == p->ow) ox = 0, ++oy, src = J->a + ((int64_t)b * ph + oy * p->sh) * pw * p->c;
+        ++ox;
         for (j = 0; j < p->kh; ++j) tfl_amx_copy(row + 4 * rq * j, src + j * J->rowstep, 4 * rq);
         tfl_amx_zero(row + 4 * kq, kb - 4 * kq);
     }
@@ -403,6 +388,8 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
     const int64_t wstep = (int64_t)64 * p->kh * tfl_pk_row_quads(p); /* a block's weights: kq quads */
     __attribute__((aligned(64))) int32_t c[1024];
     int64_t off[32], o0[16], o1[16];
+    const int8_t *r0[16], *r1[16]; /* the rows' residuals (the ADD fused; else y) */
+    const int8_t *res = J->res != NULL ? J->res : J->y;
     const uint8_t *a0, *a1;
     int64_t lda;
     int32_t s0, s1, np, j, r;
@@ -420,15 +407,15 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
     for (r = 0; r < 16; ++r) { /* C row r of each tile: position s + r, stored where it is its pair's own */
         o0[r] = s0 + r >= p0 ? off[s0 + r - p0] : -1;
         o1[r] = ma > 1 && s1 + r >= p0 + 16 ? off[s1 + r - p0] : -1;
+        r0[r] = res + (o0[r] > 0 ? o0[r] : 0) * p->oc, r1[r] = res + (o1[r] > 0 ? o1[r] : 0) * p->oc;
     }
     for (np = n0; np < n1; ++np) {
         const int32_t c0 = 32 * np, mb = c0 + 16 < p->oc ? 2 : 1;
         const int8_t *b0 = J->wp + (int64_t)(2 * np) * wstep, *b1 = b0 + wstep;
         const int8_t *b0z = b0 + (int64_t)1024 * (tiles - 1), *b1z = b1 + (int64_t)1024 * (tiles - 1);
         __m512i bv[2];
-        tfl_x86_rq rqs[2];
+        tfl_pk_rq rqs[2];
         __mmask16 ms[2];
-        int shl[2];
         if (J->zlast != NULL && 2 * np + 1 >= J->nb - 1) { /* the last block's last tile from the padded copy */
             if (2 * np == J->nb - 1) b0z = J->zlast;
             else b1z = J->zlast;
@@ -441,20 +428,27 @@ static void tfl_amx_block(const tfl_amx_job *J, int32_t b, int32_t mp, int32_t n
         for (j = 0; j < mb; ++j) {
             const int32_t cj = c0 + 16 * j, left = p->oc - cj;
             ms[j] = (__mmask16)(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+            const __m512i mult = _mm512_maskz_loadu_epi32(ms[j], p->mult + cj);
+            const __m512i shift = _mm512_maskz_loadu_epi32(ms[j], p->shift + cj);
             bv[j] = _mm512_maskz_loadu_epi32(ms[j], J->bias + cj);
-            rqs[j] = tfl_x86_rq_init(_mm512_maskz_loadu_epi32(ms[j], p->mult + cj),
-                                     _mm512_maskz_loadu_epi32(ms[j], p->shift + cj));
-            shl[j] = _mm512_test_epi32_mask(rqs[j].left, rqs[j].left) != 0;
+            rqs[j] = tfl_pk_rq_init(mult, shift, p->y_zero);
+            tfl_pk_rq_u32(&rqs[j], mult, shift, p->y_zero, tfl_pk_sums_small(bv[j], 4 * (int64_t)p->kh * tfl_pk_row_quads(p)));
         }
         /* each its own code, the tiles' uses fixed */
-        if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, c);
-        else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, c);
-        else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, c);
-        else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, c);
-        for (j = 0; j < mb; ++j) {
-            tfl_amx_out(J, &rqs[j], shl[j], bv[j], c + 256 * j, o0, c0 + 16 * j, ms[j]);
-            if (ma > 1) tfl_amx_out(J, &rqs[j], shl[j], bv[j], c + 512 + 256 * j, o1, c0 + 16 * j, ms[j]);
+        if (ma > 1 && mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 2, J->pf, c);
+        else if (ma > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 2, 1, J->pf, c);
+        else if (mb > 1) tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 2, J->pf, c);
+        else tfl_amx_gemm(a0, a1, lda, J->rows, J->rowstep, J->kt, b0, b1, b0z, b1z, 1, 1, J->pf, c);
+        if (mb > 1 && tfl_amx_out_pair(J->o, rqs, J->relu, bv, c, o0, r0, c0, J->y + c0, p->oc, ms[1])) {
+            if (ma > 1) tfl_amx_out_pair(J->o, rqs, J->relu, bv, c + 512, o1, r1, c0, J->y + c0, p->oc, ms[1]);
+            continue;
         }
+        for (j = 0; j < mb; ++j) {
+            tfl_amx_stage_block(J->o, &rqs[j], J->relu, bv[j], c + 256 * j, r0, c0 + 16 * j, ms[j]);
+            if (ma > 1) tfl_amx_stage_block(J->o, &rqs[j], J->relu, bv[j], c + 512 + 256 * j, r1, c0 + 16 * j, ms[j]);
+        }
+        tfl_amx_put(J->o, c, o0, mb, J->y + c0, p->oc, ms[mb - 1]);
+        if (ma > 1) tfl_amx_put(J->o, c + 512, o1, mb, J->y + c0, p->oc, ms[mb - 1]);
     }
 }
 
@@ -506,17 +500,9 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw;
     const int32_t rq = tfl_pk_row_quads(p), kq = p->kh * rq;
     __attribute__((aligned(64))) int8_t zlast[1024];
-    __attribute__((aligned(64))) uint8_t lut[65536 + 64];
     tfl_amx_job J;
-    tfl_amx_outk k;
     int64_t at, bt;
-    tfl_amx_outk_init(&k, o, p, r);
-    k.lut = NULL;
-    if (o->add && (int64_t)p->n * p->oh * p->ow * p->oc >= TFL_AMX_LUT_MIN) {
-        tfl_amx_lut(o, lut);
-        k.lut = lut;
-    }
-    J.k = &k, J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL, J.tail = 0;
+    J.relu = r == NULL && p->y_min >= p->y_zero, J.p = p, J.o = o, J.x = x, J.wp = wp, J.res = res, J.bias = bias, J.y = y, J.a = scratch, J.zlast = NULL, J.tail = 0;
     J.mode = tfl_amx_mode(p), J.nb = (p->oc + 15) / 16;
     if (J.mode == TFL_AMX_COMPACT) {
         if (pool) aotc_parallel_for(tfl_amx_compact_rows, &J, p->n * p->oh);
@@ -543,10 +529,12 @@ static void tfl_amx_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_
     /* M outer (a pair's outputs written whole: 32 positions' rows of all channels), unless the weights are past what
      * the cache keeps between passes over them (TFL_AMX_N_OUTER_BYTES) and N outer streams less: each pass over M
      * reads all the weights (bt), each pass over N all of A (at). (N outer writes a row of y 32 channels at a time,
-     * in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so.) */
+     * in passes far apart: a 1 x 1 expansion at 14 x 14 took 10 % longer so; ResNet-50's 7 x 7 stage, whose A is
+     * small and weights 1 to 2.4 MiB a layer, took as long or longer in A/B runs on a loaded Xeon.) */
     at = (int64_t)p->n * J.mv * 64 * J.rows * J.kt, bt = (int64_t)J.nb * 16 * 64 * J.rows * J.kt;
     J.n_outer = J.mode != TFL_AMX_PACK && bt > TFL_AMX_N_OUTER_BYTES &&
                 bt + at * ((J.nb + 1) / 2) < at + bt * p->n * J.mpairs;
+    J.pf = bt > TFL_AMX_PF_BYTES;
     {
         const int32_t items = J.n_outer ? (J.nb + 1) / 2 : p->n * J.mpairs;
         if (pool) aotc_parallel_for(tfl_amx_items, &J, items);
