@@ -60,7 +60,6 @@ from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align
 from aot.plan.placement import (
     SCRATCH_SHARES,
     _live_per_step,
-    _lower_bound,
     _place_best,
     _segments,
 )
@@ -266,7 +265,7 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
             block = Buffer(next(ids), max(choices[k].scratch for k in kept), 0, nsteps - 1)
             scratch_buf.update((k, block) for k in kept)
         every = [*buffers, *{id(b): b for b in scratch_buf.values()}.values()]
-        lower, peak = _lower_bound(every, nsteps)
+        lower, peak = _bound_with_scratch(live, every[len(buffers):])
         arena, placement = _place_best(every, lower, quick)
         return arena, placement, lower, peak, budgets, choices, scratch_buf, every
 
@@ -317,6 +316,18 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 output_offsets=output_offsets, copied_outputs=copied, slices=slices,
                 techniques={k: v for k, v in used.items() if v}, scratch_buffers=scratch_buf,
                 output_buffers=output_buffers)
+
+
+def _bound_with_scratch(live: list[int], scratch: list[Buffer]) -> tuple[int, int]:
+    """_lower_bound of the tensors' buffers (their bytes live per step: `live`) and the scratch buffers (each
+    one piece, with no segments) together, the tensors' share not summed again for each attempt."""
+    total = list(live)
+    for b in scratch:
+        n = _align(b.nbytes)
+        for step in range(max(b.first, 0), min(b.last, len(total) - 1) + 1):
+            total[step] += n
+    peak = max(range(len(total)), key=total.__getitem__, default=0)
+    return (total[peak] if total else 0), peak
 
 
 def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None,
