@@ -11,6 +11,7 @@ import random
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align, _changes
 
@@ -168,9 +169,10 @@ def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = 
     best: tuple[int, dict[int, int], list[Buffer]] | None = None
     for key in _ORDERS:
         ordered = sorted(buffers, key=key)
-        for best_fit in (False, True):
-            size, offsets = place(ordered, best_fit)
+        for best_fit in (False, True):  # stopped where it reaches the best so far (over the target)
+            size, offsets = place(ordered, best_fit, None if best is None else best[0])
             if best is None or size < best[0]:
+                assert offsets is not None  # not stopped
                 best = (size, offsets, ordered)
         if best[0] <= target:
             return best[0], best[1]
@@ -192,9 +194,11 @@ def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = 
             break
         ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
         for best_fit in (False, True):
-            tried = place(ordered, best_fit)
+            # an order is wanted only if it beats the best or reaches the target: stopped where it can do neither
+            tried = place(ordered, best_fit, max(size, target + 1))
             greedy = min(greedy, tried[0])
             if tried[0] < size:
+                assert tried[1] is not None  # not stopped
                 size, offsets = tried
     return size, offsets
 
@@ -283,23 +287,30 @@ class _Placer:
         self.rects, self.extent = rects, _extent(rects)
         self.done: dict[tuple[bool, tuple[int, ...]], tuple[int, dict[int, int]]] = {}
 
-    def __call__(self, ordered: list[Buffer], best_fit: bool) -> tuple[int, dict[int, int]]:
+    def __call__(self, ordered: list[Buffer], best_fit: bool, stop: int | None = None
+                 ) -> tuple[int, dict[int, int] | None]:
+        """_place's (size, offsets), or with `stop` (size, None) where the arena reaches it: only a smaller one
+        is wanted. Only whole placements are remembered."""
         key = (best_fit, tuple([b.id for b in ordered]))
         hit = self.done.get(key)
         if hit is None:
-            hit = self.done[key] = _place(ordered, best_fit, self.rects, self.extent)
+            size, offsets = _place(ordered, best_fit, self.rects, self.extent, stop)
+            if offsets is None:
+                return size, None
+            hit = self.done[key] = (size, offsets)
         return hit
 
 
 def _place(ordered: list[Buffer], best_fit: bool = False,
-           rects: dict[int, list[tuple[int, int, int, int]]] | None = None, extent: _Extent | None = None
-           ) -> tuple[int, dict[int, int]]:
+           rects: dict[int, list[tuple[int, int, int, int]]] | None = None, extent: _Extent | None = None,
+           stop: int | None = None) -> tuple[int, Any]:
     """Each buffer at the lowest offset where it fits (first fit), or in the narrowest gap that
     holds it (best fit; above everything if none). A buffer's bytes over time (its rectangles,
     _rects: what Buffer.segs covers) must miss those of every placed buffer live at the same
     time: each such pair forbids an open interval of offsets, and the gaps between those intervals
     are where it can go. Placed rectangles are indexed by step (live at it, or starting at it), so
-    a buffer meets only the ones that overlap its lifetime, not every buffer placed before it."""
+    a buffer meets only the ones that overlap its lifetime, not every buffer placed before it.
+    stop: where the arena reaches it, (that size so far, None): the caller wants only smaller arenas."""
     if rects is None:
         rects = _placement_rects(ordered)
     if extent is None:
@@ -345,6 +356,8 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
             for step in range(f, last + 1):
                 live_at[step].append(r)
         top = max(top, chosen + tops[b.id])
+        if stop is not None and top >= stop:
+            return top, None
     return top, offsets
 
 
