@@ -216,9 +216,16 @@ def op_memory(selection: Selection) -> OpMemory:
         return tuple(i for i in op.budget_inplace if i < len(n.inputs) and n.inputs[i]
                      and g.tensors[n.inputs[i]].shape == dst.shape and g.tensors[n.inputs[i]].dtype == dst.dtype)
 
+    overlaps: dict[tuple[int, int], tuple[Node, Graph, int | None]] = {}
+
     def overlap(n: Node, g: Graph) -> int | None:
-        op = selection[n.name].op
-        return op.overlap(n, g) if op is not None and op.overlap is not None else None
+        """The op's overlap, remembered as the fits are (below): a RAM budget's every plan asks it of each node."""
+        hit = overlaps.get((id(n), id(g)))
+        if hit is None or hit[0] is not n or hit[1] is not g:
+            op = selection[n.name].op
+            hit = overlaps[id(n), id(g)] = (n, g, op.overlap(n, g) if op is not None and op.overlap is not None
+                                            else None)
+        return hit[2]
 
     def rows_at_run_time(n: Node, g: Graph) -> bool:
         """It reads rows known only at run time (aot/frontend/onnx/bounded.py): its emitter moves them."""

@@ -385,15 +385,42 @@ def _min_tile(node: Node, graph: Graph) -> int:
     return more
 
 
+# _tiles' answers by node and graph (each kept with its answer, so a reused id never finds another's); bounded
+_TILES: dict[tuple[int, int], tuple[Node, Graph, list[tuple[int, int]], int]] = {}
+_TILES_MAX = 4096
+
+
+def _tiles(node: Node, graph: Graph) -> tuple[list[tuple[int, int]], int]:
+    """CONV_2D's tiles as its fits descend them, (scratch, tile) from the largest, each the next 2 positions
+    fewer, down to 2 (or the path's (0, 0)), and its _min_tile: worked out once, not at every budget a RAM
+    budget's search fits the node to (MobileNetV2: millions of _conv_dsp_scratch calls)."""
+    hit = _TILES.get((id(node), id(graph)))
+    if hit is None or hit[0] is not node or hit[1] is not graph:
+        chain = [_conv_dsp_scratch(node, graph, DSP_NP_MAX)]
+        while chain[-1][1] > 2:
+            chain.append(_conv_dsp_scratch(node, graph, chain[-1][1] - 2))
+        if len(_TILES) >= _TILES_MAX:
+            _TILES.clear()
+        hit = _TILES[id(node), id(graph)] = (node, graph, chain, _min_tile(node, graph))
+    return hit[2], hit[3]
+
+
+def _descend(node: Node, graph: Graph, budget: int, least: bool, extra: Callable[[int], int]) -> tuple[int, int]:
+    """The first of _tiles whose scratch with `extra` of its tile fits the budget, or the floor's: _min_tile's,
+    `least` 2 positions'."""
+    chain, min_tile = _tiles(node, graph)
+    floor = 2 if least else min_tile
+    k = 0
+    while chain[k][0] + extra(chain[k][1]) > budget and chain[k][1] > floor:
+        k += 1
+    return chain[k]
+
+
 def _fit_conv_add(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:
     """_fit_conv's tile, after the ADD's tables, with a tile of conv outputs (AOTC_TFL_RESIDUAL_TABLES)."""
     oc = graph.tensors[node.outputs[0]].shape[3]
     extra = lambda np_: 4 * RESIDUAL_TABLE_WORDS + -(-np_ * oc // 4) * 4  # noqa: E731
-    tile = DSP_NP_MAX
-    size, np_ = _conv_dsp_scratch(node, graph, tile)
-    floor = 2 if least else _min_tile(node, graph)
-    while size + extra(np_) > budget and np_ > floor:
-        size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
+    size, np_ = _descend(node, graph, budget, least, extra)
     return KernelChoice(_conv_kernel(node, graph), size + extra(np_), detail=np_)
 
 
@@ -423,11 +450,7 @@ def _fit_conv(node: Node, graph: Graph, budget: int, least: bool = False) -> Ker
     if node.op == "TflDepthwiseConv2D":
         return _fit_depthwise(node, graph, budget) if least else \
             KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
-    tile = DSP_NP_MAX
-    size, np_ = _conv_dsp_scratch(node, graph, tile)
-    floor = 2 if least else _min_tile(node, graph)
-    while size > budget and np_ > floor:
-        size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
+    size, np_ = _descend(node, graph, budget, least, lambda np_: 0)
     return KernelChoice(_conv_kernel(node, graph), size, detail=np_)
 
 

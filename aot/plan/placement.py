@@ -8,8 +8,10 @@ from __future__ import annotations
 import functools
 import itertools
 import random
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align, _changes
 
@@ -125,22 +127,35 @@ _ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
 
 
 # _place_best's results by the buffers' shapes in the order given (a RAM budget's search plans the same buffers
-# again and again: KWS at 12,000 B placed 879 distinct sets in 1,707 calls); bounded, cleared when full
-_PLACED: dict[tuple, tuple[int, list[int]]] = {}
-_PLACED_MAX = 4096
+# again and again: VWW at 30,200 B places 12,996 distinct sets in 29,876 calls), least recently used dropped
+# first. Keys and offsets are packed (_shape_key: some 2 KB a set of 50 buffers), so a full cache stays near 30 MB
+_PLACED: dict[bytes, tuple[int, array]] = {}
+_PLACED_MAX = 16384
+
+
+def _shape_key(buffers: list[Buffer], lower_bound: int, quick: bool) -> bytes:
+    """What _place_best reads of the buffers, packed: per buffer its bytes, steps and segments (their count, 0
+    where it has none: the whole buffer over its steps), then the bound and the mode."""
+    words = [lower_bound, quick]
+    for b in buffers:
+        words += (b.nbytes, b.first, b.last, len(b.segments))
+        for seg in b.segments:
+            words += seg
+    return array("q", words).tobytes()
 
 
 def _place_best(buffers: list[Buffer], lower_bound: int, quick: bool = False) -> tuple[int, dict[int, int]]:
     """_place_best_uncached, remembered. The placement reads of a buffer only its bytes over time and its place
     in the list (ties in the orders keep it; the ids only name the buffers), so the same shapes in the same order
     place the same, whatever the ids."""
-    key = (tuple((b.nbytes, b.first, b.last, tuple(b.segs)) for b in buffers), lower_bound, quick)
-    hit = _PLACED.get(key)
+    key = _shape_key(buffers, lower_bound, quick)
+    hit = _PLACED.pop(key, None)
     if hit is None:
         size, offsets = _place_best_uncached(buffers, lower_bound, quick)
         if len(_PLACED) >= _PLACED_MAX:
-            _PLACED.clear()
-        hit = _PLACED[key] = (size, [offsets[b.id] for b in buffers])
+            del _PLACED[next(iter(_PLACED))]
+        hit = (size, array("q", [offsets[b.id] for b in buffers]))
+    _PLACED[key] = hit  # the most recent last
     return hit[0], {b.id: at for b, at in zip(buffers, hit[1], strict=True)}
 
 
@@ -150,20 +165,20 @@ def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = 
     the squeaky-wheel search (_repair) reorders from the best of them, then seeded random orders
     run if it misses too. The smallest arena wins."""
     target = _align(lower_bound)
-    rects = _placement_rects(buffers)
-    extent = _extent(rects)
+    place = _Placer(_placement_rects(buffers))
     best: tuple[int, dict[int, int], list[Buffer]] | None = None
     for key in _ORDERS:
         ordered = sorted(buffers, key=key)
-        for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit, rects, extent)
+        for best_fit in (False, True):  # stopped where it reaches the best so far (over the target)
+            size, offsets = place(ordered, best_fit, None if best is None else best[0])
             if best is None or size < best[0]:
+                assert offsets is not None  # not stopped
                 best = (size, offsets, ordered)
         if best[0] <= target:
             return best[0], best[1]
     assert best is not None  # _ORDERS is not empty
-    size, offsets = _repair(best[2], rects, target, best[:2], QUICK_REPAIR_ROUNDS if quick else REPAIR_ROUNDS,
-                            extent)
+    size, offsets = _repair(best[2], place.rects, target, best[:2], QUICK_REPAIR_ROUNDS if quick else REPAIR_ROUNDS,
+                            place)
     if quick:  # a RAM budget's trial plans: a short repair, no random orders
         return size, offsets
     if size <= target and not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs):
@@ -179,9 +194,11 @@ def _place_best_uncached(buffers: list[Buffer], lower_bound: int, quick: bool = 
             break
         ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
         for best_fit in (False, True):
-            tried = _place(ordered, best_fit, rects, extent)
+            # an order is wanted only if it beats the best or reaches the target: stopped where it can do neither
+            tried = place(ordered, best_fit, max(size, target + 1))
             greedy = min(greedy, tried[0])
             if tried[0] < size:
+                assert tried[1] is not None  # not stopped
                 size, offsets = tried
     return size, offsets
 
@@ -208,7 +225,7 @@ QUICK_REPAIR_ROUNDS = 20  # ... in a RAM budget's trial plans (plan_memory), whi
 
 
 def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, int]]], target: int,
-            best: tuple[int, dict[int, int]], rounds: int = REPAIR_ROUNDS, extent: _Extent | None = None
+            best: tuple[int, dict[int, int]], rounds: int = REPAIR_ROUNDS, place: _Placer | None = None
             ) -> tuple[int, dict[int, int]]:
     """Squeaky-wheel search (Joslin and Clements, 1999): place in priority order (first fit and best
     fit); every buffer that ends above the target gains priority, so the next round places it
@@ -221,8 +238,8 @@ def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, in
     bound on (out of 1,115 from the zoo's and MLPerf models, bench/compile_time.py's DAGs and
     random chains with skips), it brings 119 to the bound, placing half as many buffers in all."""
     n = len(ordered)
-    extent = extent or _extent(rects)
-    top = extent.tops
+    place = place or _Placer(rects)
+    top = place.extent.tops
     priority = {b.id: float(n - k) for k, b in enumerate(ordered)}
     rng = random.Random(0)
     high = {i for i, at in best[1].items() if at + top[i] > target}  # in the best greedy placement
@@ -235,7 +252,7 @@ def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, in
         ordered = sorted(ordered, key=lambda b: -(priority[b.id] + REPAIR_NOISE * n * rng.random()))
         high = set()
         for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit, rects, extent)
+            size, offsets = place(ordered, best_fit)
             if size < best[0]:
                 best, last_gain = (size, offsets), round_
             if size <= target:
@@ -262,15 +279,38 @@ def _extent(rects: dict[int, list[tuple[int, int, int, int]]]) -> _Extent:
     return _Extent(steps, {i: max((_align(d + n) for d, n, _, _ in mine), default=0) for i, mine in rects.items()})
 
 
+class _Placer:
+    """_place for one set of buffers, remembered by the order: the repair's rounds and the random orders come
+    back to orders placed before (a quarter of the placements in a RAM budget's search)."""
+
+    def __init__(self, rects: dict[int, list[tuple[int, int, int, int]]]):
+        self.rects, self.extent = rects, _extent(rects)
+        self.done: dict[tuple[bool, tuple[int, ...]], tuple[int, dict[int, int]]] = {}
+
+    def __call__(self, ordered: list[Buffer], best_fit: bool, stop: int | None = None
+                 ) -> tuple[int, dict[int, int] | None]:
+        """_place's (size, offsets), or with `stop` (size, None) where the arena reaches it: only a smaller one
+        is wanted. Only whole placements are remembered."""
+        key = (best_fit, tuple([b.id for b in ordered]))
+        hit = self.done.get(key)
+        if hit is None:
+            size, offsets = _place(ordered, best_fit, self.rects, self.extent, stop)
+            if offsets is None:
+                return size, None
+            hit = self.done[key] = (size, offsets)
+        return hit
+
+
 def _place(ordered: list[Buffer], best_fit: bool = False,
-           rects: dict[int, list[tuple[int, int, int, int]]] | None = None, extent: _Extent | None = None
-           ) -> tuple[int, dict[int, int]]:
+           rects: dict[int, list[tuple[int, int, int, int]]] | None = None, extent: _Extent | None = None,
+           stop: int | None = None) -> tuple[int, Any]:
     """Each buffer at the lowest offset where it fits (first fit), or in the narrowest gap that
     holds it (best fit; above everything if none). A buffer's bytes over time (its rectangles,
     _rects: what Buffer.segs covers) must miss those of every placed buffer live at the same
     time: each such pair forbids an open interval of offsets, and the gaps between those intervals
     are where it can go. Placed rectangles are indexed by step (live at it, or starting at it), so
-    a buffer meets only the ones that overlap its lifetime, not every buffer placed before it."""
+    a buffer meets only the ones that overlap its lifetime, not every buffer placed before it.
+    stop: where the arena reaches it, (that size so far, None): the caller wants only smaller arenas."""
     if rects is None:
         rects = _placement_rects(ordered)
     if extent is None:
@@ -316,6 +356,8 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
             for step in range(f, last + 1):
                 live_at[step].append(r)
         top = max(top, chosen + tops[b.id])
+        if stop is not None and top >= stop:
+            return top, None
     return top, offsets
 
 

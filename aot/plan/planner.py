@@ -51,7 +51,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aot.errors import AotcError
@@ -60,7 +60,6 @@ from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align
 from aot.plan.placement import (
     SCRATCH_SHARES,
     _live_per_step,
-    _lower_bound,
     _place_best,
     _segments,
 )
@@ -252,9 +251,10 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
 
-    def attempt(top: int, share: float, shares: dict[str, float] | None = None) -> tuple:
+    def attempt(top: int, share: float, shares: dict[str, float] | None = None,
+                worth: Callable[[dict[str, Any]], bool] | None = None) -> tuple | None:
         """Each step's scratch sized for `share` of its slack under `top` bytes (`shares`: per node, where
-        given), then placed."""
+        given), then placed; None, unplaced, where `worth` says the kernels chosen could not be kept anyway."""
         budgets = {n.name: max(int((shares or {}).get(n.name, share) * max(top - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
         choose = ops.choose_least if "tiles" in techniques and ops.choose_least is not None else ops.choose
@@ -265,8 +265,10 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
         if kept:  # one block for the whole run, shared by these nodes (KernelChoice.kept)
             block = Buffer(next(ids), max(choices[k].scratch for k in kept), 0, nsteps - 1)
             scratch_buf.update((k, block) for k in kept)
+        if worth is not None and not worth(choices):
+            return None
         every = [*buffers, *{id(b): b for b in scratch_buf.values()}.values()]
-        lower, peak = _lower_bound(every, nsteps)
+        lower, peak = _bound_with_scratch(live, every[len(buffers):])
         arena, placement = _place_best(every, lower, quick)
         return arena, placement, lower, peak, budgets, choices, scratch_buf, every
 
@@ -274,22 +276,25 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     if top is not None and top > peak_live:  # a budget: the scratch may fill it, the largest share that fits
         for share in SCRATCH_SHARES:
             tried = attempt(top, share)
+            assert tried is not None
             if tried[0] <= top:
                 best = tried
                 break
         if best is not None and ops.cost is not None:  # or a smaller share with a lower estimate, then more a step
-            def price(t: tuple) -> float:
-                return sum(ops.cost(n, graph, t[5][n.name]) for n in graph.nodes)  # type: ignore[misc]
-            fit = [(price(best), -share, best, share)]
-            for smaller in (s for s in SCRATCH_SHARES if s < share):
-                if (t := attempt(top, smaller))[0] <= top:
-                    fit.append((price(t), -smaller, t, smaller))
-            _, _, best, share = min(fit, key=lambda f: f[:2])
-            best = _more_per_step(best, share, lambda shares: attempt(top, share, shares), top, price)
+            def price(choices: dict[str, Any]) -> float:
+                return sum(ops.cost(n, graph, choices[n.name]) for n in graph.nodes)  # type: ignore[misc]
+            fit = (price(best[5]), -share, best, share)
+            for smaller in (s for s in SCRATCH_SHARES if s < share):  # placed only where it would win
+                t = attempt(top, smaller, worth=lambda c, k=smaller, at=fit[:2]: (price(c), -k) < at)
+                if t is not None and t[0] <= top:
+                    fit = (price(t[5]), -smaller, t, smaller)
+            _, _, best, share = fit
+            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth), top, price)
         elif best is not None and share < SCRATCH_SHARES[0]:
-            best = _more_per_step(best, share, lambda shares: attempt(top, share, shares), top)
+            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth), top)
     for share in SCRATCH_SHARES if best is None else ():  # all the slack first (bigger blocks are faster),
         tried = attempt(peak_live, share)  # less if that fragments
+        assert tried is not None
         if tried[2] > peak_live:
             # a kernel's smallest scratch raised the peak (it had no slack at its step): the other steps
             # may now use the slack under that peak too, where the arena does not grow
@@ -319,6 +324,35 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 output_buffers=output_buffers)
 
 
+def _remembered_cost(cost: Callable[..., float]) -> Callable[..., float]:
+    """OpMemory.cost, remembered for one plan_memory: its plans price every node's choice, and the choices are
+    the fits' remembered objects (select.op_memory), most of them the same from one attempt to the next (TFLM's
+    MobileNetV2 at 262,144 B: 40 % of the compile was estimates). The objects asked about are kept with each
+    answer, so an id reused by a later object never finds another's."""
+    seen: dict[tuple[int, int, int, bool], tuple[Node, Graph, Any, float]] = {}
+
+    def remembered(n: Node, g: Graph, choice: Any, overlapped: bool = False) -> float:
+        key = (id(n), id(g), id(choice), overlapped)
+        hit = seen.get(key)
+        if hit is None or hit[0] is not n or hit[1] is not g or hit[2] is not choice:
+            hit = seen[key] = (n, g, choice, cost(n, g, choice, overlapped))
+        return hit[3]
+
+    return remembered
+
+
+def _bound_with_scratch(live: list[int], scratch: list[Buffer]) -> tuple[int, int]:
+    """_lower_bound of the tensors' buffers (their bytes live per step: `live`) and the scratch buffers (each
+    one piece, with no segments) together, the tensors' share not summed again for each attempt."""
+    total = list(live)
+    for b in scratch:
+        n = _align(b.nbytes)
+        for step in range(max(b.first, 0), min(b.last, len(total) - 1) + 1):
+            total[step] += n
+    peak = max(range(len(total)), key=total.__getitem__, default=0)
+    return (total[peak] if total else 0), peak
+
+
 def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None,
                 trade_to: int | None = None) -> Plan:
     """The plan (_plan). With ram_budget (bytes: --ram-budget), an arena within it or AotcError: the
@@ -338,6 +372,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     every one that makes the plan smaller), the scratch then sized for the budget: the schedule that takes
     every trade of room for no work and gives the room saved to the kernels' blocks (one of the schedules
     aot/compiler.py compares by their cycle estimates: aot/plan/choice.py)."""
+    if ops.cost is not None:
+        ops = replace(ops, cost=_remembered_cost(ops.cost))
     base = _plan(graph, ops, scratch_floor)
     goal = ram_budget if trade_to is None or ram_budget is None else min(trade_to, ram_budget)
     if goal is None or base.arena_bytes <= goal:
@@ -454,19 +490,26 @@ def _cheapest_tops(graph: Graph, ops: OpMemory, scratch_floor: int,
     return best
 
 
-def _more_per_step(best: tuple, share: float, attempt: Callable[[dict[str, float]], tuple], top: int,
-                   price: Callable[[tuple], float] | None = None) -> tuple:
+def _more_per_step(best: tuple, share: float, attempt: Callable[..., tuple | None], top: int,
+                   price: Callable[[dict[str, Any]], float] | None = None) -> tuple:
     """A budget's plan whose scratch took `share` of every step's slack: each node whose kernel took scratch
     offered a larger share of its own step's slack in turn, the largest the arena still fits `top` with, so
     that the steps with room above the drift of overlapped outputs get larger blocks (fewer instructions)
-    though others cannot. price (OpMemory.cost summed): a larger share kept only where the estimate falls."""
+    though others cannot. price (OpMemory.cost summed over the kernels chosen): a larger share kept only where
+    the estimate falls. Whether a share is better is known from the kernels it chooses, so only a better one is
+    placed (attempt's `worth`)."""
     shares: dict[str, float] = {}
+    best_price = price(best[5]) if price is not None else 0.0
     for name in [k for k, c in best[5].items() if c.scratch]:
         for more in (s for s in SCRATCH_SHARES if s > share):
-            tried = attempt({**shares, name: more})
-            better = tried[5][name].scratch > best[5][name].scratch if price is None else price(tried) < price(best)
-            if tried[0] <= top and better:
+            if price is None:
+                tried = attempt({**shares, name: more}, lambda c, k=name, was=best[5][name].scratch: c[k].scratch > was)
+            else:
+                tried = attempt({**shares, name: more}, lambda c, was=best_price: price(c) < was)
+            if tried is not None and tried[0] <= top:
                 shares[name], best = more, tried
+                if price is not None:
+                    best_price = price(best[5])
                 break
     return best
 
