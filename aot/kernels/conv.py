@@ -36,7 +36,10 @@ compiler picks the kernel:
                 W^T's rows then go (ky, kx, c)). It and `transpose` store a channels-last output
                 (a Transpose to NHWC folded into the conv, ConvWritesNHWC in the same file).
                 On an AVX-512 host the shapes one of its seven AVX-512 paths takes go to that path's
-                own kernel (conv_avx512.py), so a bundle compiles only the paths its convs use.
+                own kernel (conv_avx512.py), so a bundle compiles only the paths its convs use;
+                a widening 1 x 1 stride-2 conv on a large input, where the step can spare the
+                copy, first copies its strided inputs into scratch and runs the 1 x 1 path's
+                stride-1 tiles on them (aotc_conv_pwcs2_f32, the same sums).
                 The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
