@@ -36,7 +36,10 @@ compiler picks the kernel:
                 W^T's rows then go (ky, kx, c)). It and `transpose` store a channels-last output
                 (a Transpose to NHWC folded into the conv, ConvWritesNHWC in the same file).
                 On an AVX-512 host the shapes one of its seven AVX-512 paths takes go to that path's
-                own kernel (conv_avx512.py), so a bundle compiles only the paths its convs use.
+                own kernel (conv_avx512.py), so a bundle compiles only the paths its convs use;
+                a widening 1 x 1 stride-2 conv on a large input, where the step can spare the
+                copy, first copies its strided inputs into scratch and runs the 1 x 1 path's
+                stride-1 tiles on them (aotc_conv_pwcs2_f32, the same sums).
                 The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
@@ -87,6 +90,15 @@ IMPLICIT_NR = 16  # aotc_conv_implicit_f32's output channels per register tile w
 # 14-16 % worse on 28 x 28 (whole panels) and on fewer input channels.
 PWC_PLANE_MAX = 1024
 PWC_WIDE_K = 256
+# aotc_conv_pwcs2_f32 (a stride-2 1 x 1 conv on a copy of its strided inputs) where the conv has at least
+# PWCS2_MIN_M output channels per group, twice its input channels, and an input of PWCS2_MIN_BYTES or more.
+# Measured on the Xeon (one thread, AVX-512, per-node minima of 7 alternating rounds in ResNet-50, load 9-11):
+# ResNet-50's 256 -> 512 on 56 x 56 2096 -> 1747 us, 512 -> 1024 on 28 x 28 2027 -> 1448, 1024 -> 2048 on
+# 14 x 14 1976 -> 1669, outputs identical; single convs (medians of 5 alternating runs): ResNet-18's 128 -> 256
+# on 28 x 28 0.94 x the time; slower or even: 256 -> 512 on 14 x 14 (200 KiB of input) 1.06 x, 64 -> 128 on
+# 56 x 56 1.01 x, narrowing ones (256 -> 128, 512 -> 256) 1.0-1.15 x
+PWCS2_MIN_M = 256
+PWCS2_MIN_BYTES = 256 * 1024
 POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (positions x this in scratch)
 # aotc_conv_depthwise3x3_direct_f32 computes an output row in blocks of dw3_block() outputs, the last
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
@@ -217,6 +229,22 @@ def _fit_pointwise_t(c: ConvGeometry, budget: int) -> KernelChoice | None:
     if nc <= 0:
         return None
     return c.choice("aotc_conv_pointwise_t_f32", f"1x1 on {npos} positions, as X^T * W^T", npos * nc * 4, nc=nc)
+
+
+def _pwcs2_applies(c: ConvGeometry) -> bool:
+    """A 1 x 1 stride-2 conv that conv_pwc_avx512.c would run in place, widening (at least twice its input
+    channels, PWCS2_MIN_M or more) on an input of PWCS2_MIN_BYTES or more: there the tiles' strided reads
+    of the input cost more than the copy, which is small beside the multiply-adds (mg per copied float)."""
+    mg, cg = c.y[1] // c.group, c.x[1] // c.group
+    return (c.nd == 2 and c.x[0] == 1 and tuple(c.strides) == (2, 2) and mg >= PWCS2_MIN_M and mg >= 2 * cg
+            and math.prod(c.x) * 4 >= PWCS2_MIN_BYTES and conv_avx512.x86_kernel(c) == "aotc_conv_pwc_f32")
+
+
+def _fit_pwcs2(c: ConvGeometry, budget: int) -> KernelChoice | None:
+    """The strided positions of every input channel, copied: in_c x the output plane floats of scratch."""
+    need = c.x[1] * math.prod(c.y[2:]) * 4
+    return c.choice("aotc_conv_pwcs2_f32", "1x1 stride 2 on a copy of its strided positions, AVX-512 pwc path",
+                    need) if need <= budget else None
 
 
 def _fit_stride1(c: ConvGeometry, budget: int) -> KernelChoice | None:
@@ -372,6 +400,11 @@ KERNELS: tuple[Candidate, ...] = (
                                      facts=dataclasses.replace(THREADED, rounds_more=v.rounds_more)),
                           fit_on=_fit_winograd(v))
       for v in winograd.VARIANTS),
+    # a 1 x 1 stride-2 conv with many output channels on AVX-512: its input's strided positions copied into scratch,
+    # then the stride-1 tiles of conv_pwc_avx512.c (the same sums), where the step's spare memory holds the copy
+    _candidate("aotc_conv_pwcs2_f32", _fit_pwcs2,
+               lambda c, t: c.node.op != "ConvTranspose" and c.const_weights and _pwcs2_applies(c),
+               facts=dataclasses.replace(X86_PATH, scratch_arg=True)),
     *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
     _candidate("aotc_conv_s1_f32", _fit_stride1,

@@ -482,6 +482,12 @@ NATIVE = [
     # the next block's W^T prefetched in the tiles' loops: 520 input channels into 5 blocks (the last of 8 channels,
     # its panel zero-padded) on 7 x 7
     conv_fused("pwc_7x7_k520_m200_res_relu", (1, 520, 7, 7), (200, 520, 1, 1), "relu"),
+    # widening stride-2 shortcuts on inputs of 256 KiB or more: aotc_conv_pwcs2_f32 copies the strided inputs into
+    # scratch (an odd row of 33: a 17-wide output row in two vectors, the last input column read) and runs the
+    # stride-1 tiles; groups (each group's 256 output channels over its 64 inputs)
+    conv_fused("pwcs2_33x33_res_relu", (1, 64, 33, 33), (256, 64, 1, 1), "relu", strides=[2, 2]),
+    conv_fused("pwcs2_grouped_leaky", (1, 128, 23, 23), (512, 64, 1, 1), "leaky", residual=False, group=2,
+               strides=[2, 2]),
     conv_fused("dwkx5_rows_res_clip", (1, 3, 40, 36), (3, 1, 5, 5), "clip", group=3, pads=[2, 2, 2, 2]),
     conv_fused("dwkx3_s2_long_rows_leaky", (2, 3, 9, 70), (3, 1, 3, 3), "leaky", residual=False, group=3,
                strides=[2, 2], pads=[1, 1, 1, 1]),
@@ -629,6 +635,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     ("posx_1x1_packed_res_relu", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
     ("posx_1x1_packed_grouped_leaky", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_pwc_f32") for c in NATIVE if c.id.startswith("pwc_")],
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_pwcs2_f32") for c in NATIVE if c.id.startswith("pwcs2_")],
     ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32", "aotc_conv_depthwise_kxk_f32"),
     ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32", "aotc_conv_depthwise_kxk_f32"),
     ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32", "aotc_conv_depthwise_kxk_f32"),

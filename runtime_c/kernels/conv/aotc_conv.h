@@ -118,6 +118,11 @@ void aotc_conv_pwc_f32(const aotc_conv_params *p, const float *x, const float *w
                        const float *res, float *y);
 void aotc_conv_posx_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                         const float *res, float *y);
+/* aotc_conv_pwc_f32's 1 x 1 convs at stride 2: the input's strided positions first copied into scratch
+ * (in_c x the output positions floats), then the stride-1 path on that plane, the same sums. Built without
+ * AVX-512F it runs aotc_conv_implicit_f32 (scratch unused). */
+void aotc_conv_pwcs2_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                         const float *res, float *y, float *scratch);
 void aotc_conv_igb_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                        const float *res, float *y);
 void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,

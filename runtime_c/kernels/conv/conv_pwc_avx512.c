@@ -275,6 +275,56 @@ static int pwc(const aotc_conv_params *p, const float *x, const float *wt, const
     return 1;
 }
 
+/* The copy of aotc_conv_pwcs2_f32: for each input plane (image, channel) of the items, its output rows'
+ * inputs (rows sy apart, columns sx apart) as one plane of OH x OW. */
+typedef struct {
+    const aotc_conv_params *p;
+    const float *x;
+    float *d;
+} pwcs2_job;
+
+static void pwcs2_gather(void *arg, int32_t begin, int32_t end) {
+    const pwcs2_job *J = (const pwcs2_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const int32_t IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2], sy = p->strides[1], sx = p->strides[2];
+    const ptrdiff_t in_plane = (ptrdiff_t)p->in_size[1] * IW, plane = (ptrdiff_t)OH * OW;
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    int32_t c, oy, o;
+    for (c = begin; c < end; ++c) {
+        for (oy = 0; oy < OH; ++oy) {
+            const float *xr = J->x + (ptrdiff_t)c * in_plane + (ptrdiff_t)oy * sy * IW;
+            float *dr = J->d + (ptrdiff_t)c * plane + (ptrdiff_t)oy * OW;
+            for (o = 0; o < OW; o += 16) {
+                const __mmask16 out = x86c_lanes(o, 0, OW);
+                if (sx == 1) {
+                    _mm512_mask_storeu_ps(dr + o, out, _mm512_maskz_loadu_ps(out, xr + o));
+                } else { /* inputs 2 o .. 2 o + 31, those inside the row */
+                    const __m512 a = _mm512_maskz_loadu_ps(x86c_lanes(2 * o, 0, IW), xr + 2 * o);
+                    const __m512 b = _mm512_maskz_loadu_ps(x86c_lanes(2 * o + 16, 0, IW), xr + 2 * o + 16);
+                    _mm512_mask_storeu_ps(dr + o, out, _mm512_permutex2var_ps(a, even, b));
+                }
+            }
+        }
+    }
+}
+
+/* The strided conv as pwc's stride-1 one on the copied plane: 1, else 0 */
+static int pwcs2(const aotc_conv_params *p, const float *x, const float *wt, const float *bias, const float *res,
+                 float *y, float *scratch) {
+    aotc_conv_params q = *p;
+    pwcs2_job J;
+    const int32_t sx = p->strides[2];
+    if (scratch == NULL || p->in_nhwc != 0 || p->out_nhwc != 0 || p->in_size[0] != 1 || p->out_size[0] != 1 ||
+        p->batch != 1 || (sx != 1 && sx != 2) || p->strides[1] < 1 || p->pads[1] != 0 || p->pads[2] != 0 ||
+        p->kernel[1] != 1 || p->kernel[2] != 1 || (p->out_size[1] - 1) * p->strides[1] >= p->in_size[1] ||
+        (p->out_size[2] - 1) * sx >= p->in_size[2])
+        return 0;
+    q.in_size[1] = p->out_size[1], q.in_size[2] = p->out_size[2], q.strides[1] = q.strides[2] = 1;
+    J.p = p, J.x = x, J.d = scratch;
+    aotc_parallel_for(pwcs2_gather, &J, p->in_c);
+    return pwc(&q, scratch, wt, bias, res, y);
+}
+
 #else
 #define PWC_ON 0
 #endif
@@ -285,6 +335,17 @@ void aotc_conv_pwc_f32(const aotc_conv_params *p, const float *x, const float *w
     if (pwc(p, x, wt, bias, res, y)) return;
     X86_PATH_MISSED("aotc_conv_pwc_f32");
 #else
+    aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+#endif
+}
+
+void aotc_conv_pwcs2_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                         const float *res, float *y, float *scratch) {
+#if PWC_ON
+    if (pwcs2(p, x, wt, bias, res, y, scratch)) return;
+    X86_PATH_MISSED("aotc_conv_pwcs2_f32");
+#else
+    (void)scratch;
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
 #endif
 }
