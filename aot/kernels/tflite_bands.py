@@ -20,6 +20,7 @@ import numpy as np
 
 from aot.csource.format import c_comment
 from aot.ir import Graph, Node, Tensor
+from aot.kernels import tflite_cost
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.tflite_int8 import (
     DSP_DW_RUN,
@@ -515,21 +516,28 @@ def _staging(geometry: list[Layer], groups: list[Group] | tuple[Group, ...], sch
 
 
 def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer) -> KernelChoice:
-    """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
-    one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
-    with what the buffers leave; its scratch is the most any of its calls needs at that choice. A grouped
-    pair's layers are chosen a group at a time (each group its own node, on its channels). Every height with
-    schedule's bands and the node's scratch one block after another first (as before issue 67's last round, so a
-    budget they meet is met as it was), then with the shared layout (_layout: no more calls), then schedule_fine's
-    bands (a row a call before the last layer: more calls) one block after another, then shared."""
+    """The band height and form whose line buffers and kernel scratch fit `budget` with the least estimated cycles
+    (aot/kernels/tflite_cost.py, on the M-profile kernels it counts), else one row (the least memory; the arena
+    grows). Each layer's kernel is chosen for its largest band call with what the buffers leave; its scratch is the
+    most any of its calls needs at that choice. A grouped pair's layers are chosen a group at a time (each group its
+    own node, on its channels). The forms in turn: schedule's bands with the node's scratch one block after another,
+    then with the shared layout (_layout: no more calls), then schedule_fine's bands (a row a call before the last
+    layer: more calls) one block after another, then shared; where the estimate ties (the host's kernels, which it
+    does not count) the first that fits in that order, the most rows first, as before issue 67's last round. The
+    estimate compares, of each form, the first height that fits and each height with fewer bands (_heights): more
+    rows a band are fewer calls but less room for the kernels' blocks, which the estimate weighs (issue 67)."""
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups: tuple[Group, ...] = node.attrs.get("groups", ())
     by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     fallback = None
+    best: tuple[float, KernelChoice] | None = None
     for fine, packed in ((False, False), (False, True), (True, False), (True, True)):
+        first = True  # this form's first height that fits: tried whatever its band count
         for rows in range(geometry[-1].oh, 0, -1):
             sched = next((s for s in _schedules(geometry, rows, groups) if s.fine == fine), None)
             if sched is None or (packed and not (sched.fine or groups)):  # nothing _layout could share
+                continue
+            if not first and rows not in _heights(geometry[-1].oh):
                 continue
             buffers = sched.buffer_bytes(geometry)
             staging = _staging(geometry, groups, sched)
@@ -545,11 +553,39 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
             out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
                                                      tuple(m.name for m in layers), extra, layout), assumes)
             if total <= budget:
-                return out
+                first = False
+                cost = _estimate(node, graph, out)
+                if best is None and not cost:
+                    return out  # nothing the estimate counts (the host's kernels): the first that fits, as before
+                if best is None or cost < best[0]:
+                    best = (cost, out)
+                continue
             if rows == 1 and (fallback is None or out.scratch <= fallback.scratch):
                 fallback = out  # over the budget at every height: the least at one row
+    if best is not None:
+        return best[1]
     assert fallback is not None, node.name
     return fallback
+
+
+def _heights(oh: int) -> frozenset[int]:
+    """The fewest rows a band of each count of bands takes (ceil(oh / bands)): of the heights with as many bands,
+    the one with the most room left for the kernels' blocks, and the same calls."""
+    if oh not in _HEIGHTS:
+        _HEIGHTS[oh] = frozenset(-(-oh // b) for b in range(1, oh + 1))
+    return _HEIGHTS[oh]
+
+
+_HEIGHTS: dict[int, frozenset[int]] = {}
+
+
+def _estimate(node: Node, graph: Graph, choice: KernelChoice) -> float:
+    """The est. cycles a fit's choice adds (aot/kernels/tflite_cost.py), on the M55's terms where its layers took
+    Helium's kernels; 0 where none of its layers took the M-profile kernels the estimate is of."""
+    isas = {getattr(c.facts, "isa", None) for c in choice.detail.inner.values()}
+    if not isas & {"m-profile", "helium"}:
+        return 0.0
+    return tflite_cost.estimate(node, graph, choice, helium="helium" in isas)
 
 
 def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: dict[int, list[Node]],
