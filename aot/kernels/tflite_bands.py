@@ -20,6 +20,7 @@ import numpy as np
 
 from aot.csource.format import c_comment
 from aot.ir import Graph, Node, Tensor
+from aot.kernels import tflite_cost
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.tflite_int8 import (
     DSP_DW_RUN,
@@ -515,48 +516,113 @@ def _staging(geometry: list[Layer], groups: list[Group] | tuple[Group, ...], sch
 
 
 def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer) -> KernelChoice:
-    """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
-    one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
-    with what the buffers leave; its scratch is the most any of its calls needs at that choice. A grouped
-    pair's layers are chosen a group at a time (each group its own node, on its channels). Every height with
-    schedule's bands and the node's scratch one block after another first (as before issue 67's last round, so a
-    budget they meet is met as it was), then with the shared layout (_layout: no more calls), then schedule_fine's
-    bands (a row a call before the last layer: more calls) one block after another, then shared."""
+    """The band height and form whose line buffers and kernel scratch fit `budget` with the least estimated cycles
+    (aot/kernels/tflite_cost.py, on the M-profile kernels it counts), else one row (the least memory; the arena
+    grows). Each layer's kernel is chosen for its largest band call with what the buffers leave; its scratch is the
+    most any of its calls needs at that choice. A grouped pair's layers are chosen a group at a time (each group its
+    own node, on its channels). The forms in turn: schedule's bands with the node's scratch one block after another,
+    then with the shared layout (_layout: no more calls), then schedule_fine's bands (a row a call before the last
+    layer: more calls) one block after another, then shared; where the estimate ties (the host's kernels, which it
+    does not count) the first that fits in that order, the most rows first, as before issue 67's last round. The
+    estimate compares, of each form, the first height that fits and each height with fewer bands (_heights): more
+    rows a band are fewer calls but less room for the kernels' blocks, which the estimate weighs (issue 67)."""
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups: tuple[Group, ...] = node.attrs.get("groups", ())
     by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     fallback = None
+    best: tuple[float, KernelChoice] | None = None
     for fine, packed in ((False, False), (False, True), (True, False), (True, True)):
+        first = True  # this form's first height that fits: tried whatever its band count
         for rows in range(geometry[-1].oh, 0, -1):
             sched = next((s for s in _schedules(geometry, rows, groups) if s.fine == fine), None)
             if sched is None or (packed and not (sched.fine or groups)):  # nothing _layout could share
+                continue
+            if not first and rows not in _heights(geometry[-1].oh):
                 continue
             buffers = sched.buffer_bytes(geometry)
             staging = _staging(geometry, groups, sched)
             lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
             if lines > budget and rows > 1:
                 continue
-            inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, max(budget - lines, 0),
-                                                   least)
-            scratch = max(per_layer.values(), default=0)
-            layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer) if packed \
-                else (None, lines + scratch)
-            assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
-            out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
-                                                     tuple(m.name for m in layers), extra, layout), assumes)
-            if total <= budget:
-                return out
-            if rows == 1 and (fallback is None or out.scratch <= fallback.scratch):
-                fallback = out  # over the budget at every height: the least at one row
+            rooms: list[int | dict[int, int]] = [max(budget - lines, 0)]
+            for room in rooms:
+                inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, room, least)
+                scratch = max(per_layer.values(), default=0)
+                layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer,
+                                        isinstance(room, dict)) if packed else (None, lines + scratch)
+                if isinstance(room, dict) and total > budget and len(rooms) < 2 + SHRINK:  # the blocks placed around
+                    rooms.append({m: max(r - (total - budget), 0) for m, r in room.items()})  # each other took more
+                assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
+                out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
+                                                         tuple(m.name for m in layers), extra, layout), assumes)
+                if packed and len(rooms) == 1 and _counted(out):  # then each layer's kernel given the bytes above
+                    rooms.append(_rooms(geometry, groups, sched, buffers, staging, budget))  # the blocks at its calls
+                if total <= budget:
+                    first = False
+                    cost = _estimate(node, graph, out)
+                    if best is None and not cost:
+                        return out  # nothing the estimate counts (the host's kernels): the first that fits, as before
+                    if best is None or cost < best[0]:
+                        best = (cost, out)
+                    continue
+                if rows == 1 and room is rooms[0] and (fallback is None or out.scratch <= fallback.scratch):
+                    fallback = out  # over the budget at every height: the least at one row
+    if best is not None:
+        return best[1]
     assert fallback is not None, node.name
     return fallback
 
 
+SHRINK = 2  # the times a fit tries each layer's room less what its layout took over the budget (_rooms)
+
+
+def _rooms(geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int], staging: int,
+           budget: int) -> dict[int, int]:
+    """Per layer, the bytes of `budget` above the blocks _layout keeps live during its calls (a grouped pair's two
+    layers: during either), the most its kernel's scratch may take there; the layout of them all may still need
+    more (the blocks placed around each other), which the fit checks."""
+    at, _ = _layout(geometry, groups, sched, buffers, staging, {})
+    spans = _spans(geometry, groups, sched, buffers, staging, {})
+    paired = {g.k + 1: g.k for g in groups}
+    out = {}
+    for m in range(len(geometry)):
+        k = paired.get(m, m)
+        ends = [at[name] + nbytes for name, nbytes, lo, hi in spans if lo <= k <= hi and nbytes]
+        out[m] = max(budget - max(ends, default=0), 0)
+    return out
+
+
+def _heights(oh: int) -> frozenset[int]:
+    """The fewest rows a band of each count of bands takes (ceil(oh / bands)): of the heights with as many bands,
+    the one with the most room left for the kernels' blocks, and the same calls."""
+    if oh not in _HEIGHTS:
+        _HEIGHTS[oh] = frozenset(-(-oh // b) for b in range(1, oh + 1))
+    return _HEIGHTS[oh]
+
+
+_HEIGHTS: dict[int, frozenset[int]] = {}
+
+
+def _estimate(node: Node, graph: Graph, choice: KernelChoice) -> float:
+    """The est. cycles a fit's choice adds (aot/kernels/tflite_cost.py), on the M55's terms where its layers took
+    Helium's kernels; 0 where none of its layers took the M-profile kernels the estimate is of."""
+    if not _counted(choice):
+        return 0.0
+    isas = {getattr(c.facts, "isa", None) for c in choice.detail.inner.values()}
+    return tflite_cost.estimate(node, graph, choice, helium="helium" in isas)
+
+
+def _counted(choice: KernelChoice) -> bool:
+    """Whether some layer of a fit's choice took the M-profile kernels (the DSP paths, Helium's) the estimate is of."""
+    return any(getattr(c.facts, "isa", None) in ("m-profile", "helium") for c in choice.detail.inner.values())
+
+
 def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: dict[int, list[Node]],
-                 choose: ChooseLayer, room: int, least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
-    """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave), each layer's
-    kernel scratch (the most any of its calls, a grouped pair's any group's, needs at its choice, aligned) and the
-    calls the groups add."""
+                 choose: ChooseLayer, room: int | dict[int, int],
+                 least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
+    """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave; per layer
+    where a dict: _rooms), each layer's kernel scratch (the most any of its calls, a grouped pair's any group's,
+    needs at its choice, aligned) and the calls the groups add."""
     inner: dict[str, KernelChoice] = {}
     per_layer: dict[int, int] = {}
     extra = 0
@@ -570,7 +636,7 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
         extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
         most = 0
         for n in own:
-            choice = choose(n, _band_graph(graph, n, *shapes[-1]), room, least)
+            choice = choose(n, _band_graph(graph, n, *shapes[-1]), room if isinstance(room, int) else room[k], least)
             inner[n.name] = choice
             most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
         per_layer[k] = -(-most // ALIGNMENT) * ALIGNMENT
@@ -578,33 +644,19 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
 
 
 def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
-            staging: int, scratch: dict[int, int]) -> tuple[dict[str, int], int]:
+            staging: int, scratch: dict[int, int], lines_first: bool = False) -> tuple[dict[str, int], int]:
     """The node's scratch with bytes never live at once shared (issue 67): within a band, layer m's kernel scratch
     is live during its calls only, a line buffer whose rows do not stay to the next band (Schedule.carried, a
     recomputed layer's) from its writer's call to its reader's, the staging block during its pair's (a grouped
-    pair's two layers as one: their calls alternate); the rest through the band. Placed largest first, each at the
-    lowest offset (aligned) clear of those live with it. The offsets by name (line<k>, stage, scratch<m>) and the
-    bytes in all."""
-    n = len(geometry)
-    items: list[tuple[str, int, int, int]] = []
-    for k, nbytes in enumerate(buffers):
-        transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
-        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
-    if staging:
-        items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
-    items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
-    pairs = {}
-    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;
-        # their two kernels' scratch one block (never live at once: a call at a time)
-        pairs[f"scratch{g.k + 1}"] = f"scratch{g.k}"
-        both = [t for t in items if t[0] in (f"scratch{g.k}", f"scratch{g.k + 1}")]
-        if both:
-            items = [t for t in items if t not in both] + [(f"scratch{g.k}", max(t[1] for t in both), g.k, g.k)]
-        items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
-                 for name, nbytes, lo, hi in items]
+    pair's two layers as one: their calls alternate); the rest through the band. Placed largest first (lines_first:
+    the line buffers and staging block, then the kernels' scratch, each largest first: where each layer's kernel
+    was sized to the bytes above the blocks live at its calls, _rooms), each at the lowest offset (aligned) clear of
+    those live with it. The offsets by name (line<k>, stage, scratch<m>) and the bytes in all."""
+    items = _spans(geometry, groups, sched, buffers, staging, scratch)
+    pairs = {f"scratch{g.k + 1}": f"scratch{g.k}" for g in groups}
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
     at: dict[str, int] = {}
-    for name, nbytes, lo, hi in sorted(items, key=lambda t: -t[1]):
+    for name, nbytes, lo, hi in sorted(items, key=lambda t: (lines_first and t[0].startswith("scratch"), -t[1])):
         live = sorted((o, e) for o, e, a, b in placed if a <= hi and lo <= b)
         offset = 0
         for o, e in live:
@@ -615,6 +667,27 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
         at[name] = offset
     at.update({b: at[a] for b, a in pairs.items() if a in at})
     return at, max((e for _, e, _, _ in placed), default=0)
+
+
+def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
+           staging: int, scratch: dict[int, int]) -> list[tuple[str, int, int, int]]:
+    """_layout's blocks: (name, bytes, first layer, last layer whose calls it is live during)."""
+    n = len(geometry)
+    items: list[tuple[str, int, int, int]] = []
+    for k, nbytes in enumerate(buffers):
+        transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
+        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
+    if staging:
+        items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
+    items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
+    for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;
+        # their two kernels' scratch one block (never live at once: a call at a time)
+        both = [t for t in items if t[0] in (f"scratch{g.k}", f"scratch{g.k + 1}")]
+        if both:
+            items = [t for t in items if t not in both] + [(f"scratch{g.k}", max(t[1] for t in both), g.k, g.k)]
+        items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
+                 for name, nbytes, lo, hi in items]
+    return items
 
 
 def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:

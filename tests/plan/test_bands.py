@@ -22,6 +22,7 @@ from modelcheck import sanitize_args
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
 from aot.footprint import budget_summary, summary
+from aot.kernels import tflite_cost
 from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule, schedule_fine
 from aot.plan import ALIGNMENT as PLAN_ALIGNMENT
 from aot.plan import BudgetError
@@ -225,6 +226,44 @@ def test_person_int8_within_a_budget_only_bands_meet():
     assert e.value.least_bytes < 11840
     plain = compile_file(PERSON, Options(name="person", target="mps2-an386")).metadata
     assert "ram_budget" not in plain["memory"] and not any(n["op"] == "TflBandRun" for n in plain["nodes"])
+
+
+@pytest.mark.full
+def test_the_fit_takes_the_least_estimate_of_what_fits(monkeypatch):
+    """Issue 67: a run's fit compares the band heights and forms that fit the budget by the estimate
+    (aot/kernels/tflite_cost.py) where the layers take the M-profile kernels: every fit person_int8 asks for at
+    7,000 B on the M4 fits its budget wherever the first that fits (the most rows, as before) did, at no more
+    estimated cycles than that one, and less at some; on the host, whose kernels the estimate does not count, the
+    fit is the first that fits, as before."""
+    import aot.kernels.tflite_bands as tb
+
+    asked: list[tuple] = []
+    real = tb._fit
+
+    def spy(node, graph, budget, least, choose):  # noqa: ANN001, ANN202
+        asked.append((node, graph, budget, least, choose))
+        return real(node, graph, budget, least, choose)
+
+    monkeypatch.setattr(tb, "_fit", spy)
+    compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=BUDGET))
+    host = len(asked)
+    compile_file(PERSON, Options(name="person", target="host", ram_budget=BUDGET))
+    assert 0 < host < len(asked)
+    chosen = [real(*a) for a in asked]
+    monkeypatch.setattr(tb, "_estimate", lambda node, graph, choice: 0.0)  # the first that fits
+    first = [real(*a) for a in asked]
+    less = 0
+    for k, (a, new, old) in enumerate(zip(asked, chosen, first, strict=True)):
+        node, graph, budget = a[:3]
+        assert new.scratch <= budget or old.scratch > budget, node.name
+        if k >= host:
+            assert new.detail.schedule == old.detail.schedule and new.scratch == old.scratch, node.name
+            continue
+        if old.scratch <= budget:
+            got, was = tflite_cost.estimate(node, graph, new), tflite_cost.estimate(node, graph, old)
+            assert got <= was, (node.name, budget, got, was)
+            less += got < was
+    assert less > 0
 
 
 def _inputs(meta: dict, seeds: range) -> list[list[np.ndarray]]:
