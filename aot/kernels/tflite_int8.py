@@ -385,24 +385,28 @@ def _min_tile(node: Node, graph: Graph) -> int:
     return more
 
 
-# _tiles' answers by node and graph (each kept with its answer, so a reused id never finds another's); bounded
-_TILES: dict[tuple[int, int], tuple[Node, Graph, list[tuple[int, int]], int]] = {}
+# _tiles' answers by what they read of the node (its op, kernel, strides, input and output shapes): a band run's
+# fused graphs make new nodes of the same layers at every trial; bounded
+_TILES: dict[tuple, tuple[list[tuple[int, int]], int]] = {}
 _TILES_MAX = 4096
 
 
 def _tiles(node: Node, graph: Graph) -> tuple[list[tuple[int, int]], int]:
     """CONV_2D's tiles as its fits descend them, (scratch, tile) from the largest, each the next 2 positions
-    fewer, down to 2 (or the path's (0, 0)), and its _min_tile: worked out once, not at every budget a RAM
-    budget's search fits the node to (MobileNetV2: millions of _conv_dsp_scratch calls)."""
-    hit = _TILES.get((id(node), id(graph)))
-    if hit is None or hit[0] is not node or hit[1] is not graph:
+    fewer, down to 2 (or the path's (0, 0)), and its _min_tile: worked out once a layer's shape, not at every
+    budget a RAM budget's search fits the node to (MobileNetV2: millions of _conv_dsp_scratch calls)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    key = (node.op, tuple(node.attrs["kernel"]), tuple(node.attrs.get("strides", ())), tuple(x.shape), x.dtype,
+           tuple(y.shape))
+    hit = _TILES.get(key)
+    if hit is None:
         chain = [_conv_dsp_scratch(node, graph, DSP_NP_MAX)]
         while chain[-1][1] > 2:
             chain.append(_conv_dsp_scratch(node, graph, chain[-1][1] - 2))
         if len(_TILES) >= _TILES_MAX:
             _TILES.clear()
-        hit = _TILES[id(node), id(graph)] = (node, graph, chain, _min_tile(node, graph))
-    return hit[2], hit[3]
+        hit = _TILES[key] = (chain, _min_tile(node, graph))
+    return hit
 
 
 def _descend(node: Node, graph: Graph, budget: int, least: bool, extra: Callable[[int], int]) -> tuple[int, int]:
