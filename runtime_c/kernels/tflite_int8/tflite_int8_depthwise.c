@@ -2916,9 +2916,9 @@ __attribute__((noinline)) static int tfl_depthwise_s8_mvec(const aotc_tfl_conv_p
  * weights loaded (the lanes past the channels as 0), multiplied and added lane by lane, each position's window clipped
  * to the image once; the sums requantised as requant_double 4 lanes a vector (tfl_mve_rq): LiteRT's integers. */
 __attribute__((noinline)) static void tfl_depthwise_s8_mves(const aotc_tfl_conv_params *p, const int8_t *x,
-                                                          const int8_t *w, const int32_t *bias, int8_t *y, int32_t b,
-                                                          int32_t q0, int32_t q1) {
-    /* (p's fields read once: y's int8 stores could alias them); positions [q0, q1) of image b, q = oy ow + ox */
+                                                          const int8_t *w, const int32_t *bias, int8_t *y,
+                                                          const int32_t r[6]) {
+    /* (p's fields read once: y's int8 stores could alias them); images [r0, r1), rows [r2, r3), columns [r4, r5) */
     const int32_t c = p->c, oc = p->oc, h = p->h, wd = p->w, kh = p->kh, kw = p->kw, dh = p->dh, dw = p->dw;
     const int32_t oh = p->oh, ow = p->ow, sh = p->sh, sw = p->sw, pt = p->pad_top, pl = p->pad_left, yz = p->y_zero;
     const ptrdiff_t xstep = (ptrdiff_t)dw * c, xrow = (ptrdiff_t)dh * wd * c, wrow = (ptrdiff_t)kw * oc;
@@ -2933,27 +2933,32 @@ __attribute__((noinline)) static void tfl_depthwise_s8_mves(const aotc_tfl_conv_
             t[3][j] = s > 0 ? s : 0, t[4][j] = s > 0 ? 0 : s;
         }
         const uint32x4_t at = vreinterpretq_u32_s32(vld1q_s32(t[0]));
-        int8_t *yp = y + ((ptrdiff_t)b * oh * ow + q0) * oc + o;
-        for (int32_t q = q0, oy = q0 / ow, ox = q0 % ow; q < q1; ++q, yp += oc) {
-            const int32_t iy0 = oy * sh - pt, ix0 = ox * sw - pl;
-            int32_t ky0 = 0, ky1 = kh, kx0 = 0, kx1 = kw;
-            while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
-            while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= h) --ky1;
-            while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
-            while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= wd) --kx1;
-            const int8_t *xr = x + (((ptrdiff_t)b * h + iy0 + ky0 * dh) * wd + ix0 + kx0 * dw) * c;
-            const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
-            int32x4_t acc = vld1q_s32(t[1]);
-            for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
-                const int8_t *xp = xr, *wp = wr;
-                for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += oc)
-                    acc = vaddq_s32(acc, vmulq_s32(vsubq_s32(vldrbq_gather_offset_s32(xp, at), xz),
-                                                   vldrbq_z_s32(wp, pr)));
+        for (int32_t b = r[0]; b < r[1]; ++b)
+            for (int32_t oy = r[2]; oy < r[3]; ++oy) {
+                const int32_t iy0 = oy * sh - pt;
+                int32_t ky0 = 0, ky1 = kh;
+                while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
+                while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= h) --ky1;
+                const int8_t *const xy = x + ((ptrdiff_t)b * h + iy0 + ky0 * dh) * wd * c; /* (column 0, channel 0) */
+                int8_t *yp = y + (((ptrdiff_t)b * oh + oy) * ow + r[4]) * oc + o;
+                for (int32_t ox = r[4]; ox < r[5]; ++ox, yp += oc) {
+                    const int32_t ix0 = ox * sw - pl;
+                    int32_t kx0 = 0, kx1 = kw;
+                    while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
+                    while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= wd) --kx1;
+                    const int8_t *xr = xy + (ptrdiff_t)(ix0 + kx0 * dw) * c;
+                    const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
+                    int32x4_t acc = vld1q_s32(t[1]);
+                    for (int32_t i = ky0; i < ky1; ++i, xr += xrow, wr += wrow) {
+                        const int8_t *xp = xr, *wp = wr;
+                        for (int32_t j = kx0; j < kx1; ++j, xp += xstep, wp += oc)
+                            acc = vaddq_s32(acc, vmulq_s32(vsubq_s32(vldrbq_gather_offset_s32(xp, at), xz),
+                                                           vldrbq_z_s32(wp, pr)));
+                    }
+                    acc = vaddq_n_s32(tfl_mve_rq(acc, vld1q_s32(t[2]), vld1q_s32(t[3]), vld1q_s32(t[4])), yz);
+                    vstrbq_p_s32(yp, vminq_s32(vmaxq_s32(acc, lo), hi), pr);
+                }
             }
-            acc = vaddq_n_s32(tfl_mve_rq(acc, vld1q_s32(t[2]), vld1q_s32(t[3]), vld1q_s32(t[4])), yz);
-            vstrbq_p_s32(yp, vminq_s32(vmaxq_s32(acc, lo), hi), pr);
-            if (++ox == ow) ox = 0, ++oy;
-        }
     }
 }
 
@@ -2962,12 +2967,20 @@ __attribute__((noinline)) static void tfl_depthwise_s8_mves(const aotc_tfl_conv_
  * at a time, every channel of one before the next (the bound overlap_bytes takes there) */
 static void tfl_depthwise_s8_mves_all(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                       const int32_t *bias, int8_t *y) {
-    const int32_t np = p->oh * p->ow;
     const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
-    const int apart = ya >= xa + (uintptr_t)p->n * p->h * p->w * p->c || xa >= ya + (uintptr_t)p->n * np * p->oc;
-    const int32_t step = apart || p->depth_multiplier == 1 || p->oc <= 4 ? np : 1;
+    const int apart = ya >= xa + (uintptr_t)p->n * p->h * p->w * p->c ||
+                      xa >= ya + (uintptr_t)p->n * p->oh * p->ow * p->oc;
+    if (apart || p->depth_multiplier == 1 || p->oc <= 4) {
+        const int32_t all[6] = {0, p->n, 0, p->oh, 0, p->ow};
+        tfl_depthwise_s8_mves(p, x, w, bias, y, all);
+        return;
+    }
     for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t q = 0; q < np; q += step) tfl_depthwise_s8_mves(p, x, w, bias, y, b, q, q + step);
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t one[6] = {b, b + 1, oy, oy + 1, ox, ox + 1};
+                tfl_depthwise_s8_mves(p, x, w, bias, y, one);
+            }
 }
 #endif
 
