@@ -475,7 +475,7 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
                 tuple(s for m in layers for s in m.sources()))
     full = Graph(graph.name, graph.nodes, {**graph.tensors, **added}, graph.inputs, graph.outputs, graph.functions,
                  graph.info) if added else graph
-    fits: dict[tuple[int, bool], KernelChoice] = {}  # the planner asks again at the same budgets
+    fits = _fits_of(layers, geometry, groups)
 
     def fit(budget: int, least: bool) -> KernelChoice:
         if (budget, least) not in fits:
@@ -484,6 +484,23 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
 
     cand = Candidate("", lambda n, g, budget: fit(budget, False), fit_least=lambda n, g, budget: fit(budget, True))
     return node, dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP, cand
+
+
+def _fits_of(layers: list[Node], geometry: list[Layer], groups: list[Group]) -> dict[tuple[int, bool], KernelChoice]:
+    """The fits already made of this run, by budget: the planner asks again at the same budgets, and the band
+    search fuses the same layers anew in every trial (a new node, the same fit: it reads the layers, their
+    geometry and groups only). Keyed by the layer objects themselves (kept with the entry, so an id reused by
+    another compile's node never finds this one's)."""
+    key = (tuple(map(id, layers)), tuple(geometry), tuple((g.k, g.size, len(g.pairs)) for g in groups))
+    hit = _FITS.get(key)
+    if hit is None or any(a is not b for a, b in zip(hit[0], layers, strict=True)):
+        if len(_FITS) >= 1024:
+            _FITS.clear()
+        hit = _FITS[key] = (tuple(layers), {})
+    return hit[1]
+
+
+_FITS: dict[tuple[Any, ...], tuple[tuple[Node, ...], dict[tuple[int, bool], KernelChoice]]] = {}
 
 
 def _schedules(geometry: list[Layer], rows: int, groups: list[Group] | tuple[Group, ...]) -> list[Schedule]:

@@ -137,8 +137,9 @@ def test_a_looser_budget_never_gets_a_higher_estimate_on_resnet8():
 def test_a_looser_budget_never_gets_a_higher_estimate_on_vww():
     """VWW: at 34,100 B the row-band run chosen at 33,000 B was planned with fewer output overlaps (the greedy
     trades stop at the budget) and estimated 0.15 M cycles above it, so a longer run was kept (+12 K over
-    33,000 B's); the overlaps that slow no kernel are now tried past the budget too."""
-    _sweep(VWW, [39600, 34100, 33000])
+    33,000 B's); the overlaps that slow no kernel are now tried past the budget too. (The pair only: each VWW
+    compile under a budget is most of a minute, and the test under qemu below sweeps two budgets more.)"""
+    _sweep(VWW, [34100, 33000])
 
 
 @pytest.mark.full
