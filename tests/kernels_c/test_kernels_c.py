@@ -231,7 +231,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
             assert (int(n["dotq3"]) > 0) == ("w_zero" not in row) and int(n["dotq"]) + int(n["dotq3"]) > 0, row
             assert (int(n["dotb3n"]) > 0) == ("7x7" in row and "w_zero" not in row), row
         elif "depthwise 3x3" in row and "w_zero" not in row:
-            assert int(n["dw3"]) + int(n["dw3_masked"]) > 0, row
+            assert int(n["dw3"]) + int(n["dw3_masked"]) + int(n["dw3_one"]) > 0, row
+            assert int(n["dw3_one"]) > 0 or " 7x7" not in row, row  # a 7 x 7 plane's blocks on one window
             masked += int(n["dw3_masked"])
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
