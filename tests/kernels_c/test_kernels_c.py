@@ -206,7 +206,9 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     points, the rest on three blocks of positions at a time (x86_dense_dotb3x8; with them never), a 7 x 7 plane's
     one-lane last block with the three before it (x86_dense_dotb3x8n), every 1 x 1 conv at stride 2 its patch rows
     gathered on runs found once a block (x86_patch_runs), every conv requantised a channel at a time 64 positions
-    at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp), a
+    at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp;
+    its float clamp only in convs where some channel's sums times its scale may pass 2^31: out_c a multiple of 4
+    here), a
     7 x 7 plane's 49th position of a 1 x 1 conv summed on its own (x86_patch_column, not a vector of 16); and
     QGemm (MobileNetV2's 1280 x 1000 classifier, tails of k and n, uint8, weight zero points, one scale) on
     qgemm_avx512's four rows at a time."""
@@ -229,11 +231,13 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
             assert (int(n["dotq3"]) > 0) == ("w_zero" not in row) and int(n["dotq"]) + int(n["dotq3"]) > 0, row
             assert (int(n["dotb3n"]) > 0) == ("7x7" in row and "w_zero" not in row), row
         elif "depthwise 3x3" in row and "w_zero" not in row:
-            assert int(n["dw3"]) + int(n["dw3_masked"]) > 0, row
+            assert int(n["dw3"]) + int(n["dw3_masked"]) + int(n["dw3_one"]) > 0, row
+            assert int(n["dw3_one"]) > 0 or " 7x7" not in row, row  # a 7 x 7 plane's blocks on one window
             masked += int(n["dw3_masked"])
         elif "depthwise" not in row and "w_zero" not in row:
             assert int(n["requant_channel"]) > 0, row
-            assert int(n["requant64"]) > 0, row
+            out_c = int(re.search(r"->(\d+)", row).group(1))
+            assert int(n["requant64_guard"]) == (int(n["requant64"]) if out_c % 4 == 0 else 0), row
             assert (int(n["column"]) > 0) == ("1x1 " in row and "7x7" in row and "packed" not in row), row
         if "conv 1x1 " in row:
             assert int(n["quads64"]) > 0, row

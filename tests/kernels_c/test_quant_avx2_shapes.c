@@ -81,7 +81,8 @@ static const shape DILATED_[1];
 /* the blocks run on quant_avx512vnni.h's paths (AOTC_QX86_TRACE): depthwise_flat's 3 x 3 blocks (windows whole, or
  * masked at the plane's end), a pointwise conv's patch quads 64 positions a step, qconv_patches_one's
  * column blocks requantised a channel at a time */
-long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
+long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_dw3_one, aotc_test_qx86_requant_channel;
+long aotc_test_qx86_quads64;
 /* qconv_dense's three-block dots (x86_dense_dotb3x8; with a one-lane block, x86_dense_dotb3x8n), its blocks summed
  * for the first 16 channels as their quad rows are made (x86_dense_dotq16) */
 long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n;
@@ -93,6 +94,8 @@ long aotc_test_qx86_runs;
 long aotc_test_qx86_gemv;
 /* ... and qconv_patches_one's channels requantised 64 positions at a time with the clamp in bytes (x86_requant64) */
 long aotc_test_qx86_requant64;
+/* ... of which channels whose sums times their scale may pass 2^31 (x86_requant64's float clamp kept) */
+long aotc_test_qx86_requant64_guard;
 /* ... and a plane's last lane alone in its vector summed on its own (x86_patch_column) */
 long aotc_test_qx86_column;
 #endif
@@ -143,6 +146,10 @@ static int run(const shape *s, int check, int32_t dil) {
     for (c = 0; c < p.out_c; ++c) {
         /* about 1 / (the sum's spread): outputs over the whole range, some saturated */
         scale[c] = (0.5f + (float)(test_next() >> 8) / 16777216.0f) / (32.0f * (float)k);
+#if defined(__AVX512VNNI__)
+        /* sums times scale past 2^31, saturated: x86_requant64's float clamp kept (its convs' out_c a multiple of 4) */
+        if (c % 5 == 3 && p.out_c % 4 == 0) scale[c] *= 1073741824.0f;
+#endif
         bias[c] = rand_int(-2000, 2000);
         w_zero[c] = s->w_zero_any ? rand_int(-128, 127) : 0;
     }
@@ -225,12 +232,15 @@ static int run(const shape *s, int check, int32_t dil) {
     printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
-    printf(" dw3 %ld dw3_masked %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld runs %ld"
-           " requant64 %ld column %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel,
-           aotc_test_qx86_quads64, aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3,
-           aotc_test_qx86_runs, aotc_test_qx86_requant64, aotc_test_qx86_column);
-    aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_requant_channel = aotc_test_qx86_quads64 = 0;
-    aotc_test_qx86_requant64 = aotc_test_qx86_column = 0;
+    printf(" dw3 %ld dw3_masked %ld dw3_one %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld"
+           " runs %ld requant64 %ld requant64_guard %ld column %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
+           aotc_test_qx86_dw3_one,
+           aotc_test_qx86_requant_channel, aotc_test_qx86_quads64, aotc_test_qx86_dotb3, aotc_test_qx86_dotq,
+           aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs, aotc_test_qx86_requant64,
+           aotc_test_qx86_requant64_guard, aotc_test_qx86_column);
+    aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_dw3_one = aotc_test_qx86_requant_channel = 0;
+    aotc_test_qx86_quads64 = 0;
+    aotc_test_qx86_requant64 = aotc_test_qx86_requant64_guard = aotc_test_qx86_column = 0;
     aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = aotc_test_qx86_dotb3n = aotc_test_qx86_dotq3 = aotc_test_qx86_runs = 0;
 #endif
     printf("\n");

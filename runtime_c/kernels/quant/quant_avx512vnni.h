@@ -24,9 +24,10 @@
 #if defined(AOTC_TEST_QX86_TRACE)
 /* tests/kernels_c/test_quant_avx2_shapes.c counts the blocks its shapes run on these paths (no instruction count
  * for AVX-512 here: valgrind and qemu 7.2 lack it) */
-extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_requant_channel, aotc_test_qx86_quads64;
+extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_dw3_one, aotc_test_qx86_requant_channel;
+extern long aotc_test_qx86_quads64;
 extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
-extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_column;
+extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_requant64_guard, aotc_test_qx86_column;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -56,19 +57,55 @@ static inline __m512i AOTC_Q(x86_pack64)(__m512i v0, __m512i v1, __m512i v2, __m
  * (qlo, qhi those bytes; zp16 y_zero in 16-bit words): round(min(acc * scale, hi)), then the zero point added in
  * 16-bit words with saturation, the packs' saturation and the clamp in bytes. The same bytes (rounding commutes
  * with a clamp to whole numbers; a product below -2^31 converts to INT32_MIN and saturates to QT's least): one float
- * clamp and the zero point's add a 16 outputs fewer */
+ * clamp and the zero point's add a 16 outputs fewer. The steps that change nothing are left out (issue 64: a QDQ
+ * MobileNetV2's expanding 1 x 1 convs 5-9 % less): guard 0 where no product reaches 2^31 (x86_requant_guard; the
+ * float min only kept cvtps2dq from overflowing to INT32_MIN), clamp 0 where qlo and qhi are QT's own bounds (a
+ * ReLU6 after onnxruntime's quantizer: y_zero -128, [0, 255]; the packs saturate there). */
 static inline __m512i AOTC_Q(x86_requant64)(const __m512i *acc, int32_t nv, __m512 scale, __m512 hi, __m512i zp16,
-                                            __m512i qlo, __m512i qhi) {
+                                            __m512i qlo, __m512i qhi, int guard, int clamp) {
     const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     __m512i r[4], a, b, q;
     int32_t v;
     for (v = 0; v < 4; ++v) {
-        r[v] = v < nv ? _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale), hi))
-                      : _mm512_setzero_si512();
+        const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale);
+        r[v] = v < nv ? _mm512_cvtps_epi32(guard ? _mm512_min_ps(f, hi) : f) : _mm512_setzero_si512();
     }
     a = _mm512_adds_epi16(_mm512_packs_epi32(r[0], r[1]), zp16), b = _mm512_adds_epi16(_mm512_packs_epi32(r[2], r[3]), zp16);
     q = _mm512_permutexvar_epi32(idx, QT_MIN < 0 ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b));
+    if (!clamp) return q;
     return QT_MIN < 0 ? _mm512_max_epi8(_mm512_min_epi8(q, qhi), qlo) : _mm512_max_epu8(_mm512_min_epu8(q, qhi), qlo);
+}
+
+/* Channels j < nb (sums acc[4 j .. 4 j + nv), scales scale[j]) by x86_requant64 into their 64 positions at y (lanes
+ * m64; channel j's plane_out bytes on); guard and clamp constants where it is inlined. */
+static inline __attribute__((always_inline)) void AOTC_Q(x86_store64)(const __m512i *acc, int32_t nb, int32_t nv,
+                                                                      const float *scale, int guard, __m512 hi,
+                                                                      __m512i zp16, __m512i qlo, __m512i qhi, int clamp,
+                                                                      QT *y, int64_t plane_out, __mmask64 m64) {
+    int32_t j;
+    for (j = 0; j < nb; ++j, y += plane_out) {
+        AOTC_QX86_TRACE(requant64);
+        if (guard) AOTC_QX86_TRACE(requant64_guard);
+        _mm512_mask_storeu_epi8((void *)y, m64, AOTC_Q(x86_requant64)(acc + 4 * j, nv, _mm512_set1_ps(scale[j]), hi,
+                                                                       zp16, qlo, qhi, guard, clamp));
+    }
+}
+
+/* Whether x86_requant64 needs its float clamp for some channel of p, whose sums start at the bias over kp quad bytes
+ * (patch bytes 0-255 against weights -128-127: at most bias + 32385 kp): 0 where that times the scale stays below
+ * 2^30 for every channel, well inside cvtps2dq's range whatever the float roundings; 1 otherwise (a NaN scale too).
+ * Once a conv, 16 channels at a time (a test a channel and block of 6 took 15 % more of a 1 x 1 conv of 16 inputs). */
+static int AOTC_Q(x86_requant_guard)(const aotc_qconv_params *p, int32_t kp) {
+    const __m512 top = _mm512_set1_ps((float)kp * 32385.0f), limit = _mm512_set1_ps(1073741824.0f);
+    __mmask16 any = 0;
+    int32_t c;
+    for (c = 0; c < p->out_c; c += 16) {
+        const __mmask16 m = (__mmask16)(p->out_c - c >= 16 ? 0xFFFFu : (1u << (p->out_c - c)) - 1u);
+        const __m512 most = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, (const void *)(p->bias + c))), top);
+        const __m512 f = _mm512_mul_ps(most, _mm512_maskz_loadu_ps(m, (const void *)(p->scale + c)));
+        any |= _mm512_mask_cmp_ps_mask(m, f, limit, _CMP_NLT_UQ);
+    }
+    return any != 0;
 }
 
 /* A residual QLinearAdd fused into a conv's stores (aotc_qconv_patches_add_*), its constants as
@@ -1890,6 +1927,9 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
     const __m512i zp16 = _mm512_set1_epi16((int16_t)p->y_zero);
     const __m512i qlo = _mm512_set1_epi8((char)(whole ? (int32_t)p->y_lo + p->y_zero : 0));
     const __m512i qhi = _mm512_set1_epi8((char)(whole ? (int32_t)p->y_hi + p->y_zero : 0));
+    /* the clamp in bytes only where it is narrower than QT's range (the packs saturate to that) */
+    const int clamp = whole && ((int32_t)p->y_lo + p->y_zero > QT_MIN || (int32_t)p->y_hi + p->y_zero < QT_MAX);
+    const int guard = whole && AOTC_Q(x86_requant_guard)(p, kp);
     /* a plane's last lane alone in its vector by x86_patch_column */
     const int column_ok = !p->w_zero_any && !AOTC_QCONV_PACKED(p) && kp <= AOTC_QX86_COLUMN;
     int32_t sums[AOTC_QCONV_PATCH_TILE];
@@ -1942,15 +1982,18 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                                 __mmask64 m64 = 0;
                                 for (v = 0; v < nv; ++v) m64 |= (__mmask64)AOTC_Q(x86_lanes)(real - t0 - 16 * v) << (16 * v);
                                 AOTC_QX86_TRACE(requant_channel);
+                                if (whole) { /* (guard and clamp the same for every channel: four copies, no tests) */
+                                    QT *yc = yn + (int64_t)oc * plane_out + q0 + t0;
+                                    if (guard && clamp) AOTC_Q(x86_store64)(a, nb, nv, scale + oc, 1, hi, zp16, qlo, qhi, 1, yc, plane_out, m64);
+                                    else if (guard) AOTC_Q(x86_store64)(a, nb, nv, scale + oc, 1, hi, zp16, qlo, qhi, 0, yc, plane_out, m64);
+                                    else if (clamp) AOTC_Q(x86_store64)(a, nb, nv, scale + oc, 0, hi, zp16, qlo, qhi, 1, yc, plane_out, m64);
+                                    else AOTC_Q(x86_store64)(a, nb, nv, scale + oc, 0, hi, zp16, qlo, qhi, 0, yc, plane_out, m64);
+                                    continue;
+                                }
                                 for (j = 0; j < nb; ++j) {
                                     const __m512 sc = _mm512_set1_ps(scale[oc + j]);
                                     QT *yc = yn + (int64_t)(oc + j) * plane_out + q0 + t0;
                                     __m512i r[4];
-                                    if (whole) {
-                                        AOTC_QX86_TRACE(requant64);
-                                        _mm512_mask_storeu_epi8((void *)yc, m64, AOTC_Q(x86_requant64)(a + 4 * j, nv, sc, hi, zp16, qlo, qhi));
-                                        continue;
-                                    }
                                     for (v = 0; v < 4; ++v) {
                                         r[v] = v < nv ? AOTC_Q(x86_requant16_lanes)(a[4 * j + v], sc, lo, hi, zp) : _mm512_setzero_si512();
                                     }
@@ -2166,6 +2209,61 @@ static inline __attribute__((always_inline)) void AOTC_Q(x86_dw3_block)(
     }
 }
 
+/* x86_dw3_block's three windows as one where they fit: each kernel row's lanes' taps (the bytes its index vector iv[g]
+ * picks, 64 the zero point) within 64 bytes from the lowest window's start. On planes up to 14 wide 16 lanes span at
+ * most 4 input rows, so a 14 x 14 or 7 x 7 plane's blocks (where aotc's depthwise took 1.3-1.75 x OpenVINO's time
+ * in a QDQ MobileNetV2) load their channel once, not three times. jv the index vectors rebased onto that start
+ * (*off), *m the window's bytes inside the plane; 0 where they do not fit. */
+static inline int AOTC_Q(x86_dw3_merge)(const __m512i *iv, const int32_t *lo_off, const __mmask64 *lm, int32_t plane_in,
+                                        __m512i *jv, int32_t *off, __mmask64 *m) {
+    const __m512i edge = _mm512_set1_epi8(64);
+    int32_t o = INT32_MAX, g;
+    for (g = 0; g < 3; ++g) {
+        if (lm[g] != 0 && lo_off[g] < o) o = lo_off[g];
+    }
+    if (o == INT32_MAX || plane_in - o <= 0) return 0;
+    for (g = 0; g < 3; ++g) {
+        const __mmask64 used = _mm512_cmplt_epu8_mask(iv[g], edge);
+        const int32_t d = lo_off[g] - o;
+        __m512i moved;
+        if (used == 0) { /* every lane the zero point */
+            jv[g] = iv[g];
+            continue;
+        }
+        if (d < 0 || d > 63) return 0;
+        moved = _mm512_add_epi8(iv[g], _mm512_set1_epi8((char)d));
+        if (_mm512_mask_cmpge_epu8_mask(used, moved, edge) != 0) return 0;
+        jv[g] = _mm512_mask_blend_epi8(used, iv[g], moved);
+    }
+    *off = o;
+    *m = plane_in - o >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (plane_in - o)) - 1;
+    return 1;
+}
+
+/* x86_dw3_block on one window a channel (x86_dw3_merge's jv, off, m; full: m every byte) */
+static inline __attribute__((always_inline)) void AOTC_Q(x86_dw3_one)(
+    const QT *AOTC_RESTRICT xn, QT *AOTC_RESTRICT yn, int32_t plane_in, int32_t plane_out, int32_t pos0,
+    int32_t lanes, int32_t c0, int32_t c1, const __m512i *jv, int32_t off, __mmask64 m, int full,
+    const int32_t *AOTC_RESTRICT wq, const int32_t *AOTC_RESTRICT init, const float *AOTC_RESTRICT scale, __m512 lo,
+    __m512 hi, __m512i zp, __m512i flip, __m512i zero) {
+    const __m512i j0 = jv[0], j1 = jv[1], j2 = jv[2];
+    const __mmask16 sm = AOTC_Q(x86_lanes)(lanes);
+    int32_t c;
+    AOTC_QX86_TRACE(dw3_one);
+    for (c = c0; c < c1; ++c) {
+        const QT *plane = xn + (int64_t)c * plane_in + off;
+        const int32_t *wc = wq + (int64_t)c * 3;
+        const __m512i raw = full ? _mm512_loadu_si512((const void *)plane) : _mm512_maskz_loadu_epi8(m, (const void *)plane);
+        const __m512i win = _mm512_xor_si512(raw, flip);
+        __m512i a = _mm512_set1_epi32(init[c]);
+        a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, j0, zero), _mm512_set1_epi32(wc[0]));
+        a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, j1, zero), _mm512_set1_epi32(wc[1]));
+        a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, j2, zero), _mm512_set1_epi32(wc[2]));
+        _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), sm,
+                             AOTC_Q(x86_requant16)(a, _mm512_set1_ps(scale[c]), lo, hi, zp));
+    }
+}
+
 static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t begin, int32_t end, aotc_qx86_lane *L,
                                              const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y, uint8_t *scratch) {
     const aotc_qconv_params *p = J->p;
@@ -2178,6 +2276,9 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
     const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
     const __m512i zero = _mm512_set1_epi8((char)(uint8_t)(p->x_zero + AOTC_QOFFSET));
     const int32_t *const wq = J->wq, *const init = J->init;
+    /* a row's 16 lanes' three kernel rows within 64 bytes (planes up to 14 wide): x86_dw3_merge tried (on wider
+     * planes it seldom fits, and its test took 5 % of a 112 x 112 plane's time) */
+    const int narrow = (p->k_h - 1) * p->dil_h * p->in_w + 16 * p->stride_w + p->k_w <= 64;
     int32_t i, c, g;
     if (!L->init) {
         AOTC_Q(x86_wcache_init)(cache);
@@ -2207,6 +2308,17 @@ static inline void AOTC_Q(x86_depthwise_run)(const AOTC_Q(x86_dwjob) *J, int32_t
             }
             for (g = 0; g < kg; ++g) full &= lm[g] == ~(__mmask64)0;
             if (kg == 3) { /* 3 x 3 (a MobileNet's every depthwise): the block's windows in registers */
+                __m512i jv[3];
+                int32_t off;
+                __mmask64 m1;
+                if (narrow && AOTC_Q(x86_dw3_merge)(iv, lo_off, lm, plane_in, jv, &off, &m1)) {
+                    if (m1 == ~(__mmask64)0) AOTC_Q(x86_dw3_one)(xn, yn, plane_in, plane_out, pos0, lanes, c0, c1, jv, off, m1, 1, wq, init,
+                                                                 p->scale, lo, hi, zp, flip, zero);
+                    else AOTC_Q(x86_dw3_one)(xn, yn, plane_in, plane_out, pos0, lanes, c0, c1, jv, off, m1, 0, wq, init,
+                                             p->scale, lo, hi, zp, flip, zero);
+                    pos0 += lanes;
+                    continue;
+                }
                 if (full) AOTC_Q(x86_dw3_block)(xn, yn, plane_in, plane_out, pos0, lanes, c0, c1, iv, lo_off, lm, 1, wq, init,
                                                p->scale, lo, hi, zp, flip, zero);
                 else AOTC_Q(x86_dw3_block)(xn, yn, plane_in, plane_out, pos0, lanes, c0, c1, iv, lo_off, lm, 0, wq, init,
