@@ -705,7 +705,7 @@ def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched
         head = min(head, nbytes)
         if head:
             items.append((f"line{k}", head, 0, reader))
-        if nbytes > head:
+        if nbytes > head or not head:  # (a buffer of no bytes still has its offset)
             items.append((f"line{k}{TAIL}" if head else f"line{k}", nbytes - head, 0, n - 1))
     if staging:
         items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
