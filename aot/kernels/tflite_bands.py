@@ -664,36 +664,66 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
             staging: int, scratch: dict[int, int], lines_first: bool = False) -> tuple[dict[str, int], int]:
     """The node's scratch with bytes never live at once shared (issue 67): within a band, layer m's kernel scratch
     is live during its calls only, a line buffer whose rows do not stay to the next band (Schedule.carried, a
-    recomputed layer's) from its writer's call to its reader's, the staging block during its pair's (a grouped
-    pair's two layers as one: their calls alternate); the rest through the band. Placed largest first (lines_first:
-    the line buffers and staging block, then the kernels' scratch, each largest first: where each layer's kernel
-    was sized to the bytes above the blocks live at its calls, _rooms), each at the lowest offset (aligned) clear of
-    those live with it. The offsets by name (line<k>, stage, scratch<m>) and the bytes in all."""
+    recomputed layer's) from its writer's call to its reader's, a carried one's head rows (_head) from the
+    band's start to its reader's call and the rest of it through the band, the staging block during its pair's (a
+    grouped pair's two layers as one: their calls alternate). Placed largest first (lines_first: the line buffers
+    and staging block, then the kernels' scratch, each largest first: where each layer's kernel was sized to the
+    bytes above the blocks live at its calls, _rooms), each at the lowest offset (aligned) where its parts (a carried
+    buffer's head and the rest after it) are clear of those live with them. The offsets by name (line<k>, stage,
+    scratch<m>; line<k>+TAIL where the head is split off) and the bytes in all."""
     items = _spans(geometry, groups, sched, buffers, staging, scratch)
+    tails = {name[:-len(TAIL)]: (nbytes, lo, hi) for name, nbytes, lo, hi in items if name.endswith(TAIL)}
     pairs = {f"scratch{g.k + 1}": f"scratch{g.k}" for g in groups}
     placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
     at: dict[str, int] = {}
-    for name, nbytes, lo, hi in sorted(items, key=lambda t: (lines_first and t[0].startswith("scratch"), -t[1])):
-        live = sorted((o, e) for o, e, a, b in placed if a <= hi and lo <= b)
-        offset = 0
-        for o, e in live:
-            if offset + nbytes <= o:
-                break
-            offset = max(offset, -(-e // ALIGNMENT) * ALIGNMENT)
-        placed.append((offset, offset + nbytes, lo, hi))
+
+    def size(t: tuple[str, int, int, int]) -> int:
+        return t[1] + tails.get(t[0], (0,))[0]
+    heads = [t for t in items if not t[0].endswith(TAIL)]
+    for name, nbytes, lo, hi in sorted(heads, key=lambda t: (lines_first and t[0].startswith("scratch"), -size(t))):
+        parts = [(0, nbytes, lo, hi)] + ([(nbytes, *tails[name])] if name in tails else [])
+        offset = _lowest(placed, parts)
+        placed += [(offset + rel, offset + rel + n, a, b) for rel, n, a, b in parts]
         at[name] = offset
+        if name in tails:
+            at[name + TAIL] = offset + nbytes
     at.update({b: at[a] for b, a in pairs.items() if a in at})
     return at, max((e for _, e, _, _ in placed), default=0)
 
 
+TAIL = "+"  # _spans' name of a carried line buffer's rows after its head (the two parts of one block)
+
+
+def _lowest(placed: list[tuple[int, int, int, int]], parts: list[tuple[int, int, int, int]]) -> int:
+    """The lowest aligned offset at which each part (its offset in the block, bytes, first and last layer live)
+    overlaps no placed block live with it: past every block a part overlaps, until none does."""
+    offset = 0
+    while True:
+        bump = max((e - rel for rel, n, lo, hi in parts if n for o, e, a, b in placed
+                    if a <= hi and lo <= b and o < offset + rel + n and offset + rel < e), default=None)
+        if bump is None:
+            return offset
+        offset = -(-bump // ALIGNMENT) * ALIGNMENT
+
+
 def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
            staging: int, scratch: dict[int, int]) -> list[tuple[str, int, int, int]]:
-    """_layout's blocks: (name, bytes, first layer, last layer whose calls it is live during)."""
+    """_layout's blocks: (name, bytes, first layer, last layer whose calls it is live during); a carried line
+    buffer's rows after its head (_head) a block of their own (line<k>+TAIL), placed right after the head."""
     n = len(geometry)
+    ends = {g.k: g.k + 1 for g in groups}  # a grouped pair's expansion reads as long as its depthwise
     items: list[tuple[str, int, int, int]] = []
     for k, nbytes in enumerate(buffers):
         transient = geometry[k].recompute if sched.carried is None else not sched.carried[k]
-        items.append((f"line{k}", nbytes, k, k + 1) if transient else (f"line{k}", nbytes, 0, n - 1))
+        if transient:
+            items.append((f"line{k}", nbytes, k, k + 1))
+            continue
+        head, reader = _head(sched, k, ends.get(k + 1, k + 1), geometry[k].out_row, ends)
+        head = min(head, nbytes)
+        if head:
+            items.append((f"line{k}", head, 0, reader))
+        if nbytes > head or not head:  # (a buffer of no bytes still has its offset)
+            items.append((f"line{k}{TAIL}" if head else f"line{k}", nbytes - head, 0, n - 1))
     if staging:
         items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
     items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
@@ -705,6 +735,55 @@ def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched
         items = [(name, nbytes, g.k if lo == g.k + 1 else lo, g.k + 1 if hi == g.k else hi)
                  for name, nbytes, lo, hi in items]
     return items
+
+
+def _head(sched: Schedule, k: int, reader: int, row: int, ends: dict[int, int]) -> tuple[int, int]:
+    """Line buffer k's head (_dead_rows): the bytes at its top and the last layer whose calls they are live during,
+    at or after its reader's (a grouped pair's layers as one: `ends`); of those with some bytes free after them, the
+    one freeing the most bytes for the most layers. (0, reader) where none."""
+    dead = _dead_rows(sched, k)
+    n = len(dead)
+    best = (0, reader)
+    for hi in sorted({ends.get(m, m) for m in range(reader, n - 1)}):
+        rows = min(dead[hi + 1:], default=0)
+        if rows * (n - 1 - hi) > best[0] // row * (n - 1 - best[1]):
+            best = (rows * row, hi)
+    return best
+
+
+def _dead_rows(sched: Schedule, k: int) -> tuple[int, ...]:
+    """Per layer, the rows at the top of line buffer k whose bytes hold nothing read later during every call of that
+    layer (the buffer's rows if it is never called): what a band's start moves to the top is read by that band's
+    reader, and the rows below those the next band keeps are dead from then to its start (MobileNetV2's stem output:
+    3 rows, 2 kept, the first free while the layers after the 3 x 3 depthwise run, in the bands that call them). A
+    backward pass over the schedule: a row is live where it is read (its reader's call, a band's move from it) before
+    it is written (its writer's call, a move to it)."""
+    key = (id(sched), k)
+    if key not in _DEAD or _DEAD[key][0] is not sched:
+        rows = sched.buffer_rows[k]
+        live: set[int] = set()
+        dead = [rows] * len(sched.bands[0].calls) if sched.bands else []
+        for band in reversed(sched.bands):
+            for j in range(len(band.calls) - 1, -1, -1):
+                c = band.calls[j]
+                if not c.oh:
+                    continue
+                if j == k + 1:
+                    live.update(range(c.x_row, c.x_row + c.h))
+                elif j == k:
+                    live.difference_update(range(c.y_row, c.y_row + c.oh))
+                dead[j] = min(dead[j], min(live, default=rows))
+            src, kept = band.keep[k]
+            if kept:
+                live.difference_update(range(kept))
+                live.update(range(src, src + kept))
+        if len(_DEAD) > 4096:
+            _DEAD.clear()
+        _DEAD[key] = (sched, tuple(dead))
+    return _DEAD[key][1]
+
+
+_DEAD: dict[tuple[int, int], tuple[Schedule, tuple[int, ...]]] = {}
 
 
 def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:

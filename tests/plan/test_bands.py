@@ -166,11 +166,12 @@ def test_fine_bands_hold_one_call_of_rows():
 
 def test_a_fine_runs_layout_shares_bytes_never_live_at_once():
     """_layout on the run above (its 3 x 3 depthwise's output, the expansion's group, the stride-2 depthwise's output
-    and the staging block live within a band only; each layer's scratch during its calls): no two blocks live at
-    once overlap (a grouped pair's two layers live at once: their calls alternate), and the run needs 16,128 B
-    through the band (the stem's 3 rows, the projection's 3) and 8,512 B for the pair's 3 blocks and its two
-    layers' scratch (one block: their calls take turns) besides, where the line buffers one after another took
-    28,224 B."""
+    and the staging block live within a band only; each layer's scratch during its calls; the stem's first row and
+    the projection's first 1 until their readers' calls, _head): no two blocks live at once overlap (a grouped pair's
+    two layers live at once: their calls alternate), and the run needs 23,328 B: 16,128 B through the band (the
+    stem's 3 rows, the projection's 3) and 8,512 B for the pair's 3 blocks and its two layers' scratch (one block:
+    their calls take turns) besides, less the 1,632 B of them the stem's first row holds, where the line buffers one
+    after another took 28,224 B."""
     from aot.kernels.tflite_bands import Group, _layout
 
     layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
@@ -181,17 +182,113 @@ def test_a_fine_runs_layout_shares_bytes_never_live_at_once():
     assert sum(buffers) + 448 == 28224
     scratch = {0: 1024, 1: 512, 2: 3616, 3: 320, 4: 256, 5: 2048}
     at, total = _layout(layers, [Group(3, 8, ((None, None),) * 12)], sched, buffers, 448, scratch)
-    assert total == 16128 + 2688 + 448 + 5376 + 320  # the pair's two kernels' scratch one block
+    assert total == 16128 + 2688 + 448 + 5376 + 320 - 1632  # the pair's two kernels' scratch one block
     assert at["scratch3"] == at["scratch4"]
     live = {f"line{k}": ((0, 5) if sched.carried[k] else (k, k + 1)) for k in range(5)}
     live |= {"stage": (3, 4), **{f"scratch{m}": (m, m) for m in scratch}, "scratch3": (3, 4), "scratch4": (3, 4),
-             "line4": (3, 5)}  # the pair's calls alternate a group at a time
-    size = {**{f"line{k}": b for k, b in enumerate(buffers)}, "stage": 448,
-            **{f"scratch{m}": b for m, b in scratch.items()}}
+             "line4": (3, 5), "line0": (0, 2), "line0+": (0, 5), "line2": (0, 4), "line2+": (0, 5)}
+    # (the pair's calls alternate a group at a time; the stem's first row is read last by the depthwise's call, but
+    # by the next band's in the band that calls the projection only, the projection's first by the pair's)
+    size = {**{f"line{k}": b for k, b in enumerate(buffers)}, "stage": 448, "line0": 3584, "line0+": 7168,
+            "line2": 1792, "line2+": 3584, **{f"scratch{m}": b for m, b in scratch.items()}}
+    assert at["line0+"] == at["line0"] + 3584 and at["line2+"] == at["line2"] + 1792
     for a in at:
         for b in at:
             if a < b and live[a][0] <= live[b][1] and live[b][0] <= live[a][1] and {a, b} != {"scratch3", "scratch4"}:
                 assert at[a] + size[a] <= at[b] or at[b] + size[b] <= at[a], (a, b, at)
+
+
+def _run_layout(layers: list[Layer], sched, groups: list, scratch: dict[int, int], staging: int = 0,
+                group_count: int = 2) -> int:
+    """Run the schedule on the node's scratch as _layout places it, byte by byte (as the emitted band loop does: each
+    carried line buffer's kept rows moved to its top, then each layer's call, its kernel scratch overwritten, its
+    input rows read, its output rows written; a grouped pair a group at a time through the staging block), each row
+    tagged with its tensor and image row: every read finds the rows the schedule says (_simulate's model by position),
+    whatever other blocks wrote over the bytes in between. Returns the layout's bytes."""
+    from aot.kernels.tflite_bands import _layout
+
+    buffers = sched.buffer_bytes(layers)
+    at, total = _layout(layers, groups, sched, buffers, staging, scratch)
+    mem = np.full(total, -1, np.int64)
+    bufs: list[list[int]] = [[] for _ in layers[:-1]]
+    paired = {g.k for g in groups}
+
+    def put(k: int, slot: int, row: int) -> None:
+        o = at[f"line{k}"] + slot * layers[k].out_row
+        mem[o:o + layers[k].out_row] = (k + 1) * 100_000 + row
+
+    def check(k: int, slots: range) -> None:
+        for slot in slots:
+            o = at[f"line{k}"] + slot * layers[k].out_row
+            assert (mem[o:o + layers[k].out_row] == (k + 1) * 100_000 + bufs[k][slot]).all(), (k, slot, bufs[k][slot])
+
+    def clobber(name: str, nbytes: int) -> None:
+        if nbytes:
+            mem[at[name]:at[name] + nbytes] = -2
+
+    for band in sched.bands:
+        for k, (src, n) in enumerate(band.keep):
+            if n and k not in paired:
+                o, row = at[f"line{k}"], layers[k].out_row
+                mem[o:o + n * row] = mem[o + src * row:o + (src + n) * row].copy()
+                bufs[k] = bufs[k][src:src + n]
+        for j, call in enumerate(band.calls):
+            if not call.oh or j - 1 in paired:
+                continue
+            for _ in range(group_count if j in paired else 1):
+                for m in ((j, j + 1) if j in paired else (j,)):
+                    c = band.calls[m]
+                    clobber(f"scratch{m}", scratch.get(m, 0))
+                    if m > 0:
+                        check(m - 1, range(c.x_row, c.x_row + c.h))
+                    first = (bufs[m - 1][c.x_row] if m > 0 else c.x_row) - c.pad_top
+                    out = [(first + layers[m].p) // layers[m].s + oy for oy in range(c.oh)]
+                    if m in paired:
+                        clobber("stage", staging)
+                    if m < len(layers) - 1:
+                        bufs[m] = bufs[m][:c.y_row] + out
+                        for i, row in enumerate(out):
+                            put(m, c.y_row + i, row)
+    return total
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 3), st.integers(0, 3), st.integers(1, 2)),
+                min_size=2, max_size=5), st.integers(6, 40), st.integers(1, 6), st.booleans(),
+       st.lists(st.integers(0, 64), min_size=5, max_size=5), st.integers(1, 9))
+def test_a_shared_layout_never_overwrites_rows_still_to_be_read(spec, h, rows, fine, scratch, width):
+    """_layout's blocks (a carried line buffer's head rows free after its reader's call where every band allows it,
+    _head; the rest through the band; the buffers read within a band and each layer's scratch only then) run byte
+    by byte over schedule's and schedule_fine's bands of random chains: every read finds its rows."""
+    spec = [(k, s, min(p, (k - 1) * d), d) for k, s, p, d in spec]
+    layers = _chain(spec, h, width)
+    if any(lay.oh < 1 for lay in layers):
+        return
+    sched = (schedule_fine if fine else schedule)(layers, rows)
+    if sched is None:
+        return
+    _run_layout(layers, sched, [], {m: b for m, b in enumerate(scratch[:len(layers)])})
+
+
+def test_the_stems_head_row_holds_the_grouped_pair():
+    """MobileNetV2 224's first run in groups of 8 a row a call: the stem's output keeps 2 of its 3 rows a band, so
+    its first row is free from the 3 x 3 depthwise's call to the next band's start wherever the pair runs; the pair's
+    group buffer, staging block and scratch go there (1,632 B less than with the stem's rows live through the band),
+    and a byte-level run of the bands finds every row it reads."""
+    from aot.kernels.tflite_bands import Group, _layout
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    groups = [Group(3, 8, ((None, None),) * 12)]
+    scratch = {0: 1024, 1: 512, 2: 3616, 3: 320, 4: 256, 5: 2048}
+    for rows in (1, 2, 3):
+        for sched in (schedule(layers, rows), schedule_fine(layers, rows)):
+            _run_layout(layers, sched, groups, scratch, 448 * (sched.bands[0].calls[4].oh or rows))
+    sched = schedule_fine(layers, 1)
+    at, total = _layout(layers, groups, sched, sched.buffer_bytes(layers), 448, scratch)
+    assert at["line3"] < at["line0"] + 3584 and at["stage"] < at["line0"] + 3584
+    assert total == 16128 + 2688 + 448 + 5376 + 320 - 1632 == _run_layout(layers, sched, groups, scratch, 448)
 
 
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
