@@ -426,6 +426,10 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # with the 1 x 1, grouped and usual forms)
     "mve-conv-compact": (["-DAOTC_TFL_MVE_CONV_FAST=0"], "aotc_tfl_conv",
                          lambda e: "dlstp" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
+    # and each channel's dot product alone, 8 bytes a turn widened to 16 bits (tfl_mve_dot1's DLSTP.16 loop, the
+    # patch's copies the 8-bit ones; the "mve-conv-single" level), 4 outputs still requantised as one vector
+    "mve-conv-single": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0"], "aotc_tfl_conv",
+                        lambda e: "dlstp.16" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
     # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
     "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
                  "aotc_tfl_conv", lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
