@@ -68,8 +68,8 @@ static inline __attribute__((always_inline)) int32x4_t tfl_mve_dot4q(const int8_
 
 /* sum over i < k of x[i] * w[i] (k >= 1) as tfl_mve_dot4q's one row, 8 bytes a turn widened to 16 bits (VLDRB.S16,
  * VMLADAVA.S16; a last partial turn's lanes past k load as zeros): Helium's CONV_2D one channel a dot product
- * (AOTC_TFL_MVE_CONV_QUAD 0, the M55's "mve-conv-single" --flash-budget level), slower than tfl_mve_dot4q's 64 MACs
- * in about 10 cycles, in less code around it */
+ * (tflite_int8_conv.c, the M55's "mve-conv-single" --flash-budget level), slower than tfl_mve_dot4q's 64 MACs in
+ * about 10 cycles, in less code around it */
 TFL_UNUSED static inline __attribute__((always_inline)) int32_t tfl_mve_dot1(const int8_t *x, int32_t k,
                                                                             const int8_t *w) {
     int32_t a = 0;
