@@ -340,7 +340,8 @@ HELIUM_LEVELS = (
                "TFLM micro_speech 1.26x), then portable-mve 1.36x, 1.24x and 1.29x its (1.76x, 1.60x and 1.62x from "
                "mve-dw-small before; IC ResNet-8 2.50x level none's at 91,026 B, larger than portable-mve-s8, which "
                "is tried first; each level compiled alone, Release, mps3-an547; docs/firmware.md)",
-               **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad")),
+               **_DSP_SMALL, compact_dw=True,
+               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

@@ -502,9 +502,11 @@ def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch
 
 def test_mve_conv_single_leaves_the_quad_dot_products_out_where_a_conv_is(monkeypatch):
     """Issue 67: the M55's "mve-conv-single" level sets AOTC_TFL_MVE_CONV_QUAD 0 (Helium's conv one channel a dot
-    product) where a layer takes Helium's conv (KWS DS-CNN), with the families of mve-dw-small's; no other level does,
-    and a model without a conv (the autoencoder: FULLY_CONNECTED alone) keeps its configuration. (The library's flash
-    faked: no build.)"""
+    product) where a layer takes Helium's conv (KWS DS-CNN), with the families of mve-dw-small's, and the DSP code of
+    the layers that do little of the work: AOTC_TFL_FC_SMALL 0 (FULLY_CONNECTED by the plain loop) where
+    FULLY_CONNECTED does under half of it, AOTC_TFL_POOL_DSP 0 where an AVERAGE_POOL_2D is (KWS DS-CNN both, TFLM
+    micro_speech no pool); no other level does, and a model whose work FULLY_CONNECTED does (the autoencoder: no conv,
+    no pool) keeps mve-dw-small's configuration. (The library's flash faked: no build.)"""
     from aot import flash
 
     monkeypatch.setattr(flash, "measure", lambda b, t, bt: flash.FlashMeasure(1, 1, 0))
@@ -515,9 +517,12 @@ def test_mve_conv_single_leaves_the_quad_dot_products_out_where_a_conv_is(monkey
         b = compile_file(model, Options(name="m", target="mps3-an547", flash_budget=10**9, build_type="Release"))
         return set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
 
+    ours = {"AOTC_TFL_MVE_CONV_QUAD", "AOTC_TFL_FC_SMALL", "AOTC_TFL_POOL_DSP"}
     single, small = left(KWS, "mve-conv-single"), left(KWS, "mve-dw-small")
-    assert single - small == {"AOTC_TFL_MVE_CONV_QUAD"} and small <= single
-    assert not any("AOTC_TFL_MVE_CONV_QUAD" in left(KWS, n) for n in every if n != "mve-conv-single")
+    assert single - small == ours and small <= single
+    assert not any(ours & left(KWS, n) for n in every if n != "mve-conv-single")
+    micro = HERE.parent / "bench" / "models" / "tflm" / "micro_speech_quantized.tflite"
+    assert left(micro, "mve-conv-single") - left(micro, "mve-dw-small") == ours - {"AOTC_TFL_POOL_DSP"}
     ae = HERE.parent / "bench" / "models" / "keras" / "ad_autoencoder_int8.tflite"
     assert left(ae, "mve-conv-single") == left(ae, "mve-dw-small")
 

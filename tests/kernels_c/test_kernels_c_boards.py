@@ -488,6 +488,15 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
     "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
                lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),
+    # nor those ("mve-conv-single", where FULLY_CONNECTED does little of the work): the plain loop, no DSP code (no
+    # SXTB16 widening, no SMLAD)
+    "mve-conv-single-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0",
+                            "-DAOTC_TFL_FC_SMALL=0"], "aotc_tfl_fc_s8",
+                           lambda e: "tfl_fc_dot_small" not in _syms(e)
+                           and not re.search(r"\tsmla[dt]|\tsxtb16|dlstp", _code(e, "aotc_tfl_fc_s8"))),
+    # AVERAGE_POOL_2D by the plain loop there (AOTC_TFL_POOL_DSP 0): no SXTAB16 sums
+    "mve-conv-single-pool": (["-DAOTC_TFL_POOL_DSP=0"], "aotc_tfl_avgpool_s8",
+                             lambda e: "sxtab16" not in _code_of(e, "aotc_tfl_avgpool_s8") + _code_of(e, "pool")),
 }
 
 

@@ -682,6 +682,15 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_FC_PAIRS
 #define AOTC_TFL_FC_PAIRS 1
 #endif
+/* FC_SMALL and POOL_DSP (issue 67): FULLY_CONNECTED's smallest DSP path (where FC_DSP and FC_PAIRS are 0) and
+ * AVERAGE_POOL_2D's DSP path (4 channels' sums a word); 0: their plain loops, the DSP extension's code left out where
+ * they do little of the work (the M55's "mve-conv-single" --flash-budget level: about 1.6 KB less on KWS DS-CNN) */
+#ifndef AOTC_TFL_FC_SMALL
+#define AOTC_TFL_FC_SMALL 1
+#endif
+#ifndef AOTC_TFL_POOL_DSP
+#define AOTC_TFL_POOL_DSP 1
+#endif
 /* PORTABLE_FAST (issue 67): the portable kernels' (AOTC_NO_INTRINSICS) faster loops: 1 x 1 convs in 2 x 2 blocks
  * (tfl_dot2x2), the requantisation's terms taken once a channel, the depthwise layers of multiplier 1 4 channels over
  * every position, FULLY_CONNECTED 4 outputs at a time; 0: the smallest loops (the "portable-small" --flash-budget
