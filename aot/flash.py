@@ -144,6 +144,25 @@ portable-mve-s8 takes more flash than both on KWS DS-CNN (37,756 B against 37,44
 (252,252 B against 251,970 B and 251,250 B) and runs slower, so a budget there takes them, and the step after them is
 to portable-mve (KWS 4.04x, VWW 3.71x level none's: 1.78x and 1.62x, the widest of the M55's ladder on them; IC
 ResNet-8, no depthwise layer, as before).
+After portable-mve-s8, "mve-conv-single" (issue 67, 2026-11-28): mve-dw-small's kernels, Helium's conv each output
+channel's dot product alone (AOTC_TFL_MVE_CONV_QUAD 0, dsp_paths.MVE_FAMILIES "conv-quad": tfl_mve_dot1, a DLSTP loop of
+VLDRB.S16 / VMLADAVA.S16, 8 bytes a turn, against tfl_mve_dot4q's 4 channels a turn of 16 bytes; 4 channels then
+requantised as one vector, as before), 16 B less code, about 1.8x the 1 x 1 convs' est. cycles. KWS DS-CNN mve-dw-small
+2.30x -> mve-conv-single 2.97x (37,046 B) -> portable-mve 4.04x level none's (1.29x and 1.36x a step, 1.76x before);
+VWW MobileNet 2.31x -> 3.00x (251,570 B) -> 3.71x (1.30x, 1.24x; 1.60x before); TFLM micro_speech 1.53x -> 1.92x ->
+2.48x (1.26x, 1.29x; 1.62x before). It comes after portable-mve-s8 so that IC ResNet-8, whose long 3 x 3 patches it
+runs at 2.50x level none's in 91,026 B, keeps portable-mve-s8 (2.03x in 90,842 B): there mve-conv-single is larger
+than the level before it and never taken. (Each output requantised alone instead, by requant_double or by the vector
+instructions a lane, ran VWW at 3.5x to 3.9x, over 1.5x a step; the dot products alone by 8-bit lanes at 3.2x and 3.4x.)
+That saved 16 B alone, so the level also leaves out the DSP code of two kernels that do little of the work (issue 67,
+2026-11-29; dsp_paths.MVE_FAMILIES "fc-dsp", "pool-dsp"): FULLY_CONNECTED's smallest DSP path where FULLY_CONNECTED
+does under half the model's work (AOTC_TFL_FC_SMALL 0: the plain loop, one output a turn; the autoencoder keeps it) and
+AVERAGE_POOL_2D's (AOTC_TFL_POOL_DSP 0: the plain pool loop): KWS DS-CNN 37,046 -> 35,442 B at 2.97x -> 3.02x level
+none's est. cycles, so mve-dw-small 2.30x (37,062 B) -> mve-conv-single 3.02x -> portable-mve 4.04x (34,976 B): 1.31x
+and 1.34x a step with 1.6 KB and 0.5 KB between them; VWW MobileNet 251,570 -> 249,966 B (3.01x), TFLM micro_speech
+(FULLY_CONNECTED alone) 20,958 -> 20,166 B (1.98x); IC ResNet-8 91,026 -> 89,422 B (2.51x), now under portable-mve-s8
+(90,842 B, 2.03x), which it follows: 1.24x and then portable-mve 1.27x a step where portable-mve-s8 -> portable-mve was
+1.57x.
 """
 
 from __future__ import annotations
@@ -312,8 +331,9 @@ HELIUM_LEVELS = (
                "resort (4 channels a vector in 32-bit lanes, their input bytes gathered; no compact loop, no DSP "
                "depthwise)",
                "1.30x to 1.35x the est. cycles of mve-dw-compact on the M55 for 0.7 KB less (KWS DS-CNN 1.35x, VWW "
-               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then portable-mve 1.78x and 1.62x its "
-               "(each level compiled alone, Release, mps3-an547; docs/firmware.md)",
+               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then mve-conv-single 1.31x and 1.30x "
+               "its (portable-mve 1.76x and 1.60x before it; each level compiled alone, Release, mps3-an547; "
+               "docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact")),
     FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
                "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
@@ -322,6 +342,16 @@ HELIUM_LEVELS = (
                "mve-conv-compact's; VWW MobileNet 1.20x the compact DSP depthwise's; IC ResNet-8 1.64x "
                "mve-conv-compact's), then portable-mve 1.50x, 1.23x and 1.58x its (aotc curve --target mps3-an547, "
                "docs/firmware.md)", mve_loops=4),
+    FlashLevel("mve-conv-single", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
+               "product alone, 8 bytes a turn widened to 16 bits (VLDRB.S16, VMLADAVA.S16), 4 channels still "
+               "requantised as one vector; FULLY_CONNECTED (where it does under half the model's work) and "
+               "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
+               "1.29x to 1.31x the est. cycles of mve-dw-small on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN 1.31x, "
+               "VWW MobileNet 1.30x, TFLM micro_speech 1.29x), then portable-mve 1.34x, 1.23x and 1.26x its (1.76x, "
+               "1.60x and 1.62x from mve-dw-small before); IC ResNet-8 1.24x portable-mve-s8's (tried first) for 1.4 "
+               "KB less, then portable-mve 1.27x (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
+               **_DSP_SMALL, compact_dw=True,
+               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

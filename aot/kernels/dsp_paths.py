@@ -68,16 +68,21 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # kernels (aot/flash.py HELIUM_LEVELS): FULLY_CONNECTED's, the 3 x 3 depthwise's, CONV_2D's (and the fused ADD's conv)
 MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
                 "conv-fast": "AOTC_TFL_MVE_CONV_FAST",  # (conv-fast: its faster loops, the general one kept)
-                "dw-compact": "AOTC_TFL_MVE_DW_COMPACT"}  # (where "dw" is off: Helium's compact depthwise loop)
+                "conv-quad": "AOTC_TFL_MVE_CONV_QUAD",  # (conv-quad: the general loop's 4 channels a dot product)
+                "dw-compact": "AOTC_TFL_MVE_DW_COMPACT",  # (where "dw" is off: Helium's compact depthwise loop)
+                # and the DSP extension's code of the layers that do little of the work, which the M55's last Helium
+                # level leaves out too (their plain loops then: FULLY_CONNECTED's smallest DSP path, AVERAGE_POOL_2D's)
+                "fc-dsp": "AOTC_TFL_FC_SMALL", "pool-dsp": "AOTC_TFL_POOL_DSP"}
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"], PORTABLE_MVE, PORTABLE_MVE_RQ, PORTABLE_MVE_DW,
-                                     PORTABLE_MVE_S8),
+                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], PORTABLE_MVE,
+                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW),
-              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"])}
+              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-dsp"]),
+              "tflite_int8_pool.c": (MVE_FAMILIES["pool-dsp"],)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
 
@@ -212,9 +217,11 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
-    Helium kernels not compiled; with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of
-    multiplier 1 by Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a
-    layer has under 8 channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
+    Helium kernels not compiled ("conv-fast", "conv-quad": Helium's conv's faster loops, its 4 channels a dot
+    product; "fc-dsp", "pool-dsp": FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain
+    loops then); with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by
+    Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
+    channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
     (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
     out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
     need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
@@ -222,7 +229,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
-        families |= {"conv", "conv-fast"} if c.kernel in _CONV else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set()
+        families |= ({"conv", "conv-fast", "conv-quad"} if c.kernel in _CONV
+                     else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
@@ -264,6 +272,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_MULT_COMPACT"}  # resort takes every layer (compiled: MVE_DW 0)
     alone = {MVE_DW_WITH_DSP} if helium and depthwise and (plain_depthwise or compact_depthwise) else set()
     families |= {"dw", "dw-compact"} if depthwise else set()  # (Helium's depthwise: multiplier 1's)
+    # (FULLY_CONNECTED's smallest DSP path, where it is compiled and the layers do under half the model's work)
+    families |= {"fc-dsp"} if fc and compact_fc and small_fc and not fc_pairs_pay(graph) else set()
+    families |= {"pool-dsp"} if any(n.op == "TflAveragePool2D" for n in graph.nodes) else set()  # (no kernel choice)
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
     return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
 

@@ -426,6 +426,10 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # with the 1 x 1, grouped and usual forms)
     "mve-conv-compact": (["-DAOTC_TFL_MVE_CONV_FAST=0"], "aotc_tfl_conv",
                          lambda e: "dlstp" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
+    # and each channel's dot product alone, 8 bytes a turn widened to 16 bits (tfl_mve_dot1's DLSTP.16 loop, the
+    # patch's copies the 8-bit ones; the "mve-conv-single" level), 4 outputs still requantised as one vector
+    "mve-conv-single": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0"], "aotc_tfl_conv",
+                        lambda e: "dlstp.16" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
     # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
     "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
                  "aotc_tfl_conv", lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
@@ -484,6 +488,15 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
     "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
                lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),
+    # nor those ("mve-conv-single", where FULLY_CONNECTED does little of the work): the plain loop, no DSP code (no
+    # SXTB16 widening, no SMLAD)
+    "mve-conv-single-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0",
+                            "-DAOTC_TFL_FC_SMALL=0"], "aotc_tfl_fc_s8",
+                           lambda e: "tfl_fc_dot_small" not in _syms(e)
+                           and not re.search(r"\tsmla[dt]|\tsxtb16|dlstp", _code(e, "aotc_tfl_fc_s8"))),
+    # AVERAGE_POOL_2D by the plain loop there (AOTC_TFL_POOL_DSP 0): no SXTAB16 sums
+    "mve-conv-single-pool": (["-DAOTC_TFL_POOL_DSP=0"], "aotc_tfl_avgpool_s8",
+                             lambda e: "sxtab16" not in _code_of(e, "aotc_tfl_avgpool_s8") + _code_of(e, "pool")),
 }
 
 

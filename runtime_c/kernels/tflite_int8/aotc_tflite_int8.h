@@ -589,6 +589,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_MVE_CONV_FAST
 #define AOTC_TFL_MVE_CONV_FAST 1
 #endif
+/* MVE_CONV_QUAD: Helium's CONV_2D's general loop 4 channels a dot product (tfl_mve_dot4q); 0: each channel's dot
+ * product alone, widened to 16 bits (tfl_mve_dot1), less code for about 1.8x the 1 x 1 convs' cycles (more where the
+ * patches are long), the M55's "mve-conv-single" --flash-budget level (issue 67) */
+#ifndef AOTC_TFL_MVE_CONV_QUAD
+#define AOTC_TFL_MVE_CONV_QUAD 1
+#endif
 /* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
  * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */
 #ifndef AOTC_TFL_DW_MVE_WITH_DSP
@@ -675,6 +681,15 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
  * path, no sums in scratch; the smallest portable loop where FULLY_CONNECTED does under half the model's work) */
 #ifndef AOTC_TFL_FC_PAIRS
 #define AOTC_TFL_FC_PAIRS 1
+#endif
+/* FC_SMALL and POOL_DSP (issue 67): FULLY_CONNECTED's smallest DSP path (where FC_DSP and FC_PAIRS are 0) and
+ * AVERAGE_POOL_2D's DSP path (4 channels' sums a word); 0: their plain loops, the DSP extension's code left out where
+ * they do little of the work (the M55's "mve-conv-single" --flash-budget level: about 1.6 KB less on KWS DS-CNN) */
+#ifndef AOTC_TFL_FC_SMALL
+#define AOTC_TFL_FC_SMALL 1
+#endif
+#ifndef AOTC_TFL_POOL_DSP
+#define AOTC_TFL_POOL_DSP 1
 #endif
 /* PORTABLE_FAST (issue 67): the portable kernels' (AOTC_NO_INTRINSICS) faster loops: 1 x 1 convs in 2 x 2 blocks
  * (tfl_dot2x2), the requantisation's terms taken once a channel, the depthwise layers of multiplier 1 4 channels over

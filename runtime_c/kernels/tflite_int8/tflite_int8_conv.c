@@ -1440,6 +1440,17 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
             continue;
         }
+#if !AOTC_TFL_MVE_CONV_QUAD /* each channel's dot product alone, 4 requantised as one vector ("mve-conv-single") */
+        for (o = 0; o < oc; o += 4) {
+            const int32_t o0 = o + 4 <= oc ? o : oc - 4;
+            int32_t acc[4];
+            for (int32_t j = 0; j < 4; ++j) acc[j] = tfl_mve_dot1(px, k, w + (int64_t)(o0 + j) * k);
+            tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), mult + o0, shift + o0, p->y_zero,
+                             p->y_min, p->y_max, yp + o0);
+        }
+        if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
+        continue;
+#endif
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             const int32x4_t acc = vaddq_s32(tfl_mve_dot4q(px, k, w + (int64_t)o0 * k, k), vld1q_s32(wsum + o0));

@@ -3,7 +3,10 @@
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
-#if AOTC_QUANT_DSP
+/* the DSP path compiled (AOTC_TFL_FC_SMALL 0 with FC_DSP and FC_PAIRS 0: none, the plain loop's fallback alone) */
+#define TFL_FC_DSP (AOTC_QUANT_DSP && (AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS || AOTC_TFL_FC_SMALL))
+
+#if TFL_FC_DSP
 
 __attribute__((noinline)) static int32_t tfl_dsp_requant_single_any(int32_t acc, int32_t mult, int32_t shift) {
     return requant_single(acc, mult, shift);
@@ -186,7 +189,7 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
     return 1;
 }
 #endif /* AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS */
-#endif /* AOTC_QUANT_DSP */
+#endif /* TFL_FC_DSP */
 
 #if AOTC_TFL_MVE && AOTC_TFL_MVE_FC
 /* FULLY_CONNECTED (4 outputs or more): four outputs at a time (the last block overlapping), their
@@ -238,7 +241,7 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
 #if AOTC_TFL_MVE && AOTC_TFL_MVE_FC
     if (tfl_fc_s8_mve(p, x, w, bias, y)) return;
 #endif
-#if AOTC_QUANT_DSP
+#if TFL_FC_DSP
     if (tfl_fc_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;

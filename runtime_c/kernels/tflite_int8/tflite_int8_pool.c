@@ -87,7 +87,7 @@ static void avgpool_rows(const aotc_tfl_pool_params *p, const int8_t *x, int8_t 
 }
 
 void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { avgpool_rows(p, x, y); }
-#elif AOTC_QUANT_DSP
+#elif AOTC_QUANT_DSP && AOTC_TFL_POOL_DSP /* (0: the plain loop, a --flash-budget level's) */
 /* With the DSP extension a window's sums four channels at a time: a word of the input (4 channels) added to
  * two words of 16-bit sums by SXTAB16 (channels 0, 2) and SXTAB16 ror 8 (1, 3), an output position's channels
  * quad by quad, each quad's window in registers. The halves hold any sum of at most 256 int8 (|sum| <= 32768;
