@@ -149,21 +149,21 @@ static inline float aotc_erf_poly(float v) {
 #include <immintrin.h>
 #include <stddef.h>
 
-/* 16 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`), as v q with q = 1 / (1 + e), e = e^-t and
- * t = a clamped to [-87.3, 87.3] (NaN to -87.3: VMAXPS returns its second operand): e = 2^k p(r), k = round(-t
- * log2 e), r = -t - k ln2 (|r| <= ln2 / 2) and p a degree-5 fit of e^r (relative error 1.35e-7) by Estrin's scheme,
- * 2^k by VSCALEFPS; 1 / (1 + e) from VRCP14PS and one Newton step; q = 0 for a < -87.3. Why this form (issue 64):
- * it took 0.176 ns a float on this Zen 5 core, 20 % of EfficientNet-B0's time; e^-|a| with the two halves of the
- * sigmoid selected by sign, a degree-6 Horner polynomial and two masked steps took 24 vector instructions with a
- * long dependency chain; this takes 19 and 0.133 ns. Within 5 ulp of v sigmoid(alpha v) in double (4.55 at most
- * over every float in [-87.3, -1], the worst range; tests/kernels_c/test_fast_math.py and
- * tests/vendors/test_vendor_dnnl.py sweep it against float64). */
+/* 16 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`), as v / (1 + e) with e = e^-t and t = a
+ * clamped to [-100, 87.3] (NaN to -100: VMAXPS returns its second operand): e = 2^k p(r), k = round(-t log2 e),
+ * r = -t - k ln2 (|r| <= ln2 / 2) and p a degree-5 fit of e^r (relative error 1.35e-7) by Estrin's scheme, 2^k by
+ * VSCALEFPS, which gives inf from a < -88.7 on, so that v / (1 + e) is -0 there and NaN for v = -inf (as the op's
+ * x * sigmoid(x)); NaN gives NaN through v. Why this form (issue 64): the SiLU took 0.176 ns a float on this Zen 5
+ * core, 20 % of EfficientNet-B0's time: e^-|a| with the sigmoid's two halves selected by sign, a degree-6 Horner
+ * polynomial, 1 / (1 + e) by VRCP14PS and a Newton step and two masked steps were 24 vector instructions with a long
+ * dependency chain; this is 14 (VDIVPS, 2.5 cycles a vector here, has a unit of its own) and takes 0.104 ns.
+ * Within 5 ulp of v sigmoid(alpha v) in double (3.95 at most over every float in [-87.3, -1], the worst range;
+ * tests/kernels_c/test_fast_math.py and tests/vendors/test_vendor_dnnl.py sweep it against float64). */
 static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
     const __m512 nlog2e = _mm512_set1_ps(-1.44269504088896341f), ln2_hi = _mm512_set1_ps(0.693145751953125f);
-    const __m512 ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f), one = _mm512_set1_ps(1.0f);
-    const __m512 floor_a = _mm512_set1_ps(-87.3f);
+    const __m512 ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f);
     const __m512 a = scaled ? _mm512_mul_ps(v, alpha) : v;
-    const __m512 t = _mm512_min_ps(_mm512_max_ps(a, floor_a), _mm512_set1_ps(87.3f));
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(a, _mm512_set1_ps(-100.0f)), _mm512_set1_ps(87.3f));
     const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, nlog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 u = _mm512_fmadd_ps(k, ln2_lo, _mm512_fmadd_ps(k, ln2_hi, t)); /* -r */
     const __m512 u2 = _mm512_mul_ps(u, u);
@@ -172,12 +172,7 @@ static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
     const __m512 p23 = _mm512_fmadd_ps(u, _mm512_set1_ps(-0.16667574644088745f), _mm512_set1_ps(0.49998894333839417f));
     const __m512 p45 = _mm512_fmadd_ps(u, _mm512_set1_ps(-0.008297654800117016f), _mm512_set1_ps(0.04191538318991661f));
     const __m512 p = _mm512_fmadd_ps(u2, _mm512_fmadd_ps(u2, p45, p23), p01);
-    const __m512 d = _mm512_add_ps(one, _mm512_scalef_ps(p, k)); /* 1 + e^-t */
-    __m512 q = _mm512_rcp14_ps(d);
-    q = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, q, one), q, q);
-    /* q = 0 where a < -87.3 (not where a is NaN: unordered compares keep it), as v * aotc_sigmoid_poly(alpha v)
-     * has it: -0 for a negative v, and NaN for v = -inf (the op's x * sigmoid(alpha x)) */
-    return _mm512_mul_ps(v, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, floor_a, _CMP_NLT_UQ), q));
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_scalef_ps(p, k)));
 }
 
 /* Whole vectors, then the tail under a mask; `scaled` is a constant in each call below, so each
