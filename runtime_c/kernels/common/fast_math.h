@@ -140,9 +140,9 @@ static inline float aotc_erf_poly(float v) {
     return aotc_fm_pick(a < 0.5f, n, aotc_fm_pick(v < 0.0f, -tail, tail));
 }
 
-/* SiLU / Swish on AVX-512F, 16 floats at a time: 25 vector instructions per 16 against the 43 that gcc
- * makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core, measured at 24:
- * EfficientNet's 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
+/* SiLU / Swish on AVX-512F, 16 floats at a time: 25 vector instructions per 16 (14 since issue 64) against
+ * the 43 that gcc makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core,
+ * measured at 24: EfficientNet's 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
  * (aotc_dnnl_swish); -DAOTC_NO_X86_SWISH takes the plain loops instead. */
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_SWISH)
 #define AOTC_SWISH_X86 1
@@ -200,9 +200,9 @@ static inline void aotc_swish_avx512(const float *x, float *y, size_t n, float a
 #endif
 
 /* SiLU / Swish on AVX2 with FMA and no AVX-512 (--host-isa generic built for x86-64-v3), 8 floats at a time:
- * aotc_swish16's operations without its masks and VSCALEFPS (2^n from the exponent bits, as aotc_exp_reduce
- * builds it; the selects by VBLENDVPS and an AND) and 1 / (1 + e) from VRCPPS and one Newton step instead of
- * the VDIVPS that gcc makes of the plain loop. The plain loop took 0.57 ns a float at -march=x86-64-v3 on this
+ * the operations of aotc_swish16's first form without its masks and VSCALEFPS (2^n from the exponent bits,
+ * as aotc_exp_reduce builds it; the selects by VBLENDVPS and an AND) and 1 / (1 + e) from VRCPPS and one
+ * Newton step instead of the VDIVPS that gcc makes of the plain loop. The plain loop took 0.57 ns a float at -march=x86-64-v3 on this
  * core, its data in L1 (compute-bound: EfficientNet-B0's SiLUs 20 % of its time at --isa avx2, issue 64).
  * Within 5 ulp of v sigmoid(alpha v) in double, as the AVX-512 loop (tests/kernels_c/test_fast_math.py). */
 #if !AOTC_SWISH_X86 && defined(__AVX2__) && defined(__FMA__) && !defined(AOTC_NO_X86_SWISH)
@@ -234,7 +234,7 @@ static inline __m256 aotc_swish8(__m256 v, __m256 alpha, int scaled) {
     q = _mm256_rcp_ps(d);
     q = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
     s = _mm256_blendv_ps(q, _mm256_mul_ps(e, q), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
-    /* s = 0 where a < -87.3 (not where a is NaN), as in aotc_swish16 */
+    /* s = 0 where a < -87.3 (not where a is NaN), as in aotc_swish16's first form */
     return _mm256_mul_ps(v, _mm256_and_ps(_mm256_cmp_ps(a, floor_a, _CMP_NLT_UQ), s));
 }
 
