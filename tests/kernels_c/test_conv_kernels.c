@@ -550,6 +550,29 @@ static int check_dw3_edges(void) {
     return bad;
 }
 
+/* The 3 x 3 depthwise kernels (aotc_conv_depthwise3x3_direct_f32, aotc_conv3x3_flat_f32) at stride 1 with pads
+ * of 1 on planes of more than 1024 positions: on AVX-512 conv_dw3_avx512.c's rows kernel, two output rows at a
+ * time (odd and even heights: a last row alone), rows of one to four vectors with a partial last one; depth
+ * multipliers, batches, activations, biases and residuals cycle. */
+#if defined(__AVX512F__) /* the boards' RAM does not hold these planes */
+static int check_dw3_rows(void) {
+    static const int32_t hw[][2] = {{33, 33}, {34, 40}, {35, 47}, {64, 17}, {20, 64}, {27, 51}};
+    int32_t i, cases = 0;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(sizeof hw / sizeof hw[0]) * 2 && !bad; ++i) {
+        conv_case c;
+        aotc_conv_params *p = &c.p;
+        unit_case(&c, i % 2 ? K_FLAT3X3 : K_DW3_DIRECT, cases, 2 + i % 3, 1, 1 + i / 2 % 2);
+        set_dim(p, 1, hw[i / 2][0], 3, 1, 1, 1, 1, 0, 0);
+        set_dim(p, 2, hw[i / 2][1], 3, 1, 1, 1, 1, 0, 0);
+        ++cases;
+        bad = check(&c);
+    }
+    printf("%-34s %s (%d large planes)\n", NAMES[K_DW3_DIRECT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+#endif
+
 /* aotc_conv_implicit_f32 on 1 x 1 convs (stride 1, no pads): on Cortex-M cores their bands of rows go
  * in runs of positions (the last one ending at the band's end), with Helium all of a band's runs in
  * one call (conv_implicit.c's ig_pw); planes of a run or a few, blocks of 1 to 4 output channels. */
@@ -671,6 +694,7 @@ int main(int argc, char **argv) {
     failed |= check_stems();
 #if defined(__AVX512F__)
     failed |= check_pointwise_wide();
+    failed |= check_dw3_rows();
 #endif
     return failed;
 }

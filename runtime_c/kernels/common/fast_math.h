@@ -140,46 +140,39 @@ static inline float aotc_erf_poly(float v) {
     return aotc_fm_pick(a < 0.5f, n, aotc_fm_pick(v < 0.0f, -tail, tail));
 }
 
-/* SiLU / Swish on AVX-512F, 16 floats at a time: 25 vector instructions per 16 against the 43 that gcc
- * makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core, measured at 24:
- * EfficientNet's 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
+/* SiLU / Swish on AVX-512F, 16 floats at a time: 25 vector instructions per 16 (14 since issue 64) against
+ * the 43 that gcc makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core,
+ * measured at 24: EfficientNet's 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
  * (aotc_dnnl_swish); -DAOTC_NO_X86_SWISH takes the plain loops instead. */
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_SWISH)
 #define AOTC_SWISH_X86 1
 #include <immintrin.h>
 #include <stddef.h>
 
-/* 16 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`). s = sigmoid(a) from e = e^-|a| as
- * aotc_sigmoid_poly computes it, 1 / (1 + e) for a >= 0 and e / (1 + e) below, with e = 2^n p(r)
- * (|r| <= ln2 / 2, p the Taylor polynomial to r^6, 2^n by VSCALEFPS) and 1 / (1 + e) from
- * VRCP14PS and one Newton step; 0 for a < -87.3. Within 5 ulp of v sigmoid(alpha v) in double
- * (tests/kernels_c/test_fast_math.py and tests/vendors/test_vendor_dnnl.py sweep it against float64). */
+/* 16 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`), as v / (1 + e) with e = e^-t and t = a
+ * clamped to [-100, 87.3] (NaN to -100: VMAXPS returns its second operand): e = 2^k p(r), k = round(-t log2 e),
+ * r = -t - k ln2 (|r| <= ln2 / 2) and p a degree-5 fit of e^r (relative error 1.35e-7) by Estrin's scheme, 2^k by
+ * VSCALEFPS, which gives inf from a < -88.7 on, so that v / (1 + e) is -0 there and NaN for v = -inf (as the op's
+ * x * sigmoid(x)); NaN gives NaN through v. Why this form (issue 64): the SiLU took 0.176 ns a float on this Zen 5
+ * core, 20 % of EfficientNet-B0's time: e^-|a| with the sigmoid's two halves selected by sign, a degree-6 Horner
+ * polynomial, 1 / (1 + e) by VRCP14PS and a Newton step and two masked steps were 24 vector instructions with a long
+ * dependency chain; this is 14 (VDIVPS, 2.5 cycles a vector here, has a unit of its own) and takes 0.104 ns.
+ * Within 5 ulp of v sigmoid(alpha v) in double (3.95 at most over every float in [-87.3, -1], the worst range;
+ * tests/kernels_c/test_fast_math.py and tests/vendors/test_vendor_dnnl.py sweep it against float64). */
 static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
-    const __m512 log2e = _mm512_set1_ps(1.44269504088896341f), ln2_hi = _mm512_set1_ps(0.693145751953125f);
-    const __m512 ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f), one = _mm512_set1_ps(1.0f);
-    const __m512 floor_a = _mm512_set1_ps(-87.3f);
+    const __m512 nlog2e = _mm512_set1_ps(-1.44269504088896341f), ln2_hi = _mm512_set1_ps(0.693145751953125f);
+    const __m512 ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f);
     const __m512 a = scaled ? _mm512_mul_ps(v, alpha) : v;
-    /* -|a|, no lower than -87.3 (NaN becomes -87.3 here, and v's NaN comes back in the product) */
-    const __m512 na = _mm512_max_ps(
-        _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32((int)0x80000000u))), floor_a);
-    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(na, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 r = _mm512_fnmadd_ps(k, ln2_lo, _mm512_fnmadd_ps(k, ln2_hi, na));
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720.0f), r, _mm512_set1_ps(1.0f / 120.0f));
-    __m512 e, d, q, s;
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, one);
-    p = _mm512_fmadd_ps(p, r, one);
-    e = _mm512_scalef_ps(p, k); /* e^-|a| */
-    d = _mm512_add_ps(one, e);
-    q = _mm512_rcp14_ps(d);
-    q = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
-    s = _mm512_mask_mul_ps(q, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), e, q);
-    /* v s with s = 0 where a < -87.3 (not where a is NaN: unordered compares keep it), as
-     * v * aotc_sigmoid_poly(alpha v) has it: -0 for a negative v, and NaN for v = -inf (the op's
-     * x * sigmoid(alpha x); a zero there instead differed from the plain loop) */
-    return _mm512_mul_ps(v, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, floor_a, _CMP_NLT_UQ), s));
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(a, _mm512_set1_ps(-100.0f)), _mm512_set1_ps(87.3f));
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(t, nlog2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 u = _mm512_fmadd_ps(k, ln2_lo, _mm512_fmadd_ps(k, ln2_hi, t)); /* -r */
+    const __m512 u2 = _mm512_mul_ps(u, u);
+    /* p(r) = (c0 + c1 r) + r^2 (c2 + c3 r) + r^4 (c4 + c5 r), in u = -r */
+    const __m512 p01 = _mm512_fmadd_ps(u, _mm512_set1_ps(-0.9999997019767761f), _mm512_set1_ps(1.0000001192092896f));
+    const __m512 p23 = _mm512_fmadd_ps(u, _mm512_set1_ps(-0.16667574644088745f), _mm512_set1_ps(0.49998894333839417f));
+    const __m512 p45 = _mm512_fmadd_ps(u, _mm512_set1_ps(-0.008297654800117016f), _mm512_set1_ps(0.04191538318991661f));
+    const __m512 p = _mm512_fmadd_ps(u2, _mm512_fmadd_ps(u2, p45, p23), p01);
+    return _mm512_div_ps(v, _mm512_add_ps(_mm512_set1_ps(1.0f), _mm512_scalef_ps(p, k)));
 }
 
 /* Whole vectors, then the tail under a mask; `scaled` is a constant in each call below, so each
@@ -207,9 +200,9 @@ static inline void aotc_swish_avx512(const float *x, float *y, size_t n, float a
 #endif
 
 /* SiLU / Swish on AVX2 with FMA and no AVX-512 (--host-isa generic built for x86-64-v3), 8 floats at a time:
- * aotc_swish16's operations without its masks and VSCALEFPS (2^n from the exponent bits, as aotc_exp_reduce
- * builds it; the selects by VBLENDVPS and an AND) and 1 / (1 + e) from VRCPPS and one Newton step instead of
- * the VDIVPS that gcc makes of the plain loop. The plain loop took 0.57 ns a float at -march=x86-64-v3 on this
+ * the operations of aotc_swish16's first form without its masks and VSCALEFPS (2^n from the exponent bits,
+ * as aotc_exp_reduce builds it; the selects by VBLENDVPS and an AND) and 1 / (1 + e) from VRCPPS and one
+ * Newton step instead of the VDIVPS that gcc makes of the plain loop. The plain loop took 0.57 ns a float at -march=x86-64-v3 on this
  * core, its data in L1 (compute-bound: EfficientNet-B0's SiLUs 20 % of its time at --isa avx2, issue 64).
  * Within 5 ulp of v sigmoid(alpha v) in double, as the AVX-512 loop (tests/kernels_c/test_fast_math.py). */
 #if !AOTC_SWISH_X86 && defined(__AVX2__) && defined(__FMA__) && !defined(AOTC_NO_X86_SWISH)
@@ -241,7 +234,7 @@ static inline __m256 aotc_swish8(__m256 v, __m256 alpha, int scaled) {
     q = _mm256_rcp_ps(d);
     q = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
     s = _mm256_blendv_ps(q, _mm256_mul_ps(e, q), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
-    /* s = 0 where a < -87.3 (not where a is NaN), as in aotc_swish16 */
+    /* s = 0 where a < -87.3 (not where a is NaN), as in aotc_swish16's first form */
     return _mm256_mul_ps(v, _mm256_and_ps(_mm256_cmp_ps(a, floor_a, _CMP_NLT_UQ), s));
 }
 

@@ -131,14 +131,20 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
  * DW3X_PLANE goes along a flat plane, its tap rows the rows above and below (zero outside the image),
  * the three masks of a vector (its outputs; those whose left, right tap is inside the row) made once
  * per call. Issue 24: MobileNet-v2's and EfficientNet's 112 x 112 x 32 convs took 167-183 us in the
- * portable kernels (onnxruntime 85-142). */
+ * portable kernels (onnxruntime 85-142).
+ * DW3X_RR output rows at a time (issue 64): the DW3X_RR + 2 input rows' vectors are loaded and shifted once for
+ * the output rows that read each (3 loads and 6 shifts per output vector when a row at a time, 2 and 4 now), and
+ * the masks and branches of a vector are shared by its rows; each output's sum is formed in DW3X_SUM's order (the
+ * same bits). EfficientNet-B0's 56 x 56 x 144 conv 129 -> 112 us, its 112 x 112 x 32 one 101 -> 85 (single-conv
+ * runners, min of 5, Zen 5); 3 rows at a time was no faster and 4 slower (spills). */
+#define DW3X_RR 2
 static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
     const dw3x_job *J = (const dw3x_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t H = p->in_size[1], W = p->in_size[2], mult = p->out_c / p->in_c, act = p->act, nv = J->nv;
     const ptrdiff_t hw = (ptrdiff_t)H * W;
     DW3X_ACT_CONSTS(p, act)
-    int32_t plane, oy, v;
+    int32_t plane, oy, v, j, r;
     for (plane = begin; plane < end; ++plane) {
         const int32_t n = plane / p->out_c, o = plane % p->out_c;
         const float *xp = J->x + ((ptrdiff_t)n * p->in_c + o / mult) * hw;
@@ -147,27 +153,43 @@ static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
         float *yp = J->y + (ptrdiff_t)plane * hw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
         DW3X_WEIGHTS(k)
-        for (oy = 0; oy < H; ++oy) {
-            const float *xc = xp + (ptrdiff_t)oy * W;
-            const float *rc = rp != NULL ? rp + (ptrdiff_t)oy * W : NULL;
-            float *yc = yp + (ptrdiff_t)oy * W;
-            const __mmask16 up = oy > 0 ? (__mmask16)0xFFFF : 0, down = oy < H - 1 ? (__mmask16)0xFFFF : 0;
+        for (oy = 0; oy < H; oy += DW3X_RR) {
+            /* input rows oy - 1 + j: c[j] the current vector of centre taps, l[j] its left taps */
+            const float *xr[DW3X_RR + 2];
+            __mmask16 rv[DW3X_RR + 2];
+            __m512 c[DW3X_RR + 2], l[DW3X_RR + 2];
             const uint16_t *m = J->m;
-            __m512 p0 = _mm512_setzero_ps(), p1 = p0, p2 = p0;
-            __m512 c0 = _mm512_maskz_loadu_ps(up & m[0], xc - W), c1 = _mm512_maskz_loadu_ps(m[0], xc);
-            __m512 c2 = _mm512_maskz_loadu_ps(down & m[0], xc + W);
+            _Pragma("GCC unroll 6") for (j = 0; j < DW3X_RR + 2; ++j) {
+                const int32_t iy = oy - 1 + j;
+                rv[j] = iy >= 0 && iy < H ? (__mmask16)0xFFFF : (__mmask16)0;
+                xr[j] = xp + (ptrdiff_t)iy * W;
+                c[j] = _mm512_maskz_loadu_ps(rv[j] & m[0], xr[j]);
+                l[j] = DW3X_SHIFT(m[1], c[j], _mm512_setzero_ps(), 15);
+            }
             for (v = 0; v < nv; ++v, m += 3) {
-                const float *t = xc + 16 * (ptrdiff_t)v + 16; /* the next vector's centre tap */
-                const __mmask16 in = m[0], left = m[1], right = m[2], next = m[3];
-                const __m512 n0 = _mm512_maskz_loadu_ps(up & next, t - W), n1 = _mm512_maskz_loadu_ps(next, t);
-                const __m512 n2 = _mm512_maskz_loadu_ps(down & next, t + W);
-                dw3x_finish(DW3X_SUM(left, right), in, rc != NULL ? rc + 16 * (ptrdiff_t)v : NULL, act, lo, hi, leak,
-                            yc + 16 * (ptrdiff_t)v);
-                p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;
+                const __mmask16 in = m[0], right = m[2], next = m[3], nleft = m[4];
+                __m512 t0[DW3X_RR], t1[DW3X_RR], t2[DW3X_RR];
+                _Pragma("GCC unroll 6") for (j = 0; j < DW3X_RR + 2; ++j) {
+                    const __m512 nx = _mm512_maskz_loadu_ps(rv[j] & next, xr[j] + 16 * (ptrdiff_t)v + 16);
+                    const __m512 rt = DW3X_SHIFT(right, nx, c[j], 1);
+                    if (j < DW3X_RR) t0[j] = _mm512_fmadd_ps(k2, rt, _mm512_fmadd_ps(k1, c[j], _mm512_fmadd_ps(k0, l[j], b)));
+                    if (j >= 1 && j - 1 < DW3X_RR)
+                        t1[j - 1] = _mm512_fmadd_ps(k5, rt, _mm512_fmadd_ps(k4, c[j], _mm512_mul_ps(k3, l[j])));
+                    if (j >= 2) t2[j - 2] = _mm512_fmadd_ps(k8, rt, _mm512_fmadd_ps(k7, c[j], _mm512_mul_ps(k6, l[j])));
+                    l[j] = DW3X_SHIFT(nleft, nx, c[j], 15);
+                    c[j] = nx;
+                }
+                _Pragma("GCC unroll 4") for (r = 0; r < DW3X_RR; ++r) {
+                    const ptrdiff_t q = (ptrdiff_t)(oy + r) * W + 16 * (ptrdiff_t)v;
+                    if (oy + r < H)
+                        dw3x_finish(_mm512_add_ps(t0[r], _mm512_add_ps(t1[r], t2[r])), in, rp != NULL ? rp + q : NULL,
+                                    act, lo, hi, leak, yp + q);
+                }
             }
         }
     }
 }
+#undef DW3X_RR
 #undef DW3X_SUM
 #undef DW3X_SHIFT
 
@@ -196,6 +218,7 @@ static int dw3x_s1(const aotc_conv_params *p, const float *x, const float *w, co
             m[3 * v + 2] = (uint16_t)(in & ~(unsigned)x86c_lanes(16 * (ptrdiff_t)v, W - 1, W));
         }
         m[3 * nr] = m[3 * nr + 1] = m[3 * nr + 2] = 0; /* past the row's last vector: nothing */
+        m[3 * nr + 3] = m[3 * nr + 4] = 0;
         J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y, J.m = m, J.nv = nr;
         aotc_parallel_for(dw3x_rows_s1, &J, p->batch * p->out_c);
         return 1;
