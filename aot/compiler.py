@@ -22,6 +22,7 @@ from aot.ir.vendor_ops import known_vendor_ops
 from aot.kernels import nchw_bands, tflite_cost
 from aot.kernels.base import KernelChoice, TargetTraits
 from aot.kernels.dsp_paths import layers as dsp_layers
+from aot.kernels.dsp_paths import windowed_convs_lead
 from aot.kernels.tflite_bands import layer_of
 from aot.partition import Partitioned, partition_for
 from aot.partition.layout import apply_boundary_layouts
@@ -514,7 +515,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
 
     if options.flash_budget is None:
         return bundle_at(flash.LEVELS[0])
-    ladder = flash.levels(options.widened_weights, get_target(options.target).helium)
+    target = get_target(options.target)
+    ladder = flash.levels(options.widened_weights, target.helium, o2=not (target.dsp and windowed_convs_lead(graph)))
     return flash.fit(options.flash_budget, ladder, bundle_at, options.target, options.build_type)
 
 

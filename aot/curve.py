@@ -331,6 +331,7 @@ class Measurer:
     build_type: str
     work: Path
     inputs: list[Any] | None = None
+    inputs_of: Callable[[dict[str, Any]], list[Any]] | None = None  # the inputs for a bundle's metadata
     reference: dict[str, Any] | None = None
     _configured: set[str] = field(default_factory=set)
 
@@ -352,7 +353,7 @@ class Measurer:
             build(tree)
         meta = bundle.metadata
         if self.inputs is None:
-            self.inputs = seeded_inputs(meta)
+            self.inputs = (self.inputs_of or seeded_inputs)(meta)
         with say(f"{label}counting one inference under qemu"):
             insns, cycles = board_counts(tree, meta, self.inputs, insn_count_plugin(self.work),
                                          cycles=self.target in CYCLE_MODELS)

@@ -22,7 +22,10 @@ kernel family by kernel family:
   levels after it drop them;
 - "cold-Os": the kernel files whose layers do under 5 % of the model's work (a KWS DS-CNN's pool,
   FULLY_CONNECTED and softmax) and the model's own .c at -Os, the others at the build type's level;
-- "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
+- "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining; left out
+  where convs of a window above 1 x 1 do most of the work (dsp_paths.windowed_convs_lead, DSP targets): their DSP
+  path's C ran slower at -O2 than at -Os on the M4 (IC ResNet-8 0.15 %), so a budget O2 meets takes Os (issue 67,
+  monotone budgets);
 - "Os": at -Os;
 - "fc-compact" (issue 67): at -Os, and FULLY_CONNECTED by its compact DSP path (AOTC_TFL_FC_DSP 0: the DSP path's
   widening and store, its 4-output assembly replaced by tfl_fc_rows_compact, two outputs a turn in C, one quad a turn;
@@ -370,10 +373,13 @@ HELIUM_LEVELS = (
 )
 
 
-def levels(widened_weights: bool, helium: bool = False) -> tuple[FlashLevel, ...]:
+def levels(widened_weights: bool, helium: bool = False, o2: bool = True) -> tuple[FlashLevel, ...]:
     """The levels a --flash-budget tries: with --widened-weights, dropping its constants first, then the
-    others without them; on the M55 (`helium`) without HELIUM_SKIPPED, and HELIUM_LEVELS before the portable ones."""
-    ladder = tuple(lv for lv in LEVELS if not (helium and lv.name in HELIUM_SKIPPED)) or LEVELS
+    others without them; on the M55 (`helium`) without HELIUM_SKIPPED, and HELIUM_LEVELS before the portable ones;
+    without O2 where it is known no faster than Os (`o2` False: dsp_paths.windowed_convs_lead), so that a budget O2
+    would meet takes the smaller Os, not a slower point (issue 67, monotone budgets)."""
+    skipped = (HELIUM_SKIPPED if helium else frozenset()) | (frozenset() if o2 else {"O2"})
+    ladder = tuple(lv for lv in LEVELS if lv.name not in skipped) or LEVELS
     at = next((i + 1 for i, lv in enumerate(ladder) if lv.name == "conv-smallest"), None)  # (None: a ladder narrowed
     if helium and at is not None:  # to a level, as tests and bench/flash_budget.py narrow LEVELS)
         ladder = (*ladder[:at], *HELIUM_LEVELS, *ladder[at:])

@@ -1,10 +1,16 @@
 """Issue 67, "the curve": `aotc curve`'s RAM-versus-cycles and flash-versus-cycles points (aot/curve.py) for the
-MLPerf Tiny models on the Cortex-M4 (mps2-an386, Release): per model the unbudgeted build, the --ram-budget values
-stepped down to the least the compiler accepts and the --flash-budget levels, each built and one inference counted
-under qemu (estimated cycles, as `aotc bench` counts them), with the dominated points named.
+MLPerf Tiny models and TFLM's micro_speech and person_detect on the Cortex-M4 (mps2-an386, Release): per model
+the unbudgeted build, the --ram-budget values stepped down to the least the compiler accepts and the
+--flash-budget levels, each built and one inference counted under qemu (estimated cycles, as `aotc bench` counts
+them), with the dominated points named.
 
-    python bench/curves.py [--models kws_dscnn vww_mobilenet ic_resnet8 ad_autoencoder] [--points N] [--keep DIR]
-                           [--record]
+    python bench/curves.py [--models kws_dscnn vww_mobilenet ic_resnet8 ad_autoencoder micro_speech person_detect]
+                           [--points N] [--keep DIR] [--record]
+
+The TFLM models are the files under bench/models/tflm/ (README there), fed the inputs bench/flash_budget.py gives
+them (cortex_m_mlperf_int8.inputs_for: uniform over an int8 input's range); the Keras ones keep aot.bench's seeded
+inputs, as recorded before. TFLM's MobileNetV2 224 is left out (80 s a compile, ~600 M cycles under qemu a point:
+its RAM points are bench/ram_budget.py's).
 
 --record adds the rows to bench/results/curves.json, which docs/firmware.md's table and the pictures
 docs/curves/<model>.svg are rendered from (bench/docs_tables.py --write).
@@ -22,13 +28,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 import record  # noqa: E402
+from cortex_m_mlperf_int8 import inputs_for  # noqa: E402
 
 from aot.compiler import Options, compile_file  # noqa: E402
 from aot.curve import Measurer, flash_curve, format_table, ram_curve  # noqa: E402
 from aot.progress import status  # noqa: E402
 
 BOARD = "mps2-an386"
-MODELS = ("kws_dscnn", "vww_mobilenet", "ic_resnet8", "ad_autoencoder")
+MODELS = ("kws_dscnn", "vww_mobilenet", "ic_resnet8", "ad_autoencoder", "micro_speech", "person_detect")
+TFLM = {"micro_speech": "micro_speech_quantized.tflite", "person_detect": "person_detect.tflite"}
+
+
+def model_path(name: str) -> Path:
+    """The model file of a --models name: bench/models/tflm/ for TFLM's, bench/models/keras/ for MLPerf Tiny's."""
+    if name in TFLM:
+        return ROOT / "bench" / "models" / "tflm" / TFLM[name]
+    return ROOT / "bench" / "models" / "keras" / f"{name}_int8.tflite"
 
 
 def main() -> None:
@@ -42,9 +57,9 @@ def main() -> None:
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-curves-")).resolve()
     rows = []
     for name in args.models:
-        model = ROOT / "bench" / "models" / "keras" / f"{name}_int8.tflite"
+        model = model_path(name)
         base = Options(name="m", target=BOARD, build_type="Release")
-        measurer = Measurer(BOARD, "Release", work / name)
+        measurer = Measurer(BOARD, "Release", work / name, inputs_of=inputs_for if name in TFLM else None)
         ram = ram_curve(model.name, lambda b, m=model, o=base: compile_file(m, replace(o, ram_budget=b)), measurer,
                         args.points, status)
         print(format_table(ram), flush=True)

@@ -42,8 +42,10 @@ Run = dict[str, Any]
 NAMES = {"kws_dscnn": "KWS DS-CNN", "vww_mobilenet": "VWW MobileNet", "ic_resnet8": "IC ResNet-8",
          "ad_autoencoder": "AD autoencoder", "tflm_mobilenet_v2": "MobileNetV2 224 (TFLM's file, NCHW input)",
          "mobilenet_v2_224": "MobileNetV2 224", "mobilenet_v2_224_torchpad": "MobileNetV2 224 (torch padding)",
-         "pooled": "tests' pooled model (float)", "tflm/micro_speech_quantized": "TFLM micro_speech"}
+         "pooled": "tests' pooled model (float)", "tflm/micro_speech_quantized": "TFLM micro_speech",
+         "micro_speech_quantized": "TFLM micro_speech", "person_detect": "TFLM person_detect"}
 ORDER = ("kws_dscnn", "vww_mobilenet", "ic_resnet8", "ad_autoencoder", "tflm/micro_speech_quantized",
+         "micro_speech_quantized", "person_detect",
          "tflm_mobilenet_v2", "mobilenet_v2_224", "mobilenet_v2_224_torchpad")
 TRADED = {"in_place": "in place", "overlap": "overlap", "scratch": "tiles", "bands": "bands"}
 

@@ -315,6 +315,18 @@ def fc_pairs_pay(graph: Graph) -> bool:
     return 2 * fc >= sum(work(n, graph) for n in graph.nodes)
 
 
+def windowed_convs_lead(graph: Graph) -> bool:
+    """Whether the convs of a window above 1 x 1 (not depthwise) take at least half the model's work: their DSP
+    path's C (tfl_conv_s8_dsp, tfl_dsp_patch) measured slower at -O2 than at -Os on the M4, so the --flash-budget
+    level O2 is no faster than the smaller Os there (IC ResNet-8 17.02 M against 17.00 M est. cycles, 0.15 %; issue
+    67, monotone budgets) and aot/flash.py leaves it out. Where other layers lead, O2 measured faster than Os or
+    within 0.03 % (KWS DS-CNN 0.1 %, the autoencoder 1.4 %, TFLM micro_speech 0.9 % faster; VWW MobileNet and TFLM
+    person_detect 0.01 % and 0.03 % slower)."""
+    windowed = sum(work(n, graph) for n in graph.nodes if n.op in ("TflConv2D", "TflConv2DAdd")
+                   and tuple(n.attrs.get("kernel", ())) != (1, 1))
+    return 2 * windowed >= sum(work(n, graph) for n in graph.nodes)
+
+
 def mult4_layers(graph: Graph) -> bool:
     """Whether a depthwise layer has a depth multiplier of 4, 8, ...: the portable kernels then compile the plain
     loop's path for them (AOTC_TFL_DW_LOOP_MULT4: 4 output channels of one input value a tap; TFLM micro_speech 6.7x ->

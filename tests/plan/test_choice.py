@@ -75,6 +75,37 @@ def test_the_estimate_counts_a_smaller_tile_and_an_overlapped_depthwise_as_work(
     assert tflite_cost.overlap_costs(dw, g) and not tflite_cost.overlap_costs(conv, g)
 
 
+def test_a_fused_adds_conv_pays_its_tables_each_call():
+    """CONV_2D with its residual ADD fused (aotc_tfl_conv_add_s8) builds the ADD's tables each call on the DSP path
+    (27,118 est. cycles a call on the M4): its calls in row bands are estimated at that each, a plain conv's not."""
+    from aot.ir import Graph, Node, Tensor
+    from aot.kernels.base import KernelChoice
+    from aot.kernels.tflite_int8 import M_PROFILE
+
+    t = {"x": Tensor("x", (1, 8, 8, 16), "int8"), "y": Tensor("y", (1, 8, 8, 16), "int8")}
+    add = Node("TflConv2DAdd", "a", ["x", "w", "b", "r"], ["y"], {"kernel": (3, 3)})
+    conv = Node("TflConv2D", "c", ["x", "w", "b"], ["y"], {"kernel": (3, 3)})
+    g = Graph("g", [add, conv], t, ["x"], ["y"])
+    for node, calls in ((add, 4.0), (conv, 0.0)):
+        four: dict[str, float] = {}
+        for _ in range(4):  # a band of 2 output rows a call
+            tflite_cost._layer_features(node, g, KernelChoice("k", 100, detail=16, facts=M_PROFILE), four,
+                                        rows=(4, 2))
+        assert four.get("conv_add_call", 0.0) == calls, node.op
+    assert tflite_cost.COST["conv_add_call"] > 20_000
+
+
+@pytest.mark.full
+def test_resnet8s_fused_add_is_not_banded_a_row_a_call():
+    """Issue 67: IC ResNet-8 at --ram-budget 31795 took CONV_2D_1..CONV_2D_2 (the second with the residual ADD fused)
+    in 32 bands of a row, 18,376,621 est. cycles on the M4 against 17,919,388 at the tighter 30630 (11 bands of 3
+    rows): its ADD's tables, built each call, were not in the estimate. Now at least 3 rows a band (6 at aotc
+    69a503d: 17,678,232). The planted bug: conv_add_call 0."""
+    b = compile_file(RESNET8, Options(name="m", target="mps2-an386", ram_budget=31795))
+    runs = b.metadata["memory"]["ram_budget"]["traded"]["bands"]["runs"]
+    assert all(r["rows"] >= 3 for r in runs if "CONV_2D_2" in r["layers"]), runs
+
+
 def test_the_ring_depthwise_pays_for_bands_not_for_an_overlap():
     """A 3 x 3 SAME depthwise layer at stride 1 runs by its ring of input rows (tflite_int8_depthwise.c), which
     copies each row out of x first: overlapped, its estimate is as without (VWW's DEPTHWISE_CONV_2D_1 ran the same
