@@ -200,42 +200,38 @@ static inline void aotc_swish_avx512(const float *x, float *y, size_t n, float a
 #endif
 
 /* SiLU / Swish on AVX2 with FMA and no AVX-512 (--host-isa generic built for x86-64-v3), 8 floats at a time:
- * the operations of aotc_swish16's first form without its masks and VSCALEFPS (2^n from the exponent bits,
- * as aotc_exp_reduce builds it; the selects by VBLENDVPS and an AND) and 1 / (1 + e) from VRCPPS and one
- * Newton step instead of the VDIVPS that gcc makes of the plain loop. The plain loop took 0.57 ns a float at -march=x86-64-v3 on this
- * core, its data in L1 (compute-bound: EfficientNet-B0's SiLUs 20 % of its time at --isa avx2, issue 64).
- * Within 5 ulp of v sigmoid(alpha v) in double, as the AVX-512 loop (tests/kernels_c/test_fast_math.py). */
+ * aotc_swish16's division form without VSCALEFPS (2^k from the exponent bits). Why (issue 64): the plain loop
+ * took 0.57 ns a float at -march=x86-64-v3 on this core, its data in L1, and EfficientNet-B0's SiLUs were 20 % of
+ * its time at --isa avx2; the first AVX2 loop (e^-|a|, the sigmoid's halves selected by VBLENDVPS, VRCPPS and a
+ * Newton step) was 26 vector instructions, this one is 17. Within 5 ulp of v sigmoid(alpha v) in double, as the
+ * AVX-512 loop (tests/kernels_c/test_fast_math.py). */
 #if !AOTC_SWISH_X86 && defined(__AVX2__) && defined(__FMA__) && !defined(AOTC_NO_X86_SWISH)
 #define AOTC_SWISH_AVX2 1
 #include <immintrin.h>
 #include <stddef.h>
 
-/* 8 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`); e = e^-|a| = 2^k p(r) with -|a| clamped
- * to -87.3 (NaN too: VMAXPS returns its second operand), so k in [-126, 0] and 2^k is a normal float. */
+/* 8 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`), as aotc_swish16 computes it, bit for bit:
+ * t = a clamped to [-89.5, 86] (NaN to -89.5), k = round(-t log2 e) in [-124, 129] by adding 1.5 2^23 + 126,
+ * whose low bits are then k + 126 and, shifted into the exponent, 2^(k-1) (+inf for k = 129); e = 2p 2^(k-1)
+ * with the coefficients doubled, rounded once as VSCALEFPS rounds p 2^k, inf where it gives inf (a < -88.7,
+ * so -0 from v / (1 + e), NaN from -inf and from NaN). The clamps differ from aotc_swish16's only where
+ * 1 + e is 1 (t > 86) or e is inf (t < -89.5) either way. */
 static inline __m256 aotc_swish8(__m256 v, __m256 alpha, int scaled) {
-    const __m256 log2e = _mm256_set1_ps(1.44269504088896341f), ln2_hi = _mm256_set1_ps(0.693145751953125f);
-    const __m256 ln2_lo = _mm256_set1_ps(1.42860682030941723e-6f), one = _mm256_set1_ps(1.0f);
-    const __m256 floor_a = _mm256_set1_ps(-87.3f);
+    const __m256 nlog2e = _mm256_set1_ps(-1.44269504088896341f), ln2_hi = _mm256_set1_ps(0.693145751953125f);
+    const __m256 ln2_lo = _mm256_set1_ps(1.42860682030941723e-6f), shifter = _mm256_set1_ps(12583038.0f);
     const __m256 a = scaled ? _mm256_mul_ps(v, alpha) : v;
-    const __m256 na = _mm256_max_ps(_mm256_or_ps(a, _mm256_set1_ps(-0.0f)), floor_a); /* -|a| */
-    const __m256 k = _mm256_round_ps(_mm256_mul_ps(na, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 r = _mm256_fnmadd_ps(k, ln2_lo, _mm256_fnmadd_ps(k, ln2_hi, na));
-    const __m256 scale = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23)); /* 2^k */
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 720.0f), r, _mm256_set1_ps(1.0f / 120.0f));
-    __m256 e, d, q, s;
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, one);
-    p = _mm256_fmadd_ps(p, r, one);
-    e = _mm256_mul_ps(p, scale); /* e^-|a| */
-    d = _mm256_add_ps(one, e);
-    q = _mm256_rcp_ps(d);
-    q = _mm256_fmadd_ps(_mm256_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
-    s = _mm256_blendv_ps(q, _mm256_mul_ps(e, q), _mm256_cmp_ps(a, _mm256_setzero_ps(), _CMP_LT_OQ));
-    /* s = 0 where a < -87.3 (not where a is NaN), as in aotc_swish16's first form */
-    return _mm256_mul_ps(v, _mm256_and_ps(_mm256_cmp_ps(a, floor_a, _CMP_NLT_UQ), s));
+    const __m256 t = _mm256_min_ps(_mm256_max_ps(a, _mm256_set1_ps(-89.5f)), _mm256_set1_ps(86.0f));
+    const __m256 f = _mm256_add_ps(_mm256_mul_ps(t, nlog2e), shifter); /* 1.5 2^23 + 126 + k */
+    const __m256 k = _mm256_sub_ps(f, shifter);
+    const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(f), 23)); /* 2^(k-1) */
+    const __m256 u = _mm256_fmadd_ps(k, ln2_lo, _mm256_fmadd_ps(k, ln2_hi, t)); /* -r */
+    const __m256 u2 = _mm256_mul_ps(u, u);
+    /* 2 p(r) = (c0 + c1 r) + r^2 (c2 + c3 r) + r^4 (c4 + c5 r) in u = -r, the c twice aotc_swish16's */
+    const __m256 p01 = _mm256_fmadd_ps(u, _mm256_set1_ps(-1.9999994039535522f), _mm256_set1_ps(2.0000002384185791f));
+    const __m256 p23 = _mm256_fmadd_ps(u, _mm256_set1_ps(-0.3333514928817749f), _mm256_set1_ps(0.99997788667678833f));
+    const __m256 p45 = _mm256_fmadd_ps(u, _mm256_set1_ps(-0.016595309600234032f), _mm256_set1_ps(0.08383076637983322f));
+    const __m256 p2 = _mm256_fmadd_ps(u2, _mm256_fmadd_ps(u2, p45, p23), p01);
+    return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), _mm256_mul_ps(p2, scale)));
 }
 
 /* Whole vectors, then the tail by VMASKMOVPS (which neither reads nor writes the lanes it leaves out). */

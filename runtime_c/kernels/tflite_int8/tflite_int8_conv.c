@@ -2100,10 +2100,8 @@ static int tfl_conv_s8_pmve8(const aotc_tfl_conv_params *p, const int8_t *x, con
                         v = vaddq_s32(vld1q_s32(a4), base);
                     } else {
                         int32_t ky0 = 0, ky1 = kh, kx0 = 0, kx1 = kw;
-                        while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
-                        while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= ih) --ky1;
-                        while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
-                        while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= iw) --kx1;
+                        tfl_taps_inside(iy0, dh, ih, &ky0, &ky1);
+                        tfl_taps_inside(ix0, dw, iw, &kx0, &kx1);
                         /* runs of `seg` bytes, `segs` a kernel row (the window's row one run at column dilation 1) */
                         const int32_t seg = dw == 1 ? (kx1 - kx0) * c : c, segs = dw == 1 ? 1 : kx1 - kx0;
                         const int32_t clipped = ky0 != 0 || ky1 != kh || kx0 != 0 || kx1 != kw;
@@ -2208,10 +2206,8 @@ static inline __attribute__((always_inline)) void tfl_conv_s8_portable(const aot
             for (int32_t ox = 0; ox < p->ow; ++ox) {
                 const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
                 int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
-                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
-                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
+                tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                 /* runs of `seg` bytes, `segs` a kernel row, `xs` bytes apart in x (c apart in w) */
                 const int32_t seg = p->dw == 1 ? (kx1 - kx0) * c : c, segs = p->dw == 1 ? 1 : kx1 - kx0;
                 const int32_t xs = p->dw * c;
@@ -2339,10 +2335,8 @@ static TFL_CONV_S8_INLINE void tfl_conv_s8(const aotc_tfl_conv_params *p, const 
             for (int32_t ox = 0; ox < p->ow; ++ox) {
                 const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
                 int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
-                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
-                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
+                tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                 /* runs of `seg` bytes, `segs` a kernel row, `xs` bytes apart in x (c apart in w) */
                 const int32_t seg = p->dw == 1 ? (kx1 - kx0) * c : c, segs = p->dw == 1 ? 1 : kx1 - kx0;
                 const int32_t xs = p->dw * c;

@@ -2878,15 +2878,13 @@ __attribute__((noinline)) static int tfl_depthwise_s8_mvec(const aotc_tfl_conv_p
             for (int32_t oy = 0; oy < oh; ++oy) {
                 const int32_t iy0 = oy * sh - pt;
                 int32_t ky0 = 0, ky1 = kh;
-                while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= h) --ky1;
+                tfl_taps_inside(iy0, dh, h, &ky0, &ky1);
                 /* the row's first window row in x (column 0, channel o) */
                 const int8_t *const xy = x + ((ptrdiff_t)b * h + iy0 + ky0 * dh) * wd * c + o;
                 for (int32_t ox = 0; ox < ow; ++ox, yp += c) {
                     const int32_t ix0 = ox * sw - pl;
                     int32_t kx0 = 0, kx1 = kw;
-                    while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
-                    while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= wd) --kx1;
+                    tfl_taps_inside(ix0, dw, wd, &kx0, &kx1);
                     const int8_t *xr = xy + (ptrdiff_t)(ix0 + kx0 * dw) * c;
                     const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * c + o;
                     int32x4_t ae = vld1q_s32(t[0][0]), ao = vld1q_s32(t[0][1]);
@@ -2937,15 +2935,13 @@ __attribute__((noinline)) static void tfl_depthwise_s8_mves(const aotc_tfl_conv_
             for (int32_t oy = r[2]; oy < r[3]; ++oy) {
                 const int32_t iy0 = oy * sh - pt;
                 int32_t ky0 = 0, ky1 = kh;
-                while (ky0 < ky1 && iy0 + ky0 * dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= h) --ky1;
+                tfl_taps_inside(iy0, dh, h, &ky0, &ky1);
                 const int8_t *const xy = x + ((ptrdiff_t)b * h + iy0 + ky0 * dh) * wd * c; /* (column 0, channel 0) */
                 int8_t *yp = y + (((ptrdiff_t)b * oh + oy) * ow + r[4]) * oc + o;
                 for (int32_t ox = r[4]; ox < r[5]; ++ox, yp += oc) {
                     const int32_t ix0 = ox * sw - pl;
                     int32_t kx0 = 0, kx1 = kw;
-                    while (kx0 < kx1 && ix0 + kx0 * dw < 0) ++kx0;
-                    while (kx1 > kx0 && ix0 + (kx1 - 1) * dw >= wd) --kx1;
+                    tfl_taps_inside(ix0, dw, wd, &kx0, &kx1);
                     const int8_t *xr = xy + (ptrdiff_t)(ix0 + kx0 * dw) * c;
                     const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
                     int32x4_t acc = vld1q_s32(t[1]);
@@ -3440,13 +3436,11 @@ static inline __attribute__((always_inline)) void tfl_depthwise_s8_plain(const a
                 for (int32_t oy = 0; oy < p->oh; ++oy) {
                     const int32_t iy0 = oy * p->sh - p->pad_top;
                     int32_t ky0 = 0, ky1 = p->kh;
-                    while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-                    while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                    tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
                     for (int32_t ox = 0; ox < p->ow; ++ox) {
                         const int32_t ix0 = ox * p->sw - p->pad_left;
                         int32_t kx0 = 0, kx1 = kw;
-                        while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                        while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                        tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                         const int8_t *xr = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c + o;
                         const int8_t *wr = w + ((ptrdiff_t)ky0 * kw + kx0) * oc + o;
                         int32_t a0 = bs[0], a1 = bs[1], a2 = bs[2], a3 = bs[3];
@@ -3472,10 +3466,8 @@ static inline __attribute__((always_inline)) void tfl_depthwise_s8_plain(const a
             for (int32_t ox = 0; ox < p->ow; ++ox) {
                 const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
                 int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
-                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
-                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
+                tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                 int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc;
                 /* the window's first tap in x (channel 0) and in w, and the steps from a window row to the next */
                 const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
@@ -3618,10 +3610,8 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
             for (int32_t ox = 0; ox < p->ow; ++ox) {
                 const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
                 int32_t ky0 = 0, ky1 = p->kh, kx0 = 0, kx1 = kw;
-                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
-                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
+                tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                 int8_t *const yp = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc;
                 for (int32_t o = 0; o < oc; ++o) {
                     int32_t acc = 0;

@@ -99,6 +99,16 @@ TFL_UNUSED static int64_t requant_full64(int64_t acc, int32_t mult, int32_t shif
     return (acc * mult + ((int64_t)1 << (total - 1))) >> total;
 }
 
+/* A window's clip along one axis: narrows the taps [*k0, *k1) to those whose input index i0 + k d lies in [0, n)
+ * (d > 0; the range may come out empty), so that the loops over the taps test no edges. */
+static inline __attribute__((always_inline)) void tfl_taps_inside(int32_t i0, int32_t d, int32_t n, int32_t *k0,
+                                                                  int32_t *k1) {
+    int32_t a = *k0, b = *k1;
+    while (a < b && i0 + a * d < 0) ++a;
+    while (b > a && i0 + (b - 1) * d >= n) --b;
+    *k0 = a, *k1 = b;
+}
+
 /* ADD / SUB of two elements: aotc_tfl_add_s8's plain loop, and a conv's fused residual ADD */
 TFL_UNUSED static int32_t add_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
     int32_t a = requant_double((x1 - p->x1_zero) * (1 << 20), p->m1, p->s1);

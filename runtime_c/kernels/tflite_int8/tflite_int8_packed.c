@@ -1659,8 +1659,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
         for (oy = 0; oy < p->oh; ++oy) {
             const int32_t iy0 = oy * p->sh - p->pad_top;
             int32_t ky0 = 0, ky1 = p->kh; /* the kernel rows inside x: ky0 .. ky1 - 1 */
-            while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-            while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+            tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
             if (m == 16 && ky1 - ky0 == p->kh) { /* the row's positions whose windows are inside x: ox_lo .. ox_hi - 1 */
                 const int32_t last = p->w - 1 + p->pad_left - (p->kw - 1) * p->dw; /* ox sw at most this */
                 ox_lo = (p->pad_left + p->sw - 1) / p->sw;
@@ -1682,8 +1681,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                     --ox;
                     continue;
                 }
-                while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                 if (m == 16 && ky1 - ky0 == p->kh && kx1 - kx0 == p->kw) { /* the window inside x */
                     if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1); /* 3 x 3 */
                     else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
@@ -1754,14 +1752,12 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
                 const int32_t iy0 = oy * p->sh - p->pad_top;
                 /* the kernel rows inside x: ky0 .. ky1 - 1 */
                 int32_t ky0 = 0, ky1 = p->kh;
-                while (ky0 < ky1 && iy0 + ky0 * p->dh < 0) ++ky0;
-                while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dh >= p->h) --ky1;
+                tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
                 for (ox = 0; ox < p->ow; ++ox) {
                     const int32_t ix0 = ox * p->sw - p->pad_left;
                     int32_t kx0 = 0, kx1 = p->kw, ky, kx;
                     __m256i acc = bias8;
-                    while (kx0 < kx1 && ix0 + kx0 * p->dw < 0) ++kx0;
-                    while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dw >= p->w) --kx1;
+                    tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
                     if (ky1 - ky0 < p->kh || kx1 - kx0 < p->kw) { /* x_zero times the weights of taps outside x */
                         __m256i in = _mm256_setzero_si256();
                         for (ky = ky0; ky < ky1; ++ky)
