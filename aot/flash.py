@@ -213,6 +213,8 @@ class FlashLevel:
     mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
     # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's; 4 as 3, the conv 4
     # channels over every position by 8-bit dot products (PORTABLE_MVE_S8)
+    rq_conv_only: bool = False  # with mve_loops 3: the conv's outputs alone requantised by vectors (PORTABLE_MVE_RQ_DW,
+    # _RQ_ADD left out: the depthwise's and the fused ADD's in C)
 
 
 LEVELS = (
@@ -358,6 +360,12 @@ HELIUM_LEVELS = (
                "1.42x the est. cycles of mve-dw on the M55 for 4.2 KB less (KWS DS-CNN; VWW MobileNet 1.47x), IC "
                "ResNet-8 2.59x mve-conv-compact's for 4.0 KB less (aotc curve --target mps3-an547, docs/firmware.md)",
                mve_loops=3),
+    FlashLevel("portable-mve-rqconv", "-Os", True, "the portable kernels with Helium's dot products (as portable-mve), "
+               "the conv's outputs alone requantised 4 channels a vector: the depthwise layers' and the fused ADD's "
+               "one by one in C",
+               "1.30x the est. cycles of portable-mve on the M55 for 116 B less (KWS DS-CNN; VWW MobileNet 1.30x, IC "
+               "ResNet-8 1.40x for 28 B less), then portable-mve-dots 1.18x, 1.26x and 1.19x its (1.54x, 1.64x and "
+               "1.68x from portable-mve before; docs/firmware.md)", mve_loops=3, rq_conv_only=True),
     FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products "
                "by a few Helium instructions (as portable-mve), their outputs requantised one by one in C",
                "1.47x the est. cycles of portable-mve on the M55 for 296 B less (KWS DS-CNN; VWW MobileNet 1.58x, IC "

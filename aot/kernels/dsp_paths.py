@@ -59,6 +59,10 @@ PORTABLE_MVE = "AOTC_TFL_PORTABLE_MVE"
 # depthwise loop's by Helium (left out at "portable-mve-conv": the conv's alone)
 PORTABLE_MVE_RQ = "AOTC_TFL_PORTABLE_MVE_RQ"
 PORTABLE_MVE_DW = "AOTC_TFL_PORTABLE_MVE_DW"
+# the depthwise loop's requantisation by vectors and the conv's fused ADD's (left out at "portable-mve-rqconv": the
+# conv's outputs alone requantised 4 channels a vector)
+PORTABLE_MVE_RQ_DW = "AOTC_TFL_PORTABLE_MVE_RQ_DW"
+PORTABLE_MVE_RQ_ADD = "AOTC_TFL_PORTABLE_MVE_RQ_ADD"
 # and the conv 4 output channels at a time over every position, its dot products of x's bytes as they are, x's zero
 # point taken off by the weights' sums (the "portable-mve-s8" level; left out at the portable-mve levels after it)
 PORTABLE_MVE_S8 = "AOTC_TFL_PORTABLE_MVE_S8"
@@ -77,10 +81,10 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
                                      MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], PORTABLE_MVE,
-                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8),
+                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
-                                          PORTABLE_MVE_DW),
+                                          PORTABLE_MVE_DW, PORTABLE_MVE_RQ_DW),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-dsp"]),
               "tflite_int8_pool.c": (MVE_FAMILIES["pool-dsp"],)}
 
@@ -326,3 +330,13 @@ def mult4_layers(graph: Graph) -> bool:
             if cout != cin and cout // cin % 4 == 0:
                 return True
     return False
+
+
+def rq_conv_only_paths(graph: Graph, fused: bool) -> tuple[str, ...]:
+    """What the M55's portable-mve-rqconv level leaves out (aot/flash.py): the depthwise loop's requantisation by
+    vectors where a depthwise layer of multiplier 1 takes it, the fused ADD's by vectors where the model fuses one
+    (`fused`); elsewhere nothing, so that the level builds portable-mve's library (TFLM micro_speech) and is measured
+    once."""
+    dw1 = any(n.op == "TflDepthwiseConv2D"
+              and graph.tensors[n.inputs[0]].shape[-1] == graph.tensors[n.outputs[0]].shape[-1] for n in graph.nodes)
+    return (*([PORTABLE_MVE_RQ_DW] if dw1 else []), *([PORTABLE_MVE_RQ_ADD] if fused else []))

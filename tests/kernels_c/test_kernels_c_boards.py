@@ -485,6 +485,17 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
                              "aotc_tfl_depthwise_s8",
                              lambda e: "vmul.i32" in (c := _code_of(e, "aotc_tfl_depthwise_s8"))
                              and "vqrdmulh" not in c),
+    # the conv's outputs alone requantised by vectors ("portable-mve-rqconv": PORTABLE_MVE_RQ_ADD and _RQ_DW 0): the
+    # conv's VQRDMULH lanes, its fused ADD by tfl_residual_run (one VQRDMULH requantisation where portable-mve has four)
+    "portable-mve-rqconv-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0",
+                                  "-DAOTC_TFL_PORTABLE_MVE_RQ_ADD=0"], "aotc_tfl_conv",
+                                 lambda e: "dlstp" in (c := "".join(_code_of(e, f) for f in (
+                                     "tfl_conv_s8", "aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", "tfl_pmve_rq")))
+                                 and 0 < c.count("vqrdmulh") < 4),
+    "portable-mve-rqconv-dw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0",
+                                "-DAOTC_TFL_PORTABLE_MVE_RQ_DW=0"], "aotc_tfl_depthwise_s8",
+                               lambda e: "vmul.i32" in (c := _code_of(e, "aotc_tfl_depthwise_s8"))
+                               and "vqrdmulh" not in c),
     # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
     "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
                lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),

@@ -715,6 +715,15 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_MVE_DW
 #define AOTC_TFL_PORTABLE_MVE_DW 1
 #endif
+/* PORTABLE_MVE_RQ_DW, _RQ_ADD (with PORTABLE_MVE_RQ): the depthwise loop's outputs requantised 4 channels a vector, and
+ * the conv's fused ADD by vectors (tfl_pmve_residual4); 0 both: the conv's outputs alone by vectors, the depthwise's
+ * one by one in C and the fused ADD by tfl_residual_run (the "portable-mve-rqconv" level) */
+#ifndef AOTC_TFL_PORTABLE_MVE_RQ_DW
+#define AOTC_TFL_PORTABLE_MVE_RQ_DW 1
+#endif
+#ifndef AOTC_TFL_PORTABLE_MVE_RQ_ADD
+#define AOTC_TFL_PORTABLE_MVE_RQ_ADD 1
+#endif
 /* PORTABLE_MVE_S8 (with PORTABLE_MVE_RQ): the conv 4 output channels at a time over every position, its dot products of
  * x's bytes as they are (VMLADAVA.S8, 16 bytes a turn), x's zero point taken off by the weights' sums (the
  * "portable-mve-s8" level, tfl_conv_s8_pmve8); 0: the portable loop's widened dot products (tfl_pmve_dot4) */
