@@ -337,6 +337,13 @@ HELIUM_LEVELS = (
                "its (portable-mve 1.76x and 1.60x before it; each level compiled alone, Release, mps3-an547; "
                "docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact")),
+    FlashLevel("mve-conv-single8", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
+               "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8), 4 channels still requantised as one "
+               "vector",
+               "1.39x the est. cycles of mve-conv-compact on the M55 for 32 B less (IC ResNet-8, no depthwise layer), "
+               "then portable-mve-s8 1.19x its (1.64x from mve-conv-compact before); KWS DS-CNN 1.13x mve-dw-small's "
+               "for 16 B less, then mve-conv-single 1.16x (docs/firmware.md)",
+               **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad")),
     FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
                "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
                "bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' sums",
@@ -353,7 +360,7 @@ HELIUM_LEVELS = (
                "1.60x and 1.62x from mve-dw-small before); IC ResNet-8 1.24x portable-mve-s8's (tried first) for 1.4 "
                "KB less, then portable-mve 1.27x (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True,
-               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
+               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "conv-dot8", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

@@ -595,6 +595,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_MVE_CONV_QUAD
 #define AOTC_TFL_MVE_CONV_QUAD 1
 #endif
+/* MVE_CONV_DOT8 (with MVE_CONV_QUAD 0): each channel's dot product 16 bytes a turn in 8-bit lanes (tfl_mve_dot1_8, the
+ * "mve-conv-single8" level); 0: widened to 16 bits, 8 bytes a turn (tfl_mve_dot1, "mve-conv-single"), the same code */
+#ifndef AOTC_TFL_MVE_CONV_DOT8
+#define AOTC_TFL_MVE_CONV_DOT8 1
+#endif
 /* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
  * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */
 #ifndef AOTC_TFL_DW_MVE_WITH_DSP
