@@ -294,8 +294,8 @@ HELIUM_LEVELS = (
                "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8), 4 channels still requantised as one "
                "vector",
                "1.39x the est. cycles of mve-conv-compact on the M55 for 32 B less (IC ResNet-8, no depthwise layer), "
-               "then portable-mve-s8 1.19x its (1.64x from mve-conv-compact before); KWS DS-CNN 1.13x mve-dw-small's "
-               "for 16 B less, then mve-conv-single 1.16x (docs/firmware.md)",
+               "then portable-mve-s8 1.18x its (1.64x from mve-conv-compact before); KWS DS-CNN 1.13x mve-dw-small's "
+               "for 16 B less, then mve-conv-single 1.16x (VWW MobileNet 1.15x, 1.13x; docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad")),
     FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
                "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
@@ -324,7 +324,7 @@ HELIUM_LEVELS = (
                "the conv's outputs alone requantised 4 channels a vector: the depthwise layers' and the fused ADD's "
                "one by one in C",
                "1.30x the est. cycles of portable-mve on the M55 for 116 B less (KWS DS-CNN; VWW MobileNet 1.30x, IC "
-               "ResNet-8 1.40x for 28 B less), then portable-mve-dots 1.18x, 1.26x and 1.19x its (1.54x, 1.64x and "
+               "ResNet-8 1.41x for 28 B less), then portable-mve-dots 1.18x, 1.26x and 1.19x its (1.54x, 1.64x and "
                "1.68x from portable-mve before; docs/firmware.md)", mve_loops=3, rq_conv_only=True),
     FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products "
                "by a few Helium instructions (as portable-mve), their outputs requantised one by one in C",
