@@ -532,6 +532,33 @@ def test_mve_conv_single_leaves_the_quad_dot_products_out_where_a_conv_is(monkey
     assert left(ae, "mve-conv-single") == left(ae, "mve-dw-small")
 
 
+def test_portable_mve_rqconv_leaves_out_what_the_model_has(monkeypatch):
+    """Issue 67: the M55's "portable-mve-rqconv" level sets AOTC_TFL_PORTABLE_MVE_RQ_DW 0 where a depthwise layer of
+    multiplier 1 is (KWS DS-CNN) and AOTC_TFL_PORTABLE_MVE_RQ_ADD 0 where the model fuses an ADD into a conv (IC
+    ResNet-8), nothing else over portable-mve's configuration; where it has neither (TFLM micro_speech: a depthwise
+    layer of multiplier 8, no fused ADD) its bundle is portable-mve's, so fit measures it once. (No build.)"""
+    from aot import flash
+
+    monkeypatch.setattr(flash, "measure", lambda b, t, bt: flash.FlashMeasure(1, 1, 0))
+    every = {lv.name: lv for lv in flash.HELIUM_LEVELS}
+
+    def bundle(model: Path, name: str) -> dict[str, object]:
+        monkeypatch.setattr(flash, "LEVELS", (every[name],))
+        b = compile_file(model, Options(name="m", target="mps3-an547", flash_budget=10**9, build_type="Release"))
+        return {k: v for k, v in b.files.items() if k != "metadata.json"} | {  # (CMakeLists.txt names the level)
+            "CMakeLists.txt": re.sub(r"^# --flash-budget, level .*$", "", b.files["CMakeLists.txt"], flags=re.M)}
+
+    def left(files: dict[str, object]) -> set[str]:
+        return set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", files["runtime/aotc_symbols.h"], re.M))
+
+    rq_dw, rq_add = "AOTC_TFL_PORTABLE_MVE_RQ_DW", "AOTC_TFL_PORTABLE_MVE_RQ_ADD"
+    assert left(bundle(KWS, "portable-mve-rqconv")) - left(bundle(KWS, "portable-mve")) == {rq_dw}
+    assert left(bundle(IC, "portable-mve-rqconv")) - left(bundle(IC, "portable-mve")) == {rq_add}
+    micro = HERE.parent / "bench" / "models" / "tflm" / "micro_speech_quantized.tflite"
+    assert bundle(micro, "portable-mve-rqconv") == bundle(micro, "portable-mve")
+    assert not any({rq_dw, rq_add} & left(bundle(KWS, n)) for n in every if n != "portable-mve-rqconv")
+
+
 @pytest.mark.full
 def test_heliums_levels_on_the_m55(tmp_path, monkeypatch):
     """Issue 67 on the M55 (mps3-an547): KWS DS-CNN at the levels between Helium's kernels and the portable ones, each
