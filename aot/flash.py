@@ -286,9 +286,8 @@ HELIUM_LEVELS = (
                "resort (4 channels a vector in 32-bit lanes, their input bytes gathered; no compact loop, no DSP "
                "depthwise)",
                "1.30x to 1.35x the est. cycles of mve-dw-compact on the M55 for 0.7 KB less (KWS DS-CNN 1.35x, VWW "
-               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then mve-conv-single 1.31x and 1.30x "
-               "its (portable-mve 1.76x and 1.60x before it; each level compiled alone, Release, mps3-an547; "
-               "docs/firmware.md)",
+               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then mve-conv-single8 1.13x and 1.15x "
+               "its (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact")),
     FlashLevel("mve-conv-single8", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
                "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8), 4 channels still requantised as one "
