@@ -103,10 +103,11 @@ vectorise the plain loops' int8 dot products for Helium, at -Os or -O3), before 
   32-bit lanes, their input bytes gathered), no DSP depthwise;
 - "mve-conv-single8": Helium's conv each output channel's dot product alone, 16 bytes a turn in 8-bit lanes
   (tfl_mve_dot1_8), 4 channels requantised as one vector;
+- "mve-conv-single": as mve-conv-single8, and FULLY_CONNECTED (where it does under half the model's work) and
+  AVERAGE_POOL_2D by their plain loops;
 - "portable-mve-s8": the portable kernels, the conv 4 output channels at a time over every position by 8-bit dot
-  products (tfl_conv_s8_pmve8), x's zero point taken off by the weights' sums; the rest as portable-mve;
-- "mve-conv-single": as mve-conv-single8, each dot product widened to 16 bits, 8 bytes a turn (tfl_mve_dot1), and
-  FULLY_CONNECTED (where it does under half the model's work) and AVERAGE_POOL_2D by their plain loops;
+  products (tfl_conv_s8_pmve8), x's zero point taken off by the weights' sums; the rest as portable-mve (larger and
+  slower than mve-conv-single on the four models measured, so a budget there takes mve-conv-single);
 - "portable-mve": the portable conv and depthwise loops' dot products by Helium (tfl_pmve_dot4, tfl_pmve_dw4), their
   outputs and the conv's fused ADD requantised 4 channels a vector;
 - "portable-mve-rqconv": the conv's outputs alone requantised by vectors, the depthwise's and the fused ADD's in C;
@@ -293,9 +294,19 @@ HELIUM_LEVELS = (
                "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8), 4 channels still requantised as one "
                "vector",
                "1.39x the est. cycles of mve-conv-compact on the M55 for 32 B less (IC ResNet-8, no depthwise layer), "
-               "then portable-mve-s8 1.18x its (1.64x from mve-conv-compact before); KWS DS-CNN 1.13x mve-dw-small's "
-               "for 16 B less, then mve-conv-single 1.16x (VWW MobileNet 1.15x, 1.13x; docs/firmware.md)",
+               "then mve-conv-single 1.01x its for 1.6 KB less; KWS DS-CNN 1.13x mve-dw-small's for 16 B less, then "
+               "mve-conv-single 1.02x (VWW MobileNet 1.15x, 1.00x; docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad")),
+    FlashLevel("mve-conv-single", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
+               "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8, as mve-conv-single8), 4 channels still "
+               "requantised as one vector; FULLY_CONNECTED (where it does under half the model's work) and "
+               "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
+               "1.02x to 1.03x the est. cycles of mve-conv-single8 on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN "
+               "2.66x level none's, VWW MobileNet 2.66x, TFLM micro_speech 1.79x, IC ResNet-8 1.72x), then "
+               "portable-mve 1.52x, 1.39x, 1.39x and 1.86x its (each level compiled alone, Release, mps3-an547; "
+               "docs/firmware.md)",
+               **_DSP_SMALL, compact_dw=True,
+               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
                "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
                "bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' sums",
@@ -303,16 +314,6 @@ HELIUM_LEVELS = (
                "mve-conv-compact's; VWW MobileNet 1.20x the compact DSP depthwise's; IC ResNet-8 1.64x "
                "mve-conv-compact's), then portable-mve 1.50x, 1.23x and 1.58x its (aotc curve --target mps3-an547, "
                "docs/firmware.md)", mve_loops=4),
-    FlashLevel("mve-conv-single", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
-               "product alone, 8 bytes a turn widened to 16 bits (VLDRB.S16, VMLADAVA.S16), 4 channels still "
-               "requantised as one vector; FULLY_CONNECTED (where it does under half the model's work) and "
-               "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
-               "1.29x to 1.31x the est. cycles of mve-dw-small on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN 1.31x, "
-               "VWW MobileNet 1.30x, TFLM micro_speech 1.29x), then portable-mve 1.34x, 1.23x and 1.26x its (1.76x, "
-               "1.60x and 1.62x from mve-dw-small before); IC ResNet-8 1.24x portable-mve-s8's (tried first) for 1.4 "
-               "KB less, then portable-mve 1.27x (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
-               **_DSP_SMALL, compact_dw=True,
-               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "conv-dot8", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

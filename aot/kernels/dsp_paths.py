@@ -73,7 +73,6 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
                 "conv-fast": "AOTC_TFL_MVE_CONV_FAST",  # (conv-fast: its faster loops, the general one kept)
                 "conv-quad": "AOTC_TFL_MVE_CONV_QUAD",  # (conv-quad: the general loop's 4 channels a dot product)
-                "conv-dot8": "AOTC_TFL_MVE_CONV_DOT8",  # (where conv-quad is off: each channel's in 8-bit lanes)
                 "dw-compact": "AOTC_TFL_MVE_DW_COMPACT",  # (where "dw" is off: Helium's compact depthwise loop)
                 # and the DSP extension's code of the layers that do little of the work, which the M55's last Helium
                 # level leaves out too (their plain loops then: FULLY_CONNECTED's smallest DSP path, AVERAGE_POOL_2D's)
@@ -81,7 +80,7 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], MVE_FAMILIES["conv-dot8"],
+                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"],
                                      PORTABLE_MVE,
                                      PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
@@ -224,7 +223,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
     Helium kernels not compiled ("conv-fast", "conv-quad": Helium's conv's faster loops, its 4 channels a dot
-    product; "conv-dot8": with conv-quad, its one channel's in 8-bit lanes, widened then; "fc-dsp", "pool-dsp":
+    product; "fc-dsp", "pool-dsp":
     FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain loops then); with "dw" but not
     "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by Helium's compact loop
     (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
@@ -236,7 +235,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
-        families |= ({"conv", "conv-fast", "conv-quad", "conv-dot8"} if c.kernel in _CONV
+        families |= ({"conv", "conv-fast", "conv-quad"} if c.kernel in _CONV
                      else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")

@@ -590,15 +590,10 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #define AOTC_TFL_MVE_CONV_FAST 1
 #endif
 /* MVE_CONV_QUAD: Helium's CONV_2D's general loop 4 channels a dot product (tfl_mve_dot4q); 0: each channel's dot
- * product alone, widened to 16 bits (tfl_mve_dot1), less code for about 1.8x the 1 x 1 convs' cycles (more where the
- * patches are long), the M55's "mve-conv-single" --flash-budget level (issue 67) */
+ * product alone, 16 bytes a turn in 8-bit lanes (tfl_mve_dot1_8), less code for more cycles, the M55's
+ * "mve-conv-single8" and "mve-conv-single" --flash-budget levels (issue 67) */
 #ifndef AOTC_TFL_MVE_CONV_QUAD
 #define AOTC_TFL_MVE_CONV_QUAD 1
-#endif
-/* MVE_CONV_DOT8 (with MVE_CONV_QUAD 0): each channel's dot product 16 bytes a turn in 8-bit lanes (tfl_mve_dot1_8, the
- * "mve-conv-single8" level); 0: widened to 16 bits, 8 bytes a turn (tfl_mve_dot1, "mve-conv-single"), the same code */
-#ifndef AOTC_TFL_MVE_CONV_DOT8
-#define AOTC_TFL_MVE_CONV_DOT8 1
 #endif
 /* Helium's 3 x 3 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) compiled only where the DSP paths are (1), or on its own
  * (0: the --flash-budget levels that leave the DSP depthwise paths out on the M55, aot/kernels/dsp_paths.py) */

@@ -1457,11 +1457,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             int32_t acc[4];
-#if AOTC_TFL_MVE_CONV_DOT8 /* 16 bytes a turn in 8-bit lanes ("mve-conv-single8"), else widened ("mve-conv-single") */
             for (int32_t j = 0; j < 4; ++j) acc[j] = tfl_mve_dot1_8(px, k, w + (int64_t)(o0 + j) * k);
-#else
-            for (int32_t j = 0; j < 4; ++j) acc[j] = tfl_mve_dot1(px, k, w + (int64_t)(o0 + j) * k);
-#endif
             tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), mult + o0, shift + o0, p->y_zero,
                              p->y_min, p->y_max, yp + o0);
         }
