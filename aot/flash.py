@@ -94,78 +94,32 @@ once: fit takes the first of them, but portable-fc2 where it builds portable-sma
 So the autoencoder steps Os 1.04x -> fc-compact 1.43x -> fc-small 2.05x -> portable 2.56x -> portable-fc2 3.55x ->
 portable-small 5.15x level none's est. cycles on the M4 (under 1.5x a step; Os went to portable's 3.37x before).
 
-On the M55 (Helium) the ladder skips HELIUM_SKIPPED, and Helium's kernels (CONV_2D, FULLY_CONNECTED, the 3 x 3
-depthwise), which the DSP levels above leave in, are left out family by family after conv-smallest (HELIUM_LEVELS,
-issue 67; their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES), before the portable
-kernels: "mve-fc" (FULLY_CONNECTED by the smallest DSP path), "mve-conv-compact" (Helium's conv in its general loop
-alone: about 1.7 KB less), "mve-dw-compact" (the depthwise layers of multiplier 1 by Helium's compact loop,
-tfl_depthwise_s8_mvec: 8 channels a vector in 16-bit lanes, any window, stride or dilation, each tap's x less x_zero and
-w widened by VLDRB.S16 into VMULLB / VMULLT, requantised 4 lanes a vector; AOTC_TFL_MVE_DW_COMPACT, compiled only
-where AOTC_TFL_MVE_DW is 0; the compact DSP depthwise left out but where such a layer has under 8 channels). It
-replaced "mve-dw" (the depthwise layers by the compact DSP path), which ran slower in more flash: KWS DS-CNN 2.97x level
-none's est. cycles at 39,178 B against 1.68x at 37,446 B, VWW MobileNet 2.63x at 253,702 B against 1.76x at 251,970 B
-(mve-conv-compact 1.35x and 1.39x: 1.25x and 1.26x a step, 2.2x and 1.9x before). Then "mve-dw-small" (every depthwise
-layer by Helium's loop of last resort, tfl_depthwise_s8_mves: 4 output channels a vector in 32-bit lanes, their input
-bytes gathered by VLDRB.S32 with offsets, any multiplier; in mve-dw-compact's bundle it is compiled only where
-AOTC_TFL_MVE_DW_COMPACT is 0 too, the scalar smallest loop the fallback there, and the compact DSP depthwise paths left
-out): KWS 2.27x at 36,726 B, VWW 2.29x at 251,250 B (1.35x and 1.30x a step, then portable-mve 1.78x and 1.62x).
-(The convs by the DSP paths
-instead of Helium's, AOTC_TFL_MVE_CONV 0 with the mve_conv trait, ran slower than Helium's compact conv for more flash
-on KWS DS-CNN, IC ResNet-8 and VWW, slower than portable on VWW: no level; a smallest Helium conv without patches,
-tried, ran KWS at 24.5x, slower than portable.) Then the portable kernels with Helium's dot products (gcc 12 does not
-vectorise the plain loops' int8 dot products for Helium, at -Os or -O3; the portable kernels' structure kept, the
-macros AOTC_TFL_PORTABLE_MVE* of the conv's and the depthwise's files, dsp_paths.PORTABLE_MVE, left out at the levels
-that do not take them): "portable-mve" (the plain conv loop's dot products by a DLSTP loop of VLDRB.S16 /
-VMLADAVA.S16, 8 bytes a turn with the tail predicated off, tflite_int8_internal.h tfl_pmve_dot4; the plain depthwise
-loop's 4 channels a tap in 32-bit lanes, tfl_pmve_dw4; their outputs, and the conv's fused ADD's, requantised 4
-channels a vector), "portable-mve-dots" (the dot products alone, each output requantised in C), "portable-mve-conv"
-(the conv's alone). Their bundles and the portable levels' on the M55 leave the conv's fused ADD code out where the
-model fuses none (330 B on KWS DS-CNN): portable-mve-conv is then no larger than portable there (34,544 B against
-34,552 B, the dot products in Helium smaller than in C), so fit refuses a budget the last level misses only after them.
-A level "mve-dw-plain" (mve-dw with the depthwise layers by the plain loop) ran slower than portable-mve for more
-flash on KWS DS-CNN (4.47x level none's est. cycles at 36,894 B against 4.21x at 34,976 B) and VWW (4.47x against
-3.86x): no level. Est. cycles against level none (Release, mps3-an547; each level compiled alone, outputs as level
-none's): KWS DS-CNN fc-small 1.04x -> mve-conv-compact 1.35x -> mve-dw 2.97x -> portable-mve 4.21x -> portable-mve-dots
-6.20x -> portable-mve-conv 7.23x (portable 12.26x; before these levels mve-dw-plain 4.47x -> portable 12.6x, 2.8x a
-step); VWW MobileNet mve-dw 2.63x -> 3.86x -> 6.09x -> 7.07x (portable 12.0x); IC ResNet-8 mve-conv-compact 1.23x ->
-portable-mve 3.20x -> portable-mve-dots 5.39x (portable-mve-conv's bundle: no depthwise layer) -> portable 14.8x (12x
-in one step before; its widest steps now 2.59x and 2.75x: the 3 x 3 convs' per-row calls and per-output code in the
-portable loop's structure, about twice their dot products').
-Before portable-mve, "portable-mve-s8" (AOTC_TFL_PORTABLE_MVE_S8): as portable-mve, the conv 4 output channels at a time
-over every position (tfl_conv_s8_pmve8), the group's weights' sums over the window and its requantisation's terms taken
-once, a window's dot products of x's bytes as they are (VMLADAVA.S8, 16 a turn, a window inside the image one assembly
-loop over its rows), x's zero point taken off by the weights' sums (the taps inside the image's where it is clipped);
-windows of few bytes a row (the first convs) gathered into a patch on the stack (128 B at most, x_zero outside the
-image; tfl_conv_s8_pmve8_patch). And portable-mve-conv calls requant_double where the model fuses an ADD (both entry
-points then carry the loop: 108 B less on IC ResNet-8, nothing less on KWS DS-CNN for 1.05x, so not there), which takes
-it below the portable level on IC ResNet-8 (86,562 B against 86,574 B). Est. cycles against level none: IC ResNet-8
-mve-conv-compact 1.23x -> portable-mve-s8 2.03x -> portable-mve 3.20x -> portable-mve-dots 5.36x -> portable-mve-conv
-5.66x (widest step 1.68x, 2.75x before); KWS DS-CNN mve-conv-compact 1.35x -> portable-mve-s8 2.70x (37,756 B: faster
-than mve-dw's 2.97x at 39,178 B, which a budget between them takes) -> portable-mve 4.04x (2.0x and 1.50x); VWW
-MobileNet mve-dw 2.63x -> portable-mve-s8 3.15x -> portable-mve 3.86x. Since mve-dw-compact and mve-dw-small (above)
-portable-mve-s8 takes more flash than both on KWS DS-CNN (37,756 B against 37,446 B and 36,726 B) and VWW MobileNet
-(252,252 B against 251,970 B and 251,250 B) and runs slower, so a budget there takes them, and the step after them is
-to portable-mve (KWS 4.04x, VWW 3.71x level none's: 1.78x and 1.62x, the widest of the M55's ladder on them; IC
-ResNet-8, no depthwise layer, as before).
-After portable-mve-s8, "mve-conv-single" (issue 67, 2026-11-28): mve-dw-small's kernels, Helium's conv each output
-channel's dot product alone (AOTC_TFL_MVE_CONV_QUAD 0, dsp_paths.MVE_FAMILIES "conv-quad": tfl_mve_dot1, a DLSTP loop of
-VLDRB.S16 / VMLADAVA.S16, 8 bytes a turn, against tfl_mve_dot4q's 4 channels a turn of 16 bytes; 4 channels then
-requantised as one vector, as before), 16 B less code, about 1.8x the 1 x 1 convs' est. cycles. KWS DS-CNN mve-dw-small
-2.30x -> mve-conv-single 2.97x (37,046 B) -> portable-mve 4.04x level none's (1.29x and 1.36x a step, 1.76x before);
-VWW MobileNet 2.31x -> 3.00x (251,570 B) -> 3.71x (1.30x, 1.24x; 1.60x before); TFLM micro_speech 1.53x -> 1.92x ->
-2.48x (1.26x, 1.29x; 1.62x before). It comes after portable-mve-s8 so that IC ResNet-8, whose long 3 x 3 patches it
-runs at 2.50x level none's in 91,026 B, keeps portable-mve-s8 (2.03x in 90,842 B): there mve-conv-single is larger
-than the level before it and never taken. (Each output requantised alone instead, by requant_double or by the vector
-instructions a lane, ran VWW at 3.5x to 3.9x, over 1.5x a step; the dot products alone by 8-bit lanes at 3.2x and 3.4x.)
-That saved 16 B alone, so the level also leaves out the DSP code of two kernels that do little of the work (issue 67,
-2026-11-29; dsp_paths.MVE_FAMILIES "fc-dsp", "pool-dsp"): FULLY_CONNECTED's smallest DSP path where FULLY_CONNECTED
-does under half the model's work (AOTC_TFL_FC_SMALL 0: the plain loop, one output a turn; the autoencoder keeps it) and
-AVERAGE_POOL_2D's (AOTC_TFL_POOL_DSP 0: the plain pool loop): KWS DS-CNN 37,046 -> 35,442 B at 2.97x -> 3.02x level
-none's est. cycles, so mve-dw-small 2.30x (37,062 B) -> mve-conv-single 3.02x -> portable-mve 4.04x (34,976 B): 1.31x
-and 1.34x a step with 1.6 KB and 0.5 KB between them; VWW MobileNet 251,570 -> 249,966 B (3.01x), TFLM micro_speech
-(FULLY_CONNECTED alone) 20,958 -> 20,166 B (1.98x); IC ResNet-8 91,026 -> 89,422 B (2.51x), now under portable-mve-s8
-(90,842 B, 2.03x), which it follows: 1.24x and then portable-mve 1.27x a step where portable-mve-s8 -> portable-mve was
-1.57x.
+On the M55 (Helium) the ladder skips HELIUM_SKIPPED and, after conv-smallest, takes HELIUM_LEVELS (issue 67): Helium's
+kernels left out family by family (their macros AOTC_TFL_MVE_* in the kernel configuration, dsp_paths.MVE_FAMILIES),
+then the portable kernels with Helium's dot products (AOTC_TFL_PORTABLE_MVE*, dsp_paths.PORTABLE_MVE: gcc 12 does not
+vectorise the plain loops' int8 dot products for Helium, at -Os or -O3), before the portable levels:
+- "mve-fc": FULLY_CONNECTED by the smallest DSP path;
+- "mve-conv-compact": Helium's conv in its general loop alone (a position's patch, 4 channels a dot product);
+- "mve-dw-compact": the depthwise layers of multiplier 1 by Helium's compact loop (tfl_depthwise_s8_mvec: 8 channels a
+  vector in 16-bit lanes, any window), the compact DSP depthwise only where such a layer has under 8 channels;
+- "mve-dw-small": every depthwise layer by Helium's loop of last resort (tfl_depthwise_s8_mves: 4 channels a vector in
+  32-bit lanes, their input bytes gathered), no DSP depthwise;
+- "mve-conv-single8": Helium's conv each output channel's dot product alone, 16 bytes a turn in 8-bit lanes
+  (tfl_mve_dot1_8), 4 channels requantised as one vector;
+- "mve-conv-single": as mve-conv-single8, and FULLY_CONNECTED (where it does under half the model's work) and
+  AVERAGE_POOL_2D by their plain loops;
+- "portable-mve-s8": the portable kernels, the conv 4 output channels at a time over every position by 8-bit dot
+  products (tfl_conv_s8_pmve8), x's zero point taken off by the weights' sums; the rest as portable-mve (larger and
+  slower than mve-conv-single on the four models measured, so a budget there takes mve-conv-single);
+- "portable-mve": the portable conv and depthwise loops' dot products by Helium (tfl_pmve_dot4, tfl_pmve_dw4), their
+  outputs and the conv's fused ADD requantised 4 channels a vector;
+- "portable-mve-rqconv": the conv's outputs alone requantised by vectors, the depthwise's and the fused ADD's in C;
+- "portable-mve-dots": the dot products alone by Helium; "portable-mve-conv": the conv's alone.
+Their bundles and the portable levels' on the M55 leave the conv's fused ADD code out where the model fuses none, and
+portable-mve-conv is then no larger than portable (KWS DS-CNN 34,544 B against 34,552 B), so fit refuses a budget the
+last level misses only after them. Each step of the M55's ladder is under 1.5x in est. cycles on KWS DS-CNN, VWW
+MobileNet, IC ResNet-8 and TFLM micro_speech (2026-11-29); the ratios, the levels tried and dropped and their history
+are in docs/firmware.md ("The M55's ladder").
 """
 
 from __future__ import annotations
@@ -216,6 +170,8 @@ class FlashLevel:
     mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
     # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's; 4 as 3, the conv 4
     # channels over every position by 8-bit dot products (PORTABLE_MVE_S8)
+    rq_conv_only: bool = False  # with mve_loops 3: the conv's outputs alone requantised by vectors (PORTABLE_MVE_RQ_DW,
+    # _RQ_ADD left out: the depthwise's and the fused ADD's in C)
 
 
 LEVELS = (
@@ -334,10 +290,26 @@ HELIUM_LEVELS = (
                "resort (4 channels a vector in 32-bit lanes, their input bytes gathered; no compact loop, no DSP "
                "depthwise)",
                "1.30x to 1.35x the est. cycles of mve-dw-compact on the M55 for 0.7 KB less (KWS DS-CNN 1.35x, VWW "
-               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then mve-conv-single 1.31x and 1.30x "
-               "its (portable-mve 1.76x and 1.60x before it; each level compiled alone, Release, mps3-an547; "
-               "docs/firmware.md)",
+               "MobileNet 1.30x; IC ResNet-8, no depthwise layer, its bundle), then mve-conv-single8 1.13x and 1.15x "
+               "its (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact")),
+    FlashLevel("mve-conv-single8", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
+               "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8), 4 channels still requantised as one "
+               "vector",
+               "1.39x the est. cycles of mve-conv-compact on the M55 for 32 B less (IC ResNet-8, no depthwise layer), "
+               "then mve-conv-single 1.01x its for 1.6 KB less; KWS DS-CNN 1.13x mve-dw-small's for 16 B less, then "
+               "mve-conv-single 1.02x (VWW MobileNet 1.15x, 1.00x; docs/firmware.md)",
+               **_DSP_SMALL, compact_dw=True, mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad")),
+    FlashLevel("mve-conv-single", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
+               "product alone, 16 bytes a turn in 8-bit lanes (VMLADAVA.S8, as mve-conv-single8), 4 channels still "
+               "requantised as one vector; FULLY_CONNECTED (where it does under half the model's work) and "
+               "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
+               "1.02x to 1.03x the est. cycles of mve-conv-single8 on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN "
+               "2.66x level none's, VWW MobileNet 2.66x, TFLM micro_speech 1.79x, IC ResNet-8 1.72x), then "
+               "portable-mve 1.52x, 1.39x, 1.39x and 1.86x its (each level compiled alone, Release, mps3-an547; "
+               "docs/firmware.md)",
+               **_DSP_SMALL, compact_dw=True,
+               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve-s8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
                "(as portable-mve), the conv 4 output channels at a time over every position, its dot products of x's "
                "bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' sums",
@@ -345,22 +317,18 @@ HELIUM_LEVELS = (
                "mve-conv-compact's; VWW MobileNet 1.20x the compact DSP depthwise's; IC ResNet-8 1.64x "
                "mve-conv-compact's), then portable-mve 1.50x, 1.23x and 1.58x its (aotc curve --target mps3-an547, "
                "docs/firmware.md)", mve_loops=4),
-    FlashLevel("mve-conv-single", "-Os", False, "as mve-dw-small, and Helium's CONV_2D each output channel's dot "
-               "product alone, 8 bytes a turn widened to 16 bits (VLDRB.S16, VMLADAVA.S16), 4 channels still "
-               "requantised as one vector; FULLY_CONNECTED (where it does under half the model's work) and "
-               "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
-               "1.29x to 1.31x the est. cycles of mve-dw-small on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN 1.31x, "
-               "VWW MobileNet 1.30x, TFLM micro_speech 1.29x), then portable-mve 1.34x, 1.23x and 1.26x its (1.76x, "
-               "1.60x and 1.62x from mve-dw-small before); IC ResNet-8 1.24x portable-mve-s8's (tried first) for 1.4 "
-               "KB less, then portable-mve 1.27x (each level compiled alone, Release, mps3-an547; docs/firmware.md)",
-               **_DSP_SMALL, compact_dw=True,
-               mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",
                "1.42x the est. cycles of mve-dw on the M55 for 4.2 KB less (KWS DS-CNN; VWW MobileNet 1.47x), IC "
                "ResNet-8 2.59x mve-conv-compact's for 4.0 KB less (aotc curve --target mps3-an547, docs/firmware.md)",
                mve_loops=3),
+    FlashLevel("portable-mve-rqconv", "-Os", True, "the portable kernels with Helium's dot products (as portable-mve), "
+               "the conv's outputs alone requantised 4 channels a vector: the depthwise layers' and the fused ADD's "
+               "one by one in C",
+               "1.30x the est. cycles of portable-mve on the M55 for 116 B less (KWS DS-CNN; VWW MobileNet 1.30x, IC "
+               "ResNet-8 1.41x for 28 B less), then portable-mve-dots 1.18x, 1.26x and 1.19x its (1.54x, 1.64x and "
+               "1.68x from portable-mve before; docs/firmware.md)", mve_loops=3, rq_conv_only=True),
     FlashLevel("portable-mve-dots", "-Os", True, "the portable kernels, their conv and depthwise loops' dot products "
                "by a few Helium instructions (as portable-mve), their outputs requantised one by one in C",
                "1.47x the est. cycles of portable-mve on the M55 for 296 B less (KWS DS-CNN; VWW MobileNet 1.58x, IC "

@@ -274,7 +274,7 @@ LEVEL_ORDER = ("none", "cold-Os", "O2", "Os", "fc-compact", "general", "dw-compa
 
 def flash_budget(data: dict[str, Any]) -> str:
     """Each --flash-budget level's flash and cost, what each level's family is worth, and the widest step."""
-    pairs = [(run, r) for run, r in rows_of(data) if r["model"].endswith(".tflite")]
+    pairs = [(run, r) for run, r in rows_of(data) if r["model"].endswith(".tflite") and "target" not in r]
     pairs.sort(key=lambda p: order(p[1]["model"]))
     if not pairs:
         return not_yet("bench/flash_budget.py")
@@ -352,12 +352,48 @@ def flash_budget(data: dict[str, Any]) -> str:
                  + ("Steps a budget walks (each level that takes flash off against the one before) wider than 1.5x: "
                     + ", ".join(f"{name(k)} {a} -> {z} {r:.2f}x" for k, a, z, r in wide)
                     + "." if wide else "No step a budget walks is wider than 1.5x.") + "\n")
-    onnx = {r["level"]: r for _, r in rows_of(data) if r["model"] == "kws_dscnn_int8.onnx"}
+    onnx = {r["level"]: r for _, r in rows_of(data) if r["model"] == "kws_dscnn_int8.onnx" and "target" not in r}
     if "none" in onnx and "portable" in onnx:
         text += (f"\n(The ONNX int8 convs keep their blocks in scratch at the portable level: KWS DS-CNN's QDQ form "
                  f"{b(onnx['none']['flash_compile_time'])} -> {b(onnx['portable']['flash_compile_time'])} of flash, "
                  f"{x(onnx['portable']['cycles'], onnx['none']['cycles'], 2)} the est. cycles.)\n")
-    return text
+    return text + m55_ladder(data)
+
+
+def m55_ladder(data: dict[str, Any], board: str = "mps3-an547") -> str:
+    """The M55's ladder (bench/flash_budget.py --target mps3-an547): each level's flash and est. cycles, and the step
+    a budget walks to it from the last level that took flash off (a level no smaller than that one is never taken)."""
+    from aot import flash
+
+    ladder = [lv.name for lv in flash.levels(False, True)]
+    pairs = [(run, r) for run, r in rows_of(data) if r.get("target") == board and r["level"] in ladder]
+    if not pairs:
+        return ""
+    pairs.sort(key=lambda p: (order(p[1]["model"]), p[1]["model"], ladder.index(p[1]["level"])))
+    body, wide, last = [], [], None
+    for _, r in pairs:
+        if r["level"] == "none":
+            z = last = r
+            body.append([name(r["model"], True), "none", b(r["flash_compile_time"]), b(r["code"]), b(r["arena"]),
+                         f"{r['cycles']:,}", ""])
+            continue
+        taken = r["flash_compile_time"] < last["flash_compile_time"]
+        step = f"{r['cycles'] / last['cycles']:.2f}x" if taken else "not taken"
+        if taken and r["cycles"] / last["cycles"] > 1.5:
+            wide.append(f"{name(r['model'])} {last['level']} -> {r['level']} {step}")
+        body.append([name(r["model"], True), r["level"],
+                     f"{b(r['flash_compile_time'])} ({x(r['flash_compile_time'], z['flash_compile_time'])})",
+                     b(r["code"]), b(r["arena"]), x(r["cycles"], z["cycles"], 2), step])
+        last = r if taken else last
+    agree = all(r["flash_compile_time"] == r["flash_footprint"] for _, r in pairs)
+    same = all(r["same_as_none"] for _, r in pairs)
+    return (f"\nOn the M55 ({board}, Release, its ladder with HELIUM_LEVELS; each level compiled on its own; "
+            f"{measured(runs_of(pairs))}; the compile-time flash {'equal to' if agree else 'NOT equal to'} the "
+            f"footprint's in every row; every level's outputs {'identical to' if same else 'NOT all identical to'} "
+            "level none's; the step is the est. cycles against the last level before it that took flash off):\n\n"
+            + table(["model", "level", "library flash", "code", "arena", "est. cycles", "step"], "llrrrrr", body)
+            + "\n" + ("Steps a budget walks wider than 1.5x: " + ", ".join(wide) + "." if wide
+                      else "No step a budget walks is wider than 1.5x.") + "\n")
 
 
 # ---- bench/memory_pools.py ----

@@ -148,7 +148,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
                  compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
                  small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
-                 mve_off: tuple[str, ...] = (), portable_mve: int = 0) -> Bundle:
+                 mve_off: tuple[str, ...] = (), portable_mve: int = 0, rq_conv_only: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -175,7 +175,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     depthwise loops' dot products by Helium intrinsics (dsp_paths.PORTABLE_MVE, left out at the other portable
     levels there): 3 those and their outputs requantised 4 channels a vector (PORTABLE_MVE_RQ; the conv's fused ADD
     too, compiled only where the model has one), 2 the dot products alone, 1 the conv's alone (PORTABLE_MVE_DW 0); 4 as
-    3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8)."""
+    3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8); `rq_conv_only` (with 3): the
+    conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (
@@ -189,6 +190,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         left_out,
         mult4_layers,
         portable_fast_pays,
+        rq_conv_only_paths,
     )
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
@@ -206,6 +208,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                               *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
                               *([PORTABLE_MVE_DW] if portable_mve < 2 else []),
                               *([PORTABLE_MVE_S8] if portable_mve < 4 else []),
+                              *(rq_conv_only_paths(graph, fused) if rq_conv_only else []),
                               *([] if fused else ["AOTC_TFL_CONV_RESIDUAL"])}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)
         paths = tuple(sorted({*paths, "AOTC_TFL_DW_LOOP_MULT4"}))

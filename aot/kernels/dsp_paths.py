@@ -59,6 +59,10 @@ PORTABLE_MVE = "AOTC_TFL_PORTABLE_MVE"
 # depthwise loop's by Helium (left out at "portable-mve-conv": the conv's alone)
 PORTABLE_MVE_RQ = "AOTC_TFL_PORTABLE_MVE_RQ"
 PORTABLE_MVE_DW = "AOTC_TFL_PORTABLE_MVE_DW"
+# the depthwise loop's requantisation by vectors and the conv's fused ADD's (left out at "portable-mve-rqconv": the
+# conv's outputs alone requantised 4 channels a vector)
+PORTABLE_MVE_RQ_DW = "AOTC_TFL_PORTABLE_MVE_RQ_DW"
+PORTABLE_MVE_RQ_ADD = "AOTC_TFL_PORTABLE_MVE_RQ_ADD"
 # and the conv 4 output channels at a time over every position, its dot products of x's bytes as they are, x's zero
 # point taken off by the weights' sums (the "portable-mve-s8" level; left out at the portable-mve levels after it)
 PORTABLE_MVE_S8 = "AOTC_TFL_PORTABLE_MVE_S8"
@@ -76,11 +80,12 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], PORTABLE_MVE,
-                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8),
+                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"],
+                                     PORTABLE_MVE,
+                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
-                                          PORTABLE_MVE_DW),
+                                          PORTABLE_MVE_DW, PORTABLE_MVE_RQ_DW),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-dsp"]),
               "tflite_int8_pool.c": (MVE_FAMILIES["pool-dsp"],)}
 
@@ -218,9 +223,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
     Helium kernels not compiled ("conv-fast", "conv-quad": Helium's conv's faster loops, its 4 channels a dot
-    product; "fc-dsp", "pool-dsp": FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain
-    loops then); with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by
-    Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
+    product; "fc-dsp", "pool-dsp":
+    FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain loops then); with "dw" but not
+    "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by Helium's compact loop
+    (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
     channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
     (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
     out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
@@ -338,3 +344,13 @@ def mult4_layers(graph: Graph) -> bool:
             if cout != cin and cout // cin % 4 == 0:
                 return True
     return False
+
+
+def rq_conv_only_paths(graph: Graph, fused: bool) -> tuple[str, ...]:
+    """What the M55's portable-mve-rqconv level leaves out (aot/flash.py): the depthwise loop's requantisation by
+    vectors where a depthwise layer of multiplier 1 takes it, the fused ADD's by vectors where the model fuses one
+    (`fused`); elsewhere nothing, so that the level builds portable-mve's library (TFLM micro_speech) and is measured
+    once."""
+    dw1 = any(n.op == "TflDepthwiseConv2D"
+              and graph.tensors[n.inputs[0]].shape[-1] == graph.tensors[n.outputs[0]].shape[-1] for n in graph.nodes)
+    return (*([PORTABLE_MVE_RQ_DW] if dw1 else []), *([PORTABLE_MVE_RQ_ADD] if fused else []))

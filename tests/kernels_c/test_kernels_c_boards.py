@@ -426,9 +426,15 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # with the 1 x 1, grouped and usual forms)
     "mve-conv-compact": (["-DAOTC_TFL_MVE_CONV_FAST=0"], "aotc_tfl_conv",
                          lambda e: "dlstp" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
-    # and each channel's dot product alone, 8 bytes a turn widened to 16 bits (tfl_mve_dot1's DLSTP.16 loop, the
-    # patch's copies the 8-bit ones; the "mve-conv-single" level), 4 outputs still requantised as one vector
-    "mve-conv-single": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0"], "aotc_tfl_conv",
+    # and each channel's dot product alone, 16 bytes a turn in 8-bit lanes (tfl_mve_dot1_8's DLSTP.8 loop, objdump
+    # names no VMLADAVA; no DLSTP.16: the "mve-conv-single8" level), 4 outputs still requantised as one vector
+    "mve-conv-single8": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0"], "aotc_tfl_conv",
+                         lambda e: "dlstp.16" not in (c := _code(e, "tfl_conv_s8_mve")) and "dlstp.8" in c
+                         and c.count("vqrdmulh") == 1),
+    # or 8 bytes a turn widened to 16 bits (tfl_mve_dot1's DLSTP.16 loop, the patch's copies the 8-bit ones; the
+    # "mve-conv-single" level)
+    "mve-conv-single": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0", "-DAOTC_TFL_MVE_CONV_DOT8=0"],
+                        "aotc_tfl_conv",
                         lambda e: "dlstp.16" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
     # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
     "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
@@ -485,6 +491,17 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
                              "aotc_tfl_depthwise_s8",
                              lambda e: "vmul.i32" in (c := _code_of(e, "aotc_tfl_depthwise_s8"))
                              and "vqrdmulh" not in c),
+    # the conv's outputs alone requantised by vectors ("portable-mve-rqconv": PORTABLE_MVE_RQ_ADD and _RQ_DW 0): the
+    # conv's VQRDMULH lanes, its fused ADD by tfl_residual_run (one VQRDMULH requantisation where portable-mve has four)
+    "portable-mve-rqconv-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0",
+                                  "-DAOTC_TFL_PORTABLE_MVE_RQ_ADD=0"], "aotc_tfl_conv",
+                                 lambda e: "dlstp" in (c := "".join(_code_of(e, f) for f in (
+                                     "tfl_conv_s8", "aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", "tfl_pmve_rq")))
+                                 and 0 < c.count("vqrdmulh") < 4),
+    "portable-mve-rqconv-dw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0",
+                                "-DAOTC_TFL_PORTABLE_MVE_RQ_DW=0"], "aotc_tfl_depthwise_s8",
+                               lambda e: "vmul.i32" in (c := _code_of(e, "aotc_tfl_depthwise_s8"))
+                               and "vqrdmulh" not in c),
     # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
     "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
                lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),

@@ -590,8 +590,8 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #define AOTC_TFL_MVE_CONV_FAST 1
 #endif
 /* MVE_CONV_QUAD: Helium's CONV_2D's general loop 4 channels a dot product (tfl_mve_dot4q); 0: each channel's dot
- * product alone, widened to 16 bits (tfl_mve_dot1), less code for about 1.8x the 1 x 1 convs' cycles (more where the
- * patches are long), the M55's "mve-conv-single" --flash-budget level (issue 67) */
+ * product alone, 16 bytes a turn in 8-bit lanes (tfl_mve_dot1_8), less code for more cycles, the M55's
+ * "mve-conv-single8" and "mve-conv-single" --flash-budget levels (issue 67) */
 #ifndef AOTC_TFL_MVE_CONV_QUAD
 #define AOTC_TFL_MVE_CONV_QUAD 1
 #endif
@@ -714,6 +714,15 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #endif
 #ifndef AOTC_TFL_PORTABLE_MVE_DW
 #define AOTC_TFL_PORTABLE_MVE_DW 1
+#endif
+/* PORTABLE_MVE_RQ_DW, _RQ_ADD (with PORTABLE_MVE_RQ): the depthwise loop's outputs requantised 4 channels a vector, and
+ * the conv's fused ADD by vectors (tfl_pmve_residual4); 0 both: the conv's outputs alone by vectors, the depthwise's
+ * one by one in C and the fused ADD by tfl_residual_run (the "portable-mve-rqconv" level) */
+#ifndef AOTC_TFL_PORTABLE_MVE_RQ_DW
+#define AOTC_TFL_PORTABLE_MVE_RQ_DW 1
+#endif
+#ifndef AOTC_TFL_PORTABLE_MVE_RQ_ADD
+#define AOTC_TFL_PORTABLE_MVE_RQ_ADD 1
 #endif
 /* PORTABLE_MVE_S8 (with PORTABLE_MVE_RQ): the conv 4 output channels at a time over every position, its dot products of
  * x's bytes as they are (VMLADAVA.S8, 16 bytes a turn), x's zero point taken off by the weights' sums (the

@@ -63,6 +63,19 @@ static inline void tfl_pmve_residual4(const aotc_tfl_residual_params *r, const i
                                     vdupq_n_s32(a->shift));
     vstrbq_s32(y, vminq_s32(vmaxq_s32(vaddq_n_s32(t, a->y_zero), vdupq_n_s32(a->y_min)), vdupq_n_s32(a->y_max)));
 }
+
+/* y[at + k] = ADD(v's lane k, the residual there), k < 4: by tfl_pmve_residual4, or where AOTC_TFL_PORTABLE_MVE_RQ_ADD
+ * is 0 (the portable-mve-rqconv level: 28 B less on IC ResNet-8) the lanes stored and added by tfl_residual_run */
+#if AOTC_TFL_PORTABLE_MVE_RQ_ADD
+#define tfl_pmve_add4(e, v, at, y) tfl_pmve_residual4((e)->r, (e)->res + (at), v, (y) + (at))
+#else
+static inline __attribute__((always_inline)) void tfl_pmve_add4(const tfl_residual *e, int32x4_t v, int64_t at,
+                                                                int8_t *y) {
+    int8_t v8[4];
+    vstrbq_s32(v8, v);
+    tfl_residual_run(e, v8, at, 4, y);
+}
+#endif
 #endif
 
 #if AOTC_QUANT_DSP
@@ -1444,7 +1457,7 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
         for (o = 0; o < oc; o += 4) {
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             int32_t acc[4];
-            for (int32_t j = 0; j < 4; ++j) acc[j] = tfl_mve_dot1(px, k, w + (int64_t)(o0 + j) * k);
+            for (int32_t j = 0; j < 4; ++j) acc[j] = tfl_mve_dot1_8(px, k, w + (int64_t)(o0 + j) * k);
             tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), mult + o0, shift + o0, p->y_zero,
                              p->y_min, p->y_max, yp + o0);
         }
@@ -1952,7 +1965,7 @@ static inline __attribute__((always_inline)) void tfl_pmve8_store(const tfl_resi
                                                                   int64_t at, int8_t *y) {
     if (n == 4) {
         if (AOTC_TFL_CONV_RESIDUAL && e != NULL) /* (none compiled where the model fuses no ADD) */
-            tfl_pmve_residual4(e->r, e->res + at, r, y + at);
+            tfl_pmve_add4(e, r, at, y);
         else
             vstrbq_s32(y + at, r);
         return;
@@ -2250,7 +2263,7 @@ static inline __attribute__((always_inline)) void tfl_conv_s8_portable(const aot
                         const int32x4_t r = tfl_pmve_requant4(bias ? vaddq_s32(v, vld1q_s32(bias + o)) : v, p->mult + o,
                                                               p->shift + o, p->y_zero, p->y_min, p->y_max);
                         if (AOTC_TFL_CONV_RESIDUAL && e != NULL) /* (none compiled where the model fuses no ADD) */
-                            tfl_pmve_residual4(e->r, e->res + at0 + o, r, y + at0 + o);
+                            tfl_pmve_add4(e, r, at0 + o, y);
                         else
                             vstrbq_s32(y + at0 + o, r);
                         continue;

@@ -9,7 +9,7 @@
 #include <stddef.h>          /* ptrdiff_t */
 /* the portable loops' dot products (and requantisation) by Helium: the M55's portable-mve levels (issue 67) */
 #define TFL_PMVE (TFL_PMVE_ISA && AOTC_TFL_PORTABLE_MVE)
-#define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ)
+#define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ && AOTC_TFL_PORTABLE_MVE_RQ_DW)
 
 #if AOTC_QUANT_DSP
 

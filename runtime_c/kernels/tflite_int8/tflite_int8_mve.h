@@ -66,21 +66,22 @@ static inline __attribute__((always_inline)) int32x4_t tfl_mve_dot4q(const int8_
     return r;
 }
 
-/* sum over i < k of x[i] * w[i] (k >= 1) as tfl_mve_dot4q's one row, 8 bytes a turn widened to 16 bits (VLDRB.S16,
- * VMLADAVA.S16; a last partial turn's lanes past k load as zeros): Helium's CONV_2D one channel a dot product
- * (tflite_int8_conv.c, the M55's "mve-conv-single" --flash-budget level), slower than tfl_mve_dot4q's 64 MACs in
- * about 10 cycles, in less code around it */
-TFL_UNUSED static inline __attribute__((always_inline)) int32_t tfl_mve_dot1(const int8_t *x, int32_t k,
-                                                                            const int8_t *w) {
+/* sum over i < k of x[i] * w[i] (k >= 1) as tfl_mve_dot4q's one row, 16 bytes a turn in 8-bit lanes (VLDRB.8,
+ * VMLADAVA.S8; a last partial turn's lanes past k load as zeros): Helium's CONV_2D one channel a dot product
+ * (tflite_int8_conv.c, the M55's "mve-conv-single8" and "mve-conv-single" --flash-budget levels), less code around it
+ * than tfl_mve_dot4q; the same size as 8 bytes a turn widened to 16 bits, in half the turns (IC ResNet-8 1.72x level
+ * none's est. cycles against 2.51x) */
+TFL_UNUSED static inline __attribute__((always_inline)) int32_t tfl_mve_dot1_8(const int8_t *x, int32_t k,
+                                                                              const int8_t *w) {
     int32_t a = 0;
-    int16x8_t xv, wv;
-    __asm__ volatile("dlstp.16 lr, %[k]\n"
+    int8x16_t xv, wv;
+    __asm__ volatile("dlstp.8 lr, %[k]\n"
                      "1:\n\t"
-                     "vldrb.s16 %q[xv], [%[x]], #8\n\t"
-                     "vldrb.s16 %q[wv], [%[w]], #8\n\t"
-                     "vmladava.s16 %[a], %q[xv], %q[wv]\n\t"
+                     "vldrb.8 %q[xv], [%[x]], #16\n\t"
+                     "vldrb.8 %q[wv], [%[w]], #16\n\t"
+                     "vmladava.s8 %[a], %q[xv], %q[wv]\n\t"
                      "letp lr, 1b"
-                     : [a] "+Te"(a), [x] "+l"(x), [w] "+l"(w), [xv] "=&w"(xv), [wv] "=&w"(wv) /* (VLDRB.S16: r0-r7) */
+                     : [a] "+Te"(a), [x] "+r"(x), [w] "+r"(w), [xv] "=&w"(xv), [wv] "=&w"(wv)
                      : [k] "r"(k)
                      : "lr", "memory");
     return a;
