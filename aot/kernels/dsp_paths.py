@@ -18,7 +18,7 @@ different paths define different names there, and the same names, from the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -80,8 +80,7 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # the kernel files whose code reads the path macros (tests/kernels/test_dsp_paths.py checks no other does): their
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
-                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"],
-                                     PORTABLE_MVE,
+                                     MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], PORTABLE_MVE,
                                      PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
@@ -223,10 +222,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
     Helium kernels not compiled ("conv-fast", "conv-quad": Helium's conv's faster loops, its 4 channels a dot
-    product; "fc-dsp", "pool-dsp":
-    FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain loops then); with "dw" but not
-    "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by Helium's compact loop
-    (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
+    product; "fc-dsp", "pool-dsp": FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain
+    loops then); with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by
+    Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
     channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
     (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
     out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
@@ -296,29 +294,44 @@ def work(node: Node, graph: Graph) -> int:
     return out
 
 
+def _lead(graph: Graph, takes: Callable[[Node], bool]) -> bool:
+    """Whether the layers `takes` picks do at least half the model's work (MACs, dsp_paths.work)."""
+    picked = total = 0
+    for n in graph.nodes:
+        w = work(n, graph)
+        total += w
+        picked += w if takes(n) else 0
+    return 2 * picked >= total
+
+
+def _conv(n: Node) -> bool:
+    return n.op in ("TflConv2D", "TflConv2DAdd")
+
+
+def _kernel(n: Node) -> tuple[int, ...]:
+    return tuple(n.attrs.get("kernel", ()))
+
+
+def _depthwise_m1(n: Node, graph: Graph) -> bool:
+    """A depthwise layer of depth multiplier 1 (as many output channels as input)."""
+    return n.op == "TflDepthwiseConv2D" and (graph.tensors[n.outputs[0]].shape[-1]
+                                             == graph.tensors[n.inputs[0]].shape[-1])
+
+
 def portable_fast_pays(graph: Graph) -> bool:
     """Whether the portable kernels' faster loops (AOTC_TFL_PORTABLE_FAST: 1 x 1 convs in 2 x 2 blocks, depthwise
     layers of multiplier 1 over every position, FULLY_CONNECTED 4 outputs at a time) take at least half the model's
     work; else the portable level compiles the smallest loops, as fast where other layers do the work (IC ResNet-8's
     3 x 3 convs: 1.7 KB more for no fewer cycles)."""
-    fast = total = 0
-    for n in graph.nodes:
-        w = work(n, graph)
-        total += w
-        pointwise = n.op in ("TflConv2D", "TflConv2DAdd") and tuple(n.attrs.get("kernel", ())) == (1, 1)
-        dw1 = n.op == "TflDepthwiseConv2D" and (graph.tensors[n.outputs[0]].shape[-1]
-                                                 == graph.tensors[n.inputs[0]].shape[-1])
-        if pointwise or dw1 or n.op == "TflFullyConnected":
-            fast += w
-    return 2 * fast >= total
+    return _lead(graph, lambda n: (_conv(n) and _kernel(n) == (1, 1)) or _depthwise_m1(n, graph)
+                 or n.op == "TflFullyConnected")
 
 
 def fc_pairs_pay(graph: Graph) -> bool:
     """Whether FULLY_CONNECTED takes at least half the model's work (the autoencoder's all of it): then the portable
     kernels' smallest loops keep its two outputs a turn (AOTC_TFL_FC_PAIRS: 128 B more on the M4 for 1.45x fewer est.
     cycles, 5.15x -> 3.55x level none's), else one a turn, the smallest."""
-    fc = sum(work(n, graph) for n in graph.nodes if n.op == "TflFullyConnected")
-    return 2 * fc >= sum(work(n, graph) for n in graph.nodes)
+    return _lead(graph, lambda n: n.op == "TflFullyConnected")
 
 
 def windowed_convs_lead(graph: Graph) -> bool:
@@ -328,9 +341,7 @@ def windowed_convs_lead(graph: Graph) -> bool:
     67, monotone budgets) and aot/flash.py leaves it out. Where other layers lead, O2 measured faster than Os or
     within 0.03 % (KWS DS-CNN 0.1 %, the autoencoder 1.4 %, TFLM micro_speech 0.9 % faster; VWW MobileNet and TFLM
     person_detect 0.01 % and 0.03 % slower)."""
-    windowed = sum(work(n, graph) for n in graph.nodes if n.op in ("TflConv2D", "TflConv2DAdd")
-                   and tuple(n.attrs.get("kernel", ())) != (1, 1))
-    return 2 * windowed >= sum(work(n, graph) for n in graph.nodes)
+    return _lead(graph, lambda n: _conv(n) and _kernel(n) != (1, 1))
 
 
 def mult4_layers(graph: Graph) -> bool:
@@ -351,6 +362,5 @@ def rq_conv_only_paths(graph: Graph, fused: bool) -> tuple[str, ...]:
     vectors where a depthwise layer of multiplier 1 takes it, the fused ADD's by vectors where the model fuses one
     (`fused`); elsewhere nothing, so that the level builds portable-mve's library (TFLM micro_speech) and is measured
     once."""
-    dw1 = any(n.op == "TflDepthwiseConv2D"
-              and graph.tensors[n.inputs[0]].shape[-1] == graph.tensors[n.outputs[0]].shape[-1] for n in graph.nodes)
+    dw1 = any(_depthwise_m1(n, graph) for n in graph.nodes)
     return (*([PORTABLE_MVE_RQ_DW] if dw1 else []), *([PORTABLE_MVE_RQ_ADD] if fused else []))
