@@ -427,15 +427,11 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     "mve-conv-compact": (["-DAOTC_TFL_MVE_CONV_FAST=0"], "aotc_tfl_conv",
                          lambda e: "dlstp" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
     # and each channel's dot product alone, 16 bytes a turn in 8-bit lanes (tfl_mve_dot1_8's DLSTP.8 loop, objdump
-    # names no VMLADAVA; no DLSTP.16: the "mve-conv-single8" level), 4 outputs still requantised as one vector
+    # names no VMLADAVA; no DLSTP.16: the "mve-conv-single8" and "mve-conv-single" levels), 4 outputs still
+    # requantised as one vector
     "mve-conv-single8": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0"], "aotc_tfl_conv",
                          lambda e: "dlstp.16" not in (c := _code(e, "tfl_conv_s8_mve")) and "dlstp.8" in c
                          and c.count("vqrdmulh") == 1),
-    # or 8 bytes a turn widened to 16 bits (tfl_mve_dot1's DLSTP.16 loop, the patch's copies the 8-bit ones; the
-    # "mve-conv-single" level)
-    "mve-conv-single": (["-DAOTC_TFL_MVE_CONV_FAST=0", "-DAOTC_TFL_MVE_CONV_QUAD=0", "-DAOTC_TFL_MVE_CONV_DOT8=0"],
-                        "aotc_tfl_conv",
-                        lambda e: "dlstp.16" in (c := _code(e, "tfl_conv_s8_mve")) and c.count("vqrdmulh") == 1),
     # no Helium CONV_2D: the compact DSP conv one position and one channel a turn
     "mve-conv": (["-DAOTC_TFL_MVE_CONV=0", *COMPACT_CONV, "-DAOTC_TFL_CONV_2X2=0", "-DAOTC_TFL_CONV_PAIRS=0"],
                  "aotc_tfl_conv", lambda e: "tfl_conv_s8_small" in (s := _syms(e)) and "tfl_conv_s8_mve" not in s),
