@@ -313,7 +313,8 @@ HELIUM_LEVELS = (
                "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
                "1.02x to 1.03x the est. cycles of mve-conv-single8 on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN "
                "2.66x level none's, VWW MobileNet 2.66x, TFLM micro_speech 1.79x, IC ResNet-8 1.72x), then "
-               "portable-mve 1.52x, 1.39x, 1.39x and 1.86x its (each level compiled alone, Release, mps3-an547; "
+               "portable-mve-dot8 1.24x, 1.04x and 1.47x its (KWS, VWW, IC ResNet-8; portable-mve 1.52x, 1.39x and "
+               "1.86x before it), micro_speech portable-mve 1.39x (each level compiled alone, Release, mps3-an547; "
                "docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True,
                mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
