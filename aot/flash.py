@@ -111,6 +111,11 @@ vectorise the plain loops' int8 dot products for Helium, at -Os or -O3), before 
 - "portable-mve-s8": the portable kernels, the conv 4 output channels at a time over every position by 8-bit dot
   products (tfl_conv_s8_pmve8), x's zero point taken off by the weights' sums; the rest as portable-mve (larger and
   slower than mve-conv-single on the four models measured, so a budget there takes mve-conv-single);
+- "portable-mve-dot8": portable-mve, and the convs that do the work so in less code, one noinline 8-bit dot product
+  call a window (tfl_pmve_dot8), x's zero point taken off by the weights' dot products with x_zero's bytes: the
+  pointwise layers (tfl_conv_s8_pmve_pw: KWS DS-CNN, VWW MobileNet), or where windows above 1 x 1 lead, the layers
+  whose window rows are whole vectors (tfl_conv_s8_pmve_win: IC ResNet-8's 3 x 3), each compiled only where its layers
+  are (dsp_paths.dot8_paths; TFLM micro_speech: portable-mve's library);
 - "portable-mve": the portable conv and depthwise loops' dot products by Helium (tfl_pmve_dot4, tfl_pmve_dw4), their
   outputs and the conv's fused ADD requantised 4 channels a vector;
 - "portable-mve-rqconv": the conv's outputs alone requantised by vectors, the depthwise's and the fused ADD's in C;
@@ -119,7 +124,8 @@ Their bundles and the portable levels' on the M55 leave the conv's fused ADD cod
 portable-mve-conv is then no larger than portable (KWS DS-CNN 34,544 B against 34,552 B), so fit refuses a budget the
 last level misses only after them. Each step of the M55's ladder is under 1.5x in est. cycles on KWS DS-CNN, VWW
 MobileNet, IC ResNet-8 and TFLM micro_speech (2026-11-29); the ratios, the levels tried and dropped and their history
-are in docs/firmware.md ("The M55's ladder").
+are in docs/firmware.md ("The M55's ladder"; mve-conv-single -> portable-mve, 1.52x on KWS DS-CNN and 1.86x on IC
+ResNet-8 after mve-conv-single took the 8-bit dot products, split by portable-mve-dot8 on 2026-11-29).
 """
 
 from __future__ import annotations
@@ -169,7 +175,8 @@ class FlashLevel:
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
     mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
     # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's; 4 as 3, the conv 4
-    # channels over every position by 8-bit dot products (PORTABLE_MVE_S8)
+    # channels over every position by 8-bit dot products (PORTABLE_MVE_S8); 5 as 3, the pointwise or windowed convs so
+    # in less code (PORTABLE_MVE_PW, _WIN: dsp_paths.dot8_paths)
     rq_conv_only: bool = False  # with mve_loops 3: the conv's outputs alone requantised by vectors (PORTABLE_MVE_RQ_DW,
     # _RQ_ADD left out: the depthwise's and the fused ADD's in C)
 
@@ -306,7 +313,8 @@ HELIUM_LEVELS = (
                "AVERAGE_POOL_2D by their plain loops (no DSP code of theirs)",
                "1.02x to 1.03x the est. cycles of mve-conv-single8 on the M55 for 0.8 to 1.6 KB less (KWS DS-CNN "
                "2.66x level none's, VWW MobileNet 2.66x, TFLM micro_speech 1.79x, IC ResNet-8 1.72x), then "
-               "portable-mve 1.52x, 1.39x, 1.39x and 1.86x its (each level compiled alone, Release, mps3-an547; "
+               "portable-mve-dot8 1.24x, 1.04x and 1.47x its (KWS, VWW, IC ResNet-8; portable-mve 1.52x, 1.39x and "
+               "1.86x before it), micro_speech portable-mve 1.39x (each level compiled alone, Release, mps3-an547; "
                "docs/firmware.md)",
                **_DSP_SMALL, compact_dw=True,
                mve_off=("fc", "conv-fast", "dw", "dw-compact", "conv-quad", "fc-dsp", "pool-dsp")),
@@ -317,6 +325,15 @@ HELIUM_LEVELS = (
                "mve-conv-compact's; VWW MobileNet 1.20x the compact DSP depthwise's; IC ResNet-8 1.64x "
                "mve-conv-compact's), then portable-mve 1.50x, 1.23x and 1.58x its (aotc curve --target mps3-an547, "
                "docs/firmware.md)", mve_loops=4),
+    FlashLevel("portable-mve-dot8", "-Os", True, "the portable kernels with Helium's dot products and requantisation "
+               "(as portable-mve), and the convs that do the work 4 output channels at a time over every position by "
+               "dot products of x's bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by the weights' "
+               "sums: the pointwise layers, or where windows above 1 x 1 lead, the layers whose window rows are whole "
+               "vectors",
+               "1.24x the est. cycles of mve-conv-single on the M55 for 14 B less, then portable-mve 1.22x its (KWS "
+               "DS-CNN); VWW MobileNet 1.04x and 1.34x; IC ResNet-8 1.47x for 0.9 KB less, then 1.26x; TFLM "
+               "micro_speech, no such layer, portable-mve's library (bench/flash_budget.py, docs/firmware.md)",
+               mve_loops=5),
     FlashLevel("portable-mve", "-Os", True, "the portable kernels (as the portable level), their conv and depthwise "
                "loops' dot products by a few Helium instructions (8 bytes a VMLADAVA.S16; 4 channels a tap) and their "
                "outputs (and the conv's fused ADD) requantised 4 channels a vector",

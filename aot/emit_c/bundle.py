@@ -175,7 +175,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     depthwise loops' dot products by Helium intrinsics (dsp_paths.PORTABLE_MVE, left out at the other portable
     levels there): 3 those and their outputs requantised 4 channels a vector (PORTABLE_MVE_RQ; the conv's fused ADD
     too, compiled only where the model has one), 2 the dot products alone, 1 the conv's alone (PORTABLE_MVE_DW 0); 4 as
-    3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8); `rq_conv_only` (with 3): the
+    3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8); 5 as 3, the convs 4
+    channels over every position by 8-bit dot products in less code, where their layers are (dsp_paths.dot8_paths);
+    `rq_conv_only` (with 3): the
     conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths)."""
     artifacts = artifacts or {}
     name = graph.name
@@ -183,8 +185,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         PORTABLE_FAST,
         PORTABLE_MVE,
         PORTABLE_MVE_DW,
+        PORTABLE_MVE_PW,
         PORTABLE_MVE_RQ,
         PORTABLE_MVE_S8,
+        PORTABLE_MVE_WIN,
+        dot8_paths,
         fc_pairs_pay,
         layers,
         left_out,
@@ -207,7 +212,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         paths = tuple(sorted({*paths, *([PORTABLE_MVE] if not portable_mve else []),
                               *([PORTABLE_MVE_RQ] if portable_mve < 3 else []),
                               *([PORTABLE_MVE_DW] if portable_mve < 2 else []),
-                              *([PORTABLE_MVE_S8] if portable_mve < 4 else []),
+                              *([PORTABLE_MVE_S8] if portable_mve != 4 else []),
+                              *(dot8_paths(graph) if portable_mve == 5 else [PORTABLE_MVE_PW, PORTABLE_MVE_WIN]),
                               *(rq_conv_only_paths(graph, fused) if rq_conv_only else []),
                               *([] if fused else ["AOTC_TFL_CONV_RESIDUAL"])}))
     if portable and not mult4_layers(graph):  # (the portable kernels' plain depthwise path for multipliers 4, 8, ...)

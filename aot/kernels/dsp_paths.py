@@ -66,6 +66,11 @@ PORTABLE_MVE_RQ_ADD = "AOTC_TFL_PORTABLE_MVE_RQ_ADD"
 # and the conv 4 output channels at a time over every position, its dot products of x's bytes as they are, x's zero
 # point taken off by the weights' sums (the "portable-mve-s8" level; left out at the portable-mve levels after it)
 PORTABLE_MVE_S8 = "AOTC_TFL_PORTABLE_MVE_S8"
+# or the convs 4 output channels at a time over every position by 8-bit dot products, x's zero point taken off by the
+# weights' sums, in less code: the pointwise layers', and the windows' where windows above 1 x 1 lead (the
+# "portable-mve-dot8" level, each where it applies: dot8_paths; left out at the others)
+PORTABLE_MVE_PW = "AOTC_TFL_PORTABLE_MVE_PW"
+PORTABLE_MVE_WIN = "AOTC_TFL_PORTABLE_MVE_WIN"
 # Helium's 3 x 3 depthwise only with the DSP depthwise paths (0: on its own, where a level leaves those out)
 MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
@@ -81,7 +86,8 @@ MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_
 # names take a prefix keyed by the paths left out of them (SymbolConfig.prefix_of), every other file's do not
 FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FAST, MVE_FAMILIES["conv"],
                                      MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], PORTABLE_MVE,
-                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD),
+                                     PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD,
+                                     PORTABLE_MVE_PW, PORTABLE_MVE_WIN),
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW, PORTABLE_MVE_RQ_DW),
@@ -364,3 +370,29 @@ def rq_conv_only_paths(graph: Graph, fused: bool) -> tuple[str, ...]:
     once."""
     dw1 = any(_depthwise_m1(n, graph) for n in graph.nodes)
     return (*([PORTABLE_MVE_RQ_DW] if dw1 else []), *([PORTABLE_MVE_RQ_ADD] if fused else []))
+
+
+def _pointwise(n: Node, graph: Graph) -> bool:
+    """A conv tfl_conv_s8_pmve_pw takes: 1 x 1, stride 1, unpadded (its output the input's height and width)."""
+    if not _conv(n) or _kernel(n) != (1, 1) or tuple(n.attrs.get("strides", (1, 1))) != (1, 1):
+        return False
+    return graph.tensors[n.outputs[0]].shape[1:3] == graph.tensors[n.inputs[0]].shape[1:3]
+
+
+def _rows_whole(n: Node, graph: Graph) -> bool:
+    """Whether a conv's window rows are whole vectors for tfl_conv_s8_pmve_win (kw c a multiple of 16, column dilation
+    1): not a first conv's of one to three channels (KWS DS-CNN's, TFLM micro_speech's, IC ResNet-8's)."""
+    kw, c = _kernel(n)[1], graph.tensors[n.inputs[0]].shape[-1]
+    return kw * c % 16 == 0 and tuple(n.attrs.get("dilations", (1, 1)))[1] == 1
+
+
+def dot8_paths(graph: Graph) -> tuple[str, ...]:
+    """What the M55's portable-mve-dot8 level leaves out (aot/flash.py): the windows' 8-bit conv (PORTABLE_MVE_WIN) but
+    where windows above 1 x 1 lead the model's work (windowed_convs_lead) and one of them has whole vector rows (IC
+    ResNet-8's 3 x 3 layers; it takes the pointwise layers too), the pointwise one (PORTABLE_MVE_PW) where the other is
+    compiled or no conv is pointwise; so that neither's code is compiled where no layer takes it (TFLM micro_speech:
+    portable-mve's library, measured once)."""
+    win = windowed_convs_lead(graph) and any(_conv(n) and _kernel(n) != (1, 1) and _rows_whole(n, graph)
+                                             for n in graph.nodes)
+    pw = not win and any(_pointwise(n, graph) for n in graph.nodes)
+    return (*([] if win else [PORTABLE_MVE_WIN]), *([] if pw else [PORTABLE_MVE_PW]))

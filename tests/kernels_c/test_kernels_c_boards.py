@@ -457,8 +457,8 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # the portable kernels (AOTC_NO_INTRINSICS, their smallest loops as on the M55) with their dot products and
     # requantisation by Helium (AOTC_TFL_PORTABLE_MVE, the "portable-mve" level): the conv's DLSTP loop (and its fused
     # ADD's lanes), the depthwise's VMUL.I32 lanes
-    "portable-mve-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0"],
-                          "aotc_tfl_conv",
+    "portable-mve-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0",
+                           "-DAOTC_TFL_PORTABLE_MVE_PW=0", "-DAOTC_TFL_PORTABLE_MVE_WIN=0"], "aotc_tfl_conv",
                           lambda e: "dlstp" in _code_of(e, "tfl_conv_s8") + _code_of(e, "aotc_tfl_conv_s8")
                           and "tfl_conv_s8_mve" not in (s := _syms(e)) and "tfl_conv_s8_pmve8" not in s),
     # (-O3 inlines tfl_conv_s8 in aotc_tfl_conv_s8)
@@ -469,6 +469,19 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
                              lambda e: "dlstp.8" in "".join(_code_of(e, f) for f in (
                                  "tfl_conv_s8", "aotc_tfl_conv_s8", "tfl_conv_s8_pmve8", "tfl_conv_s8_pmve8_patch"))
                              and "tfl_conv_s8_mve" not in _syms(e)),  # (the widened loop's DLSTP.16 only without)
+    # the "portable-mve-dot8" level's convs (AOTC_TFL_PORTABLE_MVE_PW, _WIN, each where its layers are): the pointwise
+    # layers, or those whose window rows are whole vectors (clipped or not), 4 channels over every position by one
+    # noinline 8-bit dot product call a window (tfl_pmve_dot8: DLSTP.8), the others by the portable-mve loop
+    "portable-mve-dot8-pw": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0",
+                              "-DAOTC_TFL_PORTABLE_MVE_WIN=0"], "aotc_tfl_conv",
+                             lambda e: "dlstp.8" in _code_of(e, "tfl_pmve_dot8")
+                             and "tfl_conv_s8_pmve_pw" in (s := _syms(e)) and "tfl_conv_s8_pmve_win" not in s
+                             and "tfl_conv_s8_pmve8" not in s),
+    "portable-mve-dot8-win": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0",
+                               "-DAOTC_TFL_PORTABLE_MVE_PW=0"], "aotc_tfl_conv",
+                              lambda e: "dlstp.8" in _code_of(e, "tfl_pmve_dot8")
+                              and "tfl_conv_s8_pmve_win" in (s := _syms(e)) and "tfl_conv_s8_pmve_pw" not in s
+                              and "tfl_conv_s8_pmve8" not in s),
     # "portable-mve-conv" (PORTABLE_MVE_RQ and _DW 0): the conv's outputs requantised one by one, by requant_double
     # where a fused ADD's code is compiled
     "portable-mve-conv-only": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_RQ=0",
@@ -490,7 +503,8 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
     # the conv's outputs alone requantised by vectors ("portable-mve-rqconv": PORTABLE_MVE_RQ_ADD and _RQ_DW 0): the
     # conv's VQRDMULH lanes, its fused ADD by tfl_residual_run (one VQRDMULH requantisation where portable-mve has four)
     "portable-mve-rqconv-conv": (["-DAOTC_NO_INTRINSICS", "-DAOTC_TFL_PORTABLE_FAST=0", "-DAOTC_TFL_PORTABLE_MVE_S8=0",
-                                  "-DAOTC_TFL_PORTABLE_MVE_RQ_ADD=0"], "aotc_tfl_conv",
+                                  "-DAOTC_TFL_PORTABLE_MVE_RQ_ADD=0", "-DAOTC_TFL_PORTABLE_MVE_PW=0",
+                                  "-DAOTC_TFL_PORTABLE_MVE_WIN=0"], "aotc_tfl_conv",
                                  lambda e: "dlstp" in (c := "".join(_code_of(e, f) for f in (
                                      "tfl_conv_s8", "aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", "tfl_pmve_rq")))
                                  and 0 < c.count("vqrdmulh") < 4),

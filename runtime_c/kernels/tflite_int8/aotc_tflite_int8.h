@@ -730,6 +730,17 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_PORTABLE_MVE_S8
 #define AOTC_TFL_PORTABLE_MVE_S8 1
 #endif
+/* PORTABLE_MVE_PW, _WIN (with PORTABLE_MVE_RQ, without PORTABLE_MVE_S8): the portable conv's pointwise layers (1 x 1, stride 1, unpadded), and its
+ * layers whose window rows are whole vectors (kw c a multiple of 16), 4 output channels at a time over every position
+ * by dot products of x's bytes as they are (VMLADAVA.S8, 16 bytes a turn), x's zero point taken off by the weights'
+ * sums (tfl_conv_s8_pmve_pw, tfl_conv_s8_pmve_win: the "portable-mve-dot8" level, each where its layers are); 0: the
+ * portable loop's widened dot products (tfl_pmve_dot4) */
+#ifndef AOTC_TFL_PORTABLE_MVE_PW
+#define AOTC_TFL_PORTABLE_MVE_PW 1
+#endif
+#ifndef AOTC_TFL_PORTABLE_MVE_WIN
+#define AOTC_TFL_PORTABLE_MVE_WIN 1
+#endif
 #ifndef AOTC_TFL_CONV_ROWS
 #define AOTC_TFL_CONV_ROWS 1
 #endif

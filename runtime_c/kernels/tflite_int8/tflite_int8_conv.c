@@ -15,6 +15,9 @@
 #define TFL_PMVE (TFL_PMVE_ISA && AOTC_TFL_PORTABLE_MVE)
 #define TFL_PMVE_RQ (TFL_PMVE && AOTC_TFL_PORTABLE_MVE_RQ)
 #define TFL_PMVE_S8 (TFL_PMVE_RQ && AOTC_TFL_PORTABLE_MVE_S8)
+/* (the portable-mve-dot8 level's convs by 8-bit dot products, pointwise and windows above 1 x 1: not with
+ * PORTABLE_MVE_S8's conv, which takes those layers faster) */
+#define TFL_PMVE_DOT8 (TFL_PMVE_RQ && !AOTC_TFL_PORTABLE_MVE_S8 && (AOTC_TFL_PORTABLE_MVE_PW || AOTC_TFL_PORTABLE_MVE_WIN))
 #ifndef TFL_DSP_MAC2X4
 #define TFL_DSP_MAC2X4 0 /* the M33's 2 x 4 block (tflite_int8_dsp.h) only there, in assembly */
 #endif
@@ -1904,7 +1907,7 @@ static __attribute__((noinline)) void tfl_dot2x2(const int8_t *x, ptrdiff_t xb, 
 }
 #endif
 
-#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS) && TFL_PMVE_S8
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS) && (TFL_PMVE_S8 || TFL_PMVE_DOT8)
 /* s[j] += sum over i < n of x[i] w[kj + i] (k0 = 0), j < 4: x's bytes as they are, 16 a VMLADAVA.S8 (the tail predicated
  * off), loads and MACs alternating as tfl_mve_dot4q's: 9 instructions for 64 MACs, where tfl_pmve_dot4's widening loop
  * takes 20 */
@@ -1933,7 +1936,122 @@ static inline __attribute__((always_inline)) void tfl_pmve_dot4_s8(const int8_t 
                      : "lr", "memory");
     s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
 }
+#endif
 
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS) && TFL_PMVE_DOT8
+#define TFL_PMVE_PW_C 256 /* tfl_conv_s8_pmve_pw's input channels at most, tfl_conv_s8_pmve_win's window row's bytes (x's
+                           * zero point that many times on the stack) */
+
+/* s plus the dot products of `rows` runs of n bytes of x (xrow apart) with 4 channels' weights (ld apart; their runs
+ * wrow apart), lane by lane (tfl_pmve_dot4_s8), a call of its own: its registers set up once, not at each call site (the
+ * portable-mve-dot8 level's convs) */
+static __attribute__((noinline)) int32x4_t tfl_pmve_dot8(const int8_t *x, const int8_t *w, int32_t ld, int32_t n,
+                                                         int32_t rows, ptrdiff_t xrow, ptrdiff_t wrow, int32x4_t s) {
+    int32_t a[4];
+    vst1q_s32(a, s);
+    for (; rows > 0; --rows, x += xrow, w += wrow) tfl_pmve_dot4_s8(x, w, ld, 2 * (ptrdiff_t)ld, 3 * (ptrdiff_t)ld, n, a);
+    return vld1q_s32(a);
+}
+
+/* y[at .. at + 3] = the 4 channels' sums v requantised (o: the first's index), or their fused ADD with the residual */
+static inline __attribute__((always_inline)) void tfl_pmve_dot8_out(const aotc_tfl_conv_params *p, const tfl_residual *e,
+                                                                     int32x4_t v, int32_t o, int64_t at, int8_t *y) {
+    const int32x4_t r = tfl_pmve_requant4(v, p->mult + o, p->shift + o, p->y_zero, p->y_min, p->y_max);
+    if (AOTC_TFL_CONV_RESIDUAL && e != NULL) /* (none compiled where the model fuses no ADD) */
+        tfl_pmve_add4(e, r, at, y);
+    else
+        vstrbq_s32(y + at, r);
+}
+
+/* whether y may overlap x (a RAM budget's plan): the group-by-group loops below would write outputs before the next
+ * group reads their bytes of x */
+static inline __attribute__((always_inline)) int tfl_pmve_dot8_apart(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                                      const int8_t *y) {
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    const uintptr_t xn = (uintptr_t)((int64_t)p->n * p->h * p->w * p->c);
+    const uintptr_t yn = (uintptr_t)((int64_t)p->n * p->oh * p->ow * p->oc);
+    return ya >= xa + xn || xa >= ya + yn;
+}
+
+#if AOTC_TFL_PORTABLE_MVE_PW
+/* The M55's portable-mve-dot8 level's pointwise conv (issue 67; where no window above 1 x 1 leads the model's work, as
+ * in KWS DS-CNN and VWW MobileNet): a 1 x 1 window at stride 1, unpadded, 4 output channels at a time over every
+ * position, each position's dot products of x's bytes as they are (16 a VMLADAVA.S8), x's zero point taken off by
+ * the group's weights' sums (their dot products with x_zero's bytes), once a group; requantised 4 channels a vector.
+ * 0 for other layers, for a channel count not a multiple of 4, over TFL_PMVE_PW_C input channels, without a bias, or
+ * where y may overlap x: the portable loop then. */
+static __attribute__((noinline)) int tfl_conv_s8_pmve_pw(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                          const int8_t *w, const int32_t *bias, int8_t *y,
+                                                          const tfl_residual *e) {
+    const int32_t c = p->c, oc = p->oc, total = p->n * p->oh * p->ow;
+    int8_t zx[TFL_PMVE_PW_C]; /* x's zero point, c times */
+    if (p->kh != 1 || p->kw != 1 || p->sh != 1 || p->sw != 1 || p->pad_top != 0 || p->pad_left != 0 ||
+        p->oh != p->h || p->ow != p->w || oc % 4 != 0 || c > TFL_PMVE_PW_C || bias == NULL ||
+        !tfl_pmve_dot8_apart(p, x, y))
+        return 0;
+    memset(zx, p->x_zero, (size_t)c);
+    for (int32_t o = 0; o < oc; o += 4) {
+        const int8_t *const wo = w + (ptrdiff_t)o * c, *xq = x;
+        const int32x4_t base = vsubq_s32(vld1q_s32(bias + o), tfl_pmve_dot8(zx, wo, c, c, 1, 0, 0, vdupq_n_s32(0)));
+        for (int32_t pos = 0; pos < total; ++pos, xq += c)
+            tfl_pmve_dot8_out(p, e, tfl_pmve_dot8(xq, wo, c, c, 1, 0, 0, base), o, (int64_t)pos * oc + o, y);
+    }
+    return 1;
+}
+#endif
+
+#if AOTC_TFL_PORTABLE_MVE_WIN
+/* The M55's portable-mve-dot8 level's conv where windows above 1 x 1 lead the model's work (issue 67: IC ResNet-8's
+ * 3 x 3 layers): 4 output channels at a time over every position, each window row's dot products of x's bytes as they
+ * are (tfl_pmve_dot8), x's zero point taken off by the weights' sums (their dot products with x_zero's bytes: the whole
+ * window's once a group, a clipped window's over its taps inside at the position); requantised 4 channels a vector.
+ * 0 at column dilation above 1, for window rows not whole vectors (kw c not a multiple of 16: first convs) or over
+ * TFL_PMVE_PW_C bytes, a channel count not a multiple of 4, without a bias, or where y may overlap x: the portable loop
+ * then. */
+static __attribute__((noinline)) int tfl_conv_s8_pmve_win(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                           const int8_t *w, const int32_t *bias, int8_t *y,
+                                                           const tfl_residual *e) {
+    const int32_t c = p->c, kh = p->kh, kw = p->kw, kk = kh * kw * c, oc = p->oc, ih = p->h, iw = p->w, dh = p->dh;
+    const int32_t wrow = kw * c;
+    const ptrdiff_t xrow = (ptrdiff_t)dh * iw * c;
+    int8_t zx[TFL_PMVE_PW_C]; /* x's zero point, a window row's bytes */
+    if (p->dw != 1 || wrow % 16 != 0 || wrow > TFL_PMVE_PW_C || oc % 4 != 0 || bias == NULL ||
+        !tfl_pmve_dot8_apart(p, x, y))
+        return 0;
+    memset(zx, p->x_zero, (size_t)wrow);
+    for (int32_t o = 0; o < oc; o += 4) {
+        const int8_t *const wo = w + (ptrdiff_t)o * kk;
+        const int32x4_t bv = vld1q_s32(bias + o), zero4 = vdupq_n_s32(0);
+        const int32x4_t base = vsubq_s32(bv, tfl_pmve_dot8(zx, wo, kk, wrow, kh, 0, wrow, zero4)); /* a whole window's */
+        int64_t at = o; /* y's index of the position's first channel of the group */
+        for (int32_t b = 0; b < p->n; ++b)
+            for (int32_t oy = 0; oy < p->oh; ++oy)
+                for (int32_t ox = 0; ox < p->ow; ++ox, at += oc) {
+                    const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+                    int32x4_t v;
+                    if (iy0 >= 0 && iy0 + (kh - 1) * dh < ih && ix0 >= 0 && ix0 + kw <= iw) { /* inside the image */
+                        v = tfl_pmve_dot8(x + (((ptrdiff_t)b * ih + iy0) * iw + ix0) * c, wo, kk, wrow, kh, xrow, wrow,
+                                          base);
+                    } else {
+                        int32_t ky0 = 0, ky1 = kh, kx0 = 0, kx1 = kw;
+                        tfl_taps_inside(iy0, dh, ih, &ky0, &ky1);
+                        tfl_taps_inside(ix0, 1, iw, &kx0, &kx1);
+                        const int32_t seg = (kx1 - kx0) * c, rows = ky1 - ky0;
+                        const int8_t *xq = x + (((ptrdiff_t)b * ih + iy0 + ky0 * dh) * iw + ix0 + kx0) * c;
+                        const int8_t *wq = wo + ((ptrdiff_t)ky0 * kw + kx0) * c;
+                        /* the taps inside's dot products, less x_zero times their weights' sums */
+                        v = vsubq_s32(tfl_pmve_dot8(xq, wq, kk, seg, rows, xrow, wrow, bv),
+                                      tfl_pmve_dot8(zx, wq, kk, seg, rows, 0, wrow, zero4));
+                    }
+                    tfl_pmve_dot8_out(p, e, v, o, at, y);
+                }
+    }
+    return 1;
+}
+#endif
+#endif
+
+#if !AOTC_QUANT_DSP && defined(AOTC_NO_INTRINSICS) && TFL_PMVE_S8
 /* s[j] += sum over i < n of w[kj + i], j < 4 (tfl_pmve_dot4_s8's rows of weights) */
 static inline __attribute__((always_inline)) void tfl_pmve_sum4(const int8_t *w, ptrdiff_t k1, ptrdiff_t k2,
                                                                 ptrdiff_t k3, int32_t n, int32_t s[4]) {
@@ -1959,7 +2077,6 @@ static inline __attribute__((always_inline)) void tfl_pmve_sum4(const int8_t *w,
                      : "lr", "memory");
     s[0] = a0, s[1] = a1, s[2] = a2, s[3] = a3;
 }
-
 /* y[at + j] = r's lane j, j < n (4 or fewer: a last group's), or the fused ADD of it and the residual there */
 static inline __attribute__((always_inline)) void tfl_pmve8_store(const tfl_residual *e, int32x4_t r, int32_t n,
                                                                   int64_t at, int8_t *y) {
@@ -2151,6 +2268,12 @@ static inline __attribute__((always_inline)) void tfl_conv_s8_portable(const aot
                                                                        const tfl_residual *e) {
 #if TFL_PMVE_S8
     if (tfl_conv_s8_pmve8(p, x, w, bias, y, e) || tfl_conv_s8_pmve8_patch(p, x, w, bias, y, e)) return;
+#endif
+#if TFL_PMVE_DOT8 && AOTC_TFL_PORTABLE_MVE_WIN
+    if (tfl_conv_s8_pmve_win(p, x, w, bias, y, e)) return;
+#endif
+#if TFL_PMVE_DOT8 && AOTC_TFL_PORTABLE_MVE_PW
+    if (tfl_conv_s8_pmve_pw(p, x, w, bias, y, e)) return;
 #endif
 #if AOTC_TFL_PORTABLE_FAST
     if (p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && (p->oh - 1) * p->sh < p->h &&
