@@ -1106,8 +1106,55 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
 
 #endif /* AOTC_QCONV_NOSCRATCH */
 
+#if AOTC_QCONV_NOSCRATCH
+/* A conv whose weights are in qconv_rows's order (w_packed 2: blocks of 16 output channels, their quads 4 input
+ * channels at one tap) where that path is not compiled (a build without AVX-512 VNNI) or not given its scratch:
+ * each output summed over its taps as those weights hold them, the patch's bytes (x + AOTC_QOFFSET, the padding
+ * x_zero's) against the bias with the zero point folded in, as the patch paths sum it */
+static void AOTC_Q(qconv_rows_plain)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                                     QT *AOTC_RESTRICT y) {
+    const int32_t taps = p->k_h * p->k_w, kp = p->in_c * taps, plane_out = p->out_h * p->out_w;
+    const int32_t zb = (uint8_t)((uint8_t)(QT)p->x_zero ^ AOTC_QOFFSET);
+    int32_t n, oc, oh, ow, c, kh, kw;
+    for (n = 0; n < p->batch; ++n) {
+        const QT *const xn = x + (int64_t)n * p->in_c * p->in_h * p->in_w;
+        for (oc = 0; oc < p->out_c; ++oc) {
+            const int8_t *const wb = w + (int64_t)(oc & ~15) * kp + (oc & 15) * 4; /* its word of each quad row */
+            for (oh = 0; oh < p->out_h; ++oh) {
+                for (ow = 0; ow < p->out_w; ++ow) {
+                    int32_t acc = p->bias[oc];
+                    for (c = 0; c < p->in_c; ++c) {
+                        for (kh = 0; kh < p->k_h; ++kh) {
+                            const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                            for (kw = 0; kw < p->k_w; ++kw) {
+                                const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                                const int32_t v = ih >= 0 && ih < p->in_h && iw >= 0 && iw < p->in_w
+                                                      ? (uint8_t)((uint8_t)xn[((int64_t)c * p->in_h + ih) * p->in_w + iw] ^ AOTC_QOFFSET)
+                                                      : zb;
+                                acc += v * wb[((int64_t)(c / 4) * taps + kh * p->k_w + kw) * 64 + c % 4];
+                            }
+                        }
+                    }
+                    y[((int64_t)n * p->out_c + oc) * plane_out + (int64_t)oh * p->out_w + ow] =
+                        (QT)aotc_requant(acc, p->scale[oc], p->y_lo, p->y_hi, p->y_zero);
+                }
+            }
+        }
+    }
+}
+#endif
+
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+#if AOTC_QCONV_NOSCRATCH
+    if (AOTC_QCONV_PACKED(p) == 2) { /* qconv_rows's weights */
+#if AOTC_QUANT_VNNI
+        if (AOTC_Q(qconv_rows)(p, tile, x, w, y, scratch, NULL, NULL)) return;
+#endif
+        AOTC_Q(qconv_rows_plain)(p, x, w, y);
+        return;
+    }
+#endif
 #if AOTC_QUANT_VNNI
 #if defined(__AVX512VBMI__)
     if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
@@ -1898,8 +1945,11 @@ AOTC_QBINARY(qmul,
 
 void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
                                const QT *x, const int8_t *w, const QT *res, QT *y, uint8_t *scratch, QT *tmp) {
+#if AOTC_QUANT_VNNI
+    if (AOTC_Q(qconv_rows)(p, tile, x, w, y, scratch, r, res)) return; /* the ADD in its stores (y may be res) */
+#endif
 #if AOTC_QUANT_VNNI && defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, r, res)) return; /* the ADD in its stores (y may be res) */
+    if (AOTC_QCONV_PACKED(p) != 2 && AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, r, res)) return; /* (y may be res) */
 #endif
     if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
         AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
