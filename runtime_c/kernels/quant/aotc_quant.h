@@ -428,6 +428,14 @@ static inline int32_t aotc_qx86_rows_wp(const aotc_qconv_params *p) {
     return p->pad_left + p->in_w + (pr > p->pad_left ? pr - p->pad_left : 0);
 }
 
+/* w_packed 2: patch row r of qconv_rows's order (byte r % 4 of quad r / 4: input channel 4 (q / taps) + r % 4 at tap
+ * q % taps) as the row of the weights' own order ((channel, kernel row, column)), so that every patch path sums such
+ * weights (the patch rows gathered in their order: aotc_qconv_row_cols) where qconv_rows does not run */
+static inline int32_t aotc_qconv_rows_tap(const aotc_qconv_params *p, int32_t r) {
+    const int32_t taps = p->k_h * p->k_w, q = r / 4;
+    return (q / taps * 4 + r % 4) * taps + q % taps;
+}
+
 /* qconv_rows: the output rows a range takes in `avail` bytes of scratch (at most out_h); 0 where the path does not
  * take p's shape (w_packed not counted) or the bytes do not hold one row */
 static inline int32_t aotc_qx86_rows_fit(const aotc_qconv_params *p, int64_t avail) {

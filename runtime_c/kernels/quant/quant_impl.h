@@ -2,19 +2,20 @@
  * (int8_t or uint8_t), [QT_MIN, QT_MAX] its range, AOTC_Q(name) the function's name. No
  * include guard: it is included once per type. */
 
-/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw) of one group: the
- * input plane under it, its kernel row kh, the input column under output column 0 (*start) and the
- * output columns [*o0, *o1) whose tap lies inside the image (qconv_patch_row and quant_avx512vnni.h's
- * x86_patch_row). */
+/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw; with w_packed 2 the row of
+ * qconv_rows's order, aotc_qconv_rows_tap) of one group: the input plane under it, its kernel row kh, the input
+ * column under output column 0 (*start) and the output columns [*o0, *o1) whose tap lies inside the image
+ * (qconv_patch_row and quant_avx512vnni.h's x86_patch_row). */
 static inline const QT *AOTC_Q(qconv_row_cols)(const aotc_qconv_params *p, const QT *xg, int32_t r, int32_t *kh,
                                                int32_t *start, int32_t *o0, int32_t *o1) {
-    const int32_t sw = p->stride_w, kw = r % p->k_w, s = kw * p->dil_w - p->pad_left;
+    const int32_t rw = AOTC_QCONV_PACKED(p) == 2 ? aotc_qconv_rows_tap(p, r) : r; /* in the weights' own order */
+    const int32_t sw = p->stride_w, kw = rw % p->k_w, s = kw * p->dil_w - p->pad_left;
     const int32_t o1_raw = s < p->in_w ? (p->in_w - s + sw - 1) / sw : 0;
-    *kh = (r / p->k_w) % p->k_h;
+    *kh = (rw / p->k_w) % p->k_h;
     *start = s;
     *o0 = s < 0 ? (-s + sw - 1) / sw : 0;
     *o1 = o1_raw < p->out_w ? o1_raw : p->out_w;
-    return xg + (int64_t)(r / (p->k_w * p->k_h)) * p->in_h * p->in_w;
+    return xg + (int64_t)(rw / (p->k_w * p->k_h)) * p->in_h * p->in_w;
 }
 
 /* A residual QLinearAdd fused into the conv (aotc_qconv_patches_add_*): the ADD of conv value v and
@@ -656,7 +657,8 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     int32_t acc[4][AOTC_QCONV_PATCH_TILE];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, j0;
-    if (ptile < AOTC_QCONV_LANES) return 0;
+    /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
+    if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -1106,58 +1108,12 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
 
 #endif /* AOTC_QCONV_NOSCRATCH */
 
-#if AOTC_QCONV_NOSCRATCH
-/* A conv whose weights are in qconv_rows's order (w_packed 2: blocks of 16 output channels, their quads 4 input
- * channels at one tap) where that path is not compiled (a build without AVX-512 VNNI) or not given its scratch:
- * each output summed over its taps as those weights hold them, the patch's bytes (x + AOTC_QOFFSET, the padding
- * x_zero's) against the bias with the zero point folded in, as the patch paths sum it */
-static void AOTC_Q(qconv_rows_plain)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
-                                     QT *AOTC_RESTRICT y) {
-    const int32_t taps = p->k_h * p->k_w, kp = p->in_c * taps, plane_out = p->out_h * p->out_w;
-    const int32_t zb = (uint8_t)((uint8_t)(QT)p->x_zero ^ AOTC_QOFFSET);
-    int32_t n, oc, oh, ow, c, kh, kw;
-    for (n = 0; n < p->batch; ++n) {
-        const QT *const xn = x + (int64_t)n * p->in_c * p->in_h * p->in_w;
-        for (oc = 0; oc < p->out_c; ++oc) {
-            const int8_t *const wb = w + (int64_t)(oc & ~15) * kp + (oc & 15) * 4; /* its word of each quad row */
-            for (oh = 0; oh < p->out_h; ++oh) {
-                for (ow = 0; ow < p->out_w; ++ow) {
-                    int32_t acc = p->bias[oc];
-                    for (c = 0; c < p->in_c; ++c) {
-                        for (kh = 0; kh < p->k_h; ++kh) {
-                            const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-                            for (kw = 0; kw < p->k_w; ++kw) {
-                                const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                                const int32_t v = ih >= 0 && ih < p->in_h && iw >= 0 && iw < p->in_w
-                                                      ? (uint8_t)((uint8_t)xn[((int64_t)c * p->in_h + ih) * p->in_w + iw] ^ AOTC_QOFFSET)
-                                                      : zb;
-                                acc += v * wb[((int64_t)(c / 4) * taps + kh * p->k_w + kw) * 64 + c % 4];
-                            }
-                        }
-                    }
-                    y[((int64_t)n * p->out_c + oc) * plane_out + (int64_t)oh * p->out_w + ow] =
-                        (QT)aotc_requant(acc, p->scale[oc], p->y_lo, p->y_hi, p->y_zero);
-                }
-            }
-        }
-    }
-}
-#endif
-
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
-#if AOTC_QCONV_NOSCRATCH
-    if (AOTC_QCONV_PACKED(p) == 2) { /* qconv_rows's weights */
 #if AOTC_QUANT_VNNI
-        if (AOTC_Q(qconv_rows)(p, tile, x, w, y, scratch, NULL, NULL)) return;
-#endif
-        AOTC_Q(qconv_rows_plain)(p, x, w, y);
-        return;
-    }
-#endif
-#if AOTC_QUANT_VNNI
+    if (AOTC_Q(qconv_rows)(p, tile, x, w, y, scratch, NULL, NULL)) return;
 #if defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
+    if (AOTC_QCONV_PACKED(p) != 2 && AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch, aotc_qconv_lane_bytes(aotc_qconv_patch_bytes(p, tile), p));
