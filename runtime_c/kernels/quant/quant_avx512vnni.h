@@ -4,6 +4,10 @@
  *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
  *     rows where the plane is narrow), else qconv_depthwise_avx512 (16 positions of a row from a ring
  *     of padded rows);
+ *   - stride-1 convs whose weights aot/kernels/quant.py put in qconv_rows's order (w_packed 2: whole quads of
+ *     input channels, blocks of 16 output channels, rows of 16 outputs and more, no weight zero points):
+ *     qconv_rows (a range of output rows' input rows interleaved once into the scratch, 4 channels a word; a
+ *     tap's quad row of 16 positions one plain load; a residual QLinearAdd in its stores);
  *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
  *     weights' order, from two kernel rows' windows by one vpermt2b; up to 96 KiB of work for a pass's
  *     weights and the kept index vectors, and with packed weights, more than 16 output channels and a
