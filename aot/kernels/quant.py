@@ -240,6 +240,19 @@ def _rows_fit(node: Node, graph: Graph, avail: int) -> int:
     return 0 if rows < 1 else min(rows, s.out_h)
 
 
+def _rows_pays(node: Node, graph: Graph) -> bool:
+    """Whether qconv_rows saves more than it costs against qconv_dense: its grid computes wp - out_w positions a row
+    that no output takes (and copies the input rows once: about 2 % more), where the dense path makes each block's
+    patch quads while summing the first 8 of the mg output channels (x86_dense_dotq3x8, about 1.8 x the time of its
+    multiply-adds: 0.8 x 8 / mg of the conv). ResNet-18 QDQ (Zen 5): 56 x 56 with 64 channels 5-6 % less, 28 x 28
+    with 128 1-2 % more (the grid's 29th column)."""
+    a = node.attrs
+    x, s = graph.tensors[node.inputs[0]].shape, _conv_shape(node, graph)
+    pt, pl, pb, pr = a["pads"]
+    wp = pl + x[-1] + max(pr - pl, 0)
+    return (wp - s.out_w) / wp + 0.02 < 6.4 / s.mg
+
+
 def _windows_work(s: ConvShape, tile: int) -> int:
     """qconv_windows's work bytes with a patch block of `tile` positions (aotc_qconv_windows_work_bytes, all it
     takes); 0 where the path does not take the shape."""
@@ -309,7 +322,7 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
         patch = -(-tile // LANES) * LANES * k
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
                 else dsp_patches_work(node, graph) if isa == "arm-dsp" else 0)
-        rows = isa == "avx512" and packed and _rows_fit(node, graph, patch + work) > 0
+        rows = isa == "avx512" and packed and _rows_fit(node, graph, patch + work) > 0 and _rows_pays(node, graph)
         return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
