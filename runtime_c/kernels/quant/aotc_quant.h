@@ -186,7 +186,8 @@ typedef struct {
                                * time) */
     int32_t w_packed;         /* patches: the weights in blocks of 16 output channels, each kq rows of the 16
                                * channels' 4-byte quads (aotc_qconv_wrow), as AVX-512 VNNI's dense path sums
-                               * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
+                               * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes;
+                               * 2: so, each quad 4 input channels at one tap, for qconv_rows (aotc_qx86_rows_fit) */
     int32_t work;             /* bytes of the plan's scratch past the patch block (aotc_qconv_patch_bytes) or the
                                * padded rows (aotc_qconv_dw_row_bytes) for a path's own buffers: the widened
                                * weights of the DSP extension's conv path, the AVX-512 VNNI paths' re-ordered
