@@ -306,13 +306,15 @@ def _patches_kernel(node: Node, graph: Graph) -> str:
 
 
 def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: str = "",
-                 least: bool = False) -> KernelChoice | None:
+                 least: bool = False, vnni: bool = False) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none fits, on
     hosts no patch block (tile 0: the kernels take the patch in the work block or need none). On hosts, the
     weights packed where the dense VNNI path takes the shape. isa: the paths whose work past the patch block
     the plan gives (aotc_qconv_params.work): "avx512" (quant_avx512vnni.h's, which a build with AVX-512 VNNI
     takes: what fits beside the patches), "arm-dsp" (the DSP extension's widened weights: always, 2 KiB at
-    most), "" none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions."""
+    most), "" none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions. `vnni`: the
+    build has AVX-512 VNNI (TargetTraits.vnni), so qconv_rows may take the conv (without VNNI its w_packed 2 weights
+    are gathered by the slower paths)."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
     packed = host and _dense_vnni(node, graph)
@@ -322,7 +324,7 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
         patch = -(-tile // LANES) * LANES * k
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
                 else dsp_patches_work(node, graph) if isa == "arm-dsp" else 0)
-        rows = isa == "avx512" and packed and _rows_fit(node, graph, patch + work) > 0 and _rows_pays(node, graph)
+        rows = isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0 and _rows_pays(node, graph)
         return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
@@ -460,7 +462,7 @@ def _x86_patches_on(node: Node, graph: Graph, budget: int, t: TargetTraits) -> K
     the step spares less): with less, ResNet-18's stem kept 2 blocks a thread for its 7 columns and made each of
     its 784 blocks again (3 % of the run), or none, and ran the slower patch path (12 %)."""
     lanes = pool_lanes(node, graph, t.threads)
-    choice = _fit_patches(node, graph, lane_budget(budget, lanes), isa="avx512")
+    choice = _fit_patches(node, graph, lane_budget(budget, lanes), isa="avx512", vnni=t.vnni)
     dense = _dense_plan(s := _conv_shape(node, graph), choice.detail.packed)
     if lanes > 1 and dense:
         stride, front, count = dense
@@ -599,12 +601,13 @@ def _emit_qconv_add(ctx: NodeContext) -> None:
              ctx.ptr(res), ctx.ptr(y), scratch, tmp)
 
 
-def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "", lanes: int = 1) -> KernelChoice:
+def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "", lanes: int = 1,
+                  vnni: bool = False) -> KernelChoice:
     """On hosts: _fit_patches's block (and work) in what the step spares beyond tmp, the conv's whole output
     that the ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its
-    stores; the others do not); `lanes` of them with a --threads pool (on_lanes), tmp after them."""
+    stores; the others do not); `lanes` of them with a --threads pool (on_lanes), tmp after them; `vnni` as there."""
     out = graph.tensors[node.outputs[0]].nbytes
-    choice = _fit_patches(node, graph, lane_budget(max(budget - out, 0), lanes), isa=isa)
+    choice = _fit_patches(node, graph, lane_budget(max(budget - out, 0), lanes), isa=isa, vnni=vnni)
     choice = KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
     return on_lanes(choice, lanes, out)
 
@@ -616,7 +619,8 @@ QCONV_ADD_KERNELS = (
               facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_residual(n, g, budget, "avx512"),
               facts=AVX512, also=("aotc_qconv_patches_add_u8",),
-              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads))),
+              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads),
+                                                           t.vnni)),
     Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),
 )
 
