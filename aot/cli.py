@@ -162,7 +162,8 @@ def _compile_parser() -> argparse.ArgumentParser:
                    help="the CPU --target host's kernels are chosen for: avx512vnni (avx512f's paths and the QDQ "
                         "convs' VNNI-only one, for a build with AVX-512F and VNNI), avx512f (their AVX-512 paths, "
                         "for a build with AVX-512F) or generic (portable C only, for any CPU). Default: this "
-                        "machine's, from /proc/cpuinfo; named, the bundle is the same on any machine. Recorded in metadata.json")
+                        "machine's, from /proc/cpuinfo; named, the bundle is the same on any machine. Recorded in "
+                        "metadata.json")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p

@@ -37,8 +37,16 @@ from aot.plan.buffers import reserve_state
 from aot.plan.choice import Option, cheapest
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels, transpose_in_place
-from aot.targets import (AVX512_ISAS, Target, board_pools, check_pools, fit_bundle, get_target, host_isa,
-                         toolchain_digest)
+from aot.targets import (
+    AVX512_ISAS,
+    Target,
+    board_pools,
+    check_pools,
+    fit_bundle,
+    get_target,
+    host_isa,
+    toolchain_digest,
+)
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 

@@ -324,7 +324,8 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
         patch = -(-tile // LANES) * LANES * k
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
                 else dsp_patches_work(node, graph) if isa == "arm-dsp" else 0)
-        rows = isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0 and _rows_pays(node, graph)
+        rows = (isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0
+                and _rows_pays(node, graph))
         return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
