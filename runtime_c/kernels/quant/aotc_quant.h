@@ -292,8 +292,9 @@ void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8
  * counted in its bytes */
 #define AOTC_QX86_ALIGN 64
 
-/* The windows of the last AOTC_QX86_CACHE blocks of qconv_windows and depthwise_flat (col -1: none), and
- * the byte offsets of the block being made. */
+/* The windows of the last AOTC_QX86_CACHE blocks of qconv_windows and depthwise_flat (col -1: none); offs is
+ * no longer written (x86_windows makes a block's offsets in registers), kept so that the work's bytes, and so
+ * the plans, stay as they were. */
 typedef struct {
     int32_t col[AOTC_QX86_CACHE], lanes[AOTC_QX86_CACHE], base[AOTC_QX86_CACHE][AOTC_QX86_KG], next;
     uint8_t idx[AOTC_QX86_CACHE][AOTC_QX86_KG][64];
