@@ -159,9 +159,11 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "so no weights are widened at run time; with --flash-budget, dropping them is the first "
                         "trade. Recorded in metadata.json (widened_weights: nodes and bytes)")
     p.add_argument("--host-isa", choices=list(HOST_ISAS), metavar="LEVEL",
-                   help="the CPU --target host's kernels are chosen for: avx512f (their AVX-512 paths, for a build "
-                        "with AVX-512F) or generic (portable C only, for any CPU). Default: this machine's, from "
-                        "/proc/cpuinfo; named, the bundle is the same on any machine. Recorded in metadata.json")
+                   help="the CPU --target host's kernels are chosen for: avx512vnni (avx512f's paths and the QDQ "
+                        "convs' VNNI-only one, for a build with AVX-512F and VNNI), avx512f (their AVX-512 paths, "
+                        "for a build with AVX-512F) or generic (portable C only, for any CPU). Default: this "
+                        "machine's, from /proc/cpuinfo; named, the bundle is the same on any machine. Recorded in "
+                        "metadata.json")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p

@@ -37,7 +37,16 @@ from aot.plan.buffers import reserve_state
 from aot.plan.choice import Option, cheapest
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels, transpose_in_place
-from aot.targets import Target, board_pools, check_pools, fit_bundle, get_target, host_isa, toolchain_digest
+from aot.targets import (
+    AVX512_ISAS,
+    Target,
+    board_pools,
+    check_pools,
+    fit_bundle,
+    get_target,
+    host_isa,
+    toolchain_digest,
+)
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
@@ -431,9 +440,11 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
               if n.op == "Call" and n.attrs.get("function") in artifacts}
     blocks = {name: (a.workspace_bytes, a.workspace_boundary) for name, a in called.items() if a.workspace_boundary}
     t = get_target(target)
+    level = host_isa(isa, t)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium and not portable, dsp=t.dsp and not t.helium and not portable,
-                          threads=threads, avx512=host_isa(isa, t) == "avx512f" and not portable,
+                          threads=threads, avx512=level in AVX512_ISAS and not portable,
+                          vnni=level == "avx512vnni" and not portable,
                           host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable,
                           widened_weights=widened_weights, mve_conv=mve_conv)
     selection = select_kernels(graph, traits, workspace)

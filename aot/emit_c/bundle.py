@@ -268,7 +268,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
-        symbols_config=config.hash8,
+        symbols_config=config.hash8, host_isa=host_isa,
         kernels=families, threads=threads,
         blob=bool(em.weights.blob_offsets) and not separate_weights, nbytes=len(em.weights.blob), separate=separate,
         blob_sha256=hashlib.sha256(em.weights.blob).hexdigest(),

@@ -84,6 +84,9 @@ class TargetTraits:
     # the bundle is for this machine (target host) and its CPU has AVX-512F, which the host build's
     # -march=native turns on: the kernels' AVX-512 paths (conv_ig_avx512.h ...) will exist
     avx512: bool = False
+    # ... and AVX-512 VNNI too (--host-isa avx512vnni): the QDQ convs' qconv_rows (w_packed 2) may be planned, which
+    # only a VNNI build runs fast (quant_avx512vnni.h; without VNNI its weights are gathered, slower than unpacked)
+    vnni: bool = False
     # the bundle is for this machine (target host), not built portable: the int8 TFLite kernels on packed
     # weights (tflite_int8_packed.c: AVX-512 VNNI where the build has it, else plain C) will be taken
     host: bool = False

@@ -142,6 +142,9 @@ class PatchPlan(NamedTuple):
 
     tile: int
     packed: bool = False
+    # packed in the order of quant_avx512vnni.h's qconv_rows (w_packed 2: quads of 4 input channels at one tap),
+    # which takes the conv (_rows_fit)
+    rows: bool = False
     # a QLinearConvAdd on hosts: the conv first fills tmp, the scratch's last output-size bytes (_fit_residual)
     tmp: bool = False
     work: int = 0  # bytes past the patch block for the path's own buffers (aotc_qconv_params.work)
@@ -160,7 +163,7 @@ class DepthwisePlan(NamedTuple):
 # aotc_quant.h's limits of the AVX-512 VNNI paths (quant_avx512vnni.h) and of the DSP extension's conv path,
 # whose buffers are the plan's scratch (aotc_qconv_*_work_bytes, which the functions below compute as well)
 QX86 = {n: define("aotc_quant.h", f"AOTC_QX86_{n}")
-        for n in ("DBUF", "DKEEP", "DHEAD", "KH", "PAT", "WBUF", "KG", "CACHE", "ALIGN")}
+        for n in ("DBUF", "DKEEP", "DHEAD", "KH", "PAT", "WBUF", "KG", "CACHE", "ALIGN", "RSLACK")}
 QDW_FLAT_WORDS, DSP_KCHUNK = define("aotc_quant.h", "AOTC_QDW_FLAT_WORDS"), define("aotc_quant.h", "AOTC_DSP_KCHUNK")
 # aotc_qx86_wcache: the windows of the last blocks (int32 col, lanes, base, next; their byte indices; offsets)
 QX86_WCACHE = (4 * (2 * QX86["CACHE"] + QX86["CACHE"] * QX86["KG"] + 1) + QX86["CACHE"] * QX86["KG"] * 64
@@ -220,6 +223,36 @@ def _dense_vnni(node: Node, graph: Graph) -> bool:
     return s.mg % 16 == 0 and _dense_plan(s, True) is not None
 
 
+def _rows_fit(node: Node, graph: Graph, avail: int) -> int:
+    """The output rows a range of qconv_rows takes in `avail` bytes of scratch (aotc_qx86_rows_fit, the same tests on
+    its constants); 0 where that path does not take the conv: weights in its order run on it or on plain loops."""
+    a = node.attrs
+    x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    if len(x) != 4 or len(y) != 4:
+        return 0
+    s = _conv_shape(node, graph)
+    pt, pl, pb, pr = a["pads"]
+    if (a["group"] != 1 or x[1] % 4 or y[1] % 16 or list(a["strides"]) != [1, 1] or _pair(a["dilations"], 1) != [1, 1]
+            or s.w_zero_any or s.out_w < 16 or not (2 <= s.k_h <= 16 and 2 <= s.k_w <= 16) or min(pt, pl, pb, pr) < 0):
+        return 0
+    wp = pl + x[3] + max(pr - pl, 0)
+    rows = (avail - QX86["ALIGN"] - QX86["RSLACK"]) // (x[1] * wp) - s.k_h
+    return 0 if rows < 1 else min(rows, s.out_h)
+
+
+def _rows_pays(node: Node, graph: Graph) -> bool:
+    """Whether qconv_rows saves more than it costs against qconv_dense: its grid computes wp - out_w positions a row
+    that no output takes (and copies the input rows once: about 2 % more), where the dense path makes each block's
+    patch quads while summing the first 8 of the mg output channels (x86_dense_dotq3x8, about 1.8 x the time of its
+    multiply-adds: 0.8 x 8 / mg of the conv). ResNet-18 QDQ (Zen 5): 56 x 56 with 64 channels 5-6 % less, 28 x 28
+    with 128 1-2 % more (the grid's 29th column)."""
+    a = node.attrs
+    x, s = graph.tensors[node.inputs[0]].shape, _conv_shape(node, graph)
+    pt, pl, pb, pr = a["pads"]
+    wp = pl + x[-1] + max(pr - pl, 0)
+    return (wp - s.out_w) / wp + 0.02 < 6.4 / s.mg
+
+
 def _windows_work(s: ConvShape, tile: int) -> int:
     """qconv_windows's work bytes with a patch block of `tile` positions (aotc_qconv_windows_work_bytes, all it
     takes); 0 where the path does not take the shape."""
@@ -273,13 +306,15 @@ def _patches_kernel(node: Node, graph: Graph) -> str:
 
 
 def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: str = "",
-                 least: bool = False) -> KernelChoice | None:
+                 least: bool = False, vnni: bool = False) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none fits, on
     hosts no patch block (tile 0: the kernels take the patch in the work block or need none). On hosts, the
     weights packed where the dense VNNI path takes the shape. isa: the paths whose work past the patch block
     the plan gives (aotc_qconv_params.work): "avx512" (quant_avx512vnni.h's, which a build with AVX-512 VNNI
     takes: what fits beside the patches), "arm-dsp" (the DSP extension's widened weights: always, 2 KiB at
-    most), "" none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions."""
+    most), "" none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions. `vnni`: the
+    build has AVX-512 VNNI (TargetTraits.vnni), so qconv_rows may take the conv (without VNNI its w_packed 2 weights
+    are gathered by the slower paths)."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
     packed = host and _dense_vnni(node, graph)
@@ -289,7 +324,9 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
         patch = -(-tile // LANES) * LANES * k
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
                 else dsp_patches_work(node, graph) if isa == "arm-dsp" else 0)
-        return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work))
+        rows = (isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0
+                and _rows_pays(node, graph))
+        return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
     # largest whose patches take at most PATCH_FLOOR bytes, even above the tight bound: the DSP path widens
@@ -405,7 +442,8 @@ def on_lanes(choice: KernelChoice, lanes: int, extra: int = 0) -> KernelChoice:
     if lanes <= 1:
         return choice
     lane = -(-(choice.scratch - extra) // 64) * 64
-    return KernelChoice(choice.kernel, lanes * lane + extra, detail=choice.detail._replace(lanes=lanes))
+    one = {"rows": False} if isinstance(choice.detail, PatchPlan) else {}  # qconv_rows runs on one thread
+    return KernelChoice(choice.kernel, lanes * lane + extra, detail=choice.detail._replace(lanes=lanes, **one))
 
 
 # --threads: the bytes a lane may take whatever the step spares (the arena grows by the other lanes): with its share
@@ -425,7 +463,7 @@ def _x86_patches_on(node: Node, graph: Graph, budget: int, t: TargetTraits) -> K
     the step spares less): with less, ResNet-18's stem kept 2 blocks a thread for its 7 columns and made each of
     its 784 blocks again (3 % of the run), or none, and ran the slower patch path (12 %)."""
     lanes = pool_lanes(node, graph, t.threads)
-    choice = _fit_patches(node, graph, lane_budget(budget, lanes), isa="avx512")
+    choice = _fit_patches(node, graph, lane_budget(budget, lanes), isa="avx512", vnni=t.vnni)
     dense = _dense_plan(s := _conv_shape(node, graph), choice.detail.packed)
     if lanes > 1 and dense:
         stride, front, count = dense
@@ -511,6 +549,9 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         weights = np.zeros((m, kp), np.int8)
         weights[:, :rows.shape[1]] = rows
         bias = bias + kp * zp * w_zero.astype(np.int64) - zp * rows.astype(np.int64).sum(1)
+        if ctx.choice.detail.rows:  # qconv_rows's quads: 4 input channels at one tap (kp: whole quads of channels)
+            taps = math.prod(ctx.attrs["kernel_shape"])
+            weights = np.ascontiguousarray(weights.reshape(m, -1, 4, taps).transpose(0, 1, 3, 2)).reshape(m, kp)
         if ctx.choice.detail.packed:
             weights = interleave_rows(weights, 16)
     y_zero = int(_scalar(ctx, 7))
@@ -523,13 +564,14 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
         "dw4": "0" if patches else str(ctx.choice.detail.run),
-        "w_packed": str(int(patches and ctx.choice.detail.packed)),
+        "w_packed": str(2 if patches and ctx.choice.detail.rows else int(patches and ctx.choice.detail.packed)),
         **({"work": str(ctx.choice.detail.work)} if ctx.choice.detail.work else {}),
         **({"lanes": str(ctx.choice.detail.lanes)} if ctx.choice.detail.lanes > 1 else {}),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else "")
-               + ("; weights in blocks of 16 channels, quad-major" if patches and ctx.choice.detail.packed else ""))
+               + ("; weights in blocks of 16 channels, quad-major" if patches and ctx.choice.detail.packed else "")
+               + (", quads of 4 input channels a tap" if patches and ctx.choice.detail.rows else ""))
     as_stored = not patches and ctx.dtype(ctx.inputs[3]) == "int8"
     if patches and ctx.choice.detail.packed:  # int32 words, as the dense path reads them
         w_arg = f"(const int8_t *){ctx.const_array('w', weights.view(np.int32))}"
@@ -560,12 +602,13 @@ def _emit_qconv_add(ctx: NodeContext) -> None:
              ctx.ptr(res), ctx.ptr(y), scratch, tmp)
 
 
-def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "", lanes: int = 1) -> KernelChoice:
+def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "", lanes: int = 1,
+                  vnni: bool = False) -> KernelChoice:
     """On hosts: _fit_patches's block (and work) in what the step spares beyond tmp, the conv's whole output
     that the ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its
-    stores; the others do not); `lanes` of them with a --threads pool (on_lanes), tmp after them."""
+    stores; the others do not); `lanes` of them with a --threads pool (on_lanes), tmp after them; `vnni` as there."""
     out = graph.tensors[node.outputs[0]].nbytes
-    choice = _fit_patches(node, graph, lane_budget(max(budget - out, 0), lanes), isa=isa)
+    choice = _fit_patches(node, graph, lane_budget(max(budget - out, 0), lanes), isa=isa, vnni=vnni)
     choice = KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
     return on_lanes(choice, lanes, out)
 
@@ -577,7 +620,8 @@ QCONV_ADD_KERNELS = (
               facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_residual(n, g, budget, "avx512"),
               facts=AVX512, also=("aotc_qconv_patches_add_u8",),
-              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads))),
+              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads),
+                                                           t.vnni)),
     Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),
 )
 

@@ -121,12 +121,12 @@ def _blob(bundle: Path, asm: str, data: str | None) -> Blob:
 
 def _isa(bundle: Path, meta: dict[str, Any], cmake: CMakeLibrary) -> Isa:
     """The core the bundle assumes: flags from target/toolchain.cmake, features from aotc's table of cores."""
-    from aot.targets import CORTEX_M_CPUS, get_target
+    from aot.targets import AVX512_ISAS, CORTEX_M_CPUS, get_target
 
     target = str(meta.get("target", "host"))
-    if meta.get("host_isa") == "avx512f":
-        raise AotcError("the bundle's kernels were chosen for AVX-512 (--host-isa avx512f): recompile it for the "
-                        "platform's core (a Cortex-M board with --target, or --target host --host-isa generic)")
+    if meta.get("host_isa") in AVX512_ISAS:
+        raise AotcError(f"the bundle's kernels were chosen for AVX-512 (--host-isa {meta['host_isa']}): recompile it "
+                        "for the platform's core (a Cortex-M board with --target, or --target host --host-isa generic)")
     toolchain = bundle / "target" / "toolchain.cmake"
     flags = None
     if toolchain.is_file():

@@ -111,18 +111,24 @@ def conv3_model() -> onnx.ModelProto:
     return m
 
 
-@pytest.mark.parametrize("machine_has_avx512f", [True, False])
-def test_a_named_host_isa_gives_the_same_bundle_on_any_machine(monkeypatch, machine_has_avx512f):
-    monkeypatch.setattr("aot.targets.host_has_avx512", lambda: machine_has_avx512f)
+# a machine's /proc/cpuinfo flags -> the level it detects
+MACHINES = {"avx512f avx512_vnni": "avx512vnni", "avx512f": "avx512f", "avx2 fma": "generic",
+            "avx2 avx512_vnni": "generic"}  # (AVX-VNNI's 256-bit form without AVX-512F is no AVX-512 level)
+
+
+@pytest.mark.parametrize("flags", list(MACHINES))
+def test_a_named_host_isa_gives_the_same_bundle_on_any_machine(monkeypatch, flags):
+    monkeypatch.setattr("aot.targets.host_cpu_flags", lambda: frozenset(flags.split()))
     model = conv3_model()
-    for isa, path_taken in (("avx512f", True), ("generic", False)):
+    for isa, path_taken in (("avx512vnni", True), ("avx512f", True), ("generic", False)):
         b = compile_model(model, Options(name="conv3", host_isa=isa))
         assert ("aotc_conv_igx3_f32(" in b.files["src/conv3.c"]) == path_taken, isa
         assert json.loads(b.files["metadata.json"])["host_isa"] == isa
+        assert ("AOTC_BUILD_HAS_AVX512VNNI" in b.files["CMakeLists.txt"]) == (isa == "avx512vnni")
     # unnamed, the level is this machine's, and recorded
     b = compile_model(model, Options(name="conv3"))
-    assert json.loads(b.files["metadata.json"])["host_isa"] == ("avx512f" if machine_has_avx512f else "generic")
-    assert ("aotc_conv_igx3_f32(" in b.files["src/conv3.c"]) == machine_has_avx512f
+    assert json.loads(b.files["metadata.json"])["host_isa"] == MACHINES[flags]
+    assert ("aotc_conv_igx3_f32(" in b.files["src/conv3.c"]) == (MACHINES[flags] != "generic")
 
 
 def test_host_isa_is_for_the_host_only_and_a_known_level(tmp_path):
@@ -137,8 +143,27 @@ def test_host_isa_is_for_the_host_only_and_a_known_level(tmp_path):
     r = subprocess.run([sys.executable, "-m", "aot.cli", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"),
                         "--host-isa", "avx2"], capture_output=True, text=True)
     assert r.returncode == 2 and "invalid choice: 'avx2'" in r.stderr
-    with pytest.raises(AotcError, match="unknown host ISA level 'avx2' \\(known: avx512f, generic\\)"):
+    with pytest.raises(AotcError, match="unknown host ISA level 'avx2' \\(known: avx512vnni, avx512f, generic\\)"):
         compile_model(conv3_model(), Options(host_isa="avx2"))
     # a board's bundle records no host level
     b = compile_model(conv3_model(), Options(name="conv3", target="mps3-an547"))
     assert "host_isa" not in json.loads(b.files["metadata.json"])
+
+
+@pytest.mark.full
+def test_avx512vnni_level_from_the_cli_and_its_build_without_vnni_warns(tmp_path):
+    """`--host-isa avx512vnni` is recorded in metadata.json; the bundle's CMake build says so where its flags
+    lack VNNI (its QDQ convs' qconv_rows then gathers its weights, slower: Skylake-X), and not where they have it.
+    A -march=skylake-avx512 build only configures here (the check needs the compiler, not the CPU)."""
+    onnx.save(conv3_model(), tmp_path / "m.onnx")
+    r = subprocess.run([sys.executable, "-m", "aot.cli", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"),
+                        "--host-isa", "avx512vnni", "--no-configure"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    bundle = tmp_path / "out" / "bundle"
+    assert json.loads((bundle / "metadata.json").read_text())["host_isa"] == "avx512vnni"
+    for march, warns in (("skylake-avx512", True), ("icelake-server", False)):
+        r = subprocess.run(["cmake", "-S", str(bundle), "-B", str(tmp_path / march), "-DAOTC_NATIVE=OFF",
+                            f"-DCMAKE_C_FLAGS=-march={march}"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        said = " ".join(r.stderr.split())  # (CMake wraps the message)
+        assert ("its kernels were chosen for AVX-512 VNNI (--host-isa avx512vnni)" in said) == warns, (march, said)

@@ -13,6 +13,7 @@ runs integer kernels, aotc is exact.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from functools import partial
 
@@ -322,6 +323,13 @@ QAVGPOOL_CASES = [
 ]
 
 
+ROWS_CASES = [
+    _conv_case("conv_rows_int8", "int8", True, "relu", hw=(12, 18), cout=32),
+    _conv_case("conv_rows_k5_uint8", "uint8", True, None, kernel=5, hw=(7, 21), cin=12, cout=16),
+    _conv_case("conv_rows_ranges_int8", "int8", False, "clip", hw=(40, 100), cin=64, cout=16, w_gain=0.1),
+]
+
+
 OP_CASES = [
     *[_conv_case(f"conv_{d}_{'pc' if pc else 'pt'}_{act or 'none'}", d, pc, act)
       for d in ("int8", "uint8") for pc in (True, False) for act in (None, "relu", "clip")],
@@ -358,6 +366,11 @@ OP_CASES = [
     # points (the patch sums)
     _conv_case("conv_cached_narrow_int8", "int8", True, "relu", hw=(7, 7), cin=320, cout=32, w_gain=0.1),
     _conv_case("conv_cached_uint8", "uint8", True, None, hw=(4, 6), cin=256, cout=48, w_zero=3, w_gain=0.1),
+    # stride 1, whole quads of input channels, 16 output channels a block, rows of 16 outputs and more: the weights
+    # in qconv_rows's order (w_packed 2: quads of 4 input channels a tap; without VNNI, qconv_rows_plain), a grid
+    # row of 19 words (a 16-lane block across two output rows), 5 x 5 taps in a 21-wide uint8 plane, and a plane
+    # whose rows take more than one range of the scratch, with a clamp narrower than int8 (the bytes' clamp)
+    *ROWS_CASES,
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
@@ -470,6 +483,46 @@ def test_cached_quad_rows_cases_take_that_path(case_id):
     assert _dense_passes(cin, cout) > 1, case_id
 
 
+def _machine_level() -> str | None:
+    from aot.targets import get_target, host_isa
+
+    return host_isa(None, get_target("host"))
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in ROWS_CASES])
+def test_rows_cases_take_that_path(native_results, case_id):
+    """The conv_rows_* cases have their weights in qconv_rows's order (w_packed 2), and the scratch the plan gives
+    conv_rows_ranges_int8 holds fewer input rows than its plane (more than one range, aotc_qx86_rows_fit). The
+    cases are planned for this machine's level: only at avx512vnni is qconv_rows planned."""
+    if _machine_level() != "avx512vnni":
+        pytest.skip("this machine's host ISA level is not avx512vnni: qconv_rows is not planned")
+    src = next((native_results.dirs[case_id] / "src").glob("*.c")).read_text()
+    assert ".w_packed = 2," in src, case_id
+    if case_id == "conv_rows_ranges_int8":
+        tile = int(re.search(r"aotc_qconv_patches_i8\(&\w+, (\d+),", src).group(1))
+        work = int(re.search(r"\.work = (\d+),", src).group(1))
+        avail = -(-tile // 16) * 16 * 64 * 9 + work  # the patch block (kp = 64 x 9) and the work
+        assert 0 < (avail - 64 - 512) // (64 * 101) - 3 < 40, avail
+
+
+@pytest.mark.parametrize("level,rows", [("avx512vnni", True), ("avx512f", False), ("generic", False)])
+def test_rows_planned_only_where_the_build_has_vnni(level, rows):
+    """qconv_rows (w_packed 2) is planned at --host-isa avx512vnni only: an avx512f build may lack VNNI (Skylake-X),
+    where its weights' gathering path made ResNet-18 QDQ 26 -> 33 ms; there the conv keeps the dense path's packed
+    weights (w_packed 1), as before the level existed. The residual block's fused conv alike."""
+    from aot.compiler import Options, compile_model
+
+    residual = Case("residual_rows", quantized(_residual_block("rows"), "QDQ", activations="int8"), {})
+    for case in [*ROWS_CASES, residual]:
+        b = compile_model(case.model, Options(name="m", host_isa=level, scratch_floor=case.scratch_floor))
+        src = "".join(v for k, v in b.files.items() if k.startswith("src/m") and k.endswith(".c"))
+        assert src, sorted(b.files)
+        assert (".w_packed = 2," in src) == rows, (level, case.id)
+        assert ".w_packed = 1," in src or level != "avx512f", case.id  # the dense path's order, as on main
+        assert b.metadata["host_isa"] == level
+    assert "aotc_qconv_patches_add_i8(" in src  # the residual block's ADD fused into its conv
+
+
 def _check_op(results, case_id: str) -> None:
     case = results.cases[case_id]
     ours, refs = results.run(case_id), reference(case)
@@ -538,12 +591,14 @@ RESIDUAL = [("QDQ", "int8", False), ("QDQ", "int8", True), ("QOperator", "uint8"
 # _dense_passes), so the residual ADD goes into the stores of its cached quad rows' path; and one whose
 # fused conv's input is no Relu's (its zero point not the patches' offset: the bias folds it in)
 RESIDUAL_WIDE = 208
-RESIDUAL_MORE = [("QOperator", "uint8", "wide"), ("QDQ", "int8", "norelu")]
+RESIDUAL_MORE = [("QOperator", "uint8", "wide"), ("QDQ", "int8", "norelu"), ("QDQ", "int8", "rows")]
 
 
 def _residual_block(first: bool | str) -> onnx.ModelProto:
     if first == "wide":
         return residual_block(hw=7, channels=RESIDUAL_WIDE)
+    if first == "rows":  # qconv_rows (rows of 20, 16 channels) with the ADD in its stores
+        return residual_block(hw=20, channels=16)
     return residual_block(inner_relu=False) if first == "norelu" else residual_block(first)
 
 
@@ -582,6 +637,8 @@ def test_fused_residual_add_is_the_unfused_pair_bit_for_bit(residual_results, fl
     ops = [n["op"] for n in results.meta[case_id]["nodes"]]
     assert "QLinearConvAdd" in ops and "QLinearAdd" not in ops, ops
     assert "QLinearConvAdd" not in [n["op"] for n in results.meta[f"{case_id}_unfused"]["nodes"]]
+    if first == "rows" and flags:  # the ADD in qconv_rows's stores
+        assert ".w_packed = 2," in next((results.dirs[case_id] / "src").glob("*.c")).read_text()
     fused, unfused = results.run(case_id), results.run(f"{case_id}_unfused")
     for o, u in zip(fused, unfused, strict=False):  # y: the first output of both
         np.testing.assert_array_equal(o, u, err_msg=case_id)

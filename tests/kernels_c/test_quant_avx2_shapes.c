@@ -98,6 +98,7 @@ long aotc_test_qx86_requant64;
 long aotc_test_qx86_requant64_guard;
 /* ... and a plane's last lane alone in its vector summed on its own (x86_patch_column) */
 long aotc_test_qx86_column;
+long aotc_test_qx86_rows3;
 #endif
 
 static void *buffer(size_t n) {

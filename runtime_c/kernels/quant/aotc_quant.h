@@ -186,7 +186,8 @@ typedef struct {
                                * time) */
     int32_t w_packed;         /* patches: the weights in blocks of 16 output channels, each kq rows of the 16
                                * channels' 4-byte quads (aotc_qconv_wrow), as AVX-512 VNNI's dense path sums
-                               * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
+                               * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes;
+                               * 2: so, each quad 4 input channels at one tap, for qconv_rows (aotc_qx86_rows_fit) */
     int32_t work;             /* bytes of the plan's scratch past the patch block (aotc_qconv_patch_bytes) or the
                                * padded rows (aotc_qconv_dw_row_bytes) for a path's own buffers: the widened
                                * weights of the DSP extension's conv path, the AVX-512 VNNI paths' re-ordered
@@ -291,8 +292,9 @@ void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8
  * counted in its bytes */
 #define AOTC_QX86_ALIGN 64
 
-/* The windows of the last AOTC_QX86_CACHE blocks of qconv_windows and depthwise_flat (col -1: none), and
- * the byte offsets of the block being made. */
+/* The windows of the last AOTC_QX86_CACHE blocks of qconv_windows and depthwise_flat (col -1: none); offs is
+ * no longer written (x86_windows makes a block's offsets in registers), kept so that the work's bytes, and so
+ * the plans, stay as they were. */
 typedef struct {
     int32_t col[AOTC_QX86_CACHE], lanes[AOTC_QX86_CACHE], base[AOTC_QX86_CACHE][AOTC_QX86_KG], next;
     uint8_t idx[AOTC_QX86_CACHE][AOTC_QX86_KG][64];
@@ -409,6 +411,46 @@ static inline int64_t aotc_qconv_depthwise_x86_work_bytes(const aotc_qconv_param
  * path's AOTC_QCONV_DW4_SCRATCH if larger), then p->work */
 static inline int64_t aotc_qconv_patches_scratch_bytes(const aotc_qconv_params *p, int32_t tile) {
     return aotc_qconv_patch_bytes(p, tile) + p->work;
+}
+
+/* qconv_rows (AVX-512 VNNI, quant_avx512vnni.h): w_packed 2, the weights' quads 4 input channels at one tap
+ * ((channel quad, kernel row, column) order), which aot/kernels/quant.py gives only the shapes the path takes with
+ * the scratch it needs: stride 1 and no dilation, one group, whole quads of input channels, weights without zero
+ * points, output rows of at least 16 positions, kernels of 2 to 16 rows and columns. Its buffer (the scratch: the
+ * patch block and p->work as one) holds, per quad of input channels, the R + k_h input rows a range of R output
+ * rows reads, each of aotc_qx86_rows_wp words (pad_left words of the zero point, the row's positions with the 4
+ * channels' bytes in each word, the zero point to the row's end), then AOTC_QX86_RSLACK bytes that the last
+ * block's lanes past the range read (never stored). */
+#define AOTC_QX86_RSLACK 512
+
+/* qconv_rows: the words of a buffer row (a row's positions and, before them, its left padding, whose words are
+ * the right padding of the row above: a kernel window past a row's end reads the next row's first words) */
+static inline int32_t aotc_qx86_rows_wp(const aotc_qconv_params *p) {
+    const int32_t pr = p->out_w - p->in_w - p->pad_left + p->k_w - 1; /* the right padding (stride 1) */
+    return p->pad_left + p->in_w + (pr > p->pad_left ? pr - p->pad_left : 0);
+}
+
+/* w_packed 2: patch row r of qconv_rows's order (byte r % 4 of quad r / 4: input channel 4 (q / taps) + r % 4 at tap
+ * q % taps) as the row of the weights' own order ((channel, kernel row, column)), so that every patch path sums such
+ * weights (the patch rows gathered in their order: aotc_qconv_row_cols) where qconv_rows does not run */
+static inline int32_t aotc_qconv_rows_tap(const aotc_qconv_params *p, int32_t r) {
+    const int32_t taps = p->k_h * p->k_w, q = r / 4;
+    return (q / taps * 4 + r % 4) * taps + q % taps;
+}
+
+/* qconv_rows: the output rows a range takes in `avail` bytes of scratch (at most out_h); 0 where the path does not
+ * take p's shape (w_packed not counted) or the bytes do not hold one row */
+static inline int32_t aotc_qx86_rows_fit(const aotc_qconv_params *p, int64_t avail) {
+    const int32_t pr = p->out_w - p->in_w - p->pad_left + p->k_w - 1, pb = p->out_h - p->in_h - p->pad_top + p->k_h - 1;
+    int64_t row, r;
+    if (p->group != 1 || p->in_c % 4 != 0 || p->out_c % 16 != 0 || p->stride_h != 1 || p->stride_w != 1 ||
+        p->dil_h != 1 || p->dil_w != 1 || p->w_zero_any || p->out_w < 16 || p->k_h < 2 || p->k_w < 2 ||
+        p->k_h > 16 || p->k_w > 16 || p->pad_top < 0 || p->pad_left < 0 || pr < 0 || pb < 0) {
+        return 0;
+    }
+    row = (int64_t)p->in_c * aotc_qx86_rows_wp(p); /* a buffer row of every quad of channels: 4 bytes a position */
+    r = (avail - AOTC_QX86_ALIGN - AOTC_QX86_RSLACK) / row - p->k_h;
+    return r < 1 ? 0 : r > p->out_h ? p->out_h : (int32_t)r;
 }
 
 static inline int64_t aotc_qconv_depthwise_front_bytes(const aotc_qconv_params *p) {

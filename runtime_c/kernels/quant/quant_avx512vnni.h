@@ -4,6 +4,10 @@
  *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
  *     rows where the plane is narrow), else qconv_depthwise_avx512 (16 positions of a row from a ring
  *     of padded rows);
+ *   - stride-1 convs whose weights aot/kernels/quant.py put in qconv_rows's order (w_packed 2: whole quads of
+ *     input channels, blocks of 16 output channels, rows of 16 outputs and more, no weight zero points):
+ *     qconv_rows (a range of output rows' input rows interleaved once into the scratch, 4 channels a word; a
+ *     tap's quad row of 16 positions one plain load; a residual QLinearAdd in its stores);
  *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
  *     weights' order, from two kernel rows' windows by one vpermt2b; up to 96 KiB of work for a pass's
  *     weights and the kept index vectors, and with packed weights, more than 16 output channels and a
@@ -28,6 +32,7 @@ extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_dw3_on
 extern long aotc_test_qx86_quads64;
 extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
 extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_requant64_guard, aotc_test_qx86_column;
+extern long aotc_test_qx86_rows3;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -133,17 +138,21 @@ static inline __m512i AOTC_Q(x86_requant16_lanes)(__m512i acc, __m512 scale, __m
     return _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
 }
 
-/* The ADD of the 16 conv outputs q (int32 lanes, x86_requant16_lanes) and the residual's lanes m at
- * res as residual_one (and qadd_avx512) computes it: fma(a, a_mult, fma(b, b_mult, bias)), clamped,
+/* The ADD of the 16 conv outputs q (int32 lanes, x86_requant16_lanes) and the residual's 16 bytes rv
+ * as residual_one (and qadd_avx512) computes it: fma(a, a_mult, fma(b, b_mult, bias)), clamped,
  * rounded half to even; 16 bytes of QT. */
-static inline __m128i AOTC_Q(x86_residual16)(const AOTC_Q(x86_resid) *r, __m512i q, const QT *res, __mmask16 m) {
-    const __m128i rv = _mm_maskz_loadu_epi8(m, (const void *)res);
+static inline __m128i AOTC_Q(x86_residual16b)(const AOTC_Q(x86_resid) *r, __m512i q, __m128i rv) {
     const __m512 fq = _mm512_cvtepi32_ps(q);
     const __m512 fr = _mm512_cvtepi32_ps(QT_MIN < 0 ? _mm512_cvtepi8_epi32(rv) : _mm512_cvtepu8_epi32(rv));
     const __m512 fa = r->conv_a ? fq : fr, fb = r->conv_a ? fr : fq;
     __m512 f = _mm512_fmadd_ps(fa, r->am, _mm512_fmadd_ps(fb, r->bm, r->bias));
     f = _mm512_min_ps(_mm512_max_ps(f, r->lo), r->hi);
     return _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f));
+}
+
+/* x86_residual16b on the residual's lanes m at res */
+static inline __m128i AOTC_Q(x86_residual16)(const AOTC_Q(x86_resid) *r, __m512i q, const QT *res, __mmask16 m) {
+    return AOTC_Q(x86_residual16b)(r, q, _mm_maskz_loadu_epi8(m, (const void *)res));
 }
 
 /* quantize (QuantizeLinear) 16 floats at a time: the same division, the clamp by compares (a NaN
@@ -571,6 +580,260 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
     }
 }
 
+/* --- rows: a stride-1 conv on its input rows interleaved once ---------------------------------------------
+ * qconv_dense makes each block's patch quads (4 consecutive taps) by permutes: a 3 x 3 conv's input made 9 times
+ * over, and at 56 x 56 and 28 x 28, where ResNet-18's convs have 64 and 128 output channels to spread it over, that
+ * cost 10-12 % against OpenVINO's blocked layout. Here (w_packed 2: the weights' quads 4 input channels at one tap,
+ * aotc_quant.h aotc_qx86_rows_fit) the input rows of a range of output rows are copied once into the scratch, each
+ * position's 4 channels of a quad in one word (x + AOTC_QOFFSET, padding columns the zero point, a row's right
+ * padding the next row's left). Output position (oh, ow) is word oh wp + ow of that grid (wp words a row: the
+ * positions past out_w are computed and never stored), so a quad row of 16 positions for tap (kh, kw) is the 64
+ * bytes at word (oh + kh) wp + ow + kw: a plain load, three blocks of 16 positions 64 bytes apart, summed 8 output
+ * channels at a time as x86_dense_dotb3x8 sums them. */
+
+/* Buffer rows [0, nrows) at dst (wp words each) of input rows ih0 + r of the 4 channels from xq (plane bytes
+ * apart): the zero point's word zw where the row is outside the image or before its pad_left words or past them
+ * and the row's in_w positions, else a position's 4 bytes of QT plus AOTC_QOFFSET. */
+static void AOTC_Q(x86_rows_fill)(const QT *AOTC_RESTRICT xq, int64_t plane, int32_t in_h, int32_t in_w, int32_t ih0,
+                                  int32_t nrows, int32_t pl, int32_t wp, uint32_t zw, uint8_t *AOTC_RESTRICT dst) {
+    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    const __m512i zv = _mm512_set1_epi32((int32_t)zw);
+    int32_t r, j;
+    for (r = 0; r < nrows; ++r, dst += (int64_t)wp * 4) {
+        const int32_t ih = ih0 + r, inside = ih >= 0 && ih < in_h;
+        const QT *src = xq + (int64_t)ih * in_w;
+        for (j = 0; j < wp; j += 16) { /* the padding: all the row outside the image */
+            if (inside && j >= pl && j + 16 <= pl + in_w) continue;
+            _mm512_mask_storeu_epi32((void *)(dst + 4 * (int64_t)j), AOTC_Q(x86_lanes)(wp - j), zv);
+        }
+        if (!inside) continue;
+        for (j = 0; j < in_w; j += 16) {
+            const __mmask16 m = AOTC_Q(x86_lanes)(in_w - j);
+            const __m128i a = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + j)), flip);
+            const __m128i b = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + plane + j)), flip);
+            const __m128i c = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + 2 * plane + j)), flip);
+            const __m128i d = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + 3 * plane + j)), flip);
+            const __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+            const __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
+            __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(ab0, cd0));
+            v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab0, cd0), 1);
+            v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(ab1, cd1), 2);
+            v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab1, cd1), 3);
+            _mm512_mask_storeu_epi32((void *)(dst + 4 * ((int64_t)pl + j)), m, v);
+        }
+    }
+}
+
+/* block b's sums for output channel j of wq, b < nblk_ (named accumulators: arrays indexed in loops spilled) */
+#define QX86_ROWS_STEP(j)                                                                                  \
+    do {                                                                                                   \
+        const __m512i wv_ = _mm512_set1_epi32(wq[j]);                                                      \
+        a0##j = _mm512_dpbusd_epi32(a0##j, x0, wv_);                                                       \
+        if (nblk_ > 1) a1##j = _mm512_dpbusd_epi32(a1##j, x1, wv_);                                        \
+        if (nblk_ > 2) a2##j = _mm512_dpbusd_epi32(a2##j, x2, wv_);                                        \
+    } while (0)
+#define QX86_ROWS_ZERO(j) __m512i a0##j = _mm512_setzero_si512(), a1##j = a0##j, a2##j = a0##j
+#define QX86_ROWS_OUT(j) (acc[j] = a0##j, acc[8 + j] = a1##j, acc[16 + j] = a2##j)
+#define QX86_ROWS_EACH(M) M(0); M(1); M(2); M(3); M(4); M(5); M(6); M(7)
+
+/* The sums of B (1 to 3) blocks of 16 grid positions from xb (64 bytes apart) for 8 output channels (words 0-7 of
+ * wq's rows of 16, a row a quad: channel quad c, tap t at xb + c cstride + toff[t]); acc[8 b + j] block b's for
+ * channel j (blocks past B: zeros). Not inlined, as x86_dense_dotb3x8: 24 accumulators and the three rows fill the
+ * registers. Fewer than three blocks only at a range's end (a range of 28 rows of 57 words: 33 threes and 12
+ * positions, one block's work rather than three's). */
+#define QX86_ROWS_DOT(NAME, B)                                                                             \
+    static __attribute__((noinline)) void NAME(const uint8_t *AOTC_RESTRICT xb, const int32_t *toff, int32_t taps, \
+                                               int32_t nc4, int64_t cstride, const int32_t *AOTC_RESTRICT wq, \
+                                               int64_t wnext, __m512i *acc) {                              \
+        enum { nblk_ = B };                                                                                \
+        QX86_ROWS_EACH(QX86_ROWS_ZERO);                                                                    \
+        int32_t c, t;                                                                                      \
+        for (c = 0; c < nc4; ++c, xb += cstride) {                                                         \
+            for (t = 0; t < taps; ++t, wq += 16) {                                                         \
+                const uint8_t *xp = xb + toff[t];                                                          \
+                const __m512i x0 = _mm512_loadu_si512((const void *)xp);                                   \
+                const __m512i x1 = B > 1 ? _mm512_loadu_si512((const void *)(xp + 64)) : x0;              \
+                const __m512i x2 = B > 2 ? _mm512_loadu_si512((const void *)(xp + 128)) : x0;             \
+                _mm_prefetch((const char *)(wq + wnext), _MM_HINT_T1); /* the next 16 channels' row */     \
+                QX86_ROWS_EACH(QX86_ROWS_STEP);                                                            \
+            }                                                                                              \
+        }                                                                                                  \
+        QX86_ROWS_EACH(QX86_ROWS_OUT);                                                                     \
+    }
+QX86_ROWS_DOT(AOTC_Q(x86_rows_dot3x8), 3)
+QX86_ROWS_DOT(AOTC_Q(x86_rows_dot2x8), 2)
+QX86_ROWS_DOT(AOTC_Q(x86_rows_dot1x8), 1)
+#undef QX86_ROWS_DOT
+#undef QX86_ROWS_EACH
+#undef QX86_ROWS_OUT
+#undef QX86_ROWS_ZERO
+#undef QX86_ROWS_STEP
+
+/* Where a block of 16 grid positions is stored: lanes m1 at off1 + l (its first output row's), lanes m2 at off2 + l
+ * (the next row's); the lanes on the grid's columns past out_w or past the range in neither. */
+typedef struct {
+    int64_t off1, off2;
+    __mmask16 m1, m2;
+} AOTC_Q(x86_rseg);
+
+/* The block from grid position gb of a range of rr output rows from row h0 (wp >= out_w >= 16: two rows at most) */
+static inline AOTC_Q(x86_rseg) AOTC_Q(x86_rows_seg)(int32_t gb, int32_t wp, int32_t out_w, int32_t h0, int32_t rr) {
+    const int32_t row = gb / wp, col = gb % wp, l2 = wp - col; /* l2: the lane of the next row's first position */
+    AOTC_Q(x86_rseg) sg;
+    sg.m1 = row < rr && col < out_w ? AOTC_Q(x86_lanes)(out_w - col) : 0;
+    sg.m2 = row + 1 < rr && l2 < 16 ? (__mmask16)(AOTC_Q(x86_lanes)(l2 + out_w) & ~AOTC_Q(x86_lanes)(l2)) : 0;
+    sg.off1 = (int64_t)(h0 + row) * out_w + col;
+    sg.off2 = (int64_t)(h0 + row + 1) * out_w - l2;
+    return sg;
+}
+
+/* qconv_rows's requantisation: x86_requant16_lanes's constants, and x86_requant64's where its clamp is whole numbers
+ * (whole: 4 channels' 16 lanes packed into one vector, a float clamp and the zero point's add fewer a lane) */
+typedef struct {
+    __m512 lo, hi;
+    __m512i zp, zp16, qlo, qhi;
+    int whole, guard, clamp;
+} AOTC_Q(x86_rq);
+
+/* x86_rq for p's convs of kp patch bytes (once a conv: x86_requant_guard tests every channel) */
+static AOTC_Q(x86_rq) AOTC_Q(x86_rq_init)(const aotc_qconv_params *p, int32_t kp) {
+    AOTC_Q(x86_rq) rq;
+    rq.lo = _mm512_set1_ps(p->y_lo), rq.hi = _mm512_set1_ps(p->y_hi), rq.zp = _mm512_set1_epi32(p->y_zero);
+    /* the clamp in bytes where it is whole numbers inside QT's range, as qconv_patches_one tests it */
+    rq.whole = p->y_lo >= (float)QT_MIN - 256.0f && p->y_hi <= (float)QT_MIN + 511.0f && p->y_lo <= p->y_hi &&
+               p->y_lo == (float)(int32_t)p->y_lo && p->y_hi == (float)(int32_t)p->y_hi &&
+               (int32_t)p->y_lo + p->y_zero >= QT_MIN && (int32_t)p->y_hi + p->y_zero <= QT_MIN + 255;
+    rq.zp16 = _mm512_set1_epi16((int16_t)p->y_zero);
+    rq.qlo = _mm512_set1_epi8((char)(rq.whole ? (int32_t)p->y_lo + p->y_zero : 0));
+    rq.qhi = _mm512_set1_epi8((char)(rq.whole ? (int32_t)p->y_hi + p->y_zero : 0));
+    rq.clamp = rq.whole && ((int32_t)p->y_lo + p->y_zero > QT_MIN || (int32_t)p->y_hi + p->y_zero < QT_MAX);
+    rq.guard = rq.whole && AOTC_Q(x86_requant_guard)(p, kp);
+    return rq;
+}
+
+/* Stores the 16 bytes b of channel c's block where sg says */
+static inline void AOTC_Q(x86_rows_put)(QT *yc, const AOTC_Q(x86_rseg) *sg, __m128i b) {
+    _mm_mask_storeu_epi8((void *)(yc + sg->off1), sg->m1, b);
+    if (sg->m2) _mm_mask_storeu_epi8((void *)(yc + sg->off2), sg->m2, b);
+}
+
+/* Requantises a block's sums for channels [oc, oc + 8) (acc[j]) and stores them where sg says, the residual ADD's
+ * (rv, res) in the stores where rv is not NULL. Where the clamp is whole numbers (rq->whole) and no ADD follows,
+ * four channels at a time as x86_requant64 requantises one channel's 64 positions, the same bytes: the rounded
+ * products' saturating packs, the zero point added in 16-bit words, the clamp in bytes where it is narrower than
+ * QT's range (a ReLU after onnxruntime's quantizer: none), against x86_requant16_lanes's clamp in floats and the
+ * zero point's add in 32-bit lanes (ResNet-18's 56 x 56 convs 3 % less). */
+static inline void AOTC_Q(x86_rows_store)(const aotc_qconv_params *p, const __m512i *acc, int32_t oc,
+                                          const AOTC_Q(x86_rseg) *sg, int64_t plane_out, const AOTC_Q(x86_rq) *rq,
+                                          QT *yn, const AOTC_Q(x86_resid) *rv, const QT *resn) {
+    const int32_t *const bias = p->bias;
+    const float *const scale = p->scale;
+    int32_t j, v;
+    if (rv == NULL && rq->whole) {
+        const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        for (j = 0; j < 8; j += 4) {
+            QT *const yc = yn + (int64_t)(oc + j) * plane_out;
+            __m512i r4[4], a, b, q;
+            for (v = 0; v < 4; ++v) {
+                const int32_t c = oc + j + v;
+                const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[j + v], _mm512_set1_epi32(bias[c]))),
+                                               _mm512_set1_ps(scale[c]));
+                r4[v] = _mm512_cvtps_epi32(rq->guard ? _mm512_min_ps(f, rq->hi) : f);
+            }
+            a = _mm512_adds_epi16(_mm512_packs_epi32(r4[0], r4[1]), rq->zp16);
+            b = _mm512_adds_epi16(_mm512_packs_epi32(r4[2], r4[3]), rq->zp16);
+            q = _mm512_permutexvar_epi32(idx, QT_MIN < 0 ? _mm512_packs_epi16(a, b) : _mm512_packus_epi16(a, b));
+            if (rq->clamp)
+                q = QT_MIN < 0 ? _mm512_max_epi8(_mm512_min_epi8(q, rq->qhi), rq->qlo)
+                               : _mm512_max_epu8(_mm512_min_epu8(q, rq->qhi), rq->qlo);
+            AOTC_Q(x86_rows_put)(yc, sg, _mm512_castsi512_si128(q));
+            AOTC_Q(x86_rows_put)(yc + plane_out, sg, _mm512_extracti32x4_epi32(q, 1));
+            AOTC_Q(x86_rows_put)(yc + 2 * plane_out, sg, _mm512_extracti32x4_epi32(q, 2));
+            AOTC_Q(x86_rows_put)(yc + 3 * plane_out, sg, _mm512_extracti32x4_epi32(q, 3));
+        }
+        return;
+    }
+    for (j = 0; j < 8; ++j) {
+        const int32_t c = oc + j;
+        const __m512i q = AOTC_Q(x86_requant16_lanes)(_mm512_add_epi32(acc[j], _mm512_set1_epi32(bias[c])),
+                                                      _mm512_set1_ps(scale[c]), rq->lo, rq->hi, rq->zp);
+        __m128i b;
+        if (rv == NULL) {
+            b = _mm512_cvtepi32_epi8(q);
+        } else {
+            const QT *const rc = resn + (int64_t)c * plane_out;
+            __m128i r = _mm_maskz_loadu_epi8(sg->m1, (const void *)(rc + sg->off1));
+            if (sg->m2) r = _mm_mask_loadu_epi8(r, sg->m2, (const void *)(rc + sg->off2));
+            b = AOTC_Q(x86_residual16b)(rv, q, r);
+        }
+        AOTC_Q(x86_rows_put)(yn + (int64_t)c * plane_out, sg, b);
+    }
+}
+
+/* QLinearConv on interleaved input rows (above): 0 (nothing done) where the weights are not in its order (w_packed
+ * 2) or the scratch (the patch block and p->work) does not hold a range of one output row (aotc_qx86_rows_fit).
+ * One thread (the plan gives w_packed 2 only to convs with one lane). */
+static int AOTC_Q(qconv_rows)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                              const int8_t *AOTC_RESTRICT w, QT *y, uint8_t *AOTC_RESTRICT scratch,
+                              const aotc_qresidual_params *r, const QT *res) {
+    int32_t rows = p->w_packed == 2 && scratch != NULL ? aotc_qx86_rows_fit(p, aotc_qconv_patches_scratch_bytes(p, tile)) : 0;
+    const int32_t wp = aotc_qx86_rows_wp(p), nc4 = p->in_c / 4, taps = p->k_h * p->k_w, kq = nc4 * taps;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const uint32_t zw = (uint32_t)(uint8_t)((uint8_t)(QT)p->x_zero ^ AOTC_QOFFSET) * 0x01010101u;
+    uint8_t *const buf = (uint8_t *)(((uintptr_t)scratch + (AOTC_QX86_ALIGN - 1)) & ~(uintptr_t)(AOTC_QX86_ALIGN - 1));
+    AOTC_Q(x86_resid) rv;
+    int32_t toff[256], n, h0, kh, kw, c4;
+    int64_t cstride;
+    AOTC_Q(x86_rq) rq;
+    if (rows == 0) return 0;
+    rq = AOTC_Q(x86_rq_init)(p, 4 * kq);
+    rows = (p->out_h + (p->out_h + rows - 1) / rows - 1) / ((p->out_h + rows - 1) / rows); /* even ranges */
+    cstride = (int64_t)(rows + p->k_h) * wp * 4;
+    for (kh = 0; kh < p->k_h; ++kh)
+        for (kw = 0; kw < p->k_w; ++kw) toff[kh * p->k_w + kw] = (kh * wp + kw) * 4;
+    if (r != NULL) rv = AOTC_Q(x86_resid_init)(r);
+    for (n = 0; n < p->batch; ++n) {
+        const QT *const xn = x + (int64_t)n * p->in_c * plane_in;
+        QT *const yn = y + (int64_t)n * p->out_c * plane_out;
+        const QT *const resn = res != NULL ? res + (int64_t)n * p->out_c * plane_out : NULL;
+        for (h0 = 0; h0 < p->out_h; h0 += rows) {
+            const int32_t rr = p->out_h - h0 < rows ? p->out_h - h0 : rows, ng = rr * wp;
+            int32_t g;
+            for (c4 = 0; c4 < nc4; ++c4) /* the range's input rows and one more (its first words: a row's padding) */
+                AOTC_Q(x86_rows_fill)(xn + (int64_t)4 * c4 * plane_in, plane_in, p->in_h, p->in_w, h0 - p->pad_top,
+                                      rr + p->k_h, p->pad_left, wp, zw, buf + c4 * cstride);
+            for (g = 0; g < ng; g += 48) {
+                const int32_t nb = ng - g >= 48 ? 3 : (ng - g + 15) / 16; /* blocks holding positions of the range */
+                AOTC_Q(x86_rseg) sg[3];
+                int32_t t, oc, h;
+                for (t = 0; t < 3; ++t) sg[t] = AOTC_Q(x86_rows_seg)(g + 16 * t, wp, p->out_w, h0, rr);
+                for (oc = 0; oc < p->out_c; oc += 16) {
+                    const int32_t *const wq = (const int32_t *)(const void *)(w + (int64_t)oc * kq * 4);
+                    for (h = 0; h < 2; ++h) {
+                        __m512i a3[24];
+                        if (nb == 3) {
+                            AOTC_Q(x86_rows_dot3x8)(buf + 4 * (int64_t)g, toff, taps, nc4, cstride, wq + 8 * h,
+                                                    16 * (int64_t)kq, a3);
+                            AOTC_QX86_TRACE(rows3);
+                        } else if (nb == 2) {
+                            AOTC_Q(x86_rows_dot2x8)(buf + 4 * (int64_t)g, toff, taps, nc4, cstride, wq + 8 * h,
+                                                    16 * (int64_t)kq, a3);
+                        } else {
+                            AOTC_Q(x86_rows_dot1x8)(buf + 4 * (int64_t)g, toff, taps, nc4, cstride, wq + 8 * h,
+                                                    16 * (int64_t)kq, a3);
+                        }
+                        for (t = 0; t < nb; ++t)
+                            if (sg[t].m1 | sg[t].m2)
+                                AOTC_Q(x86_rows_store)(p, a3 + 8 * t, oc + 8 * h, &sg[t], plane_out, &rq, yn,
+                                                       r != NULL ? &rv : NULL, resn);
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 #if defined(__AVX512VBMI__)
 /* AOTC_QX86_KG, AOTC_QX86_CACHE, aotc_qx86_wcache (the windows of the last blocks): in aotc_quant.h, with the
  * work they take from the plan's scratch */
@@ -579,6 +842,43 @@ static void AOTC_Q(x86_wcache_init)(aotc_qx86_wcache *cache) {
     int32_t e;
     for (e = 0; e < AOTC_QX86_CACHE; ++e) cache->col[e] = -1;
     cache->next = 0;
+}
+
+/* Kernel row and group g's 4 taps in the 16 lanes at output rows ohv, columns owv (the lanes live): each tap's input
+ * offset (-1: the zero point) in off[j], and the least and greatest offset any lane up to each reads (INT32_MAX,
+ * INT32_MIN: none), a running min and max over the lanes (4 steps of shifting by 1, 2, 4, 8 lanes). */
+static inline __attribute__((always_inline)) void AOTC_Q(x86_window_offs)(
+    const aotc_qconv_params *p, int32_t g, int32_t groups, __m512i ohv, __m512i owv, __mmask16 live, __m512i *off,
+    __m512i *plo, __m512i *phi) {
+    const __m512i none_lo = _mm512_set1_epi32(INT32_MAX), none_hi = _mm512_set1_epi32(INT32_MIN);
+    const __m512i ih = _mm512_add_epi32(_mm512_mullo_epi32(ohv, _mm512_set1_epi32(p->stride_h)),
+                                        _mm512_set1_epi32((g / groups) * p->dil_h - p->pad_top));
+    const __m512i iw0 = _mm512_add_epi32(_mm512_mullo_epi32(owv, _mm512_set1_epi32(p->stride_w)),
+                                         _mm512_set1_epi32((g % groups) * 4 * p->dil_w - p->pad_left));
+    const __mmask16 row = live & _mm512_cmpge_epi32_mask(ih, _mm512_setzero_si512()) &
+                          _mm512_cmplt_epi32_mask(ih, _mm512_set1_epi32(p->in_h));
+    const __m512i rowoff = _mm512_mullo_epi32(ih, _mm512_set1_epi32(p->in_w));
+    __m512i lo = none_lo, hi = none_hi;
+    int32_t j;
+    for (j = 0; j < 4; ++j) {
+        const __m512i iw = _mm512_add_epi32(iw0, _mm512_set1_epi32(j * p->dil_w));
+        const __mmask16 in = (g % groups) * 4 + j < p->k_w
+                                 ? row & _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
+                                       _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(p->in_w))
+                                 : 0;
+        const __m512i o = _mm512_add_epi32(rowoff, iw);
+        off[j] = _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), in, o);
+        lo = _mm512_mask_min_epi32(lo, in, lo, o);
+        hi = _mm512_mask_max_epi32(hi, in, hi, o);
+    }
+    lo = _mm512_min_epi32(lo, _mm512_alignr_epi32(lo, none_lo, 15));
+    hi = _mm512_max_epi32(hi, _mm512_alignr_epi32(hi, none_hi, 15));
+    lo = _mm512_min_epi32(lo, _mm512_alignr_epi32(lo, none_lo, 14));
+    hi = _mm512_max_epi32(hi, _mm512_alignr_epi32(hi, none_hi, 14));
+    lo = _mm512_min_epi32(lo, _mm512_alignr_epi32(lo, none_lo, 12));
+    hi = _mm512_max_epi32(hi, _mm512_alignr_epi32(hi, none_hi, 12));
+    *plo = _mm512_min_epi32(lo, _mm512_alignr_epi32(lo, none_lo, 8));
+    *phi = _mm512_max_epi32(hi, _mm512_alignr_epi32(hi, none_hi, 8));
 }
 
 /* The lanes of a block of output positions from pos0 (up to 16, spanning output rows while each
@@ -597,8 +897,7 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
     const int rows_in = oh_first * p->stride_h - p->pad_top >= 0 &&
                         oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
     uint8_t (*idx)[64];
-    int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG], (*offs)[64] = cache->offs;
-    int32_t lanes, g, i, j, e, oh, ow;
+    int32_t lanes, g, j, e;
     for (e = 0; rows_in && e < AOTC_QX86_CACHE; ++e) {
         if (cache->col[e] == col && cache->lanes[e] <= plane_out - pos0) {
             for (g = 0; g < kg; ++g) {
@@ -613,40 +912,41 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
     e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_CACHE;
     cache->col[e] = rows_in ? col : -1; /* (reused only where its lanes end by plane_out: a range's end) */
     idx = cache->idx[e];
-    for (g = 0; g < kg; ++g) lo[g] = INT32_MAX, hi[g] = INT32_MIN;
-    oh = oh_first, ow = col;
-    for (lanes = 0; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* lanes while the windows fit */
-        int32_t lane[AOTC_QX86_KG][4], nlo[AOTC_QX86_KG], nhi[AOTC_QX86_KG], fits = 1;
-        for (g = 0; g < kg; ++g) { /* this lane's input offsets (-1: the zero point) */
-            const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
-            const int32_t iw0 = ow * p->stride_w - p->pad_left + (g % groups) * 4 * p->dil_w;
-            nlo[g] = lo[g], nhi[g] = hi[g];
-            for (j = 0; j < 4; ++j) {
-                const int32_t iw = iw0 + j * p->dil_w;
-                const int inside = ih >= 0 && ih < in_h && (g % groups) * 4 + j < k_w && iw >= 0 && iw < in_w;
-                const int32_t off = inside ? ih * in_w + iw : -1;
-                lane[g][j] = off;
-                if (inside) {
-                    nlo[g] = off < nlo[g] ? off : nlo[g];
-                    nhi[g] = off > nhi[g] ? off : nhi[g];
-                }
-            }
-            fits &= nhi[g] == INT32_MIN || nhi[g] - nlo[g] < 64;
-        }
-        if (!fits) break;
+    { /* the 16 lanes at once (a lane at a time, with a branch a tap, took 3.8 % of a QDQ MobileNetV2) */
+        const __m512i ident = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        const __m512i t = _mm512_add_epi32(_mm512_set1_epi32(col), ident); /* col + lane < ow_n + 16: exact */
+        const __m512i q = _mm512_cvttps_epi32(_mm512_div_ps(_mm512_cvtepi32_ps(t), _mm512_set1_ps((float)ow_n)));
+        const __m512i ohv = _mm512_add_epi32(_mm512_set1_epi32(oh_first), q);
+        const __m512i owv = _mm512_sub_epi32(t, _mm512_mullo_epi32(q, _mm512_set1_epi32(ow_n)));
+        const __mmask16 live = AOTC_Q(x86_lanes)(plane_out - pos0 < 16 ? plane_out - pos0 : 16);
+        __m512i off[AOTC_QX86_KG][4], plo[AOTC_QX86_KG], phi[AOTC_QX86_KG];
+        __mmask16 ok = live;
         for (g = 0; g < kg; ++g) {
-            lo[g] = nlo[g], hi[g] = nhi[g];
-            for (j = 0; j < 4; ++j) offs[g][4 * lanes + j] = lane[g][j];
+            AOTC_Q(x86_window_offs)(p, g, groups, ohv, owv, live, off[g], &plo[g], &phi[g]);
+            ok &= _mm512_cmpeq_epi32_mask(phi[g], _mm512_set1_epi32(INT32_MIN)) |
+                  _mm512_cmplt_epi32_mask(_mm512_sub_epi32(phi[g], plo[g]), _mm512_set1_epi32(64));
         }
-        if (++ow == ow_n) ow = 0, ++oh;
-    }
-    for (g = 0; g < kg; ++g) {
-        const int32_t b = hi[g] == INT32_MIN ? 0 : lo[g], left = plane_in - b;
-        for (i = 0; i < 64; ++i) idx[g][i] = (uint8_t)(i < 4 * lanes && offs[g][i] >= 0 ? offs[g][i] - b : 64);
-        base[g] = b;
-        mask[g] = hi[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
-        iv[g] = _mm512_loadu_si512((const void *)idx[g]);
-        cache->base[e][g] = hi[g] == INT32_MIN ? INT32_MIN : b - shift;
+        lanes = __builtin_ctz(~(uint32_t)ok); /* the lanes while the windows fit (a prefix: lo, hi are running) */
+        for (g = 0; g < kg; ++g) {
+            const __m512i last = _mm512_set1_epi32(lanes > 0 ? lanes - 1 : 0);
+            const int32_t l = lanes > 0 ? _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutexvar_epi32(last, plo[g])))
+                                        : INT32_MAX;
+            const int32_t h = lanes > 0 ? _mm_cvtsi128_si32(_mm512_castsi512_si128(_mm512_permutexvar_epi32(last, phi[g])))
+                                        : INT32_MIN;
+            const int32_t b = h == INT32_MIN ? 0 : l, left = plane_in - b;
+            const __mmask16 kept = AOTC_Q(x86_lanes)(lanes);
+            __m512i word = _mm512_setzero_si512();
+            for (j = 0; j < 4; ++j) { /* byte j of lane i's word: tap j's offset from b, 64 (the zero point) if none */
+                const __mmask16 in = kept & _mm512_cmpge_epi32_mask(off[g][j], _mm512_setzero_si512());
+                const __m512i v = _mm512_mask_sub_epi32(_mm512_set1_epi32(64), in, off[g][j], _mm512_set1_epi32(b));
+                word = _mm512_or_si512(word, _mm512_slli_epi32(v, 8 * j));
+            }
+            _mm512_storeu_si512((void *)idx[g], word);
+            base[g] = b;
+            mask[g] = h == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+            iv[g] = word;
+            cache->base[e][g] = h == INT32_MIN ? INT32_MIN : b - shift;
+        }
     }
     cache->lanes[e] = lanes;
     return lanes;
@@ -1498,6 +1798,7 @@ typedef struct {
     const aotc_qresidual_params *r;
     const QT *res;
     AOTC_Q(x86_resid) rv;
+    AOTC_Q(x86_rq) rq; /* (the 8-channel stores of blocks made in threes: x86_dense_store8) */
     int64_t lane_bytes, kp;
     int32_t tile, cg, mg, kq, ics, qsafe, qfast, npat, stride, pass, nmax, wbytes, count, nblk, quads;
     int32_t run, ranges, passes, chunks, cstep;
@@ -1505,6 +1806,21 @@ typedef struct {
     uint8_t tap[AOTC_QX86_PAT][4];
     aotc_qx86_lane *lane;
 } AOTC_Q(x86_djob);
+
+/* x86_dense_store of 8 channels' sums without patch sums (acc, blocks made in threes: x86_dense_dotb3x8), by
+ * x86_rows_store's four channels at a time where no ADD follows and its clamp is whole numbers */
+static inline void AOTC_Q(x86_dense_store8)(const AOTC_Q(x86_djob) *J, const __m512i *acc, int32_t oc, __mmask16 lm,
+                                            int64_t at0, int32_t plane_out, QT *yn, const AOTC_Q(x86_resid) *rvp,
+                                            const QT *resn) {
+    if (rvp == NULL && J->rq.whole) {
+        AOTC_Q(x86_rseg) sg;
+        sg.off1 = at0, sg.off2 = 0, sg.m1 = lm, sg.m2 = 0;
+        AOTC_Q(x86_rows_store)(J->p, acc, oc, &sg, plane_out, &J->rq, yn, NULL, NULL);
+    } else {
+        AOTC_Q(x86_dense_store)(J->p, acc, _mm512_setzero_si512(), oc, 8, lm, at0, plane_out, J->rq.lo, J->rq.hi,
+                                J->rq.zp, yn, rvp, resn);
+    }
+}
 
 /* x86_dense_run's packed weights, channels [c0, c1) on the batch's L->nb blocks made into the scratch (their quad
  * rows): whole blocks of 16 channels; `made` and q3 say what making them summed already (c0's channels) */
@@ -1526,15 +1842,14 @@ static inline QX86_HOT void AOTC_Q(x86_dense_batch)(const AOTC_Q(x86_djob) *J, c
             for (b = 0; b < nb; ++b) {
                 __m512i a[16], s;
                 if (q3[b]) {
-                    const __m512i none = _mm512_setzero_si512();
                     __m512i a3[24];
                     int32_t t;
                     AOTC_Q(x86_dense_dotb3x8)(scratch + (int64_t)b * kq * 64, (int64_t)kq * 64, kq, wq + 8, a3,
                                               NULL, NULL);
                     AOTC_QX86_TRACE(dotb3);
                     for (t = 0; t < 3; ++t)
-                        AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
-                                                L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                        AOTC_Q(x86_dense_store8)(J, a3 + 8 * t, oc + 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                 L->bpos[b + t], plane_out, yn, rvp, resn);
                     b += 2;
                     continue;
                 }
@@ -1563,8 +1878,8 @@ static inline QX86_HOT void AOTC_Q(x86_dense_batch)(const AOTC_Q(x86_djob) *J, c
                     }
                     AOTC_QX86_TRACE(dotb3);
                     for (t = 0; t < 3; ++t)
-                        AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, oc + 8 * h, 8, AOTC_Q(x86_lanes)(L->blanes[b + t]),
-                                                L->bpos[b + t], plane_out, lo, hi, zp, yn, rvp, resn);
+                        AOTC_Q(x86_dense_store8)(J, a3 + 8 * t, oc + 8 * h, AOTC_Q(x86_lanes)(L->blanes[b + t]),
+                                                 L->bpos[b + t], plane_out, yn, rvp, resn);
                 }
                 if (one) b = nb - 3; /* (the one-lane block stored) */
             }
@@ -1645,7 +1960,6 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                             }
                             if (ok && b3[0]->key == k3[0] && b3[1]->key == k3[1]) {
                                 __m512i a3[24];
-                                const __m512i none = _mm512_setzero_si512();
                                 for (t = 0; t < 3; ++t) {
                                     AOTC_Q(x86_dense_segs)(b3[t], sh3[t], J->pat, npat, plane_in, p->k_h, seg3[t]);
                                     iv3[t] = (const uint8_t *)b3[t] + AOTC_QX86_DHEAD, pad3 |= b3[t]->pad;
@@ -1656,8 +1970,8 @@ static inline void AOTC_Q(x86_dense_run)(const AOTC_Q(x86_djob) *J, int32_t begi
                                                           scratch + (int64_t)nb * kq * 64);
                                 AOTC_QX86_TRACE(dotq3);
                                 for (t = 0; t < 3; ++t) {
-                                    AOTC_Q(x86_dense_store)(p, a3 + 8 * t, none, c0, 8, AOTC_Q(x86_lanes)(b3[t]->lanes), pos0,
-                                                            plane_out, lo, hi, zp, yn, rvp, resn);
+                                    AOTC_Q(x86_dense_store8)(J, a3 + 8 * t, c0, AOTC_Q(x86_lanes)(b3[t]->lanes), pos0,
+                                                             plane_out, yn, rvp, resn);
                                     L->bpos[nb + t] = pos0, L->blanes[nb + t] = b3[t]->lanes, q3[nb + t] = 1;
                                     pos0 += b3[t]->lanes;
                                 }
@@ -1791,6 +2105,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
     if (npat == 0 || work == NULL) return 0;
     J.p = p, J.x = x, J.w = w, J.y = y, J.scratch = scratch, J.r = r, J.res = res, J.tile = tile, J.lane = lane;
     J.rv = r != NULL ? AOTC_Q(x86_resid_init)(r) : (AOTC_Q(x86_resid)){0};
+    J.rq = AOTC_Q(x86_rq_init)(p, 4 * kq);
     J.lane_bytes = aotc_qconv_lane_bytes(aotc_qconv_patch_bytes(p, tile), p);
     J.kp = 4 * (int64_t)kq, J.cg = cg, J.mg = mg, J.kq = kq, J.ics = 4 * period / taps, J.npat = npat;
     J.qsafe = qsafe0 < kq ? qsafe0 : kq, J.qfast = qfast0 < J.qsafe ? qfast0 : J.qsafe;

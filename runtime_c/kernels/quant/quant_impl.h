@@ -2,19 +2,20 @@
  * (int8_t or uint8_t), [QT_MIN, QT_MAX] its range, AOTC_Q(name) the function's name. No
  * include guard: it is included once per type. */
 
-/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw) of one group: the
- * input plane under it, its kernel row kh, the input column under output column 0 (*start) and the
- * output columns [*o0, *o1) whose tap lies inside the image (qconv_patch_row and quant_avx512vnni.h's
- * x86_patch_row). */
+/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw; with w_packed 2 the row of
+ * qconv_rows's order, aotc_qconv_rows_tap) of one group: the input plane under it, its kernel row kh, the input
+ * column under output column 0 (*start) and the output columns [*o0, *o1) whose tap lies inside the image
+ * (qconv_patch_row and quant_avx512vnni.h's x86_patch_row). */
 static inline const QT *AOTC_Q(qconv_row_cols)(const aotc_qconv_params *p, const QT *xg, int32_t r, int32_t *kh,
                                                int32_t *start, int32_t *o0, int32_t *o1) {
-    const int32_t sw = p->stride_w, kw = r % p->k_w, s = kw * p->dil_w - p->pad_left;
+    const int32_t rw = AOTC_QCONV_PACKED(p) == 2 ? aotc_qconv_rows_tap(p, r) : r; /* in the weights' own order */
+    const int32_t sw = p->stride_w, kw = rw % p->k_w, s = kw * p->dil_w - p->pad_left;
     const int32_t o1_raw = s < p->in_w ? (p->in_w - s + sw - 1) / sw : 0;
-    *kh = (r / p->k_w) % p->k_h;
+    *kh = (rw / p->k_w) % p->k_h;
     *start = s;
     *o0 = s < 0 ? (-s + sw - 1) / sw : 0;
     *o1 = o1_raw < p->out_w ? o1_raw : p->out_w;
-    return xg + (int64_t)(r / (p->k_w * p->k_h)) * p->in_h * p->in_w;
+    return xg + (int64_t)(rw / (p->k_w * p->k_h)) * p->in_h * p->in_w;
 }
 
 /* A residual QLinearAdd fused into the conv (aotc_qconv_patches_add_*): the ADD of conv value v and
@@ -656,7 +657,8 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     int32_t acc[4][AOTC_QCONV_PATCH_TILE];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, j0;
-    if (ptile < AOTC_QCONV_LANES) return 0;
+    /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
+    if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -1109,8 +1111,9 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
+    if (AOTC_Q(qconv_rows)(p, tile, x, w, y, scratch, NULL, NULL)) return;
 #if defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
+    if (AOTC_QCONV_PACKED(p) != 2 && AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch, aotc_qconv_lane_bytes(aotc_qconv_patch_bytes(p, tile), p));
@@ -1898,8 +1901,11 @@ AOTC_QBINARY(qmul,
 
 void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
                                const QT *x, const int8_t *w, const QT *res, QT *y, uint8_t *scratch, QT *tmp) {
+#if AOTC_QUANT_VNNI
+    if (AOTC_Q(qconv_rows)(p, tile, x, w, y, scratch, r, res)) return; /* the ADD in its stores (y may be res) */
+#endif
 #if AOTC_QUANT_VNNI && defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, r, res)) return; /* the ADD in its stores (y may be res) */
+    if (AOTC_QCONV_PACKED(p) != 2 && AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, r, res)) return; /* (y may be res) */
 #endif
     if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
         AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
