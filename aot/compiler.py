@@ -32,9 +32,9 @@ from aot.passes import DEFAULT_PIPELINE, HOST_PIPELINE, DepthwiseAsConv, Pass, s
 from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
 from aot.plan import ALIGNMENT, BudgetError, OpMemory, Plan, plan_memory
-from aot.plan.bands import plan_with_bands
+from aot.plan.bands import plan_with_bands, replanned
 from aot.plan.buffers import reserve_state
-from aot.plan.choice import Option, cheapest
+from aot.plan.choice import Option, cheapest, tighter_schedules
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels, transpose_in_place
 from aot.targets import Target, board_pools, check_pools, fit_bundle, get_target, host_isa, toolchain_digest
@@ -302,12 +302,20 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     smaller blocks: else it is the same plan); the greedy trades without the overlaps that slow a kernel down
     (tflite_cost.overlap_costs); every trade that adds no work taken whatever the budget, the room saved
     given to the kernels' blocks; and, where the greedy trades without the slower overlaps do not meet the
-    budget, those with row bands. The third and fourth without row bands (a search takes seconds)."""
-    def banded(o: OpMemory) -> tuple[Graph, Plan]:
-        return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
-                               lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), ram_budget,
+    budget, those with row bands; the greedy trades' schedules at tighter budgets (choice.tighter_schedules: the
+    greedy search is not monotone in the budget). The third and fourth without row bands (a search takes
+    seconds)."""
+    def banded(o: OpMemory, budget: int = ram_budget) -> tuple[Graph, Plan]:
+        return plan_with_bands(graph, lambda g, b: plan_memory(g, o, scratch_floor, b), _band_layer,
+                               lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), budget,
                                _plan_estimate(traits) if _estimates(traits) else None,
                                lambda g, i: transpose_in_place(g, i, selection))
+
+    def tighter() -> tuple[Graph, Plan]:
+        return tighter_schedules(lambda b: banded(ops, b), ram_budget,
+                                 lambda g, p: replanned(g, p, lambda g, b: plan_memory(g, ops, scratch_floor, b),
+                                                        ram_budget),
+                                 _plan_estimate(traits))
 
     first = _once(lambda: banded(ops))
 
@@ -339,7 +347,8 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     return [*options, ("bands before smaller blocks", bands_first),
             ("greedy, no slower overlaps", no_slower_overlaps),
             ("every free trade", lambda: (graph, _every_free_trade(graph, ops, scratch_floor, ram_budget, traits))),
-            ("bands, no slower overlaps", banded_no_slower_overlaps)]
+            ("bands, no slower overlaps", banded_no_slower_overlaps),
+            ("a tighter budget's greedy", tighter)]
 
 
 def _once(build: Callable[[], tuple[Graph, Plan]]) -> Callable[[], tuple[Graph, Plan]]:
