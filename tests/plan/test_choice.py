@@ -154,7 +154,7 @@ def test_a_tighter_budgets_greedy_schedule_is_an_option():
     given and the one searched at, and refuses as the first share refuses."""
     from aot.plan.choice import TIGHTER_BUDGETS, tighter_schedules
 
-    costs = {int(1000 * s): c for s, c in zip(TIGHTER_BUDGETS, (50.0, 20.0))}
+    costs = {int(1000 * s): c for s, c in zip(TIGHTER_BUDGETS, (50.0, 20.0), strict=True)}
     searched = []
 
     def build(budget):
