@@ -293,6 +293,25 @@ def _band_layer(node: Node, graph: Graph) -> Any:
     return layer_of(node, graph) or nchw_bands.layer_of(node, graph)
 
 
+def _banded(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, budget: int,
+            traits: TargetTraits) -> tuple[Graph, Plan]:
+    """The planner's greedy trades under `budget`, then runs of layers in row bands where those do not reach it
+    (aot/plan/bands.py plan_with_bands): the fused graph and its plan."""
+    return plan_with_bands(graph, lambda g, b: plan_memory(g, ops, scratch_floor, b), _band_layer,
+                           lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), budget,
+                           _plan_estimate(traits) if _estimates(traits) else None,
+                           lambda g, i: transpose_in_place(g, i, selection))
+
+
+def _tighter_greedy(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, budget: int,
+                    traits: TargetTraits) -> tuple[Graph, Plan]:
+    """_banded's schedules at tighter budgets than `budget`, each also planned again at it, the least estimate
+    (aot/plan/choice.py tighter_schedules)."""
+    return tighter_schedules(lambda b: _banded(graph, selection, ops, scratch_floor, b, traits), budget,
+                             lambda g, p: replanned(g, p, lambda g, b: plan_memory(g, ops, scratch_floor, b), budget),
+                             _plan_estimate(traits))
+
+
 def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, ram_budget: int,
                     traits: TargetTraits) -> list[Option]:
     """The schedules a --ram-budget is met by, compared by their estimated cycles (aot/plan/choice.py): the
@@ -305,17 +324,11 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     budget, those with row bands; the greedy trades' schedules at tighter budgets (choice.tighter_schedules: the
     greedy search is not monotone in the budget). The third and fourth without row bands (a search takes
     seconds)."""
-    def banded(o: OpMemory, budget: int = ram_budget) -> tuple[Graph, Plan]:
-        return plan_with_bands(graph, lambda g, b: plan_memory(g, o, scratch_floor, b), _band_layer,
-                               lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), budget,
-                               _plan_estimate(traits) if _estimates(traits) else None,
-                               lambda g, i: transpose_in_place(g, i, selection))
+    def banded(o: OpMemory) -> tuple[Graph, Plan]:
+        return _banded(graph, selection, o, scratch_floor, ram_budget, traits)
 
     def tighter() -> tuple[Graph, Plan]:
-        return tighter_schedules(lambda b: banded(ops, b), ram_budget,
-                                 lambda g, p: replanned(g, p, lambda g, b: plan_memory(g, ops, scratch_floor, b),
-                                                        ram_budget),
-                                 _plan_estimate(traits))
+        return _tighter_greedy(graph, selection, ops, scratch_floor, ram_budget, traits)
 
     first = _once(lambda: banded(ops))
 
@@ -421,6 +434,26 @@ def _unbudgeted_plan(graph: Graph, ops: OpMemory, scratch_floor: int, traits: Ta
     return plan
 
 
+def _unbudgeted_bands(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, traits: TargetTraits,
+                      plan: Plan) -> tuple[Graph, Plan]:
+    """The plan without a budget, or where estimated faster in no more memory the schedule of "bands before smaller
+    blocks" at a tighter budget than the plan's own arena (_tighter_greedy without smaller blocks), its runs in row
+    bands: a run's line buffers free the tensors between its layers and its kernels share one scratch, so their
+    blocks may grow (IC ResNet-8, CONV_2D_1..2 in bands: --ram-budget 43443 ran 16,851,355 est. cycles under qemu
+    against 16,941,694 without a budget, which must never be slower than a budget, issue 67). Without smaller
+    blocks the greedy trades stop at the overlaps where those meet the budget (no search: TFLM person_detect)."""
+    try:
+        fused, banded = _tighter_greedy(graph, selection, replace(ops, choose_least=None), scratch_floor,
+                                        plan.arena_bytes, traits)
+    except BudgetError:
+        return graph, plan
+    estimate = _plan_estimate(traits)
+    if banded.arena_bytes <= plan.arena_bytes and estimate(fused, banded) < estimate(graph, plan):
+        banded.budget = None  # no budget was asked for: metadata.json says nothing of one
+        return fused, banded
+    return graph, plan
+
+
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
@@ -452,7 +485,13 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         if ram_budget < 0:
             raise AotcError(f"--ram-budget: the vendor functions' state alone ({sum(state.values()):,} B) exceeds it")
     if ram_budget is None:
-        plan = _unbudgeted_plan(graph, replace(op_memory(selection), workspaces=blocks), scratch_floor, traits)
+        ops = replace(op_memory(selection), workspaces=blocks)
+        plan = _unbudgeted_plan(graph, ops, scratch_floor, traits)
+        if _estimated(graph, traits):
+            fused, plan = _unbudgeted_bands(graph, selection, replace(ops, cost=_estimate(traits)), scratch_floor,
+                                            traits, plan)
+            graph.nodes[:] = fused.nodes
+            graph.tensors.update({t: v for t, v in fused.tensors.items() if t not in graph.tensors})
     else:
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node (and its tensors those a run's groups
