@@ -458,7 +458,8 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
                     memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False,
-                    widened_weights: bool = False, mve_conv: bool = True) -> tuple[Selection, Plan]:
+                    widened_weights: bool = False, mve_conv: bool = True,
+                    dsp_layers: bool = True) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
     None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
@@ -466,7 +467,9 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
     candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS);
     `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them; `mve_conv`: Helium's
-    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py)."""
+    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py); `dsp_layers`: the convs
+    and depthwise layers run the DSP paths whose blocks aot/kernels/tflite_cost.py estimates (not a flash level's
+    compact or plain loops), so that the plan without a budget may take runs in row bands (_unbudgeted_bands)."""
     # a workspace holding the call's tensors (Artifact.workspace_boundary) is a block of the plan, not scratch
     workspace = {symbol: 0 if a.workspace_boundary else a.workspace_bytes for symbol, a in artifacts.items()}
     called = {n.name: artifacts[n.attrs["function"]] for n in graph.nodes
@@ -487,7 +490,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     if ram_budget is None:
         ops = replace(op_memory(selection), workspaces=blocks)
         plan = _unbudgeted_plan(graph, ops, scratch_floor, traits)
-        if _estimated(graph, traits):
+        if dsp_layers and _estimated(graph, traits):
             fused, plan = _unbudgeted_bands(graph, selection, replace(ops, cost=_estimate(traits)), scratch_floor,
                                             traits, plan)
             graph.nodes[:] = fused.nodes
@@ -547,7 +550,9 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           options.fast_math, isa, options.ram_budget, options.memory_pools,
                                           portable=level.portable,
                                           widened_weights=options.widened_weights and level.widened,
-                                          mve_conv="conv" not in level.mve_off)
+                                          mve_conv="conv" not in level.mve_off,
+                                          dsp_layers=not (level.compact_conv or level.small_conv or level.plain_dw
+                                                          or level.compact_dw))
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
