@@ -32,9 +32,9 @@ from aot.passes import DEFAULT_PIPELINE, HOST_PIPELINE, DepthwiseAsConv, Pass, s
 from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
 from aot.plan import ALIGNMENT, BudgetError, OpMemory, Plan, plan_memory
-from aot.plan.bands import plan_with_bands
+from aot.plan.bands import plan_with_bands, replanned
 from aot.plan.buffers import reserve_state
-from aot.plan.choice import Option, cheapest
+from aot.plan.choice import Option, cheapest, tighter_schedules
 from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels, transpose_in_place
 from aot.targets import (
@@ -302,6 +302,25 @@ def _band_layer(node: Node, graph: Graph) -> Any:
     return layer_of(node, graph) or nchw_bands.layer_of(node, graph)
 
 
+def _banded(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, budget: int,
+            traits: TargetTraits) -> tuple[Graph, Plan]:
+    """The planner's greedy trades under `budget`, then runs of layers in row bands where those do not reach it
+    (aot/plan/bands.py plan_with_bands): the fused graph and its plan."""
+    return plan_with_bands(graph, lambda g, b: plan_memory(g, ops, scratch_floor, b), _band_layer,
+                           lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), budget,
+                           _plan_estimate(traits) if _estimates(traits) else None,
+                           lambda g, i: transpose_in_place(g, i, selection))
+
+
+def _tighter_greedy(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, budget: int,
+                    traits: TargetTraits) -> tuple[Graph, Plan]:
+    """_banded's schedules at tighter budgets than `budget`, each also planned again at it, the least estimate
+    (aot/plan/choice.py tighter_schedules)."""
+    return tighter_schedules(lambda b: _banded(graph, selection, ops, scratch_floor, b, traits), budget,
+                             lambda g, p: replanned(g, p, lambda g, b: plan_memory(g, ops, scratch_floor, b), budget),
+                             _plan_estimate(traits))
+
+
 def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, ram_budget: int,
                     traits: TargetTraits) -> list[Option]:
     """The schedules a --ram-budget is met by, compared by their estimated cycles (aot/plan/choice.py): the
@@ -311,12 +330,14 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     smaller blocks: else it is the same plan); the greedy trades without the overlaps that slow a kernel down
     (tflite_cost.overlap_costs); every trade that adds no work taken whatever the budget, the room saved
     given to the kernels' blocks; and, where the greedy trades without the slower overlaps do not meet the
-    budget, those with row bands. The third and fourth without row bands (a search takes seconds)."""
+    budget, those with row bands; the greedy trades' schedules at tighter budgets (choice.tighter_schedules: the
+    greedy search is not monotone in the budget). The third and fourth without row bands (a search takes
+    seconds)."""
     def banded(o: OpMemory) -> tuple[Graph, Plan]:
-        return plan_with_bands(graph, lambda g, budget: plan_memory(g, o, scratch_floor, budget), _band_layer,
-                               lambda g, i, j, grouped=False: fuse_in_bands(g, i, j, selection, grouped), ram_budget,
-                               _plan_estimate(traits) if _estimates(traits) else None,
-                               lambda g, i: transpose_in_place(g, i, selection))
+        return _banded(graph, selection, o, scratch_floor, ram_budget, traits)
+
+    def tighter() -> tuple[Graph, Plan]:
+        return _tighter_greedy(graph, selection, ops, scratch_floor, ram_budget, traits)
 
     first = _once(lambda: banded(ops))
 
@@ -348,7 +369,8 @@ def _budget_options(graph: Graph, selection: Selection, ops: OpMemory, scratch_f
     return [*options, ("bands before smaller blocks", bands_first),
             ("greedy, no slower overlaps", no_slower_overlaps),
             ("every free trade", lambda: (graph, _every_free_trade(graph, ops, scratch_floor, ram_budget, traits))),
-            ("bands, no slower overlaps", banded_no_slower_overlaps)]
+            ("bands, no slower overlaps", banded_no_slower_overlaps),
+            ("a tighter budget's greedy", tighter)]
 
 
 def _once(build: Callable[[], tuple[Graph, Plan]]) -> Callable[[], tuple[Graph, Plan]]:
@@ -421,11 +443,32 @@ def _unbudgeted_plan(graph: Graph, ops: OpMemory, scratch_floor: int, traits: Ta
     return plan
 
 
+def _unbudgeted_bands(graph: Graph, selection: Selection, ops: OpMemory, scratch_floor: int, traits: TargetTraits,
+                      plan: Plan) -> tuple[Graph, Plan]:
+    """The plan without a budget, or where estimated faster in no more memory the schedule of "bands before smaller
+    blocks" at a tighter budget than the plan's own arena (_tighter_greedy without smaller blocks), its runs in row
+    bands: a run's line buffers free the tensors between its layers and its kernels share one scratch, so their
+    blocks may grow (IC ResNet-8, CONV_2D_1..2 in bands: --ram-budget 43443 ran 16,851,355 est. cycles under qemu
+    against 16,941,694 without a budget, which must never be slower than a budget, issue 67). Without smaller
+    blocks the greedy trades stop at the overlaps where those meet the budget (no search: TFLM person_detect)."""
+    try:
+        fused, banded = _tighter_greedy(graph, selection, replace(ops, choose_least=None), scratch_floor,
+                                        plan.arena_bytes, traits)
+    except BudgetError:
+        return graph, plan
+    estimate = _plan_estimate(traits)
+    if banded.arena_bytes <= plan.arena_bytes and estimate(fused, banded) < estimate(graph, plan):
+        banded.budget = None  # no budget was asked for: metadata.json says nothing of one
+        return fused, banded
+    return graph, plan
+
+
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
                     memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False,
-                    widened_weights: bool = False, mve_conv: bool = True) -> tuple[Selection, Plan]:
+                    widened_weights: bool = False, mve_conv: bool = True,
+                    dsp_layers: bool = True) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
     None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
@@ -433,7 +476,9 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
     candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS);
     `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them; `mve_conv`: Helium's
-    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py)."""
+    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py); `dsp_layers`: the convs
+    and depthwise layers run the DSP paths whose blocks aot/kernels/tflite_cost.py estimates (not a flash level's
+    compact or plain loops), so that the plan without a budget may take runs in row bands (_unbudgeted_bands)."""
     # a workspace holding the call's tensors (Artifact.workspace_boundary) is a block of the plan, not scratch
     workspace = {symbol: 0 if a.workspace_boundary else a.workspace_bytes for symbol, a in artifacts.items()}
     called = {n.name: artifacts[n.attrs["function"]] for n in graph.nodes
@@ -454,7 +499,13 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         if ram_budget < 0:
             raise AotcError(f"--ram-budget: the vendor functions' state alone ({sum(state.values()):,} B) exceeds it")
     if ram_budget is None:
-        plan = _unbudgeted_plan(graph, replace(op_memory(selection), workspaces=blocks), scratch_floor, traits)
+        ops = replace(op_memory(selection), workspaces=blocks)
+        plan = _unbudgeted_plan(graph, ops, scratch_floor, traits)
+        if dsp_layers and _estimated(graph, traits):
+            fused, plan = _unbudgeted_bands(graph, selection, replace(ops, cost=_estimate(traits)), scratch_floor,
+                                            traits, plan)
+            graph.nodes[:] = fused.nodes
+            graph.tensors.update({t: v for t, v in fused.tensors.items() if t not in graph.tensors})
     else:
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node (and its tensors those a run's groups
@@ -510,7 +561,9 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           options.fast_math, isa, options.ram_budget, options.memory_pools,
                                           portable=level.portable,
                                           widened_weights=options.widened_weights and level.widened,
-                                          mve_conv="conv" not in level.mve_off)
+                                          mve_conv="conv" not in level.mve_off,
+                                          dsp_layers=not (level.compact_conv or level.small_conv or level.plain_dw
+                                                          or level.compact_dw))
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,

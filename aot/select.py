@@ -22,6 +22,7 @@ from aot.kernels import HOST_OPS, nchw_bands
 from aot.kernels import transpose_in_place as transpose_in_place_op
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, TargetTraits
 from aot.kernels.tflite_bands import band_run
+from aot.kernels.tflite_bands import layer_of as tflite_layer_of
 from aot.plan import OpMemory
 from aot.unsupported import NO_KERNEL, UnsupportedNodes
 
@@ -141,6 +142,8 @@ def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection, grouped: b
             m, g, selection[m.name], budget, least, kernel), lambda m: selection[m.name].op,
             lambda m: choose(m, graph, selection[m.name], WHOLE).kernel)
     else:
+        if any(tflite_layer_of(m, graph) is None for m in graph.nodes[i:j + 1]):
+            return None  # a run reaching a layer of the NCHW route (runs_through takes either kind a step)
         made = band_run(graph, i, j, lambda m, g, budget, least: choose(
             m, g, selection[m.attrs.get("group_of", m.name)], budget, least), grouped)
         if made is None:

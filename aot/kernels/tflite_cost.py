@@ -21,7 +21,8 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
       output element, so per MAC / 9)
       + (c / 4) * COST["dw_call_group"] a call (each group's set-up: its weights' sums, its terms)
       + [its output overlapping its input: the planner's "overlap", which the kernel finds at run time] a call
-      per output row and group, (c / 4) oh * COST["dw_overlap_row"]
+      per output row and group, (c / 4) oh * COST["dw_overlap_row"] (not on the ring of rows, nor at column
+      stride 2 where that path's calls cover every column: _stride2_whole)
       + [a layer taller than wide (ow < oh) called on y over x or on a band of no more rows than columns: its
       path by columns lost] P * c * COST["dw_no_column"]
   FULLY_CONNECTED in blocks ("blocks", kq, ob over nq quads of input, out outputs; the whole rows' paths
@@ -226,6 +227,27 @@ def _ring(node: Node, c: int, oc: int, ow: int, choice: KernelChoice) -> bool:
     return 12 * ((ow + 1) // 2 + 1) <= 4 * run + 3 * (ow + 2)
 
 
+def _stride2_whole(node: Node, w: int, ow: int) -> bool:
+    """Whether the DSP depthwise path at column stride 2 (tflite_int8_depthwise.c tfl_dsp_dws2: 3 x 3, dilation 1)
+    takes the layer's inside rows in one call whether or not y overlaps x: its positions from the first column
+    (no left padding) to the last (tfl_dsp_dws2_layer's `whole`: ox_lo 0, ke ow), so an overlapped output adds no
+    call a row (TFLM person_detect's DEPTHWISE_CONV_2D_3, 48 x 48 -> 24 x 24 SAME, overlapped at --ram-budget 42307
+    ran tfl_depthwise_s8_dsp and tfl_dsp_dws2_floor no slower than apart at 44422; the term counted it 17,184)."""
+    a = node.attrs
+    if tuple(a["kernel"]) != (3, 3) or tuple(a.get("dilations", (1, 1))) != (1, 1) or a["strides"][1] != 2:
+        return False
+    pl = int(a.get("pads", (0, 0))[1])
+    ox_hi = 0
+    while ox_hi < ow and 2 * ox_hi - pl + 2 < w:
+        ox_hi += 1
+    ox_lo = min((pl + 1) // 2, ox_hi)
+    m = (ox_hi - ox_lo) // 2
+    back = (ox_hi - ox_lo) % 2 == 0
+    edge = (not back or m > 0) and ox_hi < ow and 2 * ox_hi - pl + 2 == w
+    ke = ox_hi + 1 if edge else ox_lo + 2 * m
+    return ox_lo == 0 and ke == ow
+
+
 def _add(out: dict[str, float], key: str, v: float) -> None:
     out[key] = out.get(key, 0.0) + v
 
@@ -276,8 +298,10 @@ def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[st
                 and a["strides"][1] in (1, 2):
             _add(out, "dw_unbanded_mac", positions * oc)
         ring = _ring(node, x.shape[3], oc, ow, choice)
-        if overlapped and not ring:  # y not apart from x: a call a row (tflite_int8_depthwise.c; the ring's rows
-            _add(out, "dw_overlap_row", (oc / 4) * oh)  # are copied out of x first, apart or not)
+        if overlapped and not ring and not _stride2_whole(node, x.shape[2], ow):
+            # y not apart from x: a call a row (tflite_int8_depthwise.c; the ring's rows are copied out of x first,
+            # apart or not, and the stride-2 path takes its inside rows in one call where it covers every column)
+            _add(out, "dw_overlap_row", (oc / 4) * oh)
         if ring and oh < full_oh and a["strides"][0] == 1 and ow == x.shape[2] \
                 and (ow % 6 == 0 or ow == 3):
             _add(out, "dw_ring_band_out", positions * oc)  # a band's rows: tfl_dsp_dwp_rows, not the SAME function

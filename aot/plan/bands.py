@@ -244,6 +244,24 @@ def _reported(p: Plan, graph: Graph, original: Graph, plan: Callable[[Graph, int
     return p
 
 
+def replanned(g: Graph, p: Plan, plan: Callable[[Graph, int | None], Plan], budget: int) -> Plan | None:
+    """g, a graph plan_with_bands fused runs of at a tighter budget (p: its plan there), planned at `budget`: the
+    same runs given the room the looser budget leaves (their bands, the kernels' blocks, the overlaps taken on past
+    it: plan_memory), its report as p's (the arena without a budget, the runs in bands). None where g fused nothing
+    (the plan at `budget` is the greedy's own) or its plan does not meet `budget`."""
+    bands = (p.budget or {}).get("traded", {}).get("bands")
+    if not bands:
+        return None
+    try:
+        q = plan(g, budget)
+    except BudgetError:
+        return None
+    if q.budget is not None and p.budget is not None:
+        q.budget["unbudgeted_arena_bytes"] = p.budget["unbudgeted_arena_bytes"]
+        q.budget["traded"]["bands"] = _bands_report(g, q, p.arena_bytes + bands["bytes_saved"])
+    return q
+
+
 def _smaller_groups(graph: Graph, plan: Callable[[Graph, int | None], Plan], fuse: Callable[..., Graph | None],
                     ram_budget: int, err: BudgetError) -> tuple[Graph, Plan | BudgetError]:
     """Each fused run with a grouped pair (its node "..._grouped") fused again from its layers in groups of

@@ -62,11 +62,11 @@ def test_the_estimate_counts_a_smaller_tile_and_an_overlapped_depthwise_as_work(
     from aot.kernels.base import KernelChoice
     from aot.kernels.tflite_int8 import M_PROFILE
 
-    t = {"x": Tensor("x", (1, 10, 10, 16), "int8"), "y": Tensor("y", (1, 10, 10, 32), "int8"),
-         "z": Tensor("z", (1, 5, 5, 32), "int8")}
+    t = {"x": Tensor("x", (1, 11, 11, 16), "int8"), "y": Tensor("y", (1, 11, 11, 32), "int8"),
+         "z": Tensor("z", (1, 6, 6, 32), "int8")}
     conv = Node("TflConv2D", "c", ["x", "w", "b"], ["y"], {"kernel": (1, 1)})
-    dw = Node("TflDepthwiseConv2D", "d", ["y", "w2", "b2"], ["z"],  # at stride 2: not the ring of rows
-              {"kernel": (3, 3), "dilations": (1, 1), "strides": (2, 2)})
+    dw = Node("TflDepthwiseConv2D", "d", ["y", "w2", "b2"], ["z"],  # at stride 2, SAME on an odd width: not the
+              {"kernel": (3, 3), "dilations": (1, 1), "strides": (2, 2), "pads": (1, 1, 1, 1)})  # ring, a call a row
     g = Graph("g", [conv, dw], t, ["x"], ["z"])
     big, small = (KernelChoice("k", 100, detail=tile, facts=M_PROFILE) for tile in (64, 8))
     assert tflite_cost.estimate(conv, g, small) > tflite_cost.estimate(conv, g, big)
@@ -125,6 +125,65 @@ def test_the_ring_depthwise_pays_for_bands_not_for_an_overlap():
     band: dict[str, float] = {}
     tflite_cost._layer_features(dw, g, plain, band, rows=(6, 4))
     assert band["dw_ring_band_out"] == 4 * 12 * 8
+
+
+def test_the_stride2_depthwise_over_every_column_pays_nothing_for_an_overlap():
+    """At column stride 2 the DSP depthwise path takes a layer's inside rows in one call where its positions run
+    from the first column to the last (no left padding: tflite_int8_depthwise.c tfl_dsp_dws2_layer's `whole`),
+    overlapped or not: TFLM person_detect's DEPTHWISE_CONV_2D_3 (48 x 48 -> 24 x 24) overlapped at --ram-budget
+    42307 ran no slower than apart at 44422, where the term's 17,184 est. cycles had the looser budget take a run
+    in bands instead (0.21 % slower). With a left padding the row calls stay."""
+    from aot.ir import Graph, Node, Tensor
+    from aot.kernels.base import KernelChoice
+    from aot.kernels.tflite_int8 import M_PROFILE
+
+    plain = KernelChoice("k", 100, facts=M_PROFILE)
+    for w, ow, left, pays in ((48, 24, 0, False), (9, 4, 0, False), (11, 6, 1, True)):
+        t = {"y": Tensor("y", (1, w, w, 16), "int8"), "z": Tensor("z", (1, ow, ow, 16), "int8")}
+        dw = Node("TflDepthwiseConv2D", "d", ["y", "w", "b"], ["z"],
+                  {"kernel": (3, 3), "dilations": (1, 1), "strides": (2, 2), "pads": (left, left, 1, 1)})
+        g = Graph("g", [dw], t, ["y"], ["z"])
+        over = tflite_cost.estimate(dw, g, plain, overlapped=True) - tflite_cost.estimate(dw, g, plain)
+        assert (over > 0) == pays, (w, ow, left, over)
+
+
+def test_a_tighter_budgets_greedy_schedule_is_an_option():
+    """The greedy search is not monotone in the budget (IC ResNet-8's at 37,619 B took smaller blocks estimated
+    3.27 M where at 36,454 B it took a run in bands, 1.23 M): tighter_schedules searches at the TIGHTER_BUDGETS
+    shares, keeps the least estimate of those schedules and of each planned again at the budget, reports the budget
+    given and the one searched at, and refuses as the first share refuses."""
+    from aot.plan.choice import TIGHTER_BUDGETS, tighter_schedules
+
+    costs = {int(1000 * s): c for s, c in zip(TIGHTER_BUDGETS, (50.0, 20.0), strict=True)}
+    searched = []
+
+    def build(budget):
+        searched.append(budget)
+        return "graph", SimpleNamespace(arena_bytes=budget - 10, budget={"ram_budget_bytes": budget},
+                                        cost=costs[budget])
+
+    def again(graph, plan):  # planned at the budget itself: 5 cheaper, a little more memory
+        return SimpleNamespace(arena_bytes=plan.arena_bytes + 5, budget={}, cost=plan.cost - 5)
+
+    _, plan = tighter_schedules(build, 1000, again, _estimate)
+    assert searched == sorted(costs, reverse=True) and plan.cost == 15.0
+    assert plan.budget == {"ram_budget_bytes": 1000, "searched_at_bytes": min(costs)}
+    _, plan = tighter_schedules(build, 1000, lambda g, p: None, _estimate)
+    assert plan.cost == 20.0
+
+    def refuses(budget):
+        raise BudgetError(f"least {budget + 1}", budget + 1)
+    with pytest.raises(BudgetError, match=f"least {int(1000 * TIGHTER_BUDGETS[0]) + 1}"):
+        tighter_schedules(refuses, 1000, again, _estimate)
+
+
+@pytest.mark.full
+def test_resnet8s_looser_budget_takes_the_tighter_budgets_bands():
+    """IC ResNet-8 at --ram-budget 37619 (bench/curves.py's point dominated by 36454: 0.35 % more est. cycles under
+    qemu): its greedy trades took smaller blocks (estimate 3,266,938), "bands before smaller blocks" 1,323,249;
+    the greedy schedule of 36,454 B (a run in bands, 1,233,000) now meets it and is kept, no higher an estimate
+    than at 36454."""
+    assert _estimate_at(RESNET8, 37619) <= _estimate_at(RESNET8, 36454)
 
 
 def _estimate_at(model: Path, budget: int | None) -> float:
@@ -227,6 +286,29 @@ def test_no_budget_is_not_slower_than_a_budget_under_qemu(tmp_path):
         assert same in (None, True), budget
         got[budget] = (cycles, bundle.metadata["memory"]["arena_bytes"])
     assert got[None][0] <= got[19294][0] * (1 + TIE), got
+
+
+@pytest.mark.full
+def test_resnet8_without_a_budget_takes_the_bands_a_tighter_budget_takes(tmp_path):
+    """IC ResNet-8 on the M4 (mps2-an386, Release): without a budget it ran 0.53 % more est. cycles than at
+    --ram-budget 43443, whose run of CONV_2D_1..2 in row bands shares one scratch and takes larger tiles (its
+    estimate 931,290 against the unbudgeted 1,055,929): the unbudgeted plan now takes such a schedule
+    (compiler._unbudgeted_bands) in no more memory, and runs no slower than that budget, the outputs the same."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from aot.curve import TIE, Measurer
+
+    m = Measurer("mps2-an386", "Release", tmp_path)
+    got = {}
+    for budget in (None, 43443):
+        bundle = compile_file(RESNET8, Options(name="ic", target="mps2-an386", build_type="Release",
+                                               ram_budget=budget))
+        cycles, _, same = m.measure("ram", bundle)
+        assert same in (None, True), budget
+        got[budget] = (cycles, bundle.metadata["memory"]["arena_bytes"])
+        if budget is None:
+            assert "ram_budget" not in bundle.metadata["memory"]
+            assert any("bands_CONV_2D_1_to_CONV_2D_2" in str(text) for text in bundle.files.values())
+    assert got[None][1] <= 44608 and got[None][0] <= got[43443][0] * (1 + TIE), got
 
 
 def test_the_m55s_estimate_counts_an_overlapped_pointwise_conv_not_an_overlapped_depthwise():
