@@ -194,3 +194,36 @@ def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):
                     "--outputs", str(tmp_path / "res.npz")], check=True)
     ours = dict(np.load(tmp_path / "res.npz"))
     assert_close(ours[meta["outputs"][0]["name"]], reference(model, feeds)[0], f"{name} floor={floor}")
+
+
+def _in_place_cases() -> dict[str, onnx.ModelProto]:
+    """x read where the caller holds it (Relu, Add), and x split into halves planned inside its slot (copied in)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    read = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                              helper.make_node("Add", ["r", "x"], ["y"], name="add")], "read", [x], [y])
+    split = helper.make_graph([helper.make_node("Split", ["x"], ["s0", "s1"], name="sp", axis=1, num_outputs=2),
+                               helper.make_node("Relu", ["s0"], ["r"], name="relu"),
+                               helper.make_node("Add", ["r", "s1"], ["y"], name="add")], "split", [x], [y])
+    return {g.name: helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]) for g in (read, split)}
+
+
+def test_inputs_read_in_place_only_where_nothing_shares_their_slot():
+    """The input copy is left out where the input is alone in its slot while read (the planted bug, dropping
+    _alone_while_live, reads the split halves' bytes that were never copied in); the copy stays for a
+    caller's pointer not 16-byte aligned."""
+    for name, model in _in_place_cases().items():
+        c = compile_model(model, Options(name=name)).files[f"src/{name}.c"]
+        in_place = "graph input read where the caller holds it" in c
+        assert in_place == (name == "read"), name
+        assert ("if (in->x != " in c) != in_place  # else the copy only for an unaligned caller:
+        assert in_place == ("% 16u == 0u ? in->x : memcpy(a + " in c)
+
+
+@pytest.mark.parametrize("name", ["read", "split"])
+def test_inputs_read_in_place_match_onnxruntime(tmp_path, name):
+    """Both cases' runner outputs (their inputs 64-byte aligned) equal onnxruntime's."""
+    model = _in_place_cases()[name]
+    feeds = {"x": np.random.default_rng(7).standard_normal((1, 4, 6)).astype(np.float32)}
+    _, ours = compile_build_run(tmp_path, model, feeds, name)
+    np.testing.assert_array_equal(ours["y"], reference(model, feeds)[0])
