@@ -227,3 +227,44 @@ def test_inputs_read_in_place_match_onnxruntime(tmp_path, name):
     feeds = {"x": np.random.default_rng(7).standard_normal((1, 4, 6)).astype(np.float32)}
     _, ours = compile_build_run(tmp_path, model, feeds, name)
     np.testing.assert_array_equal(ours["y"], reference(model, feeds)[0])
+
+
+UNALIGNED_MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include "read.h"
+static unsigned char arena[READ_ARENA_SIZE + 1u] __attribute__((aligned(64)));
+static float own[READ_X_BYTES / 4] __attribute__((aligned(64)));
+static float moved[READ_X_BYTES / 4 + 1] __attribute__((aligned(64)));
+static float y0[READ_Y_BYTES / 4], y1[READ_Y_BYTES / 4];
+int main(void) {
+    struct read_inputs in;
+    struct read_outputs out;
+    size_t i;
+    if (read_init(arena) != 0) return 3;
+    for (i = 0; i < READ_X_BYTES / 4; ++i) own[i] = moved[i + 1] = (float)((i * 37u) % 11u) - 5.0f;
+    in.x = own, out.y = y0; /* 64-byte aligned: read where it is */
+    if (read_run(&in, &out, arena) != 0) return 4;
+    in.x = moved + 1, out.y = y1; /* the same values 4 bytes past: copied into its slot first */
+    if (read_run(&in, &out, arena) != 0) return 5;
+    if (memcmp(y0, y1, sizeof y0) != 0) return 6;
+    printf("%g %g\n", (double)y0[0], (double)y0[1]);
+    return 0;
+}
+"""
+
+
+def test_input_read_in_place_and_copied_agree(tmp_path):
+    """One bundle run on the caller's aligned input (read in place) and on the same values 4 bytes further (not
+    16-byte aligned: copied into its slot): the same outputs, Relu(x) + x of the values (-5 and 4 - 5 first)."""
+    require_tool("gcc")
+    out = tmp_path / "out"
+    compile_model(_in_place_cases()["read"], Options(name="read")).write(out / "bundle")
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    main, exe = tmp_path / "main.c", tmp_path / "check"
+    main.write_text(UNALIGNED_MAIN)
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{out / 'bundle' / 'include'}",
+                    str(main), str(out / "libread.a"), "-lm", "-o", str(exe)], check=True)
+    assert subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout == "-5 -1\n"
