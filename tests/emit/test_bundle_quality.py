@@ -194,3 +194,77 @@ def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):
                     "--outputs", str(tmp_path / "res.npz")], check=True)
     ours = dict(np.load(tmp_path / "res.npz"))
     assert_close(ours[meta["outputs"][0]["name"]], reference(model, feeds)[0], f"{name} floor={floor}")
+
+
+def _in_place_cases() -> dict[str, onnx.ModelProto]:
+    """x read where the caller holds it (Relu, Add), and x split into halves planned inside its slot (copied in)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    read = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                              helper.make_node("Add", ["r", "x"], ["y"], name="add")], "read", [x], [y])
+    split = helper.make_graph([helper.make_node("Split", ["x"], ["s0", "s1"], name="sp", axis=1, num_outputs=2),
+                               helper.make_node("Relu", ["s0"], ["r"], name="relu"),
+                               helper.make_node("Add", ["r", "s1"], ["y"], name="add")], "split", [x], [y])
+    return {g.name: helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]) for g in (read, split)}
+
+
+def test_inputs_read_in_place_only_where_nothing_shares_their_slot():
+    """The input copy is left out where the input is alone in its slot while read (the planted bug, dropping
+    _alone_while_live, reads the split halves' bytes that were never copied in); the copy stays for a
+    caller's pointer not 16-byte aligned."""
+    for name, model in _in_place_cases().items():
+        c = compile_model(model, Options(name=name)).files[f"src/{name}.c"]
+        in_place = "graph input read where the caller holds it" in c
+        assert in_place == (name == "read"), name
+        assert ("if (in->x != " in c) != in_place  # else the copy only for an unaligned caller:
+        assert in_place == ("% 16u == 0u ? in->x : memcpy(a + " in c)
+
+
+@pytest.mark.parametrize("name", ["read", "split"])
+def test_inputs_read_in_place_match_onnxruntime(tmp_path, name):
+    """Both cases' runner outputs (their inputs 64-byte aligned) equal onnxruntime's."""
+    model = _in_place_cases()[name]
+    feeds = {"x": np.random.default_rng(7).standard_normal((1, 4, 6)).astype(np.float32)}
+    _, ours = compile_build_run(tmp_path, model, feeds, name)
+    np.testing.assert_array_equal(ours["y"], reference(model, feeds)[0])
+
+
+UNALIGNED_MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include "read.h"
+static unsigned char arena[READ_ARENA_SIZE + 1u] __attribute__((aligned(64)));
+static float own[READ_X_BYTES / 4] __attribute__((aligned(64)));
+static float moved[READ_X_BYTES / 4 + 1] __attribute__((aligned(64)));
+static float y0[READ_Y_BYTES / 4], y1[READ_Y_BYTES / 4];
+int main(void) {
+    struct read_inputs in;
+    struct read_outputs out;
+    size_t i;
+    if (read_init(arena) != 0) return 3;
+    for (i = 0; i < READ_X_BYTES / 4; ++i) own[i] = moved[i + 1] = (float)((i * 37u) % 11u) - 5.0f;
+    in.x = own, out.y = y0; /* 64-byte aligned: read where it is */
+    if (read_run(&in, &out, arena) != 0) return 4;
+    in.x = moved + 1, out.y = y1; /* the same values 4 bytes past: copied into its slot first */
+    if (read_run(&in, &out, arena) != 0) return 5;
+    if (memcmp(y0, y1, sizeof y0) != 0) return 6;
+    printf("%g %g\n", (double)y0[0], (double)y0[1]);
+    return 0;
+}
+"""
+
+
+def test_input_read_in_place_and_copied_agree(tmp_path):
+    """One bundle run on the caller's aligned input (read in place) and on the same values 4 bytes further (not
+    16-byte aligned: copied into its slot): the same outputs, Relu(x) + x of the values (-5 and 4 - 5 first)."""
+    require_tool("gcc")
+    out = tmp_path / "out"
+    compile_model(_in_place_cases()["read"], Options(name="read")).write(out / "bundle")
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    main, exe = tmp_path / "main.c", tmp_path / "check"
+    main.write_text(UNALIGNED_MAIN)
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{out / 'bundle' / 'include'}",
+                    str(main), str(out / "libread.a"), "-lm", "-o", str(exe)], check=True)
+    assert subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout == "-5 -1\n"

@@ -484,7 +484,7 @@ void lenet_arena_io(void *arena, struct lenet_inputs *inputs, struct lenet_outpu
 
 int32_t lenet_run(const struct lenet_inputs *in, struct lenet_outputs *out, void *arena) {
     uint8_t *const a = (uint8_t *)arena;
-    const float *const t_image = (const float *)(a + 18816u); /* "image" float32[1,1,28,28], graph input, live 0..0 */
+    const float *const t_image = (const float *)((uintptr_t)in->image % 16u == 0u ? in->image : memcpy(a + 18816u, in->image, 3136u)); /* "image" float32[1,1,28,28], graph input read where the caller holds it (copied into its slot if not 16-byte aligned), live 0..0 */
     float *const t_relu4_out = (float *)(a + 0u); /* "relu4_out" float32[1,6,28,28], live 0..1 */
     float *const t_maxpool5_out = (float *)(a + 18816u); /* "maxpool5_out" float32[1,6,14,14], live 1..2 */
     float *const t_relu9_out = (float *)(a + 0u); /* "relu9_out" float32[1,16,10,10], live 2..3 */
@@ -495,9 +495,6 @@ int32_t lenet_run(const struct lenet_inputs *in, struct lenet_outputs *out, void
     (void)a;
     (void)in;
     (void)out;
-
-    /* the inputs into their arena slots, unless the caller wrote them there */
-    if (in->image != (const void *)(a + 18816u)) memcpy(a + 18816u, in->image, 3136u);
 
     /* node 0: FusedConv "conv3" [host]: image, w1, b2 -> relu4_out */
     aotc_conv_implicit_f32(&p_conv3, t_image, w_conv3_wt_packed, w_b2, NULL, t_relu4_out);

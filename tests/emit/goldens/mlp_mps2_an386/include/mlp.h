@@ -21,7 +21,8 @@ extern "C" {
 #define MLP_SOFTMAX12_OUT_ARENA_OFFSET 256u
 
 /* Inputs, in the model's input order: each points at the tensor's data (row-major), either
- * the caller's own memory (run copies it into the arena) or its slot in the arena (no copy). */
+ * the caller's own memory (run copies it into the arena, or reads it there where it is 16-byte
+ * aligned and nothing is planned over its slot while it is read) or its slot in the arena (no copy). */
 struct mlp_inputs {
     const void *input; /* "input": float32[1,784] */
 };

@@ -120,7 +120,7 @@ void mlp_arena_io(void *arena, struct mlp_inputs *inputs, struct mlp_outputs *ou
 
 int32_t mlp_run(const struct mlp_inputs *in, struct mlp_outputs *out, void *arena) {
     uint8_t *const a = (uint8_t *)arena;
-    const float *const t_input = (const float *)(a + 0u); /* "input" float32[1,784], graph input, live 0..0 */
+    const float *const t_input = (const float *)((uintptr_t)in->input % 16u == 0u ? in->input : memcpy(a + 0u, in->input, 3136u)); /* "input" float32[1,784], graph input read where the caller holds it (copied into its slot if not 16-byte aligned), live 0..0 */
     float *const t_relu4_out = (float *)(a + 3136u); /* "relu4_out" float32[1,128], live 0..1 */
     float *const t_relu8_out = (float *)(a + 0u); /* "relu8_out" float32[1,64], live 1..2 */
     float *const t_gemm11_out = (float *)(a + 256u); /* "gemm11_out" float32[1,10], live 2..3 */
@@ -128,9 +128,6 @@ int32_t mlp_run(const struct mlp_inputs *in, struct mlp_outputs *out, void *aren
     (void)a;
     (void)in;
     (void)out;
-
-    /* the inputs into their arena slots, unless the caller wrote them there */
-    if (in->input != (const void *)(a + 0u)) memcpy(a + 0u, in->input, 3136u);
 
     /* node 0: FusedGemm "gemm3" [host]: input, w1, b2 -> relu4_out */
     aotc_gemm_f32(&p_gemm3, t_input, w_gemm3_b_packed, w_b2, NULL, t_relu4_out, NULL);
