@@ -526,6 +526,23 @@ def test_the_m55s_ladder_has_heliums_levels_before_the_portable_ones(monkeypatch
     assert flash.levels(False, True) == narrowed
 
 
+def _m55_level_bundle(monkeypatch, model: Path, name: str) -> dict[str, object]:
+    """`model`'s M55 bundle at the Helium --flash-budget level `name` alone (not measured: no build), its files but
+    metadata.json, the CMakeLists.txt line naming the level blanked."""
+    from aot import flash
+
+    monkeypatch.setattr(flash, "measure", lambda b, t, bt: flash.FlashMeasure(1, 1, 0))
+    monkeypatch.setattr(flash, "LEVELS", tuple(lv for lv in flash.HELIUM_LEVELS if lv.name == name))
+    b = compile_file(model, Options(name="m", target="mps3-an547", flash_budget=10**9, build_type="Release"))
+    return {k: v for k, v in b.files.items() if k != "metadata.json"} | {  # (CMakeLists.txt names the level)
+        "CMakeLists.txt": re.sub(r"^# --flash-budget, level .*$", "", b.files["CMakeLists.txt"], flags=re.M)}
+
+
+def _left_out(files: dict[str, object]) -> set[str]:
+    """The AOTC_TFL_ paths a bundle's aotc_symbols.h leaves out (#define ... 0)."""
+    return set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", files["runtime/aotc_symbols.h"], re.M))
+
+
 def test_mve_conv_single_leaves_the_quad_dot_products_out_where_a_conv_is(monkeypatch):
     """Issue 67: the M55's "mve-conv-single" level sets AOTC_TFL_MVE_CONV_QUAD 0 (Helium's conv one channel a dot
     product) where a layer takes Helium's conv (KWS DS-CNN), with the families of mve-dw-small's, and the DSP code of
@@ -535,13 +552,10 @@ def test_mve_conv_single_leaves_the_quad_dot_products_out_where_a_conv_is(monkey
     no pool) keeps mve-dw-small's configuration. (The library's flash faked: no build.)"""
     from aot import flash
 
-    monkeypatch.setattr(flash, "measure", lambda b, t, bt: flash.FlashMeasure(1, 1, 0))
-    every = {lv.name: lv for lv in flash.HELIUM_LEVELS}
-
     def left(model: Path, name: str) -> set[str]:
-        monkeypatch.setattr(flash, "LEVELS", (every[name],))
-        b = compile_file(model, Options(name="m", target="mps3-an547", flash_budget=10**9, build_type="Release"))
-        return set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", b.files["runtime/aotc_symbols.h"], re.M))
+        return _left_out(_m55_level_bundle(monkeypatch, model, name))
+
+    every = {lv.name for lv in flash.HELIUM_LEVELS}
 
     ours = {"AOTC_TFL_MVE_CONV_QUAD", "AOTC_TFL_FC_SMALL", "AOTC_TFL_POOL_DSP"}
     single, small = left(KWS, "mve-conv-single"), left(KWS, "mve-dw-small")
@@ -562,17 +576,11 @@ def test_portable_mve_rqconv_leaves_out_what_the_model_has(monkeypatch):
     layer of multiplier 8, no fused ADD) its bundle is portable-mve's, so fit measures it once. (No build.)"""
     from aot import flash
 
-    monkeypatch.setattr(flash, "measure", lambda b, t, bt: flash.FlashMeasure(1, 1, 0))
-    every = {lv.name: lv for lv in flash.HELIUM_LEVELS}
-
     def bundle(model: Path, name: str) -> dict[str, object]:
-        monkeypatch.setattr(flash, "LEVELS", (every[name],))
-        b = compile_file(model, Options(name="m", target="mps3-an547", flash_budget=10**9, build_type="Release"))
-        return {k: v for k, v in b.files.items() if k != "metadata.json"} | {  # (CMakeLists.txt names the level)
-            "CMakeLists.txt": re.sub(r"^# --flash-budget, level .*$", "", b.files["CMakeLists.txt"], flags=re.M)}
+        return _m55_level_bundle(monkeypatch, model, name)
 
-    def left(files: dict[str, object]) -> set[str]:
-        return set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", files["runtime/aotc_symbols.h"], re.M))
+    left = _left_out
+    every = {lv.name for lv in flash.HELIUM_LEVELS}
 
     rq_dw, rq_add = "AOTC_TFL_PORTABLE_MVE_RQ_DW", "AOTC_TFL_PORTABLE_MVE_RQ_ADD"
     assert left(bundle(KWS, "portable-mve-rqconv")) - left(bundle(KWS, "portable-mve")) == {rq_dw}
@@ -590,17 +598,11 @@ def test_portable_mve_dot8_compiles_the_8bit_conv_its_layers_take(monkeypatch):
     level compiles either. (No build.)"""
     from aot import flash
 
-    monkeypatch.setattr(flash, "measure", lambda b, t, bt: flash.FlashMeasure(1, 1, 0))
-    every = {lv.name: lv for lv in flash.HELIUM_LEVELS}
-
     def bundle(model: Path, name: str) -> dict[str, object]:
-        monkeypatch.setattr(flash, "LEVELS", (every[name],))
-        b = compile_file(model, Options(name="m", target="mps3-an547", flash_budget=10**9, build_type="Release"))
-        return {k: v for k, v in b.files.items() if k != "metadata.json"} | {  # (CMakeLists.txt names the level)
-            "CMakeLists.txt": re.sub(r"^# --flash-budget, level .*$", "", b.files["CMakeLists.txt"], flags=re.M)}
+        return _m55_level_bundle(monkeypatch, model, name)
 
-    def left(files: dict[str, object]) -> set[str]:
-        return set(re.findall(r"^#define (AOTC_TFL_\w+) 0$", files["runtime/aotc_symbols.h"], re.M))
+    left = _left_out
+    every = {lv.name for lv in flash.HELIUM_LEVELS}
 
     pw, win = "AOTC_TFL_PORTABLE_MVE_PW", "AOTC_TFL_PORTABLE_MVE_WIN"
     assert left(bundle(KWS, "portable-mve")) - left(bundle(KWS, "portable-mve-dot8")) == {pw}
