@@ -231,12 +231,10 @@ def _rows_fit(node: Node, graph: Graph, avail: int) -> int:
     if len(x) != 4 or len(y) != 4:
         return 0
     s = _conv_shape(node, graph)
-    pt, pl, pb, pr = a["pads"]
     if (a["group"] != 1 or x[1] % 4 or y[1] % 16 or list(a["strides"]) != [1, 1] or _pair(a["dilations"], 1) != [1, 1]
-            or s.w_zero_any or s.out_w < 16 or not (2 <= s.k_h <= 16 and 2 <= s.k_w <= 16) or min(pt, pl, pb, pr) < 0):
+            or s.w_zero_any or s.out_w < 16 or not (2 <= s.k_h <= 16 and 2 <= s.k_w <= 16) or min(a["pads"]) < 0):
         return 0
-    wp = pl + x[3] + max(pr - pl, 0)
-    rows = (avail - QX86["ALIGN"] - QX86["RSLACK"]) // (x[1] * wp) - s.k_h
+    rows = (avail - QX86["ALIGN"] - QX86["RSLACK"]) // (x[1] * _rows_width(node, graph)) - s.k_h
     return 0 if rows < 1 else min(rows, s.out_h)
 
 
@@ -246,11 +244,14 @@ def _rows_pays(node: Node, graph: Graph) -> bool:
     patch quads while summing the first 8 of the mg output channels (x86_dense_dotq3x8, about 1.8 x the time of its
     multiply-adds: 0.8 x 8 / mg of the conv). ResNet-18 QDQ (Zen 5): 56 x 56 with 64 channels 5-6 % less, 28 x 28
     with 128 1-2 % more (the grid's 29th column)."""
-    a = node.attrs
-    x, s = graph.tensors[node.inputs[0]].shape, _conv_shape(node, graph)
-    pt, pl, pb, pr = a["pads"]
-    wp = pl + x[-1] + max(pr - pl, 0)
+    s, wp = _conv_shape(node, graph), _rows_width(node, graph)
     return (wp - s.out_w) / wp + 0.02 < 6.4 / s.mg
+
+
+def _rows_width(node: Node, graph: Graph) -> int:
+    """The width of qconv_rows's interleaved input rows: the left pad, the row, the right pad past the left's."""
+    pl, pr = node.attrs["pads"][1], node.attrs["pads"][3]
+    return pl + graph.tensors[node.inputs[0]].shape[-1] + max(pr - pl, 0)
 
 
 def _windows_work(s: ConvShape, tile: int) -> int:

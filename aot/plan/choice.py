@@ -82,8 +82,11 @@ def tighter_schedules(build: Callable[[int], tuple[Graph, Plan]], budget: int,
                 raise
             break
         for p in (plan, again(graph, plan)):
-            if p is not None and p.arena_bytes <= budget and (best is None or estimate(graph, p) < best[0]):
-                best = (estimate(graph, p), graph, p, at)
+            if p is None or p.arena_bytes > budget:
+                continue
+            cost = estimate(graph, p)
+            if best is None or cost < best[0]:
+                best = (cost, graph, p, at)
     assert best is not None
     _, graph, plan, at = best
     if plan.budget is not None:
