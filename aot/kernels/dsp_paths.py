@@ -37,7 +37,7 @@ from aot.kernels.tflite_int8 import (
 DW_PATHS = ("AOTC_TFL_DW_DSP", "AOTC_TFL_DW_PRE", "AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_COLUMNS",
             "AOTC_TFL_DW_S2", "AOTC_TFL_DW_PLAIN", "AOTC_TFL_DW_FLOOR", "AOTC_TFL_DW_SIGN", "AOTC_TFL_DW_MULT",
             "AOTC_TFL_DW_MULT_WIDE", "AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_MULT_COMPACT",
-            "AOTC_TFL_DW_LOOP_MULT4")
+            "AOTC_TFL_DW_LOOP_MULT4", "AOTC_TFL_DW_SMALL_MULT4")
 CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_SINGLE",
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
@@ -222,7 +222,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     outputs a turn), and with `small_fc` AOTC_TFL_FC_PAIRS too (one output a turn); the FC paths are left out only so,
     the unbudgeted bundles' configuration stays as it was; `small_conv` (1 or 2, with compact_conv): AOTC_TFL_CONV_2X2
     (the compact conv one position at a time, tfl_conv_s8_small) and at 2 AOTC_TFL_CONV_PAIRS too (one channel a turn),
-    left out only so; `single_dwm` (with compact_depthwise, issue 67): AOTC_TFL_DW_MULTC_PAIRS where a layer has a depth
+    left out only so; AOTC_TFL_DW_SMALL_MULT4 only where a layer of a depth multiplier of 4, 8, ... has no scratch (a
+    --ram-budget's: the plain loop's multiplier-4 path then beside its smallest form, issue 67); `single_dwm` (with
+    compact_depthwise, issue 67): AOTC_TFL_DW_MULTC_PAIRS where a layer has a depth
     multiplier above 1 (the compact multiplier path one position a turn), left out only so. On the M55 (`helium`) the
     depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
     general level's est. cycles there. `mve_off` (the M55's levels after
@@ -235,7 +237,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
     out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
     need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
-    dsp = depthwise = multiplier = mult4 = conv = fc = narrow = False
+    dsp = depthwise = multiplier = mult4 = starved_mult4 = conv = fc = narrow = False
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
@@ -252,6 +254,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
             multiplier, depthwise = multiplier or mult, depthwise or not mult
             narrow = narrow or not mult and cin < 8  # (Helium's compact loop takes 8 channels or more)
             mult4 = mult4 or mult and cout // cin % 4 == 0
+            if mult and cout // cin % 4 == 0 and not c.scratch:  # a budget left it no scratch: the plain loop's
+                starved_mult4 = True                               # multiplier-4 path beside its smallest form
         conv = conv or c.kernel != "aotc_tfl_depthwise_s8"
         need |= depthwise_paths(node, graph, c) if c.kernel == "aotc_tfl_depthwise_s8" else conv_paths(node, graph, c)
     # the plain depthwise loop in its smallest form (a DSP path's fallback), but at the level where it takes the
@@ -264,6 +268,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
                  *(["AOTC_TFL_DW_MULT_COMPACT"] if multiplier else [])}
     if mult4 or not plain_depthwise:  # (where the plain loop's faster form is not compiled it is never compiled in)
         need.add("AOTC_TFL_DW_LOOP_MULT4")
+    if starved_mult4 and not (plain_depthwise or compact_depthwise):
+        need.add("AOTC_TFL_DW_SMALL_MULT4")
     if compact_conv:
         need -= set(CONV_PATHS) - {"AOTC_TFL_CONV_RESIDUAL"}
         if conv:

@@ -32,7 +32,8 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
       + [kq < nq: x widened again for each block of outputs] (ceil(out / ob) - 1) nq * COST["fc_rewiden"]
   FULLY_CONNECTED on the plain loop (no scratch at all for the DSP path): out * in * COST["fc_plain_mac"]
   DEPTHWISE_CONV_2D of a depth multiplier above 1 without scratch (the plain loop, not tfl_depthwise_s8_mult):
-      its MACs * COST["dw_mult_plain_mac"]
+      its MACs * COST["dw_mult_plain_mac"]; of a multiplier of 4, 8, ... (its path beside the plain loop,
+      AOTC_TFL_DW_SMALL_MULT4) its MACs * COST["dw_mult4_plain_mac"]
   A run in row bands: each band's layer calls as above on the band's rows, plus the rows kept from the band
       before moved to each line buffer's top: bytes * COST["band_move_byte"]; a run from a channels-first input's
       TRANSPOSE, the bytes copied channels-last * COST["band_transpose_byte"] (below 0: a faster copy than the
@@ -96,6 +97,9 @@ COST: dict[str, float] = {
     # 10 x 8 windows, 320,000 MACs) on the plain loop 11,665,373 est. cycles in all against 539,821 by
     # tfl_depthwise_s8_mult (aotc bench, mps2-an386 Release, --ram-budget 4600 and 10000)
     "dw_mult_plain_mac": 34.8,
+    # measured, not fitted (issue 67): the same layer by AOTC_TFL_DW_SMALL_MULT4's path, tfl_dw_m4_window 1,227,120 and
+    # aotc_tfl_depthwise_s8 319,374 est. cycles (aotc bench --profile, mps2-an386 Release, --ram-budget 4720)
+    "dw_mult4_plain_mac": 4.833,
     # measured, not fitted (issue 67), against the unbudgeted aotc_transpose2d of a channels-first input of bytes,
     # with the copy_run it calls (TFLM's MobileNetV2 224, 3 x 224 x 224: 2,129,416 + 4,415,488 = 6,544,904 est.
     # cycles, 43.5 a byte; the first measurement, 14.15 a byte, counted aotc_transpose2d's own cycles only):
@@ -131,8 +135,9 @@ COST: dict[str, float] = {
 
 
 # COST's constants measured directly, which bench/cost_fit.py keeps as they are (it fits the others)
-MEASURED = frozenset({"conv_add_call", "dw_mult_plain_mac", "dw_ring_band_out", "transpose_in_place_byte",
-                      "band_transpose_byte", "band_recompute_out", "band_recompute_mac", "band_group_copy_byte"})
+MEASURED = frozenset({"conv_add_call", "dw_mult_plain_mac", "dw_mult4_plain_mac", "dw_ring_band_out",
+                      "transpose_in_place_byte", "band_transpose_byte", "band_recompute_out", "band_recompute_mac",
+                      "band_group_copy_byte"})
 
 # est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
 # MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
@@ -286,8 +291,9 @@ def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[st
         oh = full_oh if rows is None else rows[1]
         positions = n * oh * ow
         if oc != x.shape[3] and not choice.scratch:  # a depth multiplier above 1 without tfl_depthwise_s8_mult's
-            kh, kw = node.attrs["kernel"]              # scratch: the plain loop
-            _add(out, "dw_mult_plain_mac", positions * oc * kh * kw)
+            kh, kw = node.attrs["kernel"]              # scratch: the plain loop (of 4, 8, ...: its own path)
+            mult4 = oc // x.shape[3] % 4 == 0
+            _add(out, "dw_mult4_plain_mac" if mult4 else "dw_mult_plain_mac", positions * oc * kh * kw)
             return
         run = choice.detail if isinstance(choice.detail, int) and choice.detail > 0 else min(positions, DSP_DW_RUN)
         _add(out, "call", 1)

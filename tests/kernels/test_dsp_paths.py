@@ -126,6 +126,25 @@ def test_heliums_compact_depthwise_levels_leave_the_compact_dsp_path_out():
     assert "AOTC_TFL_DW_COMPACT" not in out(wide, compact, helium=False)
 
 
+def test_a_multiplier_layer_left_no_scratch_keeps_the_plain_loops_multiplier_path():
+    """A --ram-budget that leaves a depthwise layer of multiplier 4, 8, ... no scratch (micro_speech at 4,720 B) runs
+    it on the plain loop: its multiplier-4 path is compiled beside the smallest form (AOTC_TFL_DW_SMALL_MULT4, issue
+    67: 11.67 M -> 1.59 M est. cycles), not where the layer has scratch, nor for other multipliers, nor at the flash
+    levels whose plain loop is the faster form (it has that path) or the compact one."""
+    def out(g: Graph, scratch: bool, **level: bool) -> set[str]:
+        (node,) = g.nodes
+        c = KernelChoice("aotc_tfl_depthwise_s8", _depthwise_dsp_scratch(node, g) if scratch else 0, facts=M_PROFILE)
+        return set(left_out(g, {node.name: c}, **level))
+
+    m8, m3 = _depthwise_graph(8, (10, 8)), _depthwise_graph(3, (10, 8))
+    assert "AOTC_TFL_DW_SMALL_MULT4" not in out(m8, False)
+    assert "AOTC_TFL_DW_SMALL_MULT4" in out(m8, True) and "AOTC_TFL_DW_SMALL_MULT4" in out(m3, False)
+    assert "AOTC_TFL_DW_SMALL_MULT4" in out(m8, False, plain_depthwise=True) & out(m8, False, compact_depthwise=True)
+    micro = compile_file(MICRO, Options(name="micro", target="mps2-an386", ram_budget=4720))
+    assert micro.metadata["memory"]["ram_budget"]["traded"]["scratch"]["nodes"]["DEPTHWISE_CONV_2D_1"]["bytes"] == 0
+    assert "AOTC_TFL_DW_SMALL_MULT4" not in _left_out(micro) and "AOTC_TFL_DW_MULT" in _left_out(micro)
+
+
 def _names(bundle) -> dict[str, str]:
     return dict(re.findall(r"^#define (aotc_\w+) (\w+)$", bundle.files["runtime/aotc_symbols.h"], re.M))
 

@@ -671,6 +671,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_LOOP_MULT4
 #define AOTC_TFL_DW_LOOP_MULT4 1
 #endif
+/* DW_SMALL_MULT4 (issue 67): with the plain loop's smallest form (DW_LOOP_SMALL 1), DW_LOOP_MULT4's path for the layers
+ * of a depth multiplier of 4, 8, ... all the same: compiled where a --ram-budget leaves such a layer no scratch for its
+ * DSP path (aot/kernels/dsp_paths.py), left out elsewhere */
+#ifndef AOTC_TFL_DW_SMALL_MULT4
+#define AOTC_TFL_DW_SMALL_MULT4 1
+#endif
 /* FC_DSP (issue 67): FULLY_CONNECTED's DSP path's 4-output assembly (aotc_dsp_gemv_rows); 0 (a --flash-budget level's,
  * "fc-compact"): its compact rows instead (tfl_fc_rows_compact: two outputs a turn, a rolled SMLAD loop in C) */
 #ifndef AOTC_TFL_FC_DSP

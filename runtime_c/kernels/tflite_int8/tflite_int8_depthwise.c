@@ -3337,7 +3337,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
 }
 #endif
 
-#if AOTC_QUANT_DSP && !AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_DW_LOOP_MULT4
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_MULT4 && (!AOTC_TFL_DW_LOOP_SMALL || AOTC_TFL_DW_SMALL_MULT4)
 /* The plain loop's steps at a depth multiplier of 4, 8, ... (DW_LOOP_MULT4): x's and w's from a tap to the next in a
  * window row and from a window row to the next, and x_zero */
 typedef struct {
@@ -3402,6 +3402,53 @@ __attribute__((noinline)) static void tfl_dw_m4_window(const int8_t *xr, const i
     }
 #undef TFL_DW_M4_TAP
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+#endif
+
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_DW_SMALL_MULT4 && AOTC_TFL_DW_LOOP_MULT4
+/* One position's oc outputs at a depth multiplier of 4, 8, ...: 4 channels of one input value a window of rows x cols
+ * taps from xw and ww (tfl_dw_m4_window), requantised as requant_double (the plain loop's faster form does the same
+ * inside its own loop) */
+static inline __attribute__((always_inline)) void tfl_dw_m4_position(const aotc_tfl_conv_params *p, const int8_t *xw,
+                                                                     const int8_t *ww, int32_t rows, int32_t cols,
+                                                                     const tfl_dw_m4_steps *st, const int32_t *bias,
+                                                                     int8_t *yp) {
+    const int32_t oc = p->oc;
+    for (int32_t o = 0; o < oc; o += 4) {
+        int32_t sums[4];
+        tfl_dw_m4_window(xw + o / p->depth_multiplier, ww + o, rows, cols, st, sums);
+        for (int32_t j = 0; j < 4; ++j) {
+            const int32_t acc = sums[j] + (bias ? bias[o + j] : 0);
+            const int32_t v = requant_double(acc, p->mult[o + j], p->shift[o + j]) + p->y_zero;
+            yp[o + j] = clamp8(v, p->y_min, p->y_max);
+        }
+    }
+}
+
+/* A depth multiplier of 4, 8, ... where the plain loop is compiled in its smallest form (SMALL_MULT4, issue 67): a
+ * --ram-budget that leaves such a layer no scratch for tfl_depthwise_s8_mult ran it there at 35 est. cycles a MAC
+ * on the M4 (TFLM micro_speech at 4,720 B: 11.67 M est. cycles in all against 0.54 M without the budget). Each
+ * position's window clipped once, 4 output channels of one input value a window (tfl_dw_m4_position): 1.59 M, for
+ * 1.5 KB more code where the plain loop's faster form (DW_LOOP_SMALL 0) took 3.2 KB. */
+static void tfl_depthwise_s8_m4(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                                int8_t *y) {
+    const int32_t c = p->c, kw = p->kw, oc = p->oc;
+    const tfl_dw_m4_steps m4 = {(ptrdiff_t)p->dw * c, oc, (ptrdiff_t)p->dh * p->w * c, (ptrdiff_t)kw * oc, p->x_zero};
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy) {
+            const int32_t iy0 = oy * p->sh - p->pad_top;
+            int32_t ky0 = 0, ky1 = p->kh;
+            tfl_taps_inside(iy0, p->dh, p->h, &ky0, &ky1);
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                const int32_t ix0 = ox * p->sw - p->pad_left;
+                int32_t kx0 = 0, kx1 = kw;
+                tfl_taps_inside(ix0, p->dw, p->w, &kx0, &kx1);
+                const int8_t *const xw = x + (((ptrdiff_t)b * p->h + iy0 + ky0 * p->dh) * p->w + ix0 + kx0 * p->dw) * c;
+                const int8_t *const ww = w + ((ptrdiff_t)ky0 * kw + kx0) * oc;
+                tfl_dw_m4_position(p, xw, ww, ky1 - ky0, kx1 - kx0, &m4, bias,
+                                   y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * oc);
+            }
+        }
 }
 #endif
 
@@ -3579,6 +3626,12 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 #if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && !AOTC_TFL_MVE_DW_COMPACT /* (67) */
     tfl_depthwise_s8_mves_all(p, x, w, bias, y);
 #elif AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
+#if AOTC_TFL_DW_SMALL_MULT4 && AOTC_TFL_DW_LOOP_MULT4
+    if (p->depth_multiplier % 4 == 0) {
+        tfl_depthwise_s8_m4(p, x, w, bias, y);
+        return;
+    }
+#endif
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox)
