@@ -32,7 +32,7 @@ extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_dw3_on
 extern long aotc_test_qx86_quads64;
 extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
 extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_requant64_guard, aotc_test_qx86_column;
-extern long aotc_test_qx86_rows3;
+extern long aotc_test_qx86_rows3, aotc_test_qx86_tail;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -284,8 +284,8 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
 #ifndef QX86_DOT6
 /* (issue 64: x86_dot8's quad row fed 8 dot products from one load and 8 broadcasts; the pointwise convs of an int8
  * MobileNetV2 took 58 % of its time there) */
-#define QX86_DOT6_ROW(j, NV)                                                                                 \
-    {                                                                                                      \
+#define QX86_DOT6_ROW(j, NC, NV)                                                                             \
+    if (NC > j) {                                                                                          \
         int32_t v_;                                                                                        \
         memcpy(&v_, w##j + q, 4);                                                                          \
         const __m512i b_ = _mm512_set1_epi32(v_);                                                          \
@@ -294,16 +294,16 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
         if (NV > 2) a##j##2 = _mm512_dpbusd_epi32(a##j##2, x2, b_);                                        \
         if (NV > 3) a##j##3 = _mm512_dpbusd_epi32(a##j##3, x3, b_);                                        \
     }
-#define QX86_DOT6_OUT(j)                                                                                   \
-    acc[4 * (j)] = a##j##0, acc[4 * (j) + 1] = a##j##1, acc[4 * (j) + 2] = a##j##2, acc[4 * (j) + 3] = a##j##3;
+#define QX86_DOT6_OUT(j, NC)                                                                               \
+    if (NC > j) acc[4 * (j)] = a##j##0, acc[4 * (j) + 1] = a##j##1, acc[4 * (j) + 2] = a##j##2, acc[4 * (j) + 3] = a##j##3;
 /* acc[4 j + v] = init[j] (0 where init is NULL) plus the sums over kq quad rows (`stride` bytes apart from pq; positions 16 v .. 16 v + 15 at pq + 64 v,
- * v < NV) against the weight words of w[j], j < 6: up to 24 sums in registers, so that a quad row's NV loads and 6
- * broadcasts feed 6 NV byte dot products */
+ * v < NV) against the weight words of w[j], j < NC (6, or 2 and 4 for a conv's last channels, x86_dot_tail):
+ * up to 24 sums in registers, so that a quad row's NV loads and NC broadcasts feed NC NV byte dot products */
 #define QX86_DOT6_INIT(j) const __m512i i##j##_ = init ? _mm512_set1_epi32(init[j]) : z_;
-#define QX86_DOT6(NV)                                                                                      \
-    static inline void AOTC_Q(x86_dot6x##NV)(const uint8_t *AOTC_RESTRICT pq, int64_t stride,              \
-                                             const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc,    \
-                                             const int32_t *init) {                                          \
+#define QX86_DOTC(NC, NV)                                                                                  \
+    static inline void AOTC_Q(x86_dot##NC##x##NV)(const uint8_t *AOTC_RESTRICT pq, int64_t stride,         \
+                                                  const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc, \
+                                                  const int32_t *init) {                                     \
         const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5];               \
         const __m512i z_ = _mm512_setzero_si512();                                                         \
         QX86_DOT6_INIT(0) QX86_DOT6_INIT(1) QX86_DOT6_INIT(2) QX86_DOT6_INIT(3) QX86_DOT6_INIT(4) QX86_DOT6_INIT(5) \
@@ -316,16 +316,26 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
             const __m512i x1 = NV > 1 ? _mm512_loadu_si512((const void *)(pq + 64)) : z_;                  \
             const __m512i x2 = NV > 2 ? _mm512_loadu_si512((const void *)(pq + 128)) : z_;                 \
             const __m512i x3 = NV > 3 ? _mm512_loadu_si512((const void *)(pq + 192)) : z_;                 \
-            QX86_DOT6_ROW(0, NV) QX86_DOT6_ROW(1, NV) QX86_DOT6_ROW(2, NV) QX86_DOT6_ROW(3, NV) QX86_DOT6_ROW(4, NV)            \
-            QX86_DOT6_ROW(5, NV)                                                                               \
+            QX86_DOT6_ROW(0, NC, NV) QX86_DOT6_ROW(1, NC, NV) QX86_DOT6_ROW(2, NC, NV)                     \
+            QX86_DOT6_ROW(3, NC, NV) QX86_DOT6_ROW(4, NC, NV) QX86_DOT6_ROW(5, NC, NV)                     \
         }                                                                                                  \
-        QX86_DOT6_OUT(0) QX86_DOT6_OUT(1) QX86_DOT6_OUT(2) QX86_DOT6_OUT(3) QX86_DOT6_OUT(4) QX86_DOT6_OUT(5) \
+        QX86_DOT6_OUT(0, NC) QX86_DOT6_OUT(1, NC) QX86_DOT6_OUT(2, NC) QX86_DOT6_OUT(3, NC)                \
+        QX86_DOT6_OUT(4, NC) QX86_DOT6_OUT(5, NC)                                                          \
     }
+#define QX86_DOT6(NV) QX86_DOTC(6, NV)
 #endif
 QX86_DOT6(4)
 QX86_DOT6(3)
 QX86_DOT6(2)
 QX86_DOT6(1)
+QX86_DOTC(4, 4)
+QX86_DOTC(4, 3)
+QX86_DOTC(4, 2)
+QX86_DOTC(4, 1)
+QX86_DOTC(2, 4)
+QX86_DOTC(2, 3)
+QX86_DOTC(2, 2)
+QX86_DOTC(2, 1)
 
 /* Lanes [0, n) of 16 as a byte mask. */
 static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
@@ -2185,6 +2195,30 @@ typedef struct {
     }
 #endif
 
+/* x86_dot6xNV for a conv's last nb < 5 channels of its blocks of 6: on 4 or 2 channels, not 6 (the 1 x 1 convs of
+ * 16 and 32 outputs, a QDQ MobileNetV2's, summed a ninth of their products for channels past the last; those of 64,
+ * 160, 320 and 1280 and ResNet-18's stem 1-3 %). Out of line: once a conv's block of positions. */
+static __attribute__((noinline)) void AOTC_Q(x86_dot_tail)(const aotc_qconv_params *p, int32_t nb, int32_t nv,
+                                                          const uint8_t *pq, int64_t stride, const int8_t *const *wr,
+                                                          int32_t kq, __m512i *a, const int32_t *init) {
+    AOTC_QX86_TRACE(tail);
+#define QX86_TAIL_CALL(NC, QS)                                                                             \
+    switch (nv) {                                                                                          \
+    case 4: AOTC_Q(x86_dot##NC##x4)(pq, stride, wr, kq, QS, a, init); break;                              \
+    case 3: AOTC_Q(x86_dot##NC##x3)(pq, stride, wr, kq, QS, a, init); break;                              \
+    case 2: AOTC_Q(x86_dot##NC##x2)(pq, stride, wr, kq, QS, a, init); break;                              \
+    default: AOTC_Q(x86_dot##NC##x1)(pq, stride, wr, kq, QS, a, init); break;                             \
+    }
+    if (AOTC_QCONV_PACKED(p)) {
+        if (nb > 2) QX86_TAIL_CALL(4, 64)
+        else QX86_TAIL_CALL(2, 64)
+    } else {
+        if (nb > 2) QX86_TAIL_CALL(4, 4)
+        else QX86_TAIL_CALL(2, 4)
+    }
+#undef QX86_TAIL_CALL
+}
+
 #ifndef AOTC_QX86_COLUMN
 #define AOTC_QX86_COLUMN 4096 /* x86_patch_column's kp at most (its column on the stack) */
 #endif
@@ -2298,7 +2332,11 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                                 --nv;
                                 column = t0 + 16 * nv;
                             }
-                            QX86_DOT6_SWITCH(nv)
+                            if (nb > 4) {
+                                QX86_DOT6_SWITCH(nv)
+                            } else {
+                                AOTC_Q(x86_dot_tail)(p, nb, nv, pq, stride, wr, kq, a, init);
+                            }
                             if (!p->w_zero_any) { /* per channel: its scale once, its 64 positions one store */
                                 __mmask64 m64 = 0;
                                 for (v = 0; v < nv; ++v) m64 |= (__mmask64)AOTC_Q(x86_lanes)(real - t0 - 16 * v) << (16 * v);
@@ -2404,7 +2442,8 @@ static inline void AOTC_Q(x86_patches_run)(const AOTC_Q(x86_pjob) *J, int32_t be
                 const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
                 __m512i a[24];
                 int32_t v;
-                AOTC_Q(x86_dot6_any)(p, nv, pq, stride, wr, kq, a);
+                if (nb > 4) AOTC_Q(x86_dot6_any)(p, nv, pq, stride, wr, kq, a);
+                else AOTC_Q(x86_dot_tail)(p, nb, nv, pq, stride, wr, kq, a, NULL);
                 for (v = 0; v < nv; ++v) {
                     const int32_t t = t0 + 16 * v;
                     /* the block's positions from p0 (those before it are the block before's) */
