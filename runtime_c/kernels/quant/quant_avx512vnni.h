@@ -612,7 +612,7 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
  * and the row's in_w positions, else a position's 4 bytes of QT plus AOTC_QOFFSET. */
 static void AOTC_Q(x86_rows_fill)(const QT *AOTC_RESTRICT xq, int64_t plane, int32_t in_h, int32_t in_w, int32_t ih0,
                                   int32_t nrows, int32_t pl, int32_t wp, uint32_t zw, uint8_t *AOTC_RESTRICT dst) {
-    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
     const __m512i zv = _mm512_set1_epi32((int32_t)zw);
     int32_t r, j;
     for (r = 0; r < nrows; ++r, dst += (int64_t)wp * 4) {
@@ -623,19 +623,34 @@ static void AOTC_Q(x86_rows_fill)(const QT *AOTC_RESTRICT xq, int64_t plane, int
             _mm512_mask_storeu_epi32((void *)(dst + 4 * (int64_t)j), AOTC_Q(x86_lanes)(wp - j), zv);
         }
         if (!inside) continue;
-        for (j = 0; j < in_w; j += 16) {
-            const __mmask16 m = AOTC_Q(x86_lanes)(in_w - j);
-            const __m128i a = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + j)), flip);
-            const __m128i b = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + plane + j)), flip);
-            const __m128i c = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + 2 * plane + j)), flip);
-            const __m128i d = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + 3 * plane + j)), flip);
-            const __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-            const __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
-            __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(ab0, cd0));
-            v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab0, cd0), 1);
-            v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(ab1, cd1), 2);
-            v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab1, cd1), 3);
-            _mm512_mask_storeu_epi32((void *)(dst + 4 * ((int64_t)pl + j)), m, v);
+        for (j = 0; j < in_w; j += 64) { /* 64 positions a step: the 4 rows' bytes interleaved in each 128-bit lane,
+                                          * then the lanes put in order (16 shuffles where 16 at a time took 36) */
+            const __mmask64 m = in_w - j >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (in_w - j)) - 1;
+            const __m512i a = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + j)), flip);
+            const __m512i b = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + plane + j)), flip);
+            const __m512i c = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + 2 * plane + j)), flip);
+            const __m512i d = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + 3 * plane + j)), flip);
+            const __m512i ab0 = _mm512_unpacklo_epi8(a, b), ab1 = _mm512_unpackhi_epi8(a, b);
+            const __m512i cd0 = _mm512_unpacklo_epi8(c, d), cd1 = _mm512_unpackhi_epi8(c, d);
+            /* w0..w3: positions 16 l + 0-3, 4-7, 8-11, 12-15 of lane l */
+            const __m512i w0 = _mm512_unpacklo_epi16(ab0, cd0), w1 = _mm512_unpackhi_epi16(ab0, cd0);
+            const __m512i w2 = _mm512_unpacklo_epi16(ab1, cd1), w3 = _mm512_unpackhi_epi16(ab1, cd1);
+            const __m512i t0 = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(1, 0, 1, 0));
+            const __m512i t1 = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 2, 3, 2));
+            const __m512i t2 = _mm512_shuffle_i32x4(w2, w3, _MM_SHUFFLE(1, 0, 1, 0));
+            const __m512i t3 = _mm512_shuffle_i32x4(w2, w3, _MM_SHUFFLE(3, 2, 3, 2));
+            uint8_t *const o = dst + 4 * ((int64_t)pl + j);
+            _mm512_mask_storeu_epi32((void *)o, AOTC_Q(x86_lanes)(in_w - j),
+                                     _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(2, 0, 2, 0)));
+            if (in_w - j > 16)
+                _mm512_mask_storeu_epi32((void *)(o + 64), AOTC_Q(x86_lanes)(in_w - j - 16),
+                                         _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(3, 1, 3, 1)));
+            if (in_w - j > 32)
+                _mm512_mask_storeu_epi32((void *)(o + 128), AOTC_Q(x86_lanes)(in_w - j - 32),
+                                         _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(2, 0, 2, 0)));
+            if (in_w - j > 48)
+                _mm512_mask_storeu_epi32((void *)(o + 192), AOTC_Q(x86_lanes)(in_w - j - 48),
+                                         _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(3, 1, 3, 1)));
         }
     }
 }
