@@ -209,7 +209,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
     at once with the clamp in bytes (x86_requant64; odd channel counts with a fused activation's narrower clamp;
     its float clamp only in convs where some channel's sums times its scale may pass 2^31: out_c a multiple of 4
     here), a
-    7 x 7 plane's 49th position of a 1 x 1 conv summed on its own (x86_patch_column, not a vector of 16); and
+    7 x 7 plane's 49th position of a 1 x 1 conv summed on its own (x86_patch_column, not a vector of 16), every
+    conv whose channels end in 1-4 past blocks of 6 those on 4 or 2 channels (x86_dot_tail); and
     QGemm (MobileNetV2's 1280 x 1000 classifier, tails of k and n, uint8, weight zero points, one scale) on
     qgemm_avx512's four rows at a time."""
     require_tool("gcc")
@@ -241,6 +242,8 @@ def test_quant_vnni_network_shapes(tmp_path, objects):
             assert (int(n["column"]) > 0) == ("1x1 " in row and "7x7" in row and "packed" not in row), row
         if "conv 1x1 " in row:
             assert int(n["quads64"]) > 0, row
+        if " dense" not in row and "depthwise" not in row:  # the last 1-4 channels of blocks of 6 on 4 or 2
+            assert (int(n["tail"]) > 0) == (int(re.search(r"->(\d+)", row).group(1)) % 6 in (1, 2, 3, 4)), row
     assert masked > 0, out
     gemms = [line for line in out.splitlines() if line.startswith("qgemm ")]
     assert len(gemms) == 5 and all(" checked gemv " in g and int(g.split()[-1]) > 0 for g in gemms), out

@@ -99,6 +99,8 @@ long aotc_test_qx86_requant64_guard;
 /* ... and a plane's last lane alone in its vector summed on its own (x86_patch_column) */
 long aotc_test_qx86_column;
 long aotc_test_qx86_rows3;
+/* ... and a conv's last channels of its blocks of 6 summed on 4 or 2 (x86_dot_tail) */
+long aotc_test_qx86_tail;
 #endif
 
 static void *buffer(size_t n) {
@@ -234,14 +236,14 @@ static int run(const shape *s, int check, int32_t dil) {
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
     printf(" dw3 %ld dw3_masked %ld dw3_one %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld"
-           " runs %ld requant64 %ld requant64_guard %ld column %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
+           " runs %ld requant64 %ld requant64_guard %ld column %ld tail %ld", aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked,
            aotc_test_qx86_dw3_one,
            aotc_test_qx86_requant_channel, aotc_test_qx86_quads64, aotc_test_qx86_dotb3, aotc_test_qx86_dotq,
            aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs, aotc_test_qx86_requant64,
-           aotc_test_qx86_requant64_guard, aotc_test_qx86_column);
+           aotc_test_qx86_requant64_guard, aotc_test_qx86_column, aotc_test_qx86_tail);
     aotc_test_qx86_dw3 = aotc_test_qx86_dw3_masked = aotc_test_qx86_dw3_one = aotc_test_qx86_requant_channel = 0;
     aotc_test_qx86_quads64 = 0;
-    aotc_test_qx86_requant64 = aotc_test_qx86_requant64_guard = aotc_test_qx86_column = 0;
+    aotc_test_qx86_requant64 = aotc_test_qx86_requant64_guard = aotc_test_qx86_column = aotc_test_qx86_tail = 0;
     aotc_test_qx86_dotb3 = aotc_test_qx86_dotq = aotc_test_qx86_dotb3n = aotc_test_qx86_dotq3 = aotc_test_qx86_runs = 0;
 #endif
     printf("\n");

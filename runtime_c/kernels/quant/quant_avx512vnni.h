@@ -32,7 +32,7 @@ extern long aotc_test_qx86_dw3, aotc_test_qx86_dw3_masked, aotc_test_qx86_dw3_on
 extern long aotc_test_qx86_quads64;
 extern long aotc_test_qx86_dotb3, aotc_test_qx86_dotq, aotc_test_qx86_dotb3n, aotc_test_qx86_dotq3, aotc_test_qx86_runs;
 extern long aotc_test_qx86_gemv, aotc_test_qx86_requant64, aotc_test_qx86_requant64_guard, aotc_test_qx86_column;
-extern long aotc_test_qx86_rows3;
+extern long aotc_test_qx86_rows3, aotc_test_qx86_tail;
 #define AOTC_QX86_TRACE(what) (void)(++aotc_test_qx86_##what)
 #else
 #define AOTC_QX86_TRACE(what) ((void)0)
@@ -155,26 +155,32 @@ static inline __m128i AOTC_Q(x86_residual16)(const AOTC_Q(x86_resid) *r, __m512i
     return AOTC_Q(x86_residual16b)(r, q, _mm_maskz_loadu_epi8(m, (const void *)res));
 }
 
+/* quantize_avx512 prefetches the floats this many on: a net's input is read once a run and by then mostly out of
+ * the caches (ResNet-18 QDQ's 602 KB input after its 11 MB of weights: 61 -> 19 us a run, the loads waited on) */
+#define AOTC_QX86_QUANTIZE_AHEAD 512
+
 /* quantize (QuantizeLinear) 16 floats at a time: the same division, the clamp by compares (a NaN
  * passes both and becomes the zero point, as in the plain loop), cvtps2dq's rounding half to even. */
 static void AOTC_Q(quantize_avx512)(const aotc_qaxis *p, const float *x, QT *y) {
+    const int32_t inner = p->inner; /* (read once: the byte stores may alias *p) */
     int32_t o, c, i;
     for (o = 0; o < p->outer; ++o) {
         for (c = 0; c < p->channels; ++c) {
             const __m512 s = _mm512_set1_ps(p->scale[c]);
             const __m512 lo = _mm512_set1_ps((float)(QT_MIN - p->zero[c])), hi = _mm512_set1_ps((float)(QT_MAX - p->zero[c]));
             const __m512i z = _mm512_set1_epi32(p->zero[c]);
-            for (i = 0; i < p->inner; i += 16) {
-                const __mmask16 m = (__mmask16)(p->inner - i >= 16 ? 0xFFFFu : (1u << (p->inner - i)) - 1u);
+            for (i = 0; i < inner; i += 16) {
+                const __mmask16 m = (__mmask16)(inner - i >= 16 ? 0xFFFFu : (1u << (inner - i)) - 1u);
                 __m512 f = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+                _mm_prefetch((const char *)(x + i + AOTC_QX86_QUANTIZE_AHEAD), _MM_HINT_T0); /* (past the end: harmless) */
                 const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
                 f = _mm512_mask_mov_ps(f, _mm512_cmp_ps_mask(f, lo, _CMP_LT_OQ), lo);
                 f = _mm512_mask_mov_ps(f, _mm512_cmp_ps_mask(f, hi, _CMP_GT_OQ), hi);
                 f = _mm512_mask_mov_ps(f, nan, _mm512_setzero_ps());
                 _mm_mask_storeu_epi8((void *)(y + i), m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), z)));
             }
-            x += p->inner;
-            y += p->inner;
+            x += inner;
+            y += inner;
         }
     }
 }
@@ -278,8 +284,8 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
 #ifndef QX86_DOT6
 /* (issue 64: x86_dot8's quad row fed 8 dot products from one load and 8 broadcasts; the pointwise convs of an int8
  * MobileNetV2 took 58 % of its time there) */
-#define QX86_DOT6_ROW(j, NV)                                                                                 \
-    {                                                                                                      \
+#define QX86_DOT6_ROW(j, NC, NV)                                                                             \
+    if (NC > j) {                                                                                          \
         int32_t v_;                                                                                        \
         memcpy(&v_, w##j + q, 4);                                                                          \
         const __m512i b_ = _mm512_set1_epi32(v_);                                                          \
@@ -288,16 +294,16 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
         if (NV > 2) a##j##2 = _mm512_dpbusd_epi32(a##j##2, x2, b_);                                        \
         if (NV > 3) a##j##3 = _mm512_dpbusd_epi32(a##j##3, x3, b_);                                        \
     }
-#define QX86_DOT6_OUT(j)                                                                                   \
-    acc[4 * (j)] = a##j##0, acc[4 * (j) + 1] = a##j##1, acc[4 * (j) + 2] = a##j##2, acc[4 * (j) + 3] = a##j##3;
+#define QX86_DOT6_OUT(j, NC)                                                                               \
+    if (NC > j) acc[4 * (j)] = a##j##0, acc[4 * (j) + 1] = a##j##1, acc[4 * (j) + 2] = a##j##2, acc[4 * (j) + 3] = a##j##3;
 /* acc[4 j + v] = init[j] (0 where init is NULL) plus the sums over kq quad rows (`stride` bytes apart from pq; positions 16 v .. 16 v + 15 at pq + 64 v,
- * v < NV) against the weight words of w[j], j < 6: up to 24 sums in registers, so that a quad row's NV loads and 6
- * broadcasts feed 6 NV byte dot products */
+ * v < NV) against the weight words of w[j], j < NC (6, or 2 and 4 for a conv's last channels, x86_dot_tail):
+ * up to 24 sums in registers, so that a quad row's NV loads and NC broadcasts feed NC NV byte dot products */
 #define QX86_DOT6_INIT(j) const __m512i i##j##_ = init ? _mm512_set1_epi32(init[j]) : z_;
-#define QX86_DOT6(NV)                                                                                      \
-    static inline void AOTC_Q(x86_dot6x##NV)(const uint8_t *AOTC_RESTRICT pq, int64_t stride,              \
-                                             const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc,    \
-                                             const int32_t *init) {                                          \
+#define QX86_DOTC(NC, NV)                                                                                  \
+    static inline void AOTC_Q(x86_dot##NC##x##NV)(const uint8_t *AOTC_RESTRICT pq, int64_t stride,         \
+                                                  const int8_t *const *w, int32_t kq, int32_t qs, __m512i *acc, \
+                                                  const int32_t *init) {                                     \
         const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5];               \
         const __m512i z_ = _mm512_setzero_si512();                                                         \
         QX86_DOT6_INIT(0) QX86_DOT6_INIT(1) QX86_DOT6_INIT(2) QX86_DOT6_INIT(3) QX86_DOT6_INIT(4) QX86_DOT6_INIT(5) \
@@ -310,16 +316,26 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
             const __m512i x1 = NV > 1 ? _mm512_loadu_si512((const void *)(pq + 64)) : z_;                  \
             const __m512i x2 = NV > 2 ? _mm512_loadu_si512((const void *)(pq + 128)) : z_;                 \
             const __m512i x3 = NV > 3 ? _mm512_loadu_si512((const void *)(pq + 192)) : z_;                 \
-            QX86_DOT6_ROW(0, NV) QX86_DOT6_ROW(1, NV) QX86_DOT6_ROW(2, NV) QX86_DOT6_ROW(3, NV) QX86_DOT6_ROW(4, NV)            \
-            QX86_DOT6_ROW(5, NV)                                                                               \
+            QX86_DOT6_ROW(0, NC, NV) QX86_DOT6_ROW(1, NC, NV) QX86_DOT6_ROW(2, NC, NV)                     \
+            QX86_DOT6_ROW(3, NC, NV) QX86_DOT6_ROW(4, NC, NV) QX86_DOT6_ROW(5, NC, NV)                     \
         }                                                                                                  \
-        QX86_DOT6_OUT(0) QX86_DOT6_OUT(1) QX86_DOT6_OUT(2) QX86_DOT6_OUT(3) QX86_DOT6_OUT(4) QX86_DOT6_OUT(5) \
+        QX86_DOT6_OUT(0, NC) QX86_DOT6_OUT(1, NC) QX86_DOT6_OUT(2, NC) QX86_DOT6_OUT(3, NC)                \
+        QX86_DOT6_OUT(4, NC) QX86_DOT6_OUT(5, NC)                                                          \
     }
+#define QX86_DOT6(NV) QX86_DOTC(6, NV)
 #endif
 QX86_DOT6(4)
 QX86_DOT6(3)
 QX86_DOT6(2)
 QX86_DOT6(1)
+QX86_DOTC(4, 4)
+QX86_DOTC(4, 3)
+QX86_DOTC(4, 2)
+QX86_DOTC(4, 1)
+QX86_DOTC(2, 4)
+QX86_DOTC(2, 3)
+QX86_DOTC(2, 2)
+QX86_DOTC(2, 1)
 
 /* Lanes [0, n) of 16 as a byte mask. */
 static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
@@ -596,7 +612,7 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
  * and the row's in_w positions, else a position's 4 bytes of QT plus AOTC_QOFFSET. */
 static void AOTC_Q(x86_rows_fill)(const QT *AOTC_RESTRICT xq, int64_t plane, int32_t in_h, int32_t in_w, int32_t ih0,
                                   int32_t nrows, int32_t pl, int32_t wp, uint32_t zw, uint8_t *AOTC_RESTRICT dst) {
-    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
     const __m512i zv = _mm512_set1_epi32((int32_t)zw);
     int32_t r, j;
     for (r = 0; r < nrows; ++r, dst += (int64_t)wp * 4) {
@@ -607,19 +623,34 @@ static void AOTC_Q(x86_rows_fill)(const QT *AOTC_RESTRICT xq, int64_t plane, int
             _mm512_mask_storeu_epi32((void *)(dst + 4 * (int64_t)j), AOTC_Q(x86_lanes)(wp - j), zv);
         }
         if (!inside) continue;
-        for (j = 0; j < in_w; j += 16) {
-            const __mmask16 m = AOTC_Q(x86_lanes)(in_w - j);
-            const __m128i a = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + j)), flip);
-            const __m128i b = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + plane + j)), flip);
-            const __m128i c = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + 2 * plane + j)), flip);
-            const __m128i d = _mm_xor_si128(_mm_maskz_loadu_epi8(m, (const void *)(src + 3 * plane + j)), flip);
-            const __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-            const __m128i cd0 = _mm_unpacklo_epi8(c, d), cd1 = _mm_unpackhi_epi8(c, d);
-            __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(ab0, cd0));
-            v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab0, cd0), 1);
-            v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(ab1, cd1), 2);
-            v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab1, cd1), 3);
-            _mm512_mask_storeu_epi32((void *)(dst + 4 * ((int64_t)pl + j)), m, v);
+        for (j = 0; j < in_w; j += 64) { /* 64 positions a step: the 4 rows' bytes interleaved in each 128-bit lane,
+                                          * then the lanes put in order (16 shuffles where 16 at a time took 36) */
+            const __mmask64 m = in_w - j >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (in_w - j)) - 1;
+            const __m512i a = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + j)), flip);
+            const __m512i b = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + plane + j)), flip);
+            const __m512i c = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + 2 * plane + j)), flip);
+            const __m512i d = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(src + 3 * plane + j)), flip);
+            const __m512i ab0 = _mm512_unpacklo_epi8(a, b), ab1 = _mm512_unpackhi_epi8(a, b);
+            const __m512i cd0 = _mm512_unpacklo_epi8(c, d), cd1 = _mm512_unpackhi_epi8(c, d);
+            /* w0..w3: positions 16 l + 0-3, 4-7, 8-11, 12-15 of lane l */
+            const __m512i w0 = _mm512_unpacklo_epi16(ab0, cd0), w1 = _mm512_unpackhi_epi16(ab0, cd0);
+            const __m512i w2 = _mm512_unpacklo_epi16(ab1, cd1), w3 = _mm512_unpackhi_epi16(ab1, cd1);
+            const __m512i t0 = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(1, 0, 1, 0));
+            const __m512i t1 = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 2, 3, 2));
+            const __m512i t2 = _mm512_shuffle_i32x4(w2, w3, _MM_SHUFFLE(1, 0, 1, 0));
+            const __m512i t3 = _mm512_shuffle_i32x4(w2, w3, _MM_SHUFFLE(3, 2, 3, 2));
+            uint8_t *const o = dst + 4 * ((int64_t)pl + j);
+            _mm512_mask_storeu_epi32((void *)o, AOTC_Q(x86_lanes)(in_w - j),
+                                     _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(2, 0, 2, 0)));
+            if (in_w - j > 16)
+                _mm512_mask_storeu_epi32((void *)(o + 64), AOTC_Q(x86_lanes)(in_w - j - 16),
+                                         _mm512_shuffle_i32x4(t0, t2, _MM_SHUFFLE(3, 1, 3, 1)));
+            if (in_w - j > 32)
+                _mm512_mask_storeu_epi32((void *)(o + 128), AOTC_Q(x86_lanes)(in_w - j - 32),
+                                         _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(2, 0, 2, 0)));
+            if (in_w - j > 48)
+                _mm512_mask_storeu_epi32((void *)(o + 192), AOTC_Q(x86_lanes)(in_w - j - 48),
+                                         _mm512_shuffle_i32x4(t1, t3, _MM_SHUFFLE(3, 1, 3, 1)));
         }
     }
 }
@@ -2179,6 +2210,30 @@ typedef struct {
     }
 #endif
 
+/* x86_dot6xNV for a conv's last nb < 5 channels of its blocks of 6: on 4 or 2 channels, not 6 (the 1 x 1 convs of
+ * 16 and 32 outputs, a QDQ MobileNetV2's, summed a ninth of their products for channels past the last; those of 64,
+ * 160, 320 and 1280 and ResNet-18's stem 1-3 %). Out of line: once a conv's block of positions. */
+static __attribute__((noinline)) void AOTC_Q(x86_dot_tail)(const aotc_qconv_params *p, int32_t nb, int32_t nv,
+                                                          const uint8_t *pq, int64_t stride, const int8_t *const *wr,
+                                                          int32_t kq, __m512i *a, const int32_t *init) {
+    AOTC_QX86_TRACE(tail);
+#define QX86_TAIL_CALL(NC, QS)                                                                             \
+    switch (nv) {                                                                                          \
+    case 4: AOTC_Q(x86_dot##NC##x4)(pq, stride, wr, kq, QS, a, init); break;                              \
+    case 3: AOTC_Q(x86_dot##NC##x3)(pq, stride, wr, kq, QS, a, init); break;                              \
+    case 2: AOTC_Q(x86_dot##NC##x2)(pq, stride, wr, kq, QS, a, init); break;                              \
+    default: AOTC_Q(x86_dot##NC##x1)(pq, stride, wr, kq, QS, a, init); break;                             \
+    }
+    if (AOTC_QCONV_PACKED(p)) {
+        if (nb > 2) QX86_TAIL_CALL(4, 64)
+        else QX86_TAIL_CALL(2, 64)
+    } else {
+        if (nb > 2) QX86_TAIL_CALL(4, 4)
+        else QX86_TAIL_CALL(2, 4)
+    }
+#undef QX86_TAIL_CALL
+}
+
 #ifndef AOTC_QX86_COLUMN
 #define AOTC_QX86_COLUMN 4096 /* x86_patch_column's kp at most (its column on the stack) */
 #endif
@@ -2292,7 +2347,11 @@ static void AOTC_Q(qconv_patches_one)(const aotc_qconv_params *p, int32_t tile, 
                                 --nv;
                                 column = t0 + 16 * nv;
                             }
-                            QX86_DOT6_SWITCH(nv)
+                            if (nb > 4) {
+                                QX86_DOT6_SWITCH(nv)
+                            } else {
+                                AOTC_Q(x86_dot_tail)(p, nb, nv, pq, stride, wr, kq, a, init);
+                            }
                             if (!p->w_zero_any) { /* per channel: its scale once, its 64 positions one store */
                                 __mmask64 m64 = 0;
                                 for (v = 0; v < nv; ++v) m64 |= (__mmask64)AOTC_Q(x86_lanes)(real - t0 - 16 * v) << (16 * v);
@@ -2398,7 +2457,8 @@ static inline void AOTC_Q(x86_patches_run)(const AOTC_Q(x86_pjob) *J, int32_t be
                 const int32_t nv = (width - t0) / 16 < 4 ? (width - t0) / 16 : 4;
                 __m512i a[24];
                 int32_t v;
-                AOTC_Q(x86_dot6_any)(p, nv, pq, stride, wr, kq, a);
+                if (nb > 4) AOTC_Q(x86_dot6_any)(p, nv, pq, stride, wr, kq, a);
+                else AOTC_Q(x86_dot_tail)(p, nb, nv, pq, stride, wr, kq, a, NULL);
                 for (v = 0; v < nv; ++v) {
                     const int32_t t = t0 + 16 * v;
                     /* the block's positions from p0 (those before it are the block before's) */
