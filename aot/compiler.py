@@ -467,7 +467,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
                     memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False,
-                    widened_weights: bool = False, mve_conv: bool = True,
+                    widened_weights: bool = False, mve_conv: bool = True, mve_fc: bool = True,
                     dsp_layers: bool = True) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
@@ -476,7 +476,8 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
     candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS);
     `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them; `mve_conv`: Helium's
-    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py); `dsp_layers`: the convs
+    int8 CONV_2D candidates (a --flash-budget level of the M55 leaves them out, aot/flash.py); `mve_fc`: its
+    FULLY_CONNECTED candidate (no scratch), likewise; `dsp_layers`: the convs
     and depthwise layers run the DSP paths whose blocks aot/kernels/tflite_cost.py estimates (not a flash level's
     compact or plain loops), so that the plan without a budget may take runs in row bands (_unbudgeted_bands)."""
     # a workspace holding the call's tensors (Artifact.workspace_boundary) is a block of the plan, not scratch
@@ -491,7 +492,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           threads=threads, avx512=level in AVX512_ISAS and not portable,
                           vnni=level == "avx512vnni" and not portable,
                           host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable,
-                          widened_weights=widened_weights, mve_conv=mve_conv)
+                          widened_weights=widened_weights, mve_conv=mve_conv, mve_fc=mve_fc)
     selection = select_kernels(graph, traits, workspace)
     state = {symbol: a.state_bytes for symbol, a in artifacts.items() if a.state_bytes > 0}
     if state and ram_budget is not None:  # the states' bytes come off the budget the tensors are planned in
@@ -562,6 +563,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                                           portable=level.portable,
                                           widened_weights=options.widened_weights and level.widened,
                                           mve_conv="conv" not in level.mve_off,
+                                          mve_fc="fc" not in level.mve_off,
                                           dsp_layers=not (level.compact_conv or level.small_conv or level.plain_dw
                                                           or level.compact_dw))
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # aot.curve draws the curves' pictures
     sys.path.insert(0, str(ROOT))
 DOC = ROOT / "docs" / "firmware.md"
-CURVES = ROOT / "docs" / "curves"  # bench/curves.py's pictures, one per model
+CURVES = ROOT / "docs" / "curves"  # bench/curves.py's pictures, one per model and board
 RESULTS = ROOT / "bench" / "results"
 COMMAND = "python bench/docs_tables.py --write"
 WIDTH = 115  # the page's prose lines
@@ -605,16 +605,39 @@ def mlperf_widened(data: dict[str, Any]) -> str:
 
 # ---- bench/curves.py ----
 
-def _curve_rows(data: dict[str, Any]) -> list[tuple[Run, Row]]:
-    return sorted(rows_of(data), key=lambda p: order(p[1]["model"]))
+M4_BOARD = "mps2-an386"  # the board of a curves row that names none (recorded before bench/curves.py --target)
+CURVE_BOARDS = {"mps2-an386": ("the M4", "M4", ""), "mps3-an547": ("the M55", "Helium", "_m55")}
+
+
+def curve_target(row: Row) -> str:
+    """The board a curves row was measured on (rows without a target are the M4's)."""
+    return row.get("target", M4_BOARD)
+
+
+def _curve_rows(data: dict[str, Any], target: str | None = M4_BOARD) -> list[tuple[Run, Row]]:
+    """The rows of one board (every board's with None), in the page's order of the models."""
+    pairs = [p for p in rows_of(data) if target is None or curve_target(p[1]) == target]
+    return sorted(pairs, key=lambda p: (order(p[1]["model"]), list(CURVE_BOARDS).index(curve_target(p[1]))))
+
+
+def curve_picture(row: Row) -> str:
+    """The picture's file name: <model>.svg for the M4's curves, <model>_m55.svg for the M55's."""
+    return f"{base_name(row['model'])}{CURVE_BOARDS[curve_target(row)][2]}.svg"
+
+
+def _row_curves(row: Row) -> list[Any]:
+    """The row's RAM curve and, when it was measured (bench/curves.py without --no-flash), its flash curve."""
+    from aot.curve import Curve
+
+    return [Curve.from_dict(row[k]) for k in ("ram", "flash") if row.get(k)]
 
 
 def curve_pictures(data: dict[str, Any]) -> dict[Path, str]:
-    """docs/curves/<model>.svg: each model's RAM and flash curves, drawn by aot.curve from the recorded points."""
-    from aot.curve import Curve, svg
+    """docs/curves/<model>.svg (M4) and <model>_m55.svg (M55): each model's RAM and flash curves on a board, drawn
+    by aot.curve from the recorded points."""
+    from aot.curve import svg
 
-    return {CURVES / f"{base_name(r['model'])}.svg": svg([Curve.from_dict(r["ram"]), Curve.from_dict(r["flash"])])
-            for _, r in _curve_rows(data)}
+    return {CURVES / curve_picture(r): svg(_row_curves(r)) for _, r in _curve_rows(data, None)}
 
 
 def _dominated(c: Any) -> list[str]:
@@ -633,34 +656,47 @@ def _dominated(c: Any) -> list[str]:
     return out
 
 
-def curves(data: dict[str, Any]) -> str:
-    """Each model's points: the budget to pass, the bytes reached, the cycles, what was traded, the dominated."""
+def curves(data: dict[str, Any], target: str = M4_BOARD) -> str:
+    """Each model's points on a board: the budget to pass, the bytes reached, the cycles, what was traded, the
+    dominated."""
     from aot.curve import Curve
 
-    pairs = _curve_rows(data)
+    pairs = _curve_rows(data, target)
     if not pairs:
-        return not_yet("bench/curves.py")
+        return not_yet(f"bench/curves.py --target {target}")
+    board, core, _ = CURVE_BOARDS[target]
     text = (f"({measured(runs_of(pairs))}.)\n\n"
-            f"On the M4 (mps2-an386, Release; one inference under qemu as `aotc bench` counts it, est. cycles; up to "
+            f"On {board} ({target if target == M4_BOARD else f'{target}, {core}'}, Release; one inference under "
+            f"qemu as `aotc bench` counts it, est. cycles; up to "
             f"{pairs[0][1]['points']} RAM points asked per model). A point marked dominated needs more bytes than "
             f"another point and more cycles:\n\n")
     for _, r in pairs:
-        ram, flash = Curve.from_dict(r["ram"]), Curve.from_dict(r["flash"])
+        ram = Curve.from_dict(r["ram"])
+        flash = Curve.from_dict(r["flash"]) if r.get("flash") else None
         body = [[p.shown_budget, b(p.nbytes), f"{p.cycles:,}", x(p.cycles, ram.base.cycles), p.traded or "-",
                  "dominated" if p.dominated_by is not None else "front"] for p in ram.points]
-        fbody = [[p.shown_budget, b(p.nbytes), f"{p.cycles:,}", x(p.cycles, flash.base.cycles),
-                  p.traded.removeprefix("level ") or "none"] for p in flash.points]
-        same = all(p.same_outputs for c in (ram, flash) for p in c.points if p.same_outputs is not None)
-        text += (f"**{name(r['model'], True)}** (least `--ram-budget` {b(ram.least)}, least `--flash-budget` "
-                 f"{b(flash.least)}; every point's outputs {'identical to' if same else 'NOT all identical to'} the "
-                 f"unbudgeted build's):\n\n![{name(r['model'])}](curves/{base_name(r['model'])}.svg)\n\n"
+        both = [ram] + ([flash] if flash else [])
+        same = all(p.same_outputs for c in both for p in c.points if p.same_outputs is not None)
+        least_flash = f", least `--flash-budget` {b(flash.least)}" if flash else ""
+        text += (f"**{name(r['model'], True)}** (least `--ram-budget` {b(ram.least)}{least_flash}; every point's "
+                 f"outputs {'identical to' if same else 'NOT all identical to'} the "
+                 f"unbudgeted build's):\n\n![{name(r['model'])}](curves/{curve_picture(r)})\n\n"
                  + table(["`--ram-budget`", "arena", "est. cycles", "x unbudgeted", "traded", ""], "rrrrll", body)
-                 + "\n" + table(["`--flash-budget`", "library flash", "est. cycles", "x unbudgeted", "level"],
-                                 "rrrrl", fbody) + "\n")
-        dom = _dominated(ram) + _dominated(flash)
+                 + "\n")
+        if flash:
+            fbody = [[p.shown_budget, b(p.nbytes), f"{p.cycles:,}", x(p.cycles, flash.base.cycles),
+                      p.traded.removeprefix("level ") or "none"] for p in flash.points]
+            text += table(["`--flash-budget`", "library flash", "est. cycles", "x unbudgeted", "level"], "rrrrl",
+                          fbody) + "\n"
+        dom = [d for c in both for d in _dominated(c)]
         if dom:
             text += "Dominated:\n\n" + "\n".join(f"- {d}." for d in dom) + "\n\n"
     return text
+
+
+def curves_m55(data: dict[str, Any]) -> str:
+    """The M55's curves (bench/curves.py --target mps3-an547)."""
+    return curves(data, "mps3-an547")
 
 
 BLOCKS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
@@ -674,6 +710,7 @@ BLOCKS: dict[str, tuple[str, Callable[[dict[str, Any]], str]]] = {
     "m4-cycles": ("bench/cortex_m_mlperf_int8.py", mlperf_m4_cycles),
     "widened-weights": ("bench/cortex_m_mlperf_int8.py", mlperf_widened),
     "curves": ("bench/curves.py", curves),
+    "curves-m55": ("bench/curves.py", curves_m55),
 }
 
 

@@ -101,6 +101,9 @@ class TargetTraits:
     # Helium's int8 CONV_2D path may be taken (a --flash-budget level of the M55 leaves it out, AOTC_TFL_MVE_CONV 0:
     # the convs then take the DSP paths' candidates and scratch, aot/flash.py)
     mve_conv: bool = True
+    # Helium's int8 FULLY_CONNECTED path (AOTC_TFL_MVE_FC, tfl_fc_s8_mve: no scratch) is compiled; the M55's flash
+    # levels from mve-fc on leave it out, the layers then by the DSP path, which widens x into the plan's scratch
+    mve_fc: bool = True
 
 
 # the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each

@@ -240,7 +240,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     dsp = depthwise = multiplier = mult4 = starved_mult4 = conv = fc = narrow = False
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
-        fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp")  # (il4: "arm-dsp")
+        # (il4: "arm-dsp"; Helium's path, whose layers the DSP path took before it had a candidate: "helium")
+        fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp", "helium")
         families |= ({"conv", "conv-fast", "conv-quad"} if c.kernel in _CONV
                      else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's

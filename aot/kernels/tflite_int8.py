@@ -789,7 +789,19 @@ def _fc_blocked(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
     return KernelChoice("aotc_tfl_fc_s8", 8 * kq + 4 * ob, detail=("blocks", kq, ob))
 
 
-FC_KERNELS = (FC_PACKED, *_FC_DENSE[:2],
+def _fc_mve(node: Node, graph: Graph) -> bool:
+    """Helium's FULLY_CONNECTED path takes the layer (tfl_fc_s8_mve: int8 x, 4 outputs or more, an input): it
+    reads x as it is, so the DSP path's widened row is never used and the layer needs no scratch (issue 67: the
+    M55's plans gave it 1,792 and 2,816 B on the MLPerf Tiny autoencoder, the arena 3,584 B where 768 B ran as fast)."""
+    inner, out, _ = _fc_shape(node, graph)
+    return out >= 4 and inner >= 1
+
+
+# on the M55 the layers Helium's path takes need no scratch (the first candidate: no budget trades it); the rest
+# (fewer than 4 outputs, or a flash level without AOTC_TFL_MVE_FC) take the DSP path's scratch as on the M4
+FC_MVE = Candidate("aotc_tfl_fc_s8", lambda n, g, budget: KernelChoice("aotc_tfl_fc_s8"),
+                   applies=lambda n, g, t: t.mve_fc and _fc_mve(n, g), facts=HELIUM)
+FC_KERNELS = (FC_PACKED, FC_MVE, *_FC_DENSE[:2],
               Candidate("aotc_tfl_fc_s8", lambda n, g, budget: None, facts=M_PROFILE, fit_least=_fc_blocked),
               _FC_DENSE[2])
 
