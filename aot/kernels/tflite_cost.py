@@ -347,6 +347,27 @@ def fc_blocks_estimate(outs: int, inner: int, kq: int, ob: int) -> float:
     return sum(COST[k] * v for k, v in _fc_block_features(outs, inner, kq, ob).items())
 
 
+class _Terms(dict):  # type: ignore[type-arg]
+    """What _add writes, in order: _layer_features' terms of one call, to be added to a sum later."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.terms: list[tuple[str, float]] = []
+
+    def get(self, key: str, default: Any = None) -> Any:  # noqa: ARG002
+        return 0.0
+
+    def __setitem__(self, key: str, v: float) -> None:
+        self.terms.append((key, v))
+
+
+def _terms(node: Node, graph: Graph, choice: Any, rows: tuple[int, int], helium: bool) -> list[tuple[str, float]]:
+    """_layer_features of a band's call as (key, value) in the order it adds them."""
+    rec = _Terms()
+    _layer_features(node, graph, choice, rec, rows=rows, helium=helium)
+    return rec.terms
+
+
 def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float], helium: bool = False) -> None:
     """A fused run (aot/kernels/tflite_bands.py BandChoice): every layer's calls on its band rows, the rows
     moved to the line buffers' tops between bands."""
@@ -356,13 +377,18 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups = node.attrs.get("groups", ())
     own = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
+    calls: dict[tuple[int, int, int], list[tuple[str, float]]] = {}  # a call's terms, by its layer and rows
     for band in d.schedule.bands:
         for k, m in enumerate(layers):
             c = band.calls[k]
             if c.oh and m.op != "Transpose":
                 for n in own.get(k, [m]):  # a grouped pair's: each group's call on its channels
                     if n.name in d.inner:
-                        _layer_features(n, graph, d.inner[n.name], out, rows=(c.h, c.oh), helium=helium)
+                        terms = calls.get((id(n), c.h, c.oh))
+                        if terms is None:  # the bands' calls mostly repeat: each shape's terms worked out once
+                            terms = calls[id(n), c.h, c.oh] = _terms(n, graph, d.inner[n.name], (c.h, c.oh), helium)
+                        for key, v in terms:  # added in the same order as ever: the same sums
+                            _add(out, key, v)
         for k, (_, kept) in enumerate(band.keep):
             if kept:
                 _add(out, "band_move_byte", kept * geometry[k].out_row)
