@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -553,19 +554,20 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))
     artifacts = _codegen_with_blocks(graph, parted, options, isa)
-    graph = _depthwise_form_under_budget(graph, options, artifacts, isa)
+    planned: dict[tuple[Any, ...], _Planned] = {}
+    graph = _depthwise_form_under_budget(graph, options, artifacts, isa, planned)
     nodes = list(graph.nodes)  # select_and_plan may fuse runs in bands: each flash level starts from these
 
     def bundle_at(level: flash.FlashLevel) -> Bundle:
         graph.nodes[:] = nodes
-        selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
-                                          options.fast_math, isa, options.ram_budget, options.memory_pools,
-                                          portable=level.portable,
-                                          widened_weights=options.widened_weights and level.widened,
-                                          mve_conv="conv" not in level.mve_off,
-                                          mve_fc="fc" not in level.mve_off,
-                                          dsp_layers=not (level.compact_conv or level.small_conv or level.plain_dw
-                                                          or level.compact_dw))
+        selection, plan = _select_and_plan_once(planned, graph, options.target, artifacts, options.scratch_floor,
+                                                options.threads, options.fast_math, isa, options.ram_budget,
+                                                options.memory_pools, portable=level.portable,
+                                                widened_weights=options.widened_weights and level.widened,
+                                                mve_conv="conv" not in level.mve_off,
+                                                mve_fc="fc" not in level.mve_off,
+                                                dsp_layers=not (level.compact_conv or level.small_conv
+                                                                or level.plain_dw or level.compact_dw))
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                               threads=options.threads, fast_math=options.fast_math, host_isa=isa,
                               widened_weights=options.widened_weights, separate_weights=options.separate_weights,
@@ -587,14 +589,15 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
 
 
 def _depthwise_form_under_budget(graph: Graph, options: Options, artifacts: dict[str, Artifact],
-                                 isa: str | None) -> Graph:
+                                 isa: str | None, planned: dict[tuple[Any, ...], _Planned] | None = None) -> Graph:
     """On the cores with the DSP extension a depthwise layer of one input channel and a depth multiplier above 1
     stays depthwise (default_pipeline) for tfl_depthwise_s8_mult, whose least scratch is more than the conv's
     patches need (TFLM micro_speech's layer: 3,376 B). Under a --ram-budget that leaves such a layer no scratch,
     it would run the plain loop (34.7 est. cycles a MAC on the M4, against 1.6; at a multiplier of 4, 8, ... its
     own path, AOTC_TFL_DW_SMALL_MULT4, 4.8): the layers then take the conv form (DepthwiseAsConv) where the budget
     is met with it, its DSP patches at a few cycles a MAC (micro_speech: 1.50 M est. cycles at 5,216 B against
-    1.59 M on that path at 4,720 B)."""
+    1.59 M on that path at 4,720 B). `planned`: _select_and_plan_once's answers, which the bundle's own plan of the
+    form kept then reuses."""
     if options.ram_budget is None or not get_target(options.target).dsp:
         return graph
     as_conv = DepthwiseAsConv().run(graph)
@@ -605,9 +608,10 @@ def _depthwise_form_under_budget(graph: Graph, options: Options, artifacts: dict
     def plan(g: Graph) -> dict[str, KernelChoice] | None:
         nodes = list(g.nodes)  # select_and_plan may fuse runs in bands in place
         try:
-            _, p = select_and_plan(g, options.target, artifacts, options.scratch_floor, options.threads,
-                                   options.fast_math, isa, options.ram_budget, options.memory_pools,
-                                   widened_weights=options.widened_weights)
+            _, p = _select_and_plan_once({} if planned is None else planned, g, options.target, artifacts,
+                                         options.scratch_floor, options.threads, options.fast_math, isa,
+                                         options.ram_budget, options.memory_pools,
+                                         widened_weights=options.widened_weights)
             return {n.name: c for n, c in dsp_layers(g, p.choices)}
         except BudgetError:
             return None
@@ -618,6 +622,47 @@ def _depthwise_form_under_budget(graph: Graph, options: Options, artifacts: dict
     if kept is not None and all(kept[n].scratch > 0 for n in rewritten if n in kept):
         return graph
     return as_conv if plan(as_conv) is not None else graph
+
+
+@dataclass
+class _Planned:
+    """One select_and_plan's answer (or refusal): the graph and nodes it was given (kept so that an id reused by a
+    later object never finds this one), the nodes it left (its runs in bands) and the tensors it added."""
+
+    graph: Graph
+    given: list[Node]
+    answer: tuple[Selection, Plan] | AotcError
+    nodes: list[Node]
+    tensors: dict[str, Any]
+
+
+def _select_and_plan_once(planned: dict[tuple[Any, ...], _Planned], graph: Graph, *args: Any,
+                          **kwargs: Any) -> tuple[Selection, Plan]:
+    """select_and_plan, remembered in `planned` by the graph (the object and its nodes) and the arguments (the
+    artifacts by identity) until asked again once: _depthwise_form_under_budget plans the form the bundle then
+    plans again with the same arguments (TFLM person_detect at its least budget: a fifth of the compile). A hit
+    leaves the graph as the call did: its nodes the fused ones, the tensors it added."""
+    given = _SELECT_AND_PLAN.bind(graph, *args, **kwargs)
+    given.apply_defaults()
+    key = (id(graph), tuple(map(id, graph.nodes)),
+           tuple(id(a) if isinstance(a, dict) else a for a in list(given.arguments.values())[1:]))
+    hit = planned.pop(key, None)  # used once: the bundle that takes it may change its plan (memory pools)
+    if hit is None or hit.graph is not graph or any(a is not b for a, b in zip(hit.given, graph.nodes, strict=True)):
+        given, before = list(graph.nodes), set(graph.tensors)
+        try:
+            answer: tuple[Selection, Plan] | AotcError = select_and_plan(graph, *args, **kwargs)
+        except AotcError as e:
+            answer = e
+        hit = planned[key] = _Planned(graph, given, answer, list(graph.nodes),
+                                      {t: v for t, v in graph.tensors.items() if t not in before})
+    graph.nodes[:] = hit.nodes
+    graph.tensors.update(hit.tensors)
+    if isinstance(hit.answer, AotcError):
+        raise hit.answer
+    return hit.answer
+
+
+_SELECT_AND_PLAN = inspect.signature(select_and_plan)
 
 
 def _codegen_with_blocks(graph: Graph, parted: Partitioned, options: Options, isa: str | None) -> dict[str, Artifact]:

@@ -475,32 +475,54 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer,
                 tuple(s for m in layers for s in m.sources()))
     full = Graph(graph.name, graph.nodes, {**graph.tensors, **added}, graph.inputs, graph.outputs, graph.functions,
                  graph.info) if added else graph
-    fits = _fits_of(layers, geometry, groups)
+    fits, memo = _fits_of(layers, geometry, groups)
 
     def fit(budget: int, least: bool) -> KernelChoice:
         if (budget, least) not in fits:
-            fits[budget, least] = _fit(node, full, budget, least, choose)
+            fits[budget, least] = _fit(node, full, budget, least, choose, memo)
         return fits[budget, least]
 
     cand = Candidate("", lambda n, g, budget: fit(budget, False), fit_least=lambda n, g, budget: fit(budget, True))
     return node, dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP, cand
 
 
-def _fits_of(layers: list[Node], geometry: list[Layer], groups: list[Group]) -> dict[tuple[int, bool], KernelChoice]:
+def _fits_of(layers: list[Node], geometry: list[Layer],
+             groups: list[Group]) -> tuple[dict[tuple[int, bool], KernelChoice], _RunMemo]:
     """The fits already made of this run, by budget: the planner asks again at the same budgets, and the band
     search fuses the same layers anew in every trial (a new node, the same fit: it reads the layers, their
-    geometry and groups only). Keyed by the layer objects themselves (kept with the entry, so an id reused by
-    another compile's node never finds this one's)."""
+    geometry and groups only); and its layers' kernels as _fit_kernels chose them (each budget's fit tries many
+    heights and forms, their layers' calls mostly of the same rows and room). Keyed by the layer objects
+    themselves (kept with the entry, so an id reused by another compile's node never finds this one's)."""
     key = (tuple(map(id, layers)), tuple(geometry), tuple((g.k, g.size, len(g.pairs)) for g in groups))
     hit = _FITS.get(key)
     if hit is None or any(a is not b for a, b in zip(hit[0], layers, strict=True)):
         if len(_FITS) >= 1024:
             _FITS.clear()
-        hit = _FITS[key] = (tuple(layers), {})
-    return hit[1]
+        hit = _FITS[key] = (tuple(layers), {}, _RunMemo())
+    return hit[1], hit[2]
 
 
-_FITS: dict[tuple[Any, ...], tuple[tuple[Node, ...], dict[tuple[int, bool], KernelChoice]]] = {}
+class _RunMemo:
+    """What a run's fits work out again and again at other budgets, by what it depends on within the run (its
+    layers, geometry and groups fixed): _fit_kernels' answer for one layer by the layer's place in the run, the rows
+    of its calls, its room and `least` (its nodes' choices in order, its scratch, the calls its groups add); and
+    _layout's by the band height, the form (fine), the layers' scratch and lines_first."""
+
+    def __init__(self) -> None:
+        self.kernels: dict[tuple[int, tuple[tuple[int, int], ...], int, bool], tuple[list[KernelChoice], int, int]] = {}
+        self.layouts: dict[tuple[int, bool, tuple[tuple[int, int], ...], bool], tuple[dict[str, int], int]] = {}
+
+    def layout(self, geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int],
+               staging: int, scratch: dict[int, int], lines_first: bool = False) -> tuple[dict[str, int], int]:
+        """_layout, remembered (a copy of its offsets: each choice keeps its own)."""
+        key = (sched.rows, sched.fine, tuple(scratch.items()), lines_first)
+        hit = self.layouts.get(key)
+        if hit is None:
+            hit = self.layouts[key] = _layout(geometry, groups, sched, buffers, staging, scratch, lines_first)
+        return dict(hit[0]), hit[1]
+
+
+_FITS: dict[tuple[Any, ...], tuple[tuple[Node, ...], dict[tuple[int, bool], KernelChoice], _RunMemo]] = {}
 
 
 def _schedules(geometry: list[Layer], rows: int, groups: list[Group] | tuple[Group, ...]) -> list[Schedule]:
@@ -532,7 +554,8 @@ def _staging(geometry: list[Layer], groups: list[Group] | tuple[Group, ...], sch
     return -(-most // ALIGNMENT) * ALIGNMENT
 
 
-def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer) -> KernelChoice:
+def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer,
+         memo: _RunMemo | None = None) -> KernelChoice:
     """The band height and form whose line buffers and kernel scratch fit `budget` with the least estimated cycles
     (aot/kernels/tflite_cost.py, on the M-profile kernels it counts), else one row (the least memory; the arena
     grows). Each layer's kernel is chosen for its largest band call with what the buffers leave; its scratch is the
@@ -548,6 +571,7 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
     by_layer = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
     fallback = None
     best: tuple[float, KernelChoice] | None = None
+    memo = memo or _RunMemo()
     for fine, packed in ((False, False), (False, True), (True, False), (True, True)):
         first = True  # this form's first height that fits: tried whatever its band count
         for rows in range(geometry[-1].oh, 0, -1):
@@ -558,15 +582,15 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
                 continue
             buffers = sched.buffer_bytes(geometry)
             staging = _staging(geometry, groups, sched)
-            lines = _layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
+            lines = memo.layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
             if lines > budget and rows > 1:
                 continue
             rooms: list[int | dict[int, int]] = [max(budget - lines, 0)]
             for room in rooms:
-                inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, room, least)
+                inner, per_layer, extra = _fit_kernels(graph, layers, sched, by_layer, choose, room, least, memo)
                 scratch = max(per_layer.values(), default=0)
-                layout, total = _layout(geometry, groups, sched, buffers, staging, per_layer,
-                                        isinstance(room, dict)) if packed else (None, lines + scratch)
+                layout, total = memo.layout(geometry, groups, sched, buffers, staging, per_layer,
+                                            isinstance(room, dict)) if packed else (None, lines + scratch)
                 if isinstance(room, dict) and total > budget and len(rooms) < 2 + SHRINK:  # the blocks placed around
                     rooms.append({m: max(r - (total - budget), 0) for m, r in room.items()})  # each other took more
                 assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
@@ -635,11 +659,12 @@ def _counted(choice: KernelChoice) -> bool:
 
 
 def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: dict[int, list[Node]],
-                 choose: ChooseLayer, room: int | dict[int, int],
-                 least: bool) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
+                 choose: ChooseLayer, room: int | dict[int, int], least: bool,
+                 memo: _RunMemo) -> tuple[dict[str, KernelChoice], dict[int, int], int]:
     """Each layer's kernel for its largest band call with `room` bytes (what the line buffers leave; per layer
     where a dict: _rooms), each layer's kernel scratch (the most any of its calls, a grouped pair's any group's,
-    needs at its choice, aligned) and the calls the groups add."""
+    needs at its choice, aligned) and the calls the groups add. `memo`: the run's (_fits_of): a layer's answer
+    depends only on the layer, its calls' rows, its room and `least`."""
     inner: dict[str, KernelChoice] = {}
     per_layer: dict[int, int] = {}
     extra = 0
@@ -647,16 +672,24 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
         if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
             inner[m.name] = KernelChoice("", 0)
             continue
-        shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
-                        key=lambda s: (s[1], s[0]))
+        shapes = tuple(sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
+                              key=lambda s: (s[1], s[0])))
         own = by_layer.get(k, [m])
-        extra += (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
-        most = 0
-        for n in own:
-            choice = choose(n, _band_graph(graph, n, *shapes[-1]), room if isinstance(room, int) else room[k], least)
-            inner[n.name] = choice
-            most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
-        per_layer[k] = -(-most // ALIGNMENT) * ALIGNMENT
+        mine = room if isinstance(room, int) else room[k]
+        key = (k, shapes, mine, least)
+        hit = memo.kernels.get(key)
+        if hit is None:
+            choices: list[KernelChoice] = []
+            most = 0
+            for n in own:
+                choice = choose(n, _band_graph(graph, n, *shapes[-1]), mine, least)
+                choices.append(choice)
+                most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
+            calls = (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)
+            hit = memo.kernels[key] = (choices, -(-most // ALIGNMENT) * ALIGNMENT, calls)
+        inner.update(zip((n.name for n in own), hit[0], strict=True))
+        per_layer[k] = hit[1]
+        extra += hit[2]
     return inner, per_layer, extra
 
 

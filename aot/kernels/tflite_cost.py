@@ -353,6 +353,32 @@ def fc_blocks_estimate(outs: int, inner: int, kq: int, ob: int) -> float:
     return sum(COST[k] * v for k, v in _fc_block_features(outs, inner, kq, ob).items())
 
 
+class _Terms(dict):  # type: ignore[type-arg]
+    """What _add writes, in order: _layer_features' terms of one call, to be added to a sum later."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.terms: list[tuple[str, float]] = []
+
+    def get(self, key: str, default: Any = None) -> Any:  # noqa: ARG002
+        return 0.0
+
+    def __setitem__(self, key: str, v: float) -> None:
+        self.terms.append((key, v))
+
+
+def _terms(node: Node, graph: Graph, choice: Any, rows: tuple[int, int], helium: bool) -> list[tuple[str, float]]:
+    """_layer_features of a band's call as (key, value) in the order it adds them."""
+    rec = _Terms()
+    _layer_features(node, graph, choice, rec, rows=rows, helium=helium)
+    return rec.terms
+
+
+def _exact(v: float) -> bool:
+    """Whether sums of v (and the other terms) are exact in floats: v a multiple of 1/4 below 2^40."""
+    return abs(v) < 2 ** 40 and (v * 4).is_integer()
+
+
 def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float], helium: bool = False) -> None:
     """A fused run (aot/kernels/tflite_bands.py BandChoice): every layer's calls on its band rows, the rows
     moved to the line buffers' tops between bands."""
@@ -362,19 +388,11 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups = node.attrs.get("groups", ())
     own = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
-    for band in d.schedule.bands:
-        for k, m in enumerate(layers):
-            c = band.calls[k]
-            if c.oh and m.op != "Transpose":
-                for n in own.get(k, [m]):  # a grouped pair's: each group's call on its channels
-                    if n.name in d.inner:
-                        _layer_features(n, graph, d.inner[n.name], out, rows=(c.h, c.oh), helium=helium)
-        for k, (_, kept) in enumerate(band.keep):
-            if kept:
-                _add(out, "band_move_byte", kept * geometry[k].out_row)
-        first = band.calls[0]
-        if layers[0].op == "Transpose" and first.oh:  # a channels-first input's rows copied channels-last
-            _add(out, "band_transpose_byte", first.oh * geometry[0].out_row)
+    start = dict(out)
+    if not _band_calls(layers, geometry, own, graph, d, out, helium, True):
+        out.clear()  # a term not exact in floats: the calls one by one, as they come
+        out.update(start)
+        _band_calls(layers, geometry, own, graph, d, out, helium, False)
     for g in groups:  # the expansion's rows computed again (its halo, for each band), the depthwise's output copied
         e, dw = layers[g.k], layers[g.k + 1]
         again = sum(band.calls[g.k].oh for band in d.schedule.bands) - geometry[g.k].oh
@@ -382,3 +400,42 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
         _add(out, "band_recompute_out", again * w * c)
         _add(out, "band_recompute_mac", again * w * c * graph.tensors[e.inputs[0]].shape[3])
         _add(out, "band_group_copy_byte", graph.tensors[dw.outputs[0]].size)
+
+
+def _band_calls(layers: list[Node], geometry: list[Any], own: dict[int, list[Node]], graph: Graph, d: Any,
+                out: dict[str, float], helium: bool, summed: bool) -> bool:
+    """_band_features' terms of every band: its layers' calls, the rows moved to the line buffers' tops, the input's
+    rows transposed. summed: each call shape's terms worked out once (the bands' calls mostly repeat) and added at
+    its first call, so that the terms enter `out` in the same order as call by call (plan_estimate sums their
+    products in that order), the repeats added at the end times their count: exact where every term is a multiple
+    of 1/4 far below 2^50 (_exact), whatever the order of the sums; False, `out` half done, where one is not."""
+    shapes: dict[tuple[int, int, int], list[tuple[str, float]]] = {}
+    repeats: dict[tuple[int, int, int], int] = {}
+    for band in d.schedule.bands:
+        for k, m in enumerate(layers):
+            c = band.calls[k]
+            if c.oh and m.op != "Transpose":
+                shape = (k, c.h, c.oh)
+                if summed and shape in repeats:
+                    repeats[shape] += 1
+                    continue
+                terms = shapes.get(shape)
+                if terms is None:
+                    terms = shapes[shape] = [t for n in own.get(k, [m]) if n.name in d.inner  # a grouped pair's
+                                             for t in _terms(n, graph, d.inner[n.name], (c.h, c.oh), helium)]
+                    if summed and not all(_exact(v) for _, v in terms):
+                        return False
+                repeats[shape] = 0
+                for key, v in terms:
+                    _add(out, key, v)
+        for k, (_, kept) in enumerate(band.keep):
+            if kept:
+                _add(out, "band_move_byte", kept * geometry[k].out_row)
+        first = band.calls[0]
+        if layers[0].op == "Transpose" and first.oh:  # a channels-first input's rows copied channels-last
+            _add(out, "band_transpose_byte", first.oh * geometry[0].out_row)
+    for shape, times in repeats.items():
+        if times:
+            for key, v in shapes[shape]:
+                _add(out, key, v * times)
+    return not summed or all(abs(v) < 2 ** 50 for v in out.values())

@@ -320,14 +320,15 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
     starts_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # ... whose lifetime starts then
     offsets: dict[int, int] = {}
     top = 0
+    align = ALIGNMENT  # _align inlined below: this loop is a RAM budget's search's inner loop
     for b in ordered:
         mine = rects[b.id]
         if len(mine) == 1 and mine[0][0] == 0:  # the common case: one range from the buffer's start
             _, below, f1, l1 = mine[0]
             near = live_at[f1][:]  # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
-            for step in range(f1 + 1, l1 + 1):
-                if starts_at[step]:
-                    near += starts_at[step]
+            for started in (starts_at[f1 + 1:l1 + 1] if f1 >= -1 else [starts_at[k] for k in range(f1 + 1, l1 + 1)]):
+                if started:
+                    near += started
         else:
             below, near = 0, []  # each rect's ranges shifted to intervals of the buffer's offset
             for d1, n1, f1, l1 in mine:
@@ -346,16 +347,17 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
                 if narrowest is None or lo - at < narrowest:
                     chosen, narrowest = at, lo - at
             if hi > cur:
-                cur, at = hi, _align(hi)
+                cur, at = hi, -(-hi // align) * align
         if chosen is None:
             chosen = at  # above every conflicting buffer
         offsets[b.id] = chosen
         for d, n, f, last in mine:
             r = (chosen + d, chosen + d + n)
             starts_at[f].append(r)
-            for step in range(f, last + 1):
-                live_at[step].append(r)
-        top = max(top, chosen + tops[b.id])
+            for live in (live_at[f:last + 1] if f >= 0 else [live_at[k] for k in range(f, last + 1)]):
+                live.append(r)
+        if chosen + tops[b.id] > top:
+            top = chosen + tops[b.id]
         if stop is not None and top >= stop:
             return top, None
     return top, offsets

@@ -337,9 +337,9 @@ def test_the_fit_takes_the_least_estimate_of_what_fits(monkeypatch):
     asked: list[tuple] = []
     real = tb._fit
 
-    def spy(node, graph, budget, least, choose):  # noqa: ANN001, ANN202
+    def spy(node, graph, budget, least, choose, memo=None):  # noqa: ANN001, ANN202
         asked.append((node, graph, budget, least, choose))
-        return real(node, graph, budget, least, choose)
+        return real(node, graph, budget, least, choose, memo)
 
     monkeypatch.setattr(tb, "_fit", spy)
     compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=BUDGET))
