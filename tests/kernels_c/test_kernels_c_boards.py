@@ -288,41 +288,24 @@ def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level, pairs):
     assert bool(re.search(r"tfl_dsp_dwmc_store\b", syms)) == (pairs == 1), syms
 
 
-# no depthwise DSP path, the plain loop in its faster form (aot/flash.py "dw-plain"), as the level's aotc_symbols.h says
-PLAIN_DW = [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT", "LOOP_SMALL")]
+# no depthwise DSP path: the plain loop in its faster form (aot/flash.py "dw-plain", as the level's aotc_symbols.h
+# says), or in its smallest form with its multiplier-4 path beside it, as a --ram-budget that leaves a layer of
+# multiplier 4, 8, ... no scratch compiles them (AOTC_TFL_DW_SMALL_MULT4)
+PLAIN_DW = {"dw-plain": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT", "LOOP_SMALL")],
+            "starved": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT")]}
 
 
 @pytest.mark.full
 @pytest.mark.parametrize("level", ["-O3", "-Os"])
-def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, level):
-    """DEPTHWISE_CONV_2D by the plain loop of the dw-plain level on the M4 (4 output channels at a time, their input
-    channels' offsets at a depth multiplier above 1, a last part channel by channel; at multipliers 4, 8, ... a window
-    function of two taps a turn by SMLABB / SMLATB, an odd last tap alone, in assembly at -O3 and -Os; issue 67):
-    test_tflite_int8_kernels.c's depthwise entries against LiteRT's reference arithmetic bit for bit; no depthwise DSP
-    function in the image but that window's."""
-    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *PLAIN_DW, level], 300,
-                       only="depthwise_s8")
-    assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 +ok \(300 shapes\)", out), out
-    assert re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok", out), out
-    syms = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "test_tflite_int8_kernels.elf")], capture_output=True,
-                          text=True, check=True).stdout
-    assert not re.search(r"tfl_depthwise_s8_(compact|multc|mult|dsp)\b", syms), syms
-    assert "tfl_dw_m4_window" in syms, syms
-
-
-# every depthwise DSP path left out but the plain loop's smallest form with its multiplier-4 path beside it, as a
-# --ram-budget that leaves a layer of multiplier 4, 8, ... no scratch compiles them (AOTC_TFL_DW_SMALL_MULT4)
-STARVED_DW = [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT")]
-
-
-@pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-def test_starved_multiplier_path_on_the_m4(tmp_path, objects, level):
-    """DEPTHWISE_CONV_2D without scratch for a DSP path (a --ram-budget's): the plain loop in its smallest form, and
-    at multipliers 4, 8, ... tfl_depthwise_s8_m4 (each window clipped once, two taps a turn by SMLABB / SMLATB;
-    issue 67): test_tflite_int8_kernels.c's depthwise entries against LiteRT's reference arithmetic bit for bit, in
-    an image with that path and no other depthwise DSP function."""
-    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *STARVED_DW, level], 300,
+@pytest.mark.parametrize("form", sorted(PLAIN_DW))
+def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, form, level):
+    """DEPTHWISE_CONV_2D by the plain loop on the M4: at the dw-plain level its faster form (4 output channels at a
+    time, their input channels' offsets at a depth multiplier above 1, a last part channel by channel), without scratch
+    under a budget its smallest form; in both, at multipliers 4, 8, ... a window function of two taps a turn by SMLABB
+    / SMLATB, an odd last tap alone, in assembly at -O3 and -Os (issue 67): test_tflite_int8_kernels.c's depthwise
+    entries against LiteRT's reference arithmetic bit for bit; no depthwise DSP function in the image but that
+    window's."""
+    out = run_on_board(objects, tmp_path, "tflite_int8", "mps2-an386", [*CORTEX_M4, *PLAIN_DW[form], level], 300,
                        only="depthwise_s8")
     assert "MISMATCH" not in out and re.search(r"aotc_tfl_depthwise_s8 +ok \(300 shapes\)", out), out
     assert re.search(r"aotc_tfl_depthwise_s8 \(multiplier\) +ok", out), out
