@@ -3337,7 +3337,12 @@ __attribute__((noinline)) static int tfl_depthwise_s8_multc(const aotc_tfl_conv_
 }
 #endif
 
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_MULT4 && (!AOTC_TFL_DW_LOOP_SMALL || AOTC_TFL_DW_SMALL_MULT4)
+/* tfl_depthwise_s8_m4 beside the plain loop's smallest form (DW_SMALL_MULT4), not where Helium's loop of last resort
+ * takes that form's place (aotc_tfl_depthwise_s8's first branch below) */
+#define TFL_DW_SMALL_M4                                                                                            \
+    (AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_DW_SMALL_MULT4 && AOTC_TFL_DW_LOOP_MULT4 &&               \
+     !(AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && !AOTC_TFL_MVE_DW_COMPACT))
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_MULT4 && (!AOTC_TFL_DW_LOOP_SMALL || TFL_DW_SMALL_M4)
 /* The plain loop's steps at a depth multiplier of 4, 8, ... (DW_LOOP_MULT4): x's and w's from a tap to the next in a
  * window row and from a window row to the next, and x_zero */
 typedef struct {
@@ -3405,7 +3410,7 @@ __attribute__((noinline)) static void tfl_dw_m4_window(const int8_t *xr, const i
 }
 #endif
 
-#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_DW_SMALL_MULT4 && AOTC_TFL_DW_LOOP_MULT4
+#if TFL_DW_SMALL_M4
 /* One position's oc outputs at a depth multiplier of 4, 8, ...: 4 channels of one input value a window of rows x cols
  * taps from xw and ww (tfl_dw_m4_window), requantised as requant_double (the plain loop's faster form does the same
  * inside its own loop) */
@@ -3626,7 +3631,7 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 #if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL && AOTC_TFL_MVE && !AOTC_TFL_MVE_DW && !AOTC_TFL_MVE_DW_COMPACT /* (67) */
     tfl_depthwise_s8_mves_all(p, x, w, bias, y);
 #elif AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_SMALL /* its smallest form where it is a DSP path's fallback */
-#if AOTC_TFL_DW_SMALL_MULT4 && AOTC_TFL_DW_LOOP_MULT4
+#if TFL_DW_SMALL_M4
     if (p->depth_multiplier % 4 == 0) {
         tfl_depthwise_s8_m4(p, x, w, bias, y);
         return;
