@@ -42,7 +42,8 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
 # FULLY_CONNECTED's: its DSP path (left out at the "fc-compact" --flash-budget level and after, the compact one instead)
-# and the compact one's two outputs a turn (left out at "fc-small": one a turn)
+# and the compact one's two outputs a turn (left out at "fc-small": one a turn); on the M55 neither's rows are compiled
+# where Helium's FULLY_CONNECTED is (tflite_int8_fc.c TFL_FC_DSP_ROWS: it takes every layer they would)
 FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
 # the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
 # "conv-small" and "conv-smallest" levels)
