@@ -247,6 +247,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
                      else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
+        if c.facts.isa == "helium" and c.kernel in _CONV:  # Helium's conv (tfl_conv_s8_mve) takes the layer before
+            dsp = True                                       # the DSP paths, which it leaves none of (issue 67)
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
             continue
         dsp = True
