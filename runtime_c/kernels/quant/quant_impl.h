@@ -351,21 +351,26 @@ static void AOTC_Q(qavx2_pairs_s1)(const aotc_qconv_params *p, const QT *AOTC_RE
     const uint32_t zz = (uint32_t)zero | (uint32_t)zero << 16; /* a pair of the zero point */
     uint8_t seg[2][AOTC_QAVX2_SEG];
     int32_t made[2] = {-1, -1}; /* the (ic, kh) each segment buffer holds */
+    int32_t row = 0, kw = 0, ic = 0, kh = 0; /* patch row r's (ic, kh) (row: ic k_h + kh) and kw, counted (the two
+                                              * divisions a row had cost as much as its copies) */
     int32_t j, h, i, o, t;
     for (j = 0; j < 2 * kq; ++j) {
         int16_t *dst = pairs + (int64_t)j * width * 2;
         const uint8_t *src[2];
         for (h = 0; h < 2; ++h) {
-            const int32_t r = 2 * j + h, row = r / p->k_w; /* row: ic k_h + kh */
-            if (r >= k) {
+            if (2 * j + h >= k) {
                 src[h] = NULL;
                 continue;
             }
             if (made[row & 1] != row) {
-                AOTC_Q(qavx2_segs)(p, xg + (int64_t)(row / p->k_h) * plane, row % p->k_h, runs, nr, ext, seg[row & 1]);
+                AOTC_Q(qavx2_segs)(p, xg + (int64_t)ic * plane, kh, runs, nr, ext, seg[row & 1]);
                 made[row & 1] = row;
             }
-            src[h] = seg[row & 1] + (r % p->k_w) * p->dil_w;
+            src[h] = seg[row & 1] + kw * p->dil_w;
+            if (++kw == p->k_w) {
+                kw = 0, ++row;
+                if (++kh == p->k_h) kh = 0, ++ic;
+            }
         }
         if (src[0] == NULL) { /* both rows past k */
             for (t = 0; t < width; ++t) memcpy(dst + 2 * t, &zz, 4);
