@@ -516,7 +516,9 @@ QCONV_KERNELS = (
               also=("aotc_qconv_patches_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, isa="avx512"), facts=AVX512,
               also=("aotc_qconv_patches_u8",), fit_on=_x86_patches_on),
-    Candidate("aotc_qconv_patches_i8", partial(_fit_patches, isa="avx2"), also=("aotc_qconv_patches_u8",)),
+    # (the AVX2 path's widened weights where the bundle is for this machine: a generic x86 host's build takes it)
+    Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",),
+              fit_on=lambda n, g, budget, t: _fit_patches(n, g, budget, isa="avx2" if t.host else "")),
 )
 
 
@@ -637,7 +639,8 @@ QCONV_ADD_KERNELS = (
               facts=AVX512, also=("aotc_qconv_patches_add_u8",),
               fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads),
                                                            t.vnni)),
-    Candidate("aotc_qconv_patches_add_i8", partial(_fit_residual, isa="avx2"), also=("aotc_qconv_patches_add_u8",)),
+    Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",),
+              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, isa="avx2" if t.host else "")),
 )
 
 

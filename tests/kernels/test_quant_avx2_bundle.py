@@ -94,3 +94,16 @@ def test_qdq_convs_at_avx2_match_onnxruntime(tmp_path: Path):
     blocks = source.split("/* QLinearConv [1, ")[1:]  # each conv's parameters, from its comment on
     given = {int(b.split(",")[0]) for b in blocks if re.search(r"^\s*\.work = \d+,", b.split("};")[0], re.M)}
     assert given == {cin for name, (cin, *_) in LAYERS.items() if name != "small"}, given
+
+
+def test_no_widened_weights_planned_off_the_host(tmp_path: Path):
+    """The widened weights are the AVX2 path's alone: a bundle for another machine (an Arm or RISC-V Linux board,
+    whose build has no such path) plans no `.work` for them, as before the path had it."""
+    from aot.compiler import Options, compile_file
+
+    onnx.save(qdq_convs(), tmp_path / "convs.onnx")
+    for target in ("aarch64-linux", "riscv64-linux"):
+        source = next(v for k, v in compile_file(tmp_path / "convs.onnx", Options(
+            name="convs", target=target, scratch_floor=65536)).files.items() if k.startswith("src/") and k.endswith(
+            ".c"))
+        assert not re.search(r"^\s*\.work = [1-9]", source, re.M), target
