@@ -111,6 +111,40 @@ def _live_per_step(buffers: list[Buffer], steps: int) -> list[int]:
     return list(itertools.accumulate(delta[:steps]))
 
 
+def _occupied_per_step(buffers: list[Buffer], steps: int) -> tuple[list[int], bool]:
+    """Bytes no placement of the buffers can leave out at each step, and whether every live range starts
+    aligned. The buffers live at a step hold disjoint byte ranges (each buffer's: the union of its live
+    segments, _slabs' ranges), so an arena has at least their lengths summed; where every range starts at an
+    aligned offset each also holds the gap up to the next aligned byte (the next range cannot start in it),
+    so its length aligned up counts. Unlike _live_per_step (each buffer's live bytes aligned up), this never
+    exceeds what _place reaches, also where a slice starts unaligned. Scratch added later is aligned
+    (one range at its buffer's start) only where the flag says every range is."""
+    aligned = not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs)
+    size = _align if aligned else int
+    delta = [0] * (steps + 1)
+    for b in buffers:
+        for f, last, _, ranges in _slabs(b):
+            f, last = max(f, 0), min(last, steps - 1)
+            if f <= last:
+                n = sum(size(e - s) for s, e in ranges)
+                delta[f] += n
+                delta[last + 1] -= n
+    return list(itertools.accumulate(delta[:steps])), aligned
+
+
+def _arena_floor(occupied: list[int], aligned: bool, scratch: list[Buffer]) -> int:
+    """The least arena any placement of the buffers behind `occupied` (_occupied_per_step) and the scratch
+    buffers (one range each, from their offset) reaches: the most bytes held at one step, aligned up, as
+    _place's arena always is (aligned offsets, each buffer's top aligned). Compared with what a search
+    needs, it skips the trial placements that cannot win."""
+    total = list(occupied)
+    for b in scratch:
+        n = _align(b.nbytes) if aligned else b.nbytes
+        for step in range(max(b.first, 0), min(b.last, len(total) - 1) + 1):
+            total[step] += n
+    return _align(max(total, default=0))
+
+
 def _lower_bound(buffers: list[Buffer], steps: int) -> tuple[int, int]:
     """Largest total of buffer bytes live at one step, and that step."""
     live = _live_per_step(buffers, steps)
@@ -321,14 +355,17 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
     offsets: dict[int, int] = {}
     top = 0
     align = ALIGNMENT  # _align inlined below: this loop is a RAM budget's search's inner loop
+    joined = itertools.chain.from_iterable
     for b in ordered:
         mine = rects[b.id]
         if len(mine) == 1 and mine[0][0] == 0:  # the common case: one range from the buffer's start
             _, below, f1, l1 = mine[0]
-            near = live_at[f1][:]  # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
-            for started in (starts_at[f1 + 1:l1 + 1] if f1 >= -1 else [starts_at[k] for k in range(f1 + 1, l1 + 1)]):
-                if started:
-                    near += started
+            # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
+            if l1 <= f1:
+                near = live_at[f1][:]
+            else:
+                near = live_at[f1] + list(joined(starts_at[f1 + 1:l1 + 1] if f1 >= -1
+                                                 else [starts_at[k] for k in range(f1 + 1, l1 + 1)]))
         else:
             below, near = 0, []  # each rect's ranges shifted to intervals of the buffer's offset
             for d1, n1, f1, l1 in mine:
@@ -336,24 +373,34 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
                 for step in range(f1 + 1, l1 + 1):
                     if starts_at[step]:
                         near += [(s - d1 - n1, e - d1) for s, e in starts_at[step]]
-        near.sort()
-        chosen, narrowest, cur, at = None, None, 0, 0  # at: cur aligned up
-        for s, hi in near:  # the open intervals (s - below, hi) of forbidden offsets, by start
-            lo = s - below
-            if lo >= at:  # offsets at..lo are free
-                if not best_fit:
-                    chosen = at
-                    break
-                if narrowest is None or lo - at < narrowest:
-                    chosen, narrowest = at, lo - at
-            if hi > cur:
-                cur, at = hi, -(-hi // align) * align
+        chosen, at = None, 0  # at: the highest end so far, aligned up
+        if near:
+            near.sort()
+            cur = 0
+            if best_fit:
+                narrowest = None
+                for s, hi in near:  # the open intervals (s - below, hi) of forbidden offsets, by start
+                    lo = s - below
+                    if lo >= at and (narrowest is None or lo - at < narrowest):  # offsets at..lo are free
+                        chosen, narrowest = at, lo - at
+                    if hi > cur:
+                        cur, at = hi, -(-hi // align) * align
+            else:
+                for s, hi in near:
+                    if s - below >= at:
+                        chosen = at
+                        break
+                    if hi > cur:
+                        cur, at = hi, -(-hi // align) * align
         if chosen is None:
             chosen = at  # above every conflicting buffer
         offsets[b.id] = chosen
         for d, n, f, last in mine:
             r = (chosen + d, chosen + d + n)
             starts_at[f].append(r)
+            if f == last:
+                live_at[f].append(r)
+                continue
             for live in (live_at[f:last + 1] if f >= 0 else [live_at[k] for k in range(f, last + 1)]):
                 live.append(r)
         if chosen + tops[b.id] > top:
