@@ -70,11 +70,13 @@ def main() -> int:
     ap.add_argument("--cases", choices=("quick", "all"), default="all")
     ap.add_argument("--only", nargs="*", help="case names")
     ap.add_argument("--out", type=Path, default=Path("/tmp/same-bundles"))
+    ap.add_argument("--mobilenet", default=MOBILENET_V2, help="TFLM's MobileNetV2 224 (default: ../shared/models)")
     args = ap.parse_args()
     differ = 0
     for name, model, target, budget in CASES:
         if (args.only and name not in args.only) or (args.cases == "quick" and name not in QUICK and not args.only):
             continue
+        model = args.mobilenet if model == MOBILENET_V2 else model
         outs = {side: args.out / side / name for side in ("base", "branch")}
         times = {}
         for side, tree in (("base", args.base), ("branch", ROOT)):
