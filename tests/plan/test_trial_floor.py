@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_planner import graph, host_memory
+from test_planner import graph, host_memory, repair_graph
 
 import aot.plan.planner as planner
 from aot.compiler import Options, compile_file
-from aot.ir import Tensor
 from aot.plan import assert_no_overlap, plan_memory
 from aot.plan.buffers import ALIGNMENT
 from aot.plan.placement import _ORDERS, Buffer, _arena_floor, _occupied_per_step, _place, _place_best
@@ -57,12 +56,7 @@ def test_the_floor_stays_under_an_unaligned_slices_arena():
 def test_the_floor_is_the_arena_where_the_placement_is_perfect():
     """test_planner's repair case (MobileNetV2's residual in miniature): the arena is the bound, 15 x 16 bytes,
     and so is the floor; with a scratch block beside the peak, the floor grows by it."""
-    u = 4
-    g = graph([("Opaque", ["x"], "a", 3 * u), ("Opaque", ["a"], "b", 4 * u), ("Opaque", ["b"], "c", u),
-               ("Opaque", ["c"], "d", 2 * u), ("Opaque", ["d"], "e", 12 * u), ("Opaque", ["e"], "f", 3 * u),
-               ("Opaque", ["f"], "g", u), ("Opaque", ["g"], "h", 6 * u), ("Opaque", ["h"], "i", 6 * u),
-               ("Opaque", ["i"], "j", u), ("Opaque", ["g", "j"], "out", u)])
-    g.tensors["x"] = Tensor("x", (12 * u,), "float32")
+    g = repair_graph()
     p = plan_memory(g, host_memory(g))
     assert p.arena_bytes == 15 * 16 == _floor(p.buffers)
     peak = max(range(len(p.steps)), key=lambda s: sum(b.live_bytes(s) for b in p.buffers))
