@@ -262,19 +262,27 @@ def time_ort(sess, feeds: dict[str, np.ndarray], repeat: int) -> float:
     return time_ort_cpu(sess, feeds, repeat)[0]
 
 
-def _litert_interpreter(path: Path, threads: int = 1):
+def _litert_interpreter(path: Path, threads: int = 1) -> tuple[object, str]:
+    """LiteRT's interpreter on `path` and which kernels it runs: its default (the XNNPACK delegate on the ops it
+    takes, as an app using LiteRT gets it), or, where the delegate refuses the file (XNNPACK cannot prepare a
+    FULLY_CONNECTED of sparse weights in a pruned model), the builtin kernels without it: a model LiteRT runs is
+    timed rather than refused."""
     try:
-        from ai_edge_litert.interpreter import Interpreter
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError:
         raise AotcError("--tflite needs ai-edge-litert (LiteRT's Python runtime); install it with: "
                         "pip install ai-edge-litert") from None
-    try:  # the default op resolver applies the XNNPACK delegate, as an app using LiteRT gets it
-        interp = Interpreter(model_path=str(path), num_threads=threads)
-        interp.allocate_tensors()
-    except (RuntimeError, ValueError) as e:
-        raise AotcError(f"LiteRT cannot load '{path}': {str(e).strip().splitlines()[-1] if str(e).strip() else e}") \
-            from None
-    return interp
+    tried = []
+    for kernels, resolver in (("XNNPACK", OpResolverType.AUTO),
+                              ("builtin kernels: XNNPACK refused the file",
+                               OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)):
+        try:
+            interp = Interpreter(model_path=str(path), num_threads=threads, experimental_op_resolver_type=resolver)
+            interp.allocate_tensors()
+            return interp, kernels
+        except (RuntimeError, ValueError) as e:
+            tried.append(str(e).strip().splitlines()[-1] if str(e).strip() else str(e))
+    raise AotcError(f"LiteRT cannot load '{path}': {tried[-1]} (with XNNPACK: {tried[0]})")
 
 
 def _to_layout(x: np.ndarray, shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -299,7 +307,7 @@ class LiteRT:
     def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray], threads: int = 1):
         if not path.is_file():
             raise AotcError(f"cannot find the --tflite file '{path}'")
-        self.interp = _litert_interpreter(path, threads)
+        self.interp, self.kernels = _litert_interpreter(path, threads)
         ins = self.interp.get_input_details()
         if len(ins) != len(inputs):
             raise AotcError(f"'{path}' has {len(ins)} inputs and the bundle {len(inputs)}: --tflite must be the "
@@ -597,7 +605,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
         else:
             row.best_round_ratios = list(row.tflite_round_ratios)
             row.notes.insert(0, f"reference: LiteRT ({'one thread' if ref_threads == 1 else f'{ref_threads} threads'}, "
-                                f"XNNPACK) on '{source}', the .tflite file the "
+                                f"{lite.kernels}) on '{source}', the .tflite file the "
                                 "bundle was compiled from, which onnxruntime cannot run: ratio and max abs err "
                                 "are against it (--model M.onnx times onnxruntime instead, --tflite then adds LiteRT)")
     engines = {"onnxruntime": refs_us if sess is not None else [], "LiteRT": lite_us}

@@ -203,6 +203,27 @@ def test_litert_and_openvino_take_a_thread_count(tmp_path):
                               LiteRT(MODELS / "sine_float.tflite", meta, [one]).outputs()[0])
 
 
+def test_litert_runs_a_file_xnnpack_refuses_on_its_builtin_kernels():
+    """A pruned model's sparse FULLY_CONNECTED, which XNNPACK cannot prepare, ended `aotc bench` on a bundle of it
+    ("LiteRT cannot load ... failed to delegate"): LiteRT's builtin kernels run it instead, and the bench says which
+    kernels it timed; a file LiteRT cannot read at all is still one line naming both attempts."""
+    _require("ai_edge_litert", "ai-edge-litert")
+    meta = {"inputs": [_spec("serving_default_keras_tensor:0", [1, 1])],
+            "outputs": [_spec("StatefulPartitionedCall_1:0", [1, 1])]}
+    assert LiteRT(MODELS / "sine_float.tflite", meta, [np.full((1, 1), 1.5, np.float32)]).kernels == "XNNPACK"
+    from ai_edge_litert.interpreter import Interpreter
+
+    pruned = MODELS / "pruned_int8.tflite"
+    spec = Interpreter(model_path=str(pruned)).get_input_details()[0]
+    x = np.zeros([int(v) for v in spec["shape"]], spec["dtype"])
+    lite = LiteRT(pruned, {"inputs": [_spec(spec["name"], list(x.shape))], "outputs": []}, [x])
+    assert lite.kernels.startswith("builtin kernels") and lite.outputs()
+    bad = MODELS.parent.parent / "README.md"
+    with pytest.raises(AotcError, match="LiteRT cannot load") as e:
+        LiteRT(bad, meta, [np.zeros((1, 1), np.float32)])
+    assert "\n" not in str(e.value) and "with XNNPACK" in str(e.value)
+
+
 def test_bench_a_tflite_bundle_against_an_export_named_otherwise(tmp_path):
     """Issue 64: `aotc bench OUT --model M.onnx` on a bundle compiled from a .tflite file, M.onnx named as tf2onnx
     names it, was an internal error; it is timed, with one line saying the names were matched by position, every
