@@ -578,8 +578,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv,
                               single_dwm=level.single_dwm,
                               helium=get_target(options.target).helium, mve_off=level.mve_off,
-                              portable_mve=level.mve_loops, rq_conv_only=level.rq_conv_only,
-                              fc_one=level.fc_one)
+                              portable_mve=level.mve_loops, rq_conv_only=level.rq_conv_only)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
     if options.flash_budget is None:

@@ -22,15 +22,6 @@ kernel family by kernel family:
   levels after it drop them;
 - "cold-Os": the kernel files whose layers do under 5 % of the model's work (a KWS DS-CNN's pool,
   FULLY_CONNECTED and softmax) and the model's own .c at -Os, the others at the build type's level;
-- "mve-fc-compact" (issue 67; the M55's alone, HELIUM_ONLY: the other cores' ladders skip it): as "cold-Os", and where
-  FULLY_CONNECTED does at least half the model's work (dsp_paths.fc_one_paths) Helium's FULLY_CONNECTED one output at a
-  time (AOTC_TFL_MVE_FC_QUAD 0: one tail-predicated loop of 16-byte VMLADAVA.S8 dot products and VADDVA.S8 weight
-  sums inline in aotc_tfl_fc_s8, requantised by SQRSHRL; it takes every layer, so no 4-output path, DSP rows or
-  plain loop beside it). The non-portable levels after it keep it (FlashLevel.fc_one); elsewhere it builds cold-Os's
-  bundle (measured once) and changes no later level's. The MLPerf Tiny autoencoder 1,390 B -> 714 B of code at
-  1.00x -> 0.79x level none's est. cycles (one pass over the weights where the 4-output path makes two), then Os
-  546 B at 0.80x (1,018 B at 1.05x before), under the portable kernels' 554 B (7.92x): no budget takes those, where
-  Os went to them in a 7.5x step before;
 - "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining; left out
   where convs of a window above 1 x 1 do most of the work (dsp_paths.windowed_convs_lead, DSP targets): their DSP
   path's C ran slower at -O2 than at -Os on the M4 (IC ResNet-8 0.15 %), so a budget O2 meets takes Os (issue 67,
@@ -132,8 +123,9 @@ vectorise the plain loops' int8 dot products for Helium, at -Os or -O3), before 
 Their bundles and the portable levels' on the M55 leave the conv's fused ADD code out where the model fuses none, and
 portable-mve-conv is then no larger than portable (KWS DS-CNN 34,544 B against 34,552 B), so fit refuses a budget the
 last level misses only after them. Each step of the M55's ladder is under 1.5x in est. cycles on KWS DS-CNN, VWW
-MobileNet, IC ResNet-8 and TFLM micro_speech (2026-11-29), and on the MLPerf Tiny autoencoder since mve-fc-compact
-(its widest 1.03x; Os to the portable kernels 7.5x before); the ratios, the levels tried and dropped and their history
+MobileNet, IC ResNet-8 and TFLM micro_speech (2026-11-29), and on the MLPerf Tiny autoencoder since Helium's
+FULLY_CONNECTED one output at a time (dsp_paths.fc_one_paths; Os to the portable kernels 7.5x before, and the portable
+levels now larger than Os: no budget takes them); the ratios, the levels tried and dropped and their history
 are in docs/firmware.md ("The M55's ladder"; mve-conv-single -> portable-mve, 1.52x on KWS DS-CNN and 1.86x on IC
 ResNet-8 after mve-conv-single took the 8-bit dot products, split by portable-mve-dot8 on 2026-11-29).
 """
@@ -189,32 +181,15 @@ class FlashLevel:
     # in less code (PORTABLE_MVE_PW, _WIN: dsp_paths.dot8_paths)
     rq_conv_only: bool = False  # with mve_loops 3: the conv's outputs alone requantised by vectors (PORTABLE_MVE_RQ_DW,
     # _RQ_ADD left out: the depthwise's and the fused ADD's in C)
-    fc_one: bool = False  # on the M55, Helium's FULLY_CONNECTED one output at a time where it does at least half the
-    # model's work (dsp_paths.fc_one_paths: AOTC_TFL_MVE_FC_QUAD 0); the levels from "mve-fc-compact" on (_fc_one)
 
 
-def _fc_one(levels: tuple[FlashLevel, ...]) -> tuple[FlashLevel, ...]:
-    """The levels with fc_one set from "mve-fc-compact" on, but the portable ones (no Helium code): a level builds
-    what the one before it did and more, so those that keep Helium's FULLY_CONNECTED keep its compact form (on the M55
-    only, where it does at least half the model's work: elsewhere and on the other cores the flag changes nothing)."""
-    at = next(i for i, lv in enumerate(levels) if lv.name == "mve-fc-compact")
-    return (*levels[:at], *(lv if lv.portable else replace(lv, fc_one=True) for lv in levels[at:]))
-
-
-LEVELS = _fc_one((
+LEVELS = (
     FlashLevel("none", None, False, "as without a budget", "none"),
     FlashLevel("cold-Os", "-Os", False, "the kernel files whose layers do under 5 % of the model's work and the "
                "model's own .c compiled at -Os (for size), the others at the build type's level",
                "at most 1.003x the est. cycles on the M4 (MLPerf Tiny int8 four, TFLM micro_speech; "
                "bench/flash_budget.py, docs/firmware.md)",
                cold=True),
-    FlashLevel("mve-fc-compact", "-Os", False, "as cold-Os, and on the M55 where FULLY_CONNECTED does at least half "
-               "the model's work, Helium's FULLY_CONNECTED one output at a time (one tail-predicated loop of 16-byte "
-               "VMLADAVA.S8 dot products and VADDVA.S8 weight sums, requantised by SQRSHRL; no 4-output path, DSP "
-               "rows or plain loop beside it); the levels after it keep it",
-               "0.79x level none's est. cycles on the M55 for 714 B of code against cold-Os's 1,390 B (the MLPerf Tiny "
-               "autoencoder, whose Os level then takes 546 B at 0.80x: 1,018 B at 1.05x before); elsewhere cold-Os's "
-               "bundle (bench/flash_budget.py --target mps3-an547, docs/firmware.md)", cold=True),
     FlashLevel("O2", "-O2", False, "the library compiled at -O2 instead of the build type's level (-O3 for "
                "Release): less unrolling and inlining",
                "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
@@ -280,7 +255,7 @@ LEVELS = _fc_one((
                "1.0x to 1.6x the est. cycles of the portable level on the M4 for 0.2-2.7 KB less (the autoencoder "
                "1.45x portable-fc2's; bench/flash_budget.py)",
                small=True),
-))
+)
 
 UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "
                        "(--widened-weights dropped)",
@@ -294,8 +269,6 @@ UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at
 # MobileNet; "general" 1.042x and 1.021x against "dw-compact"'s 1.025x and 1.002x, Helium's kernels taking the
 # layers at both), so a budget there skips them
 HELIUM_SKIPPED = frozenset({"O2", "general"})
-# levels that trade only Helium's code, so other cores' ladders skip them (they build the level before's bundle there)
-HELIUM_ONLY = frozenset({"mve-fc-compact"})
 
 
 _DSP_SMALL = dict(general=True, compact_conv=True, compact_fc=True, small_fc=True)
@@ -392,7 +365,7 @@ def levels(widened_weights: bool, helium: bool = False, o2: bool = True) -> tupl
     others without them; on the M55 (`helium`) without HELIUM_SKIPPED, and HELIUM_LEVELS before the portable ones;
     without O2 where it is known no faster than Os (`o2` False: dsp_paths.windowed_convs_lead), so that a budget O2
     would meet takes the smaller Os, not a slower point (issue 67, monotone budgets)."""
-    skipped = (HELIUM_SKIPPED if helium else HELIUM_ONLY) | (frozenset() if o2 else {"O2"})
+    skipped = (HELIUM_SKIPPED if helium else frozenset()) | (frozenset() if o2 else {"O2"})
     ladder = tuple(lv for lv in LEVELS if lv.name not in skipped) or LEVELS
     at = next((i + 1 for i, lv in enumerate(ladder) if lv.name == "conv-smallest"), None)  # (None: a ladder narrowed
     if helium and at is not None:  # to a level, as tests and bench/flash_budget.py narrow LEVELS)

@@ -148,8 +148,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
                  compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
                  small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
-                 mve_off: tuple[str, ...] = (), portable_mve: int = 0, rq_conv_only: bool = False,
-                 fc_one: bool = False) -> Bundle:
+                 mve_off: tuple[str, ...] = (), portable_mve: int = 0, rq_conv_only: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -179,9 +178,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8); 5 as 3, the convs 4
     channels over every position by 8-bit dot products in less code, where their layers are (dsp_paths.dot8_paths);
     `rq_conv_only` (with 3): the
-    conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths);
-    `fc_one` (with `helium`, not `portable`): Helium's FULLY_CONNECTED one output at a time where it does at least half
-    the model's work (dsp_paths.fc_one_paths)."""
+    conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths).
+    With `helium` (not `portable`), Helium's FULLY_CONNECTED one output at a time where it does at least half the
+    model's work (dsp_paths.fc_one_paths)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (
@@ -205,7 +204,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
                      small_fc, small_conv if small_conv and (mve_off or not portable_fast_pays(graph)) else 0, helium,
                      single_dwm, mve_off)
-    if fc_one and helium and not portable:
+    if helium and not portable:
         paths = tuple(sorted({*paths, *fc_one_paths(graph, plan.choices)}))
     if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest
         # loops (a --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little

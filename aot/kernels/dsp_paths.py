@@ -354,11 +354,13 @@ def fc_pairs_pay(graph: Graph) -> bool:
 
 
 def fc_one_paths(graph: Graph, choices: dict[str, KernelChoice]) -> tuple[str, ...]:
-    """What the M55's levels from "mve-fc-compact" on leave out (aot/flash.py FlashLevel.fc_one): Helium's
-    FULLY_CONNECTED 4 outputs a dot product (AOTC_TFL_MVE_FC_QUAD: one output at a time then, every layer's, no other
-    FULLY_CONNECTED code) where FULLY_CONNECTED does at least half the model's work (fc_pairs_pay: the MLPerf Tiny
-    autoencoder's 1,018 B of code at -Os -> 546 B, 1.05x -> 0.80x level none's est. cycles); elsewhere nothing, so that
-    those levels build the bundles they did."""
+    """What the M55's bundles leave out but at the portable levels (aot/emit_c/bundle.py): Helium's FULLY_CONNECTED 4
+    outputs a dot product (AOTC_TFL_MVE_FC_QUAD: one output at a time then, every layer's, no other FULLY_CONNECTED
+    code beside it) where FULLY_CONNECTED does at least half the model's work (fc_pairs_pay). On the MLPerf Tiny
+    autoencoder the one-output loop reads each weight once where the 4-output path reads it twice (its dot products,
+    then its sums): 1,396 -> 714 B of code at 0.78x the est. cycles without a budget, and at -Os 546 B where the
+    portable kernels take 554 B, so no --flash-budget level goes from Os to them in a 7.5x step. Elsewhere nothing:
+    where FULLY_CONNECTED does little of the work it was not measured."""
     fc = any(c.kernel == "aotc_tfl_fc_s8" for _, c in layers(graph, choices))
     return (MVE_FAMILIES["fc-quad"],) if fc and fc_pairs_pay(graph) else ()
 
