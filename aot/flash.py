@@ -123,7 +123,9 @@ vectorise the plain loops' int8 dot products for Helium, at -Os or -O3), before 
 Their bundles and the portable levels' on the M55 leave the conv's fused ADD code out where the model fuses none, and
 portable-mve-conv is then no larger than portable (KWS DS-CNN 34,544 B against 34,552 B), so fit refuses a budget the
 last level misses only after them. Each step of the M55's ladder is under 1.5x in est. cycles on KWS DS-CNN, VWW
-MobileNet, IC ResNet-8 and TFLM micro_speech (2026-11-29); the ratios, the levels tried and dropped and their history
+MobileNet, IC ResNet-8 and TFLM micro_speech (2026-11-29), and on the MLPerf Tiny autoencoder since Helium's
+FULLY_CONNECTED one output at a time (dsp_paths.fc_one_paths; Os to the portable kernels 7.5x before, and the portable
+levels now larger than Os: no budget takes them); the ratios, the levels tried and dropped and their history
 are in docs/firmware.md ("The M55's ladder"; mve-conv-single -> portable-mve, 1.52x on KWS DS-CNN and 1.86x on IC
 ResNet-8 after mve-conv-single took the 8-bit dot products, split by portable-mve-dot8 on 2026-11-29).
 """

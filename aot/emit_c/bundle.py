@@ -178,7 +178,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     3, the conv 4 channels over every position by 8-bit dot products (PORTABLE_MVE_S8); 5 as 3, the convs 4
     channels over every position by 8-bit dot products in less code, where their layers are (dsp_paths.dot8_paths);
     `rq_conv_only` (with 3): the
-    conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths)."""
+    conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths).
+    With `helium` (not `portable`), Helium's FULLY_CONNECTED one output at a time where it does at least half the
+    model's work (dsp_paths.fc_one_paths)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (
@@ -190,6 +192,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         PORTABLE_MVE_S8,
         PORTABLE_MVE_WIN,
         dot8_paths,
+        fc_one_paths,
         fc_pairs_pay,
         layers,
         left_out,
@@ -201,6 +204,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
                      small_fc, small_conv if small_conv and (mve_off or not portable_fast_pays(graph)) else 0, helium,
                      single_dwm, mve_off)
+    if helium and not portable:
+        paths = tuple(sorted({*paths, *fc_one_paths(graph, plan.choices)}))
     if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest
         # loops (a --flash-budget level's, aot/flash.py; at the portable level too where the faster ones take little
         # work, and on the M55, where gcc's own vectorising of the small loops ran KWS DS-CNN 13 % faster)

@@ -77,6 +77,7 @@ MVE_DW_WITH_DSP = "AOTC_TFL_DW_MVE_WITH_DSP"
 # Helium's kernels by family (issue 67), left out at the M55's --flash-budget levels between them and the portable
 # kernels (aot/flash.py HELIUM_LEVELS): FULLY_CONNECTED's, the 3 x 3 depthwise's, CONV_2D's (and the fused ADD's conv)
 MVE_FAMILIES = {"fc": "AOTC_TFL_MVE_FC", "dw": "AOTC_TFL_MVE_DW", "conv": "AOTC_TFL_MVE_CONV",
+                "fc-quad": "AOTC_TFL_MVE_FC_QUAD",  # (fc-quad: FULLY_CONNECTED's 4 outputs a dot product)
                 "conv-fast": "AOTC_TFL_MVE_CONV_FAST",  # (conv-fast: its faster loops, the general one kept)
                 "conv-quad": "AOTC_TFL_MVE_CONV_QUAD",  # (conv-quad: the general loop's 4 channels a dot product)
                 "dw-compact": "AOTC_TFL_MVE_DW_COMPACT",  # (where "dw" is off: Helium's compact depthwise loop)
@@ -92,7 +93,8 @@ FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FA
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW, PORTABLE_MVE_RQ_DW),
-              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-dsp"]),
+              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-quad"],
+                                   MVE_FAMILIES["fc-dsp"]),
               "tflite_int8_pool.c": (MVE_FAMILIES["pool-dsp"],)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -231,8 +233,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
     Helium kernels not compiled ("conv-fast", "conv-quad": Helium's conv's faster loops, its 4 channels a dot
-    product; "fc-dsp", "pool-dsp": FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain
-    loops then); with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by
+    product; "fc-quad": Helium's FULLY_CONNECTED 4 outputs a dot product, one then; "fc-dsp", "pool-dsp":
+    FULLY_CONNECTED's smallest DSP path and AVERAGE_POOL_2D's DSP path, their plain loops then);
+    with "dw" but not "dw-compact" off and `compact_depthwise`, the depthwise layers of multiplier 1 by
     Helium's compact loop (tfl_depthwise_s8_mvec), AOTC_TFL_DW_COMPACT then left out unless such a layer has under 8
     channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
     (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
@@ -244,7 +247,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         # (il4: "arm-dsp"; Helium's path, whose layers the DSP path took before it had a candidate: "helium")
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp", "helium")
         families |= ({"conv", "conv-fast", "conv-quad"} if c.kernel in _CONV
-                     else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
+                     else {"fc", "fc-quad"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
         if c.facts.isa == "helium" and c.kernel in _CONV:  # Helium's conv (tfl_conv_s8_mve) takes the layer before
@@ -348,6 +351,18 @@ def fc_pairs_pay(graph: Graph) -> bool:
     kernels' smallest loops keep its two outputs a turn (AOTC_TFL_FC_PAIRS: 128 B more on the M4 for 1.45x fewer est.
     cycles, 5.15x -> 3.55x level none's), else one a turn, the smallest."""
     return _lead(graph, lambda n: n.op == "TflFullyConnected")
+
+
+def fc_one_paths(graph: Graph, choices: dict[str, KernelChoice]) -> tuple[str, ...]:
+    """What the M55's bundles leave out but at the portable levels (aot/emit_c/bundle.py): Helium's FULLY_CONNECTED 4
+    outputs a dot product (AOTC_TFL_MVE_FC_QUAD: one output at a time then, every layer's, no other FULLY_CONNECTED
+    code beside it) where FULLY_CONNECTED does at least half the model's work (fc_pairs_pay). On the MLPerf Tiny
+    autoencoder the one-output loop reads each weight once where the 4-output path reads it twice (its dot products,
+    then its sums): 1,396 -> 714 B of code at 0.78x the est. cycles without a budget, and at -Os 546 B where the
+    portable kernels take 554 B, so no --flash-budget level goes from Os to them in a 7.5x step. Elsewhere nothing:
+    where FULLY_CONNECTED does little of the work it was not measured."""
+    fc = any(c.kernel == "aotc_tfl_fc_s8" for _, c in layers(graph, choices))
+    return (MVE_FAMILIES["fc-quad"],) if fc and fc_pairs_pay(graph) else ()
 
 
 def windowed_convs_lead(graph: Graph) -> bool:

@@ -523,6 +523,12 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
                                 "-DAOTC_TFL_PORTABLE_MVE_RQ_DW=0"], "aotc_tfl_depthwise_s8",
                                lambda e: "vmul.i32" in (c := _code_of(e, "aotc_tfl_depthwise_s8"))
                                and "vqrdmulh" not in c),
+    # Helium's FULLY_CONNECTED one output at a time (AOTC_TFL_MVE_FC_QUAD 0, where FULLY_CONNECTED leads: one DLSTP.8
+    # loop of VMLADAVA and VADDVA inline in aotc_tfl_fc_s8), every layer's: no 4-output path, DSP rows or plain loop
+    "mve-fc-one": (["-DAOTC_TFL_MVE_FC_QUAD=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
+                       lambda e: "dlstp.8" in (c := _code(e, "aotc_tfl_fc_s8"))
+                       and "tfl_fc_s8_mve" not in (s := _syms(e)) and "tfl_fc_dot_small" not in s
+                       and "ldrsb" not in c),
     # no Helium FULLY_CONNECTED (its DLSTP loops): the DSP path's smallest rows
     "mve-fc": (["-DAOTC_TFL_MVE_FC=0", "-DAOTC_TFL_FC_DSP=0", "-DAOTC_TFL_FC_PAIRS=0"], "aotc_tfl_fc_s8",
                lambda e: "tfl_fc_dot_small" in _syms(e) and "dlstp" not in _code(e, "aotc_tfl_fc_s8")),

@@ -572,6 +572,12 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_MVE_FC
 #define AOTC_TFL_MVE_FC 1
 #endif
+/* MVE_FC_QUAD: Helium's FULLY_CONNECTED 4 outputs a dot product (tfl_fc_s8_mve, tfl_mve_dot4q); 0: each output's dot
+ * product and weight sum alone, 16 bytes a turn (tfl_mve_dot1_sum8), any number of outputs, no DSP or plain loop
+ * beside it: less code than the portable kernels' loop, the M55's "mve-fc-compact" --flash-budget level (issue 67) */
+#ifndef AOTC_TFL_MVE_FC_QUAD
+#define AOTC_TFL_MVE_FC_QUAD 1
+#endif
 #ifndef AOTC_TFL_MVE_DW
 #define AOTC_TFL_MVE_DW 1
 #endif

@@ -7,9 +7,13 @@
  * compiled: it takes every layer of 4 outputs or more before them, and they take none of fewer (issue 67: dead code on
  * the M55, which linked it into every model with a FULLY_CONNECTED layer) */
 #define TFL_FC_DSP_ROWS ((AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS) && !(AOTC_TFL_MVE && AOTC_TFL_MVE_FC))
+/* Helium's FULLY_CONNECTED one output at a time (AOTC_TFL_MVE_FC_QUAD 0, the M55's "mve-fc-compact" --flash-budget
+ * level, issue 67): it takes every layer, so no other FULLY_CONNECTED code is compiled beside it */
+#define TFL_FC_MVE_ONE (AOTC_TFL_MVE && AOTC_TFL_MVE_FC && !AOTC_TFL_MVE_FC_QUAD)
 /* the DSP path compiled: its rows, or its smallest form (AOTC_TFL_FC_SMALL, where FC_DSP and FC_PAIRS are 0; it takes
  * any number of outputs); neither: the plain loop's fallback alone */
-#define TFL_FC_DSP (AOTC_QUANT_DSP && (TFL_FC_DSP_ROWS || (!(AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS) && AOTC_TFL_FC_SMALL)))
+#define TFL_FC_DSP (AOTC_QUANT_DSP && !TFL_FC_MVE_ONE &&                                                             \
+                    (TFL_FC_DSP_ROWS || (!(AOTC_TFL_FC_DSP || AOTC_TFL_FC_PAIRS) && AOTC_TFL_FC_SMALL)))
 
 #if TFL_FC_DSP
 
@@ -196,7 +200,7 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
 #endif /* TFL_FC_DSP_ROWS */
 #endif /* TFL_FC_DSP */
 
-#if AOTC_TFL_MVE && AOTC_TFL_MVE_FC
+#if AOTC_TFL_MVE && AOTC_TFL_MVE_FC && !TFL_FC_MVE_ONE
 /* FULLY_CONNECTED (4 outputs or more): four outputs at a time (the last block overlapping), their
  * weight sums in the same pass, requantised with requant_single (scalar: a dense layer's outputs
  * are few). Not inlined: inlined alone into aotc_tfl_fc_s8 (no DSP rows beside it) gcc 12 scheduled its
@@ -224,7 +228,7 @@ __attribute__((noinline)) static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, 
     }
     return 1;
 }
-#endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_FC */
+#endif /* AOTC_TFL_MVE && AOTC_TFL_MVE_FC && !TFL_FC_MVE_ONE */
 
 #if !AOTC_QUANT_DSP && AOTC_TFL_PORTABLE_FAST
 /* Four outputs' sums of x - xz and weight rows w0 .. w0 + 3 in (in >= 1), each input value loaded and offset once
@@ -242,6 +246,23 @@ __attribute__((noinline)) static void tfl_fc_dot4_plain(const int8_t *xp, int32_
 }
 #endif
 
+#if TFL_FC_MVE_ONE
+/* Helium's FULLY_CONNECTED in its least code (TFL_FC_MVE_ONE): each output's dot product and weight sum by one
+ * tail-predicated loop (tfl_mve_dot1_sum8), x's zero point taken off by the sum, requantised as TFLite's
+ * requant_single; any number of outputs (the layers of fewer than 4 read none of the scratch planned for them) */
+void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
+                    uint32_t *scratch) {
+    const int32_t in = p->in, out = p->out;
+    (void)scratch;
+    for (int32_t r = 0; r < p->rows; ++r, x += in)
+        for (int32_t o = 0; o < out; ++o) {
+            int32_t s, v = tfl_mve_dot1_sum8(x, in, w + (ptrdiff_t)o * in, &s) - p->x_zero * s + (bias ? bias[o] : 0);
+            v = tfl_mve_requant_single(v, p->mult[o], p->shift[o]) + p->y_zero;
+            v = v < p->y_min ? p->y_min : v;
+            *y++ = (int8_t)(v > p->y_max ? p->y_max : v);
+        }
+}
+#else
 void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
                     uint32_t *scratch) {
 #if AOTC_TFL_MVE && AOTC_TFL_MVE_FC
@@ -304,6 +325,7 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
     }
 #endif
 }
+#endif /* TFL_FC_MVE_ONE */
 
 void aotc_tfl_fc_s16(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
                      int16_t *y) {

@@ -87,6 +87,36 @@ TFL_UNUSED static inline __attribute__((always_inline)) int32_t tfl_mve_dot1_8(c
     return a;
 }
 
+/* sum over i < k of x[i] * w[i] (k >= 1), and of w[i] into *ws, 16 bytes a turn in 8-bit lanes: each weight load
+ * then its sum (VADDVA.S8), the input's load then the products' (VMLADAVA.S8), alternating pipes; a last partial
+ * turn's lanes past k load as zeros. Helium's FULLY_CONNECTED one output at a time (tflite_int8_fc.c, the M55's
+ * "mve-fc-compact" --flash-budget level, issue 67): the least code a Helium dot product with x's zero point takes. */
+TFL_UNUSED static inline __attribute__((always_inline)) int32_t tfl_mve_dot1_sum8(const int8_t *x, int32_t k,
+                                                                                 const int8_t *w, int32_t *ws) {
+    int32_t a = 0, s = 0;
+    int8x16_t xv, wv;
+    __asm__ volatile("dlstp.8 lr, %[k]\n"
+                     "1:\n\t"
+                     "vldrb.8 %q[wv], [%[w]], #16\n\t"
+                     "vaddva.s8 %[s], %q[wv]\n\t"
+                     "vldrb.8 %q[xv], [%[x]], #16\n\t"
+                     "vmladava.s8 %[a], %q[xv], %q[wv]\n\t"
+                     "letp lr, 1b"
+                     : [a] "+Te"(a), [s] "+Te"(s), [x] "+r"(x), [w] "+r"(w), [xv] "=&w"(xv), [wv] "=&w"(wv)
+                     : [k] "r"(k)
+                     : "lr", "memory");
+    *ws = s;
+    return a;
+}
+
+/* requant_single, (acc * mult + 2^(t - 1)) >> t with t = 31 - shift (1 .. 62), by one rounding shift of the 64-bit
+ * product (SQRSHRL by register: its right shift rounds half up as that sum does, and never saturates): fewer
+ * instructions than the sum's 64-bit shifts */
+TFL_UNUSED static inline __attribute__((always_inline)) int32_t tfl_mve_requant_single(int32_t acc, int32_t mult,
+                                                                                      int32_t shift) {
+    return (int32_t)sqrshrl((int64_t)acc * mult, 31 - shift);
+}
+
 /* The sums of 4 rows of k weights (ld bytes apart) as one vector, tfl_mve_dot4q's loop with VADDVA: each load
  * then its sum, alternating pipes (gcc grouped the loads: FULLY_CONNECTED's weight sums cost more than its MACs) */
 static inline __attribute__((always_inline)) int32x4_t tfl_mve_sum4q(int32_t k, const int8_t *w, int32_t ld) {
