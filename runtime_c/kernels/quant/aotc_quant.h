@@ -196,6 +196,13 @@ typedef struct {
     int32_t lanes;            /* --threads (AVX-512 VNNI hosts): the threads whose scratch the plan gave, each a lane of
                                * aotc_qconv_lane_bytes (the patch block or rows, then the work), that the conv splits
                                * its output positions (or channels) over; 0 or 1: one thread, one lane */
+    const int32_t *ubs_w;     /* AVX2 without VNNI (quant_impl.h qconv_patches_ubs; NULL: not that path): the weights
+                               * as vpmaddubsw takes them, clipped at compile time so that its 16-bit sums of 4
+                               * products are exact (aot/kernels/quant.py ubs_weights): per group, block of 4 output
+                               * channels and pair of quads g, the words [g][c][h] (quad 2 g + h of channel c) */
+    const int32_t *ubs_fix;   /* ... and what the clipping took: [blocks + 1] offsets (in entries) per group's block of
+                               * 4 channels, then the entries, 2 words each: c | q << 2, and channel c's quad q of
+                               * the rest (each pair within +-128: exact in one vpmaddubsw) */
 } aotc_qconv_params;
 
 /* The fewest multiply-adds (taps for a depthwise conv) a QLinearConv splits over a --threads pool: below, a
