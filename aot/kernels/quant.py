@@ -315,6 +315,15 @@ def _avx2_block(tile: int) -> int:
     return -(-tile // LANES) * LANES // 2 // LANES * LANES
 
 
+def ubs_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int:
+    """The work of the vpmaddubsw path (quant_impl.h qconv_patches_ubs): a second patch block, where `room` holds it
+    and the plane takes more than the path's block, so that the block's pairs of 16 bits (made first, then quads
+    in place) cover the tile's positions, not half (aotc_qconv_ubs_block); else 0."""
+    tile = min(tile, math.prod(graph.tensors[node.outputs[0]].shape[2:]))
+    need = -(-tile // LANES) * LANES * _patch_length(node, graph)
+    return need if tile > _avx2_block(tile) and need <= room else 0
+
+
 def avx2_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int:
     """The work of the AVX2 path (quant_impl.h qconv_patches_avx2, which a generic host's build with AVX2 takes):
     every output channel's weights widened to 16-bit pairs once a call (aotc_qconv_avx2_work_bytes), where `room`
@@ -348,7 +357,8 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
         ubs = isa == "avx2" and _avx2_block(tile) >= LANES  # (then no widened weights: ubs_w is the path's)
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
                 else dsp_patches_work(node, graph) if isa == "arm-dsp"
-                else avx2_patches_work(node, graph, tile, budget - patch) if isa == "avx2" and not ubs else 0)
+                else ubs_patches_work(node, graph, tile, budget - patch) if ubs
+                else avx2_patches_work(node, graph, tile, budget - patch) if isa == "avx2" else 0)
         rows = (isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0
                 and _rows_pays(node, graph))
         return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows, ubs=ubs))

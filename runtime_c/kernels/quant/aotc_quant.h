@@ -329,6 +329,13 @@ static inline int64_t aotc_qconv_avx2_work_bytes(const aotc_qconv_params *p) {
     return p->work < need ? 0 : need;
 }
 
+/* The vpmaddubsw path's positions a block (quant_impl.h qconv_patches_ubs): the tile's, where p->work holds a second
+ * patch block (its pairs of 16 bits take twice the quads' bytes: aot/kernels/quant.py ubs_patches_work), else
+ * ptile (half) */
+static inline int32_t aotc_qconv_ubs_block(const aotc_qconv_params *p, int32_t tile, int32_t ptile) {
+    return tile <= AOTC_QCONV_PATCH_TILE && p->work >= aotc_qconv_patch_bytes(p, tile) ? tile : ptile;
+}
+
 /* The depthwise kernels' k_h padded rows */
 static inline int64_t aotc_qconv_dw_row_bytes(const aotc_qconv_params *p) {
     return (int64_t)p->k_h * AOTC_QCONV_DW_ROW(p->out_w, p->k_w, p->stride_w, p->dil_w);

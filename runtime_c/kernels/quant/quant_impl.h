@@ -852,7 +852,7 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
     if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
     if (p->ubs_w != NULL) {
-        AOTC_Q(qconv_patches_ubs)(p, ptile, x, y, scratch, rp, res);
+        AOTC_Q(qconv_patches_ubs)(p, aotc_qconv_ubs_block(p, tile, ptile), x, y, scratch, rp, res);
         return 1;
     }
     for (g = 0; wall != NULL && g < p->group; ++g) {
