@@ -80,8 +80,8 @@ def qdq_convs() -> onnx.ModelProto:
                   helper.make_node("QuantizeLinear", [f"{name}_c", const(f"{name}_ys", np.float32(
                       0.02 * 0.01 * 150 * np.sqrt(taps))), xz], [name])]
         inputs.append(helper.make_tensor_value_info(f"{name}_x", TensorProto.FLOAT, [1, cin, *hw]))
-        outputs.append(helper.make_tensor_value_info(name, TensorProto.INT8 if name in INT8_INPUT else TensorProto.UINT8,
-                                                     None))
+        y_type = TensorProto.INT8 if name in INT8_INPUT else TensorProto.UINT8
+        outputs.append(helper.make_tensor_value_info(name, y_type, None))
     graph = helper.make_graph(nodes, "qdq_convs_avx2", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
