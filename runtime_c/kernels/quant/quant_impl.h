@@ -287,7 +287,8 @@ static inline void AOTC_Q(qavx2_bytes)(const void *AOTC_RESTRICT from, int32_t n
  * AOTC_QOFFSET, the zero point outside the image; last - first + ext bytes, run i's at seg + t + i ext) is made once
  * for the k_w taps of (ic, kh), and each tap's row copied from it (the row-by-row bounds of every tap had cost 60 %
  * of the patch block) */
-#define AOTC_QAVX2_SEGRUNS 4 /* runs of output rows a block at most for the segments */
+#define AOTC_QAVX2_SEGRUNS 8 /* runs of output rows a block at most for the segments (8: a block of 64 positions on
+                               * rows of 14, the vpmaddubsw path's) */
 #define AOTC_QAVX2_SEG (AOTC_QCONV_PATCH_TILE + AOTC_QAVX2_SEGRUNS * AOTC_QAVX2_KW + 16)
 
 static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT pl, int32_t kh,
