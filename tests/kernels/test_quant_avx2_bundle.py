@@ -7,6 +7,7 @@ the clipping: pairs of one sign summing 129 to 256 (-128 among them), and lanes 
 
 from __future__ import annotations
 
+import json
 import platform
 import re
 from pathlib import Path
@@ -87,14 +88,15 @@ def qdq_convs() -> onnx.ModelProto:
 
 
 @pytest.mark.full
-def test_qdq_convs_at_avx2_match_onnxruntime(tmp_path: Path):
+@pytest.mark.parametrize("march", ["x86-64-v3", "x86-64"])
+def test_qdq_convs_at_avx2_match_onnxruntime(tmp_path: Path, march: str):
     """Every layer's outputs exactly onnxruntime's (its QLinearConv, integer sums and the same requantisation), and
-    the convs of more than two blocks of positions planned with the widened weights (`.work`), the small one
-    without."""
+    every conv planned with the vpmaddubsw path's fixes (`.ubs_fix`); built with AVX2 (that path, its clipped
+    weights made from w), and without (the same bundle's portable path, which reads w as it is)."""
     import onnxruntime as ort
 
     require_tool("cmake", "gcc")
-    if platform.machine() != "x86_64" or "avx2" not in host_cpu_flags():
+    if platform.machine() != "x86_64" or (march == "x86-64-v3" and "avx2" not in host_cpu_flags()):
         pytest.skip("an x86-64 host with AVX2")
     model = qdq_convs()
     onnx.save(model, tmp_path / "convs.onnx")
@@ -108,7 +110,7 @@ def test_qdq_convs_at_avx2_match_onnxruntime(tmp_path: Path):
     out = tmp_path / "out"
     # (a scratch floor: every step has the room, where the tight arena spares it at some steps only)
     build_bundle(tmp_path / "convs.onnx", out, "--host-isa", "generic", "--scratch-floor", 65536,
-                 cmake_args=("-DAOTC_NATIVE=OFF", "-DCMAKE_C_FLAGS=-march=x86-64-v3"))
+                 cmake_args=("-DAOTC_NATIVE=OFF", f"-DCMAKE_C_FLAGS=-march={march}"))
     ours = run_bundle(out, feeds)
     for name, ref in refs.items():
         lo, hi = np.iinfo(ref.dtype).min, np.iinfo(ref.dtype).max
@@ -116,13 +118,37 @@ def test_qdq_convs_at_avx2_match_onnxruntime(tmp_path: Path):
         np.testing.assert_array_equal(ours[name], ref, err_msg=name)
     source = next((out / "bundle" / "src").glob("*.c")).read_text()
     blocks = source.split("/* QLinearConv [1, ")[1:]  # each conv's parameters, from its comment on
-    given = {int(b.split(",")[0]) for b in blocks if re.search(r"^\s*\.ubs_w = \w+,", b.split("};")[0], re.M)}
+    given = {int(b.split(",")[0]) for b in blocks if re.search(r"^\s*\.ubs_fix = \w+,", b.split("};")[0], re.M)}
     assert given == {cin for cin, *_ in LAYERS.values()}, given
+
+
+def test_generic_bundle_holds_the_weights_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A generic host's bundle holds each QDQ conv's weights once (w, which every build's path reads: the AVX2 one
+    makes its clipped weights from w and the fixes into its scratch) plus the small fix lists: its weights are the
+    bytes of the same bundle planned without the vpmaddubsw path (as main plans it) and the `ubs_fix` arrays, no
+    more (planted: the clipped weights stored beside w again, as the branch first had it: 28424 bytes, not 20552)."""
+    from aot.compiler import Options, compile_file
+    from aot.kernels import quant
+
+    onnx.save(qdq_convs(), tmp_path / "convs.onnx")
+
+    def weights(name: str) -> tuple[int, str]:
+        result = compile_file(tmp_path / "convs.onnx", Options(name=name, host_isa="generic", scratch_floor=65536))
+        source = next(v for k, v in result.files.items() if k.startswith("src/") and k.endswith(".c"))
+        return json.loads(result.files["metadata.json"])["memory"]["weights_bytes"], source
+
+    with_ubs, source = weights("with_ubs")
+    fixes = sum(4 * int(n) for n in re.findall(r"^static const int32_t \w+_ubs_fix\[(\d+)\]", source, re.M))
+    assert source.count(".ubs_fix = ") == len(LAYERS) and fixes > 0
+    monkeypatch.setattr(quant, "ubs_patches_work", lambda *args: None)  # (the pairs path on every conv: main's plan)
+    without, plain = weights("without_ubs")
+    assert ".ubs_fix" not in plain
+    assert with_ubs <= without + fixes, (with_ubs, without, fixes)
 
 
 def test_no_avx2_weights_planned_off_the_host(tmp_path: Path):
     """The vpmaddubsw weights (and the widened ones) are the AVX2 path's alone: a bundle for another machine (an Arm
-    or RISC-V Linux board, whose build has no such path) has no `.ubs_w` and plans no `.work` for them."""
+    or RISC-V Linux board, whose build has no such path) has no `.ubs_fix` and plans no `.work` for them."""
     from aot.compiler import Options, compile_file
 
     onnx.save(qdq_convs(), tmp_path / "convs.onnx")
@@ -131,4 +157,4 @@ def test_no_avx2_weights_planned_off_the_host(tmp_path: Path):
             name="convs", target=target, scratch_floor=65536)).files.items() if k.startswith("src/") and k.endswith(
             ".c"))
         assert not re.search(r"^\s*\.work = [1-9]", source, re.M), target
-        assert ".ubs_w" not in source, target
+        assert ".ubs_fix" not in source, target

@@ -173,7 +173,8 @@ def test_quant_avx2_network_shapes(tmp_path, objects):
     by vpmaddwd on pairs of taps, row by row and as one run over small planes) on MobileNetV2's and ResNet-18's
     layer sizes with tails, odd channel counts, stride 2, 5 x 5, packed weights and weight zero points, and the
     residual ADD fused into the stores, given the whole weights widened once (the work the plan gives a generic
-    host), and again on the vpmaddubsw path (its weights made by the test as quant_ubs.py makes them): exactly the
+    host), and again on the vpmaddubsw path (its fixes made by the test as quant_ubs.py makes them, in its 4 ways of
+    p->work): exactly the
     reference under the sanitizers, and (callgrind) at most
     QAVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which the byte quads' path and the vpmulld depthwise
     exceeded (by 1.1-3.2x)."""

@@ -124,9 +124,11 @@ static void *buffer(size_t n) {
 }
 
 #if !defined(__AVX512VNNI__)
-/* AVX2 builds: the convs run again on the vpmaddubsw path (qconv_patches_ubs) with its weights made here as
- * aot/kernels/quant_ubs.py makes them: 1 its blocks of half the tile, 2 of the whole tile (p->work: a second patch
- * block, aotc_qconv_ubs_block) */
+/* AVX2 builds: the convs run again on the vpmaddubsw path (qconv_patches_ubs) with its fixes made here as
+ * aot/kernels/quant_ubs.py makes them, and p->work as quant.py ubs_patches_work gives it: 1 blocks of half the tile
+ * and one block's clipped weights (made again for each block of positions), 2 the whole tile (a second patch block,
+ * aotc_qconv_ubs_block) and every block's weights (made once), 3 half the tile and every block's, 4 the whole tile
+ * and one block's */
 static int ubs_mode;
 
 /* A 16-bit lane's 4 weights (v) with the sum of one side (sign) cut to at most 128, the largest first */
@@ -141,13 +143,11 @@ static void ubs_clip_side(int32_t v[4], int32_t sign) {
     }
 }
 
-/* w (out_c rows of kp) as p->ubs_w and p->ubs_fix (aotc_quant.h), allocated */
-static void ubs_make(aotc_qconv_params *p, const int8_t *w, int32_t kp, int32_t **uw, int32_t **uf) {
+/* What clipping w (out_c rows of kp) takes off as p->ubs_fix (aotc_quant.h), allocated */
+static void ubs_make(aotc_qconv_params *p, const int8_t *w, int32_t kp, int32_t **uf) {
     const int32_t mg = p->out_c / p->group, mg4 = (mg + 3) / 4, ng = (kp + 7) / 8, blocks = p->group * mg4;
-    int8_t *clip = (int8_t *)buffer((size_t)blocks * 4 * ng * 8);
     int32_t *rest = (int32_t *)buffer(sizeof(int32_t) * (size_t)blocks * 4 * ng * 8), n = 0;
     int32_t b, c, g, k, h, e;
-    *uw = (int32_t *)buffer(sizeof(int32_t) * (size_t)blocks * ng * 8);
     *uf = (int32_t *)buffer(sizeof(int32_t) * ((size_t)blocks + 1 + (size_t)blocks * 4 * ng * 2 * 2 * 3));
     for (b = 0; b < blocks; ++b) {
         for (c = 0; c < 4; ++c) {
@@ -160,10 +160,9 @@ static void ubs_make(aotc_qconv_params *p, const int8_t *w, int32_t kp, int32_t 
                     ubs_clip_side(v, 1), ubs_clip_side(v, -1);
                     for (k = 0; k < 4; ++k) {
                         const size_t i = ((size_t)(b * 4 + c) * ng * 8) + (size_t)at[k];
-                        clip[i] = (int8_t)v[k], rest[i] = full[k] - v[k];
+                        rest[i] = full[k] - v[k];
                     }
                 }
-                for (h = 0; h < 2; ++h) memcpy(*uw + ((size_t)b * ng + g) * 8 + 2 * c + h, clip + ((size_t)(b * 4 + c) * ng * 8) + 8 * g + 4 * h, 4);
             }
         }
     }
@@ -191,7 +190,7 @@ static void ubs_make(aotc_qconv_params *p, const int8_t *w, int32_t kp, int32_t 
         }
         (*uf)[b + 1] = n;
     }
-    free(clip), free(rest);
+    free(rest);
 }
 #endif
 
@@ -206,7 +205,7 @@ static int run(const shape *s, int check, int32_t dil) {
     void *x, *y, *ref, *scratch, *res = NULL, *tmp = NULL;
     int8_t *w, *w_arg;
     float *scale;
-    int32_t *bias, *bias_arg, *w_zero, *ubs_w = NULL, *ubs_fix = NULL;
+    int32_t *bias, *bias_arg, *w_zero, *ubs_fix = NULL;
     int bad = 0;
     memset(&p, 0, sizeof p);
     p.batch = 1, p.in_c = s->in_c, p.out_c = s->out_c, p.group = s->depthwise ? s->in_c : 1;
@@ -250,7 +249,7 @@ static int run(const shape *s, int check, int32_t dil) {
         bias_arg[c] = s->depthwise ? bias[c] : bias[c] + kp * zp * w_zero[c] - zp * wsum;
     }
 #if !defined(__AVX512VNNI__)
-    if (ubs_mode && !s->depthwise) ubs_make(&p, w, kp, &ubs_w, &ubs_fix), p.ubs_w = ubs_w, p.ubs_fix = ubs_fix;
+    if (ubs_mode && !s->depthwise) ubs_make(&p, w, kp, &ubs_fix), p.ubs_fix = ubs_fix;
 #endif
     if (s->packed) { /* as quant.py's interleave_rows(w, 16) */
         w_arg = (int8_t *)buffer(w_n);
@@ -280,7 +279,9 @@ static int run(const shape *s, int check, int32_t dil) {
         }
 #endif
 #if !defined(__AVX512VNNI__)
-        if (ubs_mode == 2) p.work = (int32_t)aotc_qconv_patch_bytes(&p, tile); /* (quant.py ubs_patches_work) */
+        if (ubs_mode) /* (quant.py ubs_patches_work) */
+            p.work = (int32_t)((ubs_mode % 2 == 0 ? aotc_qconv_patch_bytes(&p, tile) : 0) +
+                               (ubs_mode == 2 || ubs_mode == 3 ? aotc_qconv_ubs_wall_bytes(&p) : aotc_qconv_ubs_wblock_bytes(&p)));
 #endif
         scratch = buffer((size_t)aotc_qconv_patches_scratch_bytes(&p, tile));
         if (s->fused) { /* QLinearAdd's parameters as aot/qmath.py computes them, over y's shape */
@@ -328,7 +329,7 @@ static int run(const shape *s, int check, int32_t dil) {
             }
         }
     }
-    printf("%-40s %s%s (%ld MACs)", s->name, p.ubs_w != NULL ? "ubs-" : "", bad ? "MISMATCH" : check ? "ok" : "ran",
+    printf("%-40s %s%s (%ld MACs)", s->name, p.ubs_fix != NULL ? "ubs-" : "", bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
     printf(" dw3 %ld dw3_masked %ld dw3_one %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld"
@@ -345,7 +346,7 @@ static int run(const shape *s, int check, int32_t dil) {
     printf("\n");
     if (w_arg != w) free(w_arg);
     free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch), free(res), free(tmp);
-    free(ubs_w), free(ubs_fix);
+    free(ubs_fix);
     return bad;
 }
 
@@ -410,10 +411,10 @@ int main(int argc, char **argv) {
     for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
     for (i = 0; i < NWIDENED; ++i) failed |= run(&WIDENED_[i], 1, 1);
 #if !defined(__AVX512VNNI__)
-    for (i = 0; i < NSHAPES + NDILATED; ++i) { /* the convs again by vpmaddubsw, blocks of half the tile and whole */
+    for (i = 0; i < NSHAPES + NDILATED; ++i) { /* the convs again by vpmaddubsw, in the 4 modes */
         const shape *sh = i < NSHAPES ? &SHAPES_[i] : &DILATED_[i - NSHAPES];
         if (sh->depthwise) continue;
-        ubs_mode = 1 + i % 2;
+        ubs_mode = 1 + i % 4;
         failed |= run(sh, 1, i < NSHAPES ? 1 : 2);
     }
     ubs_mode = 0;

@@ -782,23 +782,82 @@ static void AOTC_Q(qubs_fix)(const uint8_t *AOTC_RESTRICT quads, int32_t width, 
     }
 }
 
+/* The clipped weights of channels [oc, oc + nb) (a block of 4, those past nb zero) as qubs_lanes reads them, words
+ * [g][c][h]: quad 2 g + h of channel c, from w (its quads as aotc_qconv_wrow lays them), less the block's fixes (what
+ * the clipping took: `n` entries of `fix`, subtracted bytewise; the results are int8, so wrapping cannot err). A
+ * 4 x 4 transpose of 8-byte pairs of quads: 4 instructions a pair, 2 % of the tile's for a block of 64 positions */
+static void AOTC_Q(qubs_wblock)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t oc, int32_t nb,
+                                int32_t kq, const int32_t *AOTC_RESTRICT fix, int32_t n, int32_t *AOTC_RESTRICT out) {
+    const int32_t kp = kq * 4, ng = (kq + 1) / 2;
+    int32_t g = 0, c, h, e;
+    if (AOTC_QCONV_PACKED(p)) { /* the 4 channels' quad q: 16 bytes of quad row q of their block of 16 */
+        const int8_t *wq = aotc_qconv_wrow(p, w, oc, kp);
+        for (; 2 * g + 1 < kq; ++g) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(wq + 128 * g));
+            const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(wq + 128 * g + 64));
+            _mm_storeu_si128((__m128i *)(void *)(out + 8 * g), _mm_unpacklo_epi32(a, b));
+            _mm_storeu_si128((__m128i *)(void *)(out + 8 * g + 4), _mm_unpackhi_epi32(a, b));
+        }
+    } else if (nb == 4) {
+        const int8_t *r0 = w + (int64_t)oc * kp, *r1 = r0 + kp, *r2 = r1 + kp, *r3 = r2 + kp;
+        for (; 2 * g + 8 <= kq; g += 4) { /* 4 pairs of quads of each channel */
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(r0 + 8 * g));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(r1 + 8 * g));
+            const __m256i v2 = _mm256_loadu_si256((const __m256i *)(const void *)(r2 + 8 * g));
+            const __m256i v3 = _mm256_loadu_si256((const __m256i *)(const void *)(r3 + 8 * g));
+            const __m256i t0 = _mm256_unpacklo_epi64(v0, v1), t1 = _mm256_unpackhi_epi64(v0, v1);
+            const __m256i t2 = _mm256_unpacklo_epi64(v2, v3), t3 = _mm256_unpackhi_epi64(v2, v3);
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g), _mm256_permute2x128_si256(t0, t2, 0x20));
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g + 8), _mm256_permute2x128_si256(t1, t3, 0x20));
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g + 16), _mm256_permute2x128_si256(t0, t2, 0x31));
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g + 24), _mm256_permute2x128_si256(t1, t3, 0x31));
+        }
+    }
+    for (; g < ng; ++g) { /* the rest one word at a time: past nb, and quad kq where kq is odd, zero */
+        for (c = 0; c < 4; ++c) {
+            for (h = 0; h < 2; ++h) {
+                int32_t v = 0;
+                if (c < nb && 2 * g + h < kq)
+                    memcpy(&v, aotc_qconv_wrow(p, w, oc + c, kp) + (int64_t)(2 * g + h) * AOTC_QCONV_QSTEP(p), 4);
+                out[8 * g + 2 * c + h] = v;
+            }
+        }
+    }
+    for (e = 0; e < n; ++e) {
+        const int32_t q = fix[2 * e] >> 2, at = 8 * (q >> 1) + 2 * (fix[2 * e] & 3) + (q & 1);
+        out[at] = _mm_cvtsi128_si32(_mm_sub_epi8(_mm_cvtsi32_si128(out[at]), _mm_cvtsi32_si128(fix[2 * e + 1])));
+    }
+}
+
 /* qconv_patches_avx2 by vpmaddubsw (above): its blocks of positions and patch pairs, made quads */
-static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t ptile, const QT *AOTC_RESTRICT x,
-                                      QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
+static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t tile, int32_t ptile, const QT *AOTC_RESTRICT x,
+                                      const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
                                       const aotc_qresidual_params *rp, const QT *res) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kq = (k + 3) / 4, ng = (kq + 1) / 2, mg4 = (mg + 3) / 4;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int32_t *fix_at = p->ubs_fix, *fix = p->ubs_fix + p->group * mg4 + 1;
+    /* the clipped weights in p->work past the second patch block, if any: every block's, made once, where they fit */
+    const int32_t block = aotc_qconv_ubs_block(p, tile, ptile);
+    const int64_t second = block == tile && tile != ptile ? aotc_qconv_patch_bytes(p, tile) : 0;
+    int32_t *wbuf = (int32_t *)(void *)(scratch + aotc_qconv_patch_bytes(p, tile) + second);
+    const int once = p->work - second >= aotc_qconv_ubs_wall_bytes(p);
     int32_t acc[4][AOTC_QCONV_PATCH_TILE];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j;
+    for (g = 0; once && g < p->group; ++g) {
+        for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
+            const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4, blk = g * mg4 + (oc - g * mg) / 4;
+            AOTC_Q(qubs_wblock)(p, w, oc, nb, kq, fix + 2 * fix_at[blk], fix_at[blk + 1] - fix_at[blk],
+                                wbuf + (int64_t)blk * ng * 8);
+        }
+    }
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
-            for (p0 = 0; p0 < plane_out; p0 += ptile) { /* blocks as qconv_patches_avx2's */
-                const int32_t np = plane_out - p0 < ptile ? plane_out - p0 : ptile;
+            for (p0 = 0; p0 < plane_out; p0 += block) { /* blocks as qconv_patches_avx2's */
+                const int32_t np = plane_out - p0 < block ? plane_out - p0 : block;
                 const int32_t np_lanes = (np + 7) / 8 * 8;
                 const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0;
                 const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
@@ -820,7 +879,9 @@ static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t ptile,
                 for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
                     const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
                     const int32_t blk = g * mg4 + (oc - g * mg) / 4;
-                    const int32_t *wq = p->ubs_w + (int64_t)blk * ng * 8;
+                    const int32_t *wq = once ? wbuf + (int64_t)blk * ng * 8 : wbuf;
+                    if (!once)
+                        AOTC_Q(qubs_wblock)(p, w, oc, nb, kq, fix + 2 * fix_at[blk], fix_at[blk + 1] - fix_at[blk], wbuf);
                     for (t0 = 0; t0 + AOTC_QCONV_LANES <= width; t0 += AOTC_QCONV_LANES)
                         AOTC_Q(qubs_lanes)(scratch, width, t0, ng, wq, acc);
                     if (t0 < width) AOTC_Q(qubs_lanes8)(scratch, width, t0, ng, wq, acc);
@@ -852,8 +913,8 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     int32_t n, g, oc, p0, t, t0, j, j0;
     /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
     if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
-    if (p->ubs_w != NULL) {
-        AOTC_Q(qconv_patches_ubs)(p, aotc_qconv_ubs_block(p, tile, ptile), x, y, scratch, rp, res);
+    if (p->ubs_fix != NULL) {
+        AOTC_Q(qconv_patches_ubs)(p, tile, ptile, x, w, y, scratch, rp, res);
         return 1;
     }
     for (g = 0; wall != NULL && g < p->group; ++g) {
