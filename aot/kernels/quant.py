@@ -329,10 +329,13 @@ def ubs_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int | No
     in place, then cover the tile's positions, not half: aotc_qconv_ubs_block), then the clipped weights, every
     block's (made once a call) or one block's (made again for each block of positions); None where not even one
     block's fits (the pairs path then). The order agrees with the kernel's reading of p->work."""
-    tile = min(tile, math.prod(graph.tensors[node.outputs[0]].shape[2:]))
+    plane = math.prod(graph.tensors[node.outputs[0]].shape[2:])
+    tile = min(tile, plane)
     second = -(-tile // LANES) * LANES * _patch_length(node, graph) if tile > _avx2_block(tile) else 0
     one, every = ubs_weight_bytes(node, graph)
-    return next((s + w for s in dict.fromkeys((second, 0)) for w in (every, one) if s + w <= room), None)
+    fits = [s + w for s in dict.fromkeys((second, 0)) for w in (every, one) if s + w <= room
+            and (w == one or plane > 2 * (tile if s else _avx2_block(tile)))]
+    return fits[0] if fits else None
 
 
 def avx2_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int:
