@@ -24,6 +24,7 @@ from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeC
 from aot.kernels.c_defines import define
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
+from aot.kernels.quant_ubs import ubs_weights
 from aot.qmath import (
     INT_RANGE,
     dequantize,
@@ -149,6 +150,8 @@ class PatchPlan(NamedTuple):
     tmp: bool = False
     work: int = 0  # bytes past the patch block for the path's own buffers (aotc_qconv_params.work)
     lanes: int = 1  # --threads: a lane of scratch (the patch block, then the work) a thread (aotc_qconv_params.lanes)
+    # a generic host's plan whose AVX2 path has blocks of whole lanes and room for its clipped weights (ubs_fix)
+    ubs: bool = False
 
 
 class DepthwisePlan(NamedTuple):
@@ -306,6 +309,35 @@ def _patches_kernel(node: Node, graph: Graph) -> str:
     return f"aotc_qconv_{kind}_{SUFFIX[graph.tensors[node.inputs[0]].dtype]}"
 
 
+def _avx2_block(tile: int) -> int:
+    """The AVX2 path's positions a block (qconv_patches_avx2's ptile): half the tile's, pairs of 16 bits in the
+    patch block's bytes, in whole lanes."""
+    return -(-tile // LANES) * LANES // 2 // LANES * LANES
+
+
+def ubs_weight_bytes(node: Node, graph: Graph) -> tuple[int, int]:
+    """The vpmaddubsw path's clipped weights (aotc_quant.h aotc_qconv_ubs_wblock_bytes, _wall_bytes): one block of
+    4 output channels', and every block's; it makes them from w and ubs_fix, so the bundle holds w alone."""
+    s = _conv_shape(node, graph)
+    block = -(-_patch_length(node, graph) // 8) * 32
+    return block, node.attrs["group"] * -(-s.mg // 4) * block
+
+
+def ubs_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int | None:
+    """The work of the vpmaddubsw path (quant_impl.h qconv_patches_ubs), the most of what `room` holds of: a second
+    patch block (where the plane takes more than the path's block; its pairs of 16 bits, made first and then quads
+    in place, then cover the tile's positions, not half: aotc_qconv_ubs_block), then the clipped weights, every
+    block's (made once a call) or one block's (made again for each block of positions); None where not even one
+    block's fits (the pairs path then). The order agrees with the kernel's reading of p->work."""
+    plane = math.prod(graph.tensors[node.outputs[0]].shape[2:])
+    tile = min(tile, plane)
+    second = -(-tile // LANES) * LANES * _patch_length(node, graph) if tile > _avx2_block(tile) else 0
+    one, every = ubs_weight_bytes(node, graph)
+    fits = [s + w for s in dict.fromkeys((second, 0)) for w in (every, one) if s + w <= room
+            and (w == one or plane > 2 * (tile if s else _avx2_block(tile)))]
+    return fits[0] if fits else None
+
+
 def avx2_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int:
     """The work of the AVX2 path (quant_impl.h qconv_patches_avx2, which a generic host's build with AVX2 takes):
     every output channel's weights widened to 16-bit pairs once a call (aotc_qconv_avx2_work_bytes), where `room`
@@ -313,7 +345,7 @@ def avx2_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int:
     bits in the patch block's bytes); else 0, and the path widens each block's weights again for every block of
     positions (8 % of ResNet-18 QDQ's time at x86-64-v3)."""
     s = _conv_shape(node, graph)
-    block = -(-tile // LANES) * LANES // 2 // LANES * LANES
+    block = _avx2_block(tile)
     need = node.attrs["group"] * -(-s.mg // 4) * _patch_length(node, graph) // 4 * 32
     return need if block >= LANES and s.out_h * s.out_w > 2 * block and need <= room else 0
 
@@ -336,12 +368,16 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
     def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
         tile = min(tile, positions)
         patch = -(-tile // LANES) * LANES * k
+        ubs_work = (ubs_patches_work(node, graph, tile, budget - patch)
+                    if isa == "avx2" and _avx2_block(tile) >= LANES else None)
+        ubs = ubs_work is not None  # (then no widened weights: the clipped ones are the path's)
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
                 else dsp_patches_work(node, graph) if isa == "arm-dsp"
+                else ubs_work if ubs
                 else avx2_patches_work(node, graph, tile, budget - patch) if isa == "avx2" else 0)
         rows = (isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0
                 and _rows_pays(node, graph))
-        return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows))
+        return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows, ubs=ubs))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
     # largest whose patches take at most PATCH_FLOOR bytes, even above the tight bound: the DSP path widens
@@ -569,6 +605,8 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         if ctx.choice.detail.rows:  # qconv_rows's quads: 4 input channels at one tap (kp: whole quads of channels)
             taps = math.prod(ctx.attrs["kernel_shape"])
             weights = np.ascontiguousarray(weights.reshape(m, -1, 4, taps).transpose(0, 1, 3, 2)).reshape(m, kp)
+        if ctx.choice.detail.ubs:  # (the clipped weights themselves the kernel makes from w and these)
+            ubs_fix = ubs_weights(weights, int(a["group"]))[1]
         if ctx.choice.detail.packed:
             weights = interleave_rows(weights, 16)
     y_zero = int(_scalar(ctx, 7))
@@ -584,6 +622,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         "w_packed": str(2 if patches and ctx.choice.detail.rows else int(patches and ctx.choice.detail.packed)),
         **({"work": str(ctx.choice.detail.work)} if ctx.choice.detail.work else {}),
         **({"lanes": str(ctx.choice.detail.lanes)} if ctx.choice.detail.lanes > 1 else {}),
+        **({"ubs_fix": ctx.const_array("ubs_fix", ubs_fix)} if patches and ctx.choice.detail.ubs else {}),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else "")

@@ -172,8 +172,10 @@ def test_quant_avx2_network_shapes(tmp_path, objects):
     """The ONNX int8 convs' AVX2 paths (quant_impl.h AOTC_QUANT_AVX2: the patches as 16-bit pairs, the depthwise
     by vpmaddwd on pairs of taps, row by row and as one run over small planes) on MobileNetV2's and ResNet-18's
     layer sizes with tails, odd channel counts, stride 2, 5 x 5, packed weights and weight zero points, and the
-    residual ADD fused into the stores, and given the whole weights widened once (the work the plan gives a generic
-    host): exactly the reference under the sanitizers, and (callgrind) at most
+    residual ADD fused into the stores, given the whole weights widened once (the work the plan gives a generic
+    host), and again on the vpmaddubsw path (its fixes made by the test as quant_ubs.py makes them, in its 4 ways of
+    p->work): exactly the
+    reference under the sanitizers, and (callgrind) at most
     QAVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add, which the byte quads' path and the vpmulld depthwise
     exceeded (by 1.1-3.2x)."""
     require_tool("gcc", "valgrind")
@@ -184,6 +186,7 @@ def test_quant_avx2_network_shapes(tmp_path, objects):
     out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
     assert "MISMATCH" not in out and out.count(" ok (") == len(QAVX2_INSTRUCTIONS_PER_MAC) + 9, out  # (+ checked only)
     assert out.count(" widened ") == 5, out
+    assert out.count(" ubs-ok (") == 11, out  # the convs again by vpmaddubsw (qconv_patches_ubs)
     counted = tmp_path / "test_quant_avx2_counts"
     compile_and_link(objects, "gcc", _quant_avx2_sources(), [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)
     for i, bound in enumerate(QAVX2_INSTRUCTIONS_PER_MAC):

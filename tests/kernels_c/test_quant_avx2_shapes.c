@@ -123,6 +123,77 @@ static void *buffer(size_t n) {
     return b;
 }
 
+#if !defined(__AVX512VNNI__)
+/* AVX2 builds: the convs run again on the vpmaddubsw path (qconv_patches_ubs) with its fixes made here as
+ * aot/kernels/quant_ubs.py makes them, and p->work as quant.py ubs_patches_work gives it: 1 blocks of half the tile
+ * and one block's clipped weights (made again for each block of positions), 2 the whole tile (a second patch block,
+ * aotc_qconv_ubs_block) and every block's weights (made once), 3 half the tile and every block's, 4 the whole tile
+ * and one block's */
+static int ubs_mode;
+
+/* A 16-bit lane's 4 weights (v) with the sum of one side (sign) cut to at most 128, the largest first */
+static void ubs_clip_side(int32_t v[4], int32_t sign) {
+    int32_t excess = -128, i;
+    for (i = 0; i < 4; ++i) excess += sign * v[i] > 0 ? sign * v[i] : 0;
+    while (excess > 0) {
+        int32_t at = 0, take;
+        for (i = 1; i < 4; ++i) at = sign * v[i] > sign * v[at] ? i : at;
+        take = sign * v[at] < excess ? sign * v[at] : excess;
+        v[at] -= sign * take, excess -= take;
+    }
+}
+
+/* What clipping w (out_c rows of kp) takes off as p->ubs_fix (aotc_quant.h), allocated */
+static void ubs_make(aotc_qconv_params *p, const int8_t *w, int32_t kp, int32_t **uf) {
+    const int32_t mg = p->out_c / p->group, mg4 = (mg + 3) / 4, ng = (kp + 7) / 8, blocks = p->group * mg4;
+    int32_t *rest = (int32_t *)buffer(sizeof(int32_t) * (size_t)blocks * 4 * ng * 8), n = 0;
+    int32_t b, c, g, k, h, e;
+    *uf = (int32_t *)buffer(sizeof(int32_t) * ((size_t)blocks + 1 + (size_t)blocks * 4 * ng * 2 * 2 * 3));
+    for (b = 0; b < blocks; ++b) {
+        for (c = 0; c < 4; ++c) {
+            const int32_t ch = b % mg4 * 4 + c, row = (b / mg4) * mg + ch;
+            for (g = 0; g < ng; ++g) {
+                for (h = 0; h < 2; ++h) { /* lane h: bytes 2h, 2h + 1 of quads 2g and 2g + 1 */
+                    const int32_t at[4] = {8 * g + 2 * h, 8 * g + 2 * h + 1, 8 * g + 4 + 2 * h, 8 * g + 5 + 2 * h};
+                    int32_t v[4], full[4];
+                    for (k = 0; k < 4; ++k) full[k] = v[k] = ch < mg && at[k] < kp ? w[(size_t)row * kp + at[k]] : 0;
+                    ubs_clip_side(v, 1), ubs_clip_side(v, -1);
+                    for (k = 0; k < 4; ++k) {
+                        const size_t i = ((size_t)(b * 4 + c) * ng * 8) + (size_t)at[k];
+                        rest[i] = full[k] - v[k];
+                    }
+                }
+            }
+        }
+    }
+    (*uf)[0] = 0;
+    for (b = 0; b < blocks; ++b) { /* each rest quad in parts whose pairs of one sign sum within 128 */
+        int32_t *fix = *uf + blocks + 1;
+        for (c = 0; c < 4; ++c) {
+            for (k = 0; k < 2 * ng; ++k) {
+                int32_t *q = rest + (size_t)(b * 4 + c) * ng * 8 + 4 * k;
+                while (q[0] | q[1] | q[2] | q[3]) {
+                    int8_t part[4];
+                    for (e = 0; e < 4; e += 2) {
+                        int32_t a = q[e], d = q[e + 1];
+                        if (a * d > 0 && abs(a) + abs(d) > 128) {
+                            const int32_t sg = a > 0 ? 1 : -1;
+                            a = sg * (abs(a) < 128 ? abs(a) : 128), d = sg * (128 - abs(a));
+                        }
+                        part[e] = (int8_t)a, part[e + 1] = (int8_t)d, q[e] -= a, q[e + 1] -= d;
+                    }
+                    fix[2 * n] = c | k << 2;
+                    memcpy(&fix[2 * n + 1], part, 4);
+                    ++n;
+                }
+            }
+        }
+        (*uf)[b + 1] = n;
+    }
+    free(rest);
+}
+#endif
+
 /* Shape s at dilation dil: its kernel once (check 0) or checked against the reference (1). Returns 1 on a
  * mismatch. */
 static int run(const shape *s, int check, int32_t dil) {
@@ -134,7 +205,7 @@ static int run(const shape *s, int check, int32_t dil) {
     void *x, *y, *ref, *scratch, *res = NULL, *tmp = NULL;
     int8_t *w, *w_arg;
     float *scale;
-    int32_t *bias, *bias_arg, *w_zero;
+    int32_t *bias, *bias_arg, *w_zero, *ubs_fix = NULL;
     int bad = 0;
     memset(&p, 0, sizeof p);
     p.batch = 1, p.in_c = s->in_c, p.out_c = s->out_c, p.group = s->depthwise ? s->in_c : 1;
@@ -177,6 +248,9 @@ static int run(const shape *s, int check, int32_t dil) {
         for (i = 0; i < k; ++i) wsum += w[(size_t)c * kp + i];
         bias_arg[c] = s->depthwise ? bias[c] : bias[c] + kp * zp * w_zero[c] - zp * wsum;
     }
+#if !defined(__AVX512VNNI__)
+    if (ubs_mode && !s->depthwise) ubs_make(&p, w, kp, &ubs_fix), p.ubs_fix = ubs_fix;
+#endif
     if (s->packed) { /* as quant.py's interleave_rows(w, 16) */
         w_arg = (int8_t *)buffer(w_n);
         for (c = 0; c < p.out_c; ++c) {
@@ -203,6 +277,11 @@ static int run(const shape *s, int check, int32_t dil) {
             p.work = INT32_MAX;
             p.work = (int32_t)aotc_qconv_avx2_work_bytes(&p);
         }
+#endif
+#if !defined(__AVX512VNNI__)
+        if (ubs_mode) /* (quant.py ubs_patches_work) */
+            p.work = (int32_t)((ubs_mode % 2 == 0 ? aotc_qconv_patch_bytes(&p, tile) : 0) +
+                               (ubs_mode == 2 || ubs_mode == 3 ? aotc_qconv_ubs_wall_bytes(&p) : aotc_qconv_ubs_wblock_bytes(&p)));
 #endif
         scratch = buffer((size_t)aotc_qconv_patches_scratch_bytes(&p, tile));
         if (s->fused) { /* QLinearAdd's parameters as aot/qmath.py computes them, over y's shape */
@@ -250,7 +329,7 @@ static int run(const shape *s, int check, int32_t dil) {
             }
         }
     }
-    printf("%-40s %s (%ld MACs)", s->name, bad ? "MISMATCH" : check ? "ok" : "ran",
+    printf("%-40s %s%s (%ld MACs)", s->name, p.ubs_fix != NULL ? "ubs-" : "", bad ? "MISMATCH" : check ? "ok" : "ran",
            (long)y_n * (long)(p.in_c / p.group) * p.k_h * p.k_w);
 #if defined(AOTC_TEST_QX86_TRACE)
     printf(" dw3 %ld dw3_masked %ld dw3_one %ld requant_channel %ld quads64 %ld dotb3 %ld dotq %ld dotb3n %ld dotq3 %ld"
@@ -267,6 +346,7 @@ static int run(const shape *s, int check, int32_t dil) {
     printf("\n");
     if (w_arg != w) free(w_arg);
     free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch), free(res), free(tmp);
+    free(ubs_fix);
     return bad;
 }
 
@@ -330,6 +410,15 @@ int main(int argc, char **argv) {
     for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1, 1);
     for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
     for (i = 0; i < NWIDENED; ++i) failed |= run(&WIDENED_[i], 1, 1);
+#if !defined(__AVX512VNNI__)
+    for (i = 0; i < NSHAPES + NDILATED; ++i) { /* the convs again by vpmaddubsw, in the 4 modes */
+        const shape *sh = i < NSHAPES ? &SHAPES_[i] : &DILATED_[i - NSHAPES];
+        if (sh->depthwise) continue;
+        ubs_mode = 1 + i % 4;
+        failed |= run(sh, 1, i < NSHAPES ? 1 : 2);
+    }
+    ubs_mode = 0;
+#endif
 #if defined(__AVX512VNNI__)
     failed |= run_gemm(1, 1000, 1280, 0, 0, 1); /* MobileNetV2's classifier */
     failed |= run_gemm(3, 21, 70, 0, 0, 1);

@@ -196,6 +196,12 @@ typedef struct {
     int32_t lanes;            /* --threads (AVX-512 VNNI hosts): the threads whose scratch the plan gave, each a lane of
                                * aotc_qconv_lane_bytes (the patch block or rows, then the work), that the conv splits
                                * its output positions (or channels) over; 0 or 1: one thread, one lane */
+    const int32_t *ubs_fix;   /* AVX2 without VNNI (quant_impl.h qconv_patches_ubs; NULL: not that path): what the
+                               * vpmaddubsw path's weights, clipped so that its 16-bit sums of 4 products are exact
+                               * (aot/kernels/quant_ubs.py), lack of w: [blocks + 1] offsets (in entries) per group's
+                               * block of 4 channels, then the entries, 2 words each: c | q << 2, and channel c's quad q
+                               * of the rest (each pair within +-128: exact in one vpmaddubsw). The path makes the
+                               * clipped weights from w and these in p->work (aotc_qconv_ubs_wblock_bytes) */
 } aotc_qconv_params;
 
 /* The fewest multiply-adds (taps for a depthwise conv) a QLinearConv splits over a --threads pool: below, a
@@ -320,6 +326,27 @@ static inline int64_t aotc_qconv_patch_bytes(const aotc_qconv_params *p, int32_t
 static inline int64_t aotc_qconv_avx2_work_bytes(const aotc_qconv_params *p) {
     const int64_t need = (int64_t)p->group * ((p->out_c / p->group + 3) / 4) * (aotc_qconv_kp(p) / 4) * 32;
     return p->work < need ? 0 : need;
+}
+
+/* The vpmaddubsw path's clipped weights of one block of 4 output channels (quant_impl.h qubs_wblock): its pairs of
+ * quads, 4 channels x 2 words each */
+static inline int64_t aotc_qconv_ubs_wblock_bytes(const aotc_qconv_params *p) {
+    const int64_t kq = ((int64_t)p->in_c / p->group * p->k_h * p->k_w + 3) / 4;
+    return (kq + 1) / 2 * 32;
+}
+
+/* ... and of every block of every group (made once a call where p->work holds them) */
+static inline int64_t aotc_qconv_ubs_wall_bytes(const aotc_qconv_params *p) {
+    return (int64_t)p->group * ((p->out_c / p->group + 3) / 4) * aotc_qconv_ubs_wblock_bytes(p);
+}
+
+/* The vpmaddubsw path's positions a block (quant_impl.h qconv_patches_ubs): the tile's, where p->work holds a second
+ * patch block (its pairs of 16 bits take twice the quads' bytes) before the weights' room, else ptile (half). The
+ * work (aot/kernels/quant.py ubs_patches_work) is [that second block] then the clipped weights: all blocks' where
+ * they fit (aotc_qconv_ubs_wall_bytes), else one block's */
+static inline int32_t aotc_qconv_ubs_block(const aotc_qconv_params *p, int32_t tile, int32_t ptile) {
+    return tile <= AOTC_QCONV_PATCH_TILE && p->work >= aotc_qconv_patch_bytes(p, tile) + aotc_qconv_ubs_wblock_bytes(p)
+               ? tile : ptile;
 }
 
 /* The depthwise kernels' k_h padded rows */

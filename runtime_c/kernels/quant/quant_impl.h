@@ -287,7 +287,8 @@ static inline void AOTC_Q(qavx2_bytes)(const void *AOTC_RESTRICT from, int32_t n
  * AOTC_QOFFSET, the zero point outside the image; last - first + ext bytes, run i's at seg + t + i ext) is made once
  * for the k_w taps of (ic, kh), and each tap's row copied from it (the row-by-row bounds of every tap had cost 60 %
  * of the patch block) */
-#define AOTC_QAVX2_SEGRUNS 4 /* runs of output rows a block at most for the segments */
+#define AOTC_QAVX2_SEGRUNS 8 /* runs of output rows a block at most for the segments (8: a block of 64 positions on
+                               * rows of 14, the vpmaddubsw path's) */
 #define AOTC_QAVX2_SEG (AOTC_QCONV_PATCH_TILE + AOTC_QAVX2_SEGRUNS * AOTC_QAVX2_KW + 16)
 
 static void AOTC_Q(qavx2_segs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT pl, int32_t kh,
@@ -644,6 +645,253 @@ static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256
     }
 }
 
+/* The block's sums of channels [oc, oc + nb) (acc[j][t]: position t of the block, whose first is yo[0] of each
+ * channel's output plane; the weights' zero point times the patch sums off) requantised and stored: through the
+ * fused ADD one by one from position `from` on (those before: the block before's), else 16 at a time, `real` */
+static void AOTC_Q(qavx2_store)(const aotc_qconv_params *p, int32_t acc[4][AOTC_QCONV_PATCH_TILE], const int32_t *sums,
+                                int32_t oc, int32_t nb, QT *yo0, const QT *y, int32_t from, int32_t real,
+                                int32_t width, const aotc_qresidual_params *rp, const QT *res) {
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero);
+    const int32_t plane_out = p->out_h * p->out_w;
+    int32_t j, t, t0;
+    for (j = 0; j < nb; ++j) {
+        const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
+        const float sc = p->scale[oc + j];
+        QT *yo = yo0 + (int64_t)(oc + j) * plane_out;
+        if (rp != NULL) {
+            const QT *ro = res + (yo - y);
+            for (t = from > 0 ? from : 0; t < real; ++t) {
+                const int32_t v = aotc_requant(acc[j][t] + b - wz * sums[t], sc, p->y_lo, p->y_hi, p->y_zero);
+                yo[t] = (QT)AOTC_Q(residual_one)(rp, v, ro[t]);
+            }
+            continue;
+        }
+        {
+            const __m256 scv = _mm256_set1_ps(sc);
+            const __m256i bv = _mm256_set1_epi32(b), wzv = _mm256_set1_epi32(wz);
+            for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                const int two = t0 + 8 < width; /* (a block's last 8 positions: one vector) */
+                __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
+                __m256i v1 = two ? _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv) : bv;
+                if (wz != 0) {
+                    v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
+                    if (two)
+                        v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
+                }
+                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
+            }
+        }
+    }
+}
+
+/* The vpmaddubsw path (p->ubs_w, a generic host's plan): the patch block as 4-byte quads of rows (x + AOTC_QOFFSET,
+ * 0..255), word [q][t] of `width` positions a quad row, and each channel's quads 2 g and 2 g + 1 summed by two
+ * vpmaddubsw into 16-bit lanes of 4 products each, which one vpmaddwd with ones adds into 32 bits: 64 multiply-adds a
+ * vpmaddwd where the 16-bit pairs take 16. Exact because aot/kernels/quant.py (ubs_weights) clipped every lane's 4
+ * weights to positive and negative sums of at most 128 (255 x 128 = 32640: no saturation, and the 16-bit sum fits),
+ * and lists what it took off (p->ubs_fix: a few quads a block, each pair within +-128), which qubs_fix adds by one
+ * vpmaddubsw each. The tile alone: 170 GMAC/s on this Zen 5 against the pairs' 112. */
+
+/* The pair rows [0, 2 kq) of the block (qconv_patch_pairs) made quad rows [0, kq) in place (quad row q over pair row
+ * q, read at quad q / 2 or before), and quad row kq zero where kq is odd (a pair of quads the tile's step) */
+static void AOTC_Q(qubs_quads)(uint8_t *block, int32_t width, int32_t kq) {
+    const __m256i order = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                           0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+    int32_t q, t;
+    for (q = 0; q < kq; ++q) {
+        const uint8_t *r0 = block + (int64_t)(2 * q) * width * 4, *r1 = r0 + (int64_t)width * 4;
+        uint8_t *dst = block + (int64_t)q * width * 4;
+        for (t = 0; t < width; t += 8) { /* the two rows' 8 positions' 16-bit values as bytes, each position's 4 together */
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(r0 + 4 * t));
+            const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(r1 + 4 * t));
+            _mm256_storeu_si256((__m256i *)(void *)(dst + 4 * t), _mm256_shuffle_epi8(_mm256_packus_epi16(a, b), order));
+        }
+    }
+    if (kq & 1) {
+        for (t = 0; t < width; t += 8) _mm256_storeu_si256((__m256i *)(void *)(block + ((int64_t)kq * width + t) * 4),
+                                                           _mm256_setzero_si256());
+    }
+}
+
+/* 8 positions' 4-product sums of quads (x0, x1) with a channel's pair of weight quads (wq[0], wq[1]) added to a */
+#define AOTC_QUBS_STEP(a, x0, x1, wa, wb) \
+    a = _mm256_add_epi32(a, _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(x0, wa), _mm256_maddubs_epi16(x1, wb)), ones))
+
+/* acc[c][t0, t0 + 16) = the block's sums of quad pairs [0, ng) with wq's 4 channels (wq[8 g + 2 c + h]) */
+static void AOTC_Q(qubs_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t width, int32_t t0, int32_t ng,
+                               const int32_t *AOTC_RESTRICT wq, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const int32_t *px = (const int32_t *)(const void *)quads + t0;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
+    int32_t g;
+    a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = _mm256_setzero_si256();
+    for (g = 0; g < ng; ++g, wq += 8) {
+        const int32_t *r0 = px + (int64_t)(2 * g) * width, *r1 = r0 + width;
+        const __m256i x00 = _mm256_loadu_si256((const __m256i *)r0), x01 = _mm256_loadu_si256((const __m256i *)(r0 + 8));
+        const __m256i x10 = _mm256_loadu_si256((const __m256i *)r1), x11 = _mm256_loadu_si256((const __m256i *)(r1 + 8));
+        __m256i wa = _mm256_set1_epi32(wq[0]), wb = _mm256_set1_epi32(wq[1]);
+        AOTC_QUBS_STEP(a00, x00, x10, wa, wb), AOTC_QUBS_STEP(a01, x01, x11, wa, wb);
+        wa = _mm256_set1_epi32(wq[2]), wb = _mm256_set1_epi32(wq[3]);
+        AOTC_QUBS_STEP(a10, x00, x10, wa, wb), AOTC_QUBS_STEP(a11, x01, x11, wa, wb);
+        wa = _mm256_set1_epi32(wq[4]), wb = _mm256_set1_epi32(wq[5]);
+        AOTC_QUBS_STEP(a20, x00, x10, wa, wb), AOTC_QUBS_STEP(a21, x01, x11, wa, wb);
+        wa = _mm256_set1_epi32(wq[6]), wb = _mm256_set1_epi32(wq[7]);
+        AOTC_QUBS_STEP(a30, x00, x10, wa, wb), AOTC_QUBS_STEP(a31, x01, x11, wa, wb);
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a00), _mm256_storeu_si256((__m256i *)(acc[0] + t0 + 8), a01);
+    _mm256_storeu_si256((__m256i *)(acc[1] + t0), a10), _mm256_storeu_si256((__m256i *)(acc[1] + t0 + 8), a11);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a20), _mm256_storeu_si256((__m256i *)(acc[2] + t0 + 8), a21);
+    _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
+}
+
+/* qubs_lanes on the last 8 positions of a block whose width is 8 past a multiple of 16 */
+static void AOTC_Q(qubs_lanes8)(const uint8_t *AOTC_RESTRICT quads, int32_t width, int32_t t0, int32_t ng,
+                                const int32_t *AOTC_RESTRICT wq, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const int32_t *px = (const int32_t *)(const void *)quads + t0;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i a0, a1, a2, a3;
+    int32_t g;
+    a0 = a1 = a2 = a3 = _mm256_setzero_si256();
+    for (g = 0; g < ng; ++g, wq += 8) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)(2 * g) * width));
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)(2 * g + 1) * width));
+        AOTC_QUBS_STEP(a0, x0, x1, _mm256_set1_epi32(wq[0]), _mm256_set1_epi32(wq[1]));
+        AOTC_QUBS_STEP(a1, x0, x1, _mm256_set1_epi32(wq[2]), _mm256_set1_epi32(wq[3]));
+        AOTC_QUBS_STEP(a2, x0, x1, _mm256_set1_epi32(wq[4]), _mm256_set1_epi32(wq[5]));
+        AOTC_QUBS_STEP(a3, x0, x1, _mm256_set1_epi32(wq[6]), _mm256_set1_epi32(wq[7]));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a0), _mm256_storeu_si256((__m256i *)(acc[1] + t0), a1);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a2), _mm256_storeu_si256((__m256i *)(acc[3] + t0), a3);
+}
+
+/* What the clipping took off a block of 4 channels added to its sums: each entry (c | q << 2, quad) by one
+ * vpmaddubsw (each pair of the quad within +-128: exact) and vpmaddwd with ones, `width` positions */
+static void AOTC_Q(qubs_fix)(const uint8_t *AOTC_RESTRICT quads, int32_t width, const int32_t *AOTC_RESTRICT fix,
+                             int32_t n, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    int32_t e, t;
+    for (e = 0; e < n; ++e) {
+        const int32_t *row = (const int32_t *)(const void *)quads + (int64_t)(fix[2 * e] >> 2) * width;
+        const __m256i wv = _mm256_set1_epi32(fix[2 * e + 1]);
+        int32_t *a = acc[fix[2 * e] & 3];
+        for (t = 0; t < width; t += 8) {
+            const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_loadu_si256((const __m256i *)(row + t)), wv), ones);
+            _mm256_storeu_si256((__m256i *)(a + t), _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(a + t)), s));
+        }
+    }
+}
+
+/* The clipped weights of channels [oc, oc + nb) (a block of 4, those past nb zero) as qubs_lanes reads them, words
+ * [g][c][h]: quad 2 g + h of channel c, from w (its quads as aotc_qconv_wrow lays them), less the block's fixes (what
+ * the clipping took: `n` entries of `fix`, subtracted bytewise; the results are int8, so wrapping cannot err). A
+ * 4 x 4 transpose of 8-byte pairs of quads: 4 instructions a pair, 2 % of the tile's for a block of 64 positions */
+static void AOTC_Q(qubs_wblock)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t oc, int32_t nb,
+                                int32_t kq, const int32_t *AOTC_RESTRICT fix, int32_t n, int32_t *AOTC_RESTRICT out) {
+    const int32_t kp = kq * 4, ng = (kq + 1) / 2;
+    int32_t g = 0, c, h, e;
+    if (AOTC_QCONV_PACKED(p)) { /* the 4 channels' quad q: 16 bytes of quad row q of their block of 16 */
+        const int8_t *wq = aotc_qconv_wrow(p, w, oc, kp);
+        for (; 2 * g + 1 < kq; ++g) {
+            const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(wq + 128 * g));
+            const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(wq + 128 * g + 64));
+            _mm_storeu_si128((__m128i *)(void *)(out + 8 * g), _mm_unpacklo_epi32(a, b));
+            _mm_storeu_si128((__m128i *)(void *)(out + 8 * g + 4), _mm_unpackhi_epi32(a, b));
+        }
+    } else if (nb == 4) {
+        const int8_t *r0 = w + (int64_t)oc * kp, *r1 = r0 + kp, *r2 = r1 + kp, *r3 = r2 + kp;
+        for (; 2 * g + 8 <= kq; g += 4) { /* 4 pairs of quads of each channel */
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(const void *)(r0 + 8 * g));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(const void *)(r1 + 8 * g));
+            const __m256i v2 = _mm256_loadu_si256((const __m256i *)(const void *)(r2 + 8 * g));
+            const __m256i v3 = _mm256_loadu_si256((const __m256i *)(const void *)(r3 + 8 * g));
+            const __m256i t0 = _mm256_unpacklo_epi64(v0, v1), t1 = _mm256_unpackhi_epi64(v0, v1);
+            const __m256i t2 = _mm256_unpacklo_epi64(v2, v3), t3 = _mm256_unpackhi_epi64(v2, v3);
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g), _mm256_permute2x128_si256(t0, t2, 0x20));
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g + 8), _mm256_permute2x128_si256(t1, t3, 0x20));
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g + 16), _mm256_permute2x128_si256(t0, t2, 0x31));
+            _mm256_storeu_si256((__m256i *)(void *)(out + 8 * g + 24), _mm256_permute2x128_si256(t1, t3, 0x31));
+        }
+    }
+    for (; g < ng; ++g) { /* the rest one word at a time: past nb, and quad kq where kq is odd, zero */
+        for (c = 0; c < 4; ++c) {
+            for (h = 0; h < 2; ++h) {
+                int32_t v = 0;
+                if (c < nb && 2 * g + h < kq)
+                    memcpy(&v, aotc_qconv_wrow(p, w, oc + c, kp) + (int64_t)(2 * g + h) * AOTC_QCONV_QSTEP(p), 4);
+                out[8 * g + 2 * c + h] = v;
+            }
+        }
+    }
+    for (e = 0; e < n; ++e) {
+        const int32_t q = fix[2 * e] >> 2, at = 8 * (q >> 1) + 2 * (fix[2 * e] & 3) + (q & 1);
+        out[at] = _mm_cvtsi128_si32(_mm_sub_epi8(_mm_cvtsi32_si128(out[at]), _mm_cvtsi32_si128(fix[2 * e + 1])));
+    }
+}
+
+/* qconv_patches_avx2 by vpmaddubsw (above): its blocks of positions and patch pairs, made quads */
+static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t tile, int32_t ptile, const QT *AOTC_RESTRICT x,
+                                      const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
+                                      const aotc_qresidual_params *rp, const QT *res) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, ng = (kq + 1) / 2, mg4 = (mg + 3) / 4;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int32_t *fix_at = p->ubs_fix, *fix = p->ubs_fix + p->group * mg4 + 1;
+    /* the clipped weights in p->work past the second patch block, if any: every block's, made once, where they fit */
+    const int32_t block = aotc_qconv_ubs_block(p, tile, ptile);
+    const int64_t second = block == tile && tile != ptile ? aotc_qconv_patch_bytes(p, tile) : 0;
+    int32_t *wbuf = (int32_t *)(void *)(scratch + aotc_qconv_patch_bytes(p, tile) + second);
+    const int once = p->work - second >= aotc_qconv_ubs_wall_bytes(p);
+    int32_t acc[4][AOTC_QCONV_PATCH_TILE];
+    int32_t sums[AOTC_QCONV_PATCH_TILE];
+    int32_t n, g, oc, p0, t, t0, j;
+    for (g = 0; once && g < p->group; ++g) {
+        for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
+            const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4, blk = g * mg4 + (oc - g * mg) / 4;
+            AOTC_Q(qubs_wblock)(p, w, oc, nb, kq, fix + 2 * fix_at[blk], fix_at[blk + 1] - fix_at[blk],
+                                wbuf + (int64_t)blk * ng * 8);
+        }
+    }
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += block) { /* blocks as qconv_patches_avx2's */
+                const int32_t np = plane_out - p0 < block ? plane_out - p0 : block;
+                const int32_t np_lanes = (np + 7) / 8 * 8;
+                const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0;
+                const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
+                const int32_t width = np_lanes;
+                AOTC_Q(qconv_patch_pairs)(p, xg, cg, q0, real, width, kq, (int16_t *)(void *)scratch);
+                if (p->w_zero_any) { /* each position's patch sum: its pairs' by vpmaddwd with ones */
+                    const int16_t *pairs = (const int16_t *)(const void *)scratch;
+                    const __m256i ones = _mm256_set1_epi16(1);
+                    for (t = 0; t < width; t += 8) {
+                        __m256i s = _mm256_setzero_si256();
+                        for (j = 0; j < 2 * kq; ++j) {
+                            const __m256i xv = _mm256_loadu_si256((const __m256i *)(pairs + ((int64_t)j * width + t) * 2));
+                            s = _mm256_add_epi32(s, _mm256_madd_epi16(xv, ones));
+                        }
+                        _mm256_storeu_si256((__m256i *)(sums + t), s);
+                    }
+                }
+                AOTC_Q(qubs_quads)(scratch, width, kq);
+                for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
+                    const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
+                    const int32_t blk = g * mg4 + (oc - g * mg) / 4;
+                    const int32_t *wq = once ? wbuf + (int64_t)blk * ng * 8 : wbuf;
+                    if (!once)
+                        AOTC_Q(qubs_wblock)(p, w, oc, nb, kq, fix + 2 * fix_at[blk], fix_at[blk + 1] - fix_at[blk], wbuf);
+                    for (t0 = 0; t0 + AOTC_QCONV_LANES <= width; t0 += AOTC_QCONV_LANES)
+                        AOTC_Q(qubs_lanes)(scratch, width, t0, ng, wq, acc);
+                    if (t0 < width) AOTC_Q(qubs_lanes8)(scratch, width, t0, ng, wq, acc);
+                    AOTC_Q(qubs_fix)(scratch, width, fix + 2 * fix_at[blk], fix_at[blk + 1] - fix_at[blk], acc);
+                    AOTC_Q(qavx2_store)(p, acc, sums, oc, nb, yn + q0, y, p0 - q0, real, width, rp, res);
+                }
+            }
+        }
+    }
+}
 /* qconv_patches_plain on AVX2 (see above); 0 where the patch block holds fewer than 16 positions as pairs (the
  * byte quads then) */
 static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
@@ -655,8 +903,6 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     /* the scratch holds tile (in whole lanes) x kp bytes: half as many positions as pairs of 16 bits */
     const int32_t ptile = (tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES / 2 / AOTC_QCONV_LANES *
                           AOTC_QCONV_LANES;
-    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
-    const __m256i zp = _mm256_set1_epi32(p->y_zero);
     int16_t *pairs = (int16_t *)(void *)scratch;
     /* the whole weights widened once (p->work: aotc_qconv_avx2_work_bytes), else a chunk a block in wb */
     int32_t *wall = aotc_qconv_avx2_work_bytes(p) ? (int32_t *)(void *)(scratch + aotc_qconv_patch_bytes(p, tile)) : NULL;
@@ -667,6 +913,10 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     int32_t n, g, oc, p0, t, t0, j, j0;
     /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
     if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
+    if (p->ubs_fix != NULL) {
+        AOTC_Q(qconv_patches_ubs)(p, tile, ptile, x, w, y, scratch, rp, res);
+        return 1;
+    }
     for (g = 0; wall != NULL && g < p->group; ++g) {
         for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
             const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
@@ -711,36 +961,7 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                         }
                         if (t0 < width) AOTC_Q(qavx2_lanes8)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wj, j0 == 0, acc);
                     }
-                    for (j = 0; j < nb; ++j) {
-                        const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
-                        const float sc = p->scale[oc + j];
-                        QT *yo = yn + (int64_t)(oc + j) * plane_out + q0;
-                        if (rp != NULL) { /* through the fused ADD, one by one (positions before p0 not again) */
-                            const QT *ro = res + (yo - y);
-                            for (t = p0 - q0 > 0 ? p0 - q0 : 0; t < real; ++t) {
-                                const int32_t v = aotc_requant(acc[j][t] + b - wz * sums[t], sc, p->y_lo, p->y_hi,
-                                                               p->y_zero);
-                                yo[t] = (QT)AOTC_Q(residual_one)(rp, v, ro[t]);
-                            }
-                            continue;
-                        }
-                        {
-                            const __m256 scv = _mm256_set1_ps(sc);
-                            const __m256i bv = _mm256_set1_epi32(b), wzv = _mm256_set1_epi32(wz);
-                            for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
-                                const int two = t0 + 8 < width; /* (a block's last 8 positions: one vector) */
-                                __m256i v0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0)), bv);
-                                __m256i v1 = two ? _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc[j] + t0 + 8)), bv)
-                                                 : bv;
-                                if (wz != 0) {
-                                    v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0))));
-                                    if (two)
-                                        v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
-                                }
-                                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
-                            }
-                        }
-                    }
+                    AOTC_Q(qavx2_store)(p, acc, sums, oc, nb, yn + q0, y, p0 - q0, real, width, rp, res);
                 }
             }
         }
