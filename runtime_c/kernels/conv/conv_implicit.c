@@ -155,6 +155,20 @@ MK_UNUSED static MK_INLINE void ig_put(const ig_out *o, float *t, const ptrdiff_
     else ig_store(o->tp, t, q, rows, o->width, o->plane, NULL, o->y);
 }
 
+/* AVX2 without AVX-512 (a host bundle built for x86-64-v3): a 1 x 1 conv on a plane of up to IG_PF_PLANE positions
+ * prefetches the next block of output channels' W^T into L2 over the block's full tiles, a line per input channel
+ * inside the tiles' loops (ig_tile_y; conv_pwc_avx512.c's design, which the AVX-512 build takes for these convs). Why:
+ * in a model a block's W^T comes from DRAM (ResNet-50's 100 MB of weights stay in no cache), and on a 7 x 7 plane
+ * its 7 full tiles do not hide the first one's reads: ResNet-50's 512 -> 2048 and 2048 -> 512 7 x 7 convs took
+ * 1120-1190 us in the model against 900 alone (issue 64). */
+#if IG_MR == 6 && IG_NR == 16 && defined(__AVX__) && !defined(__AVX512F__) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(AOTC_NO_INTRINSICS)
+#define IG_PF 1
+#define IG_PF_PLANE 256
+#else
+#define IG_PF 0
+#endif
+
 #include "conv_implicit_avx2.h" /* IG_DIRECT: x86 with AVX (and conv_implicit_avx512.h) */
 #undef IG_KERNEL
 #undef IG_SUM
@@ -177,6 +191,15 @@ static int32_t ig_rows(int32_t left) {
     static const int8_t few[9] = {0, 1, 2, 3, 4, IG_TILE5 ? 5 : 3, IG_MR, 4, 4};
     return left >= 9 ? IG_MR : few[left];
 }
+
+#if IG_PF
+/* The full tiles (IG_MR positions) ig_items_body's tiles (ig_rows) cut a class of `count` positions into. */
+static int32_t ig_full_tiles(int32_t count) {
+    int32_t full = 0, rows;
+    for (; count > 0; count -= rows) full += (rows = ig_rows(count)) == IG_MR;
+    return full;
+}
+#endif
 
 typedef void (*ig_kernel)(const float *const *, const ig_loops *, const float *, const float *, float *);
 
@@ -359,6 +382,9 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
 #if IG_DIRECT
     ig_dst dst;
 #endif
+#if IG_PF
+    int32_t pf_lines, pf_full, pf_s; /* the next block's W^T lines, this block's full tiles, and those done */
+#endif
     bare.act = AOTC_ACT_NONE;
 #if IG_MCU_RUNS
     ig_fin fin; /* runs finished in their kernel: clamp -1 where they cannot be (a LeakyRelu) */
@@ -405,6 +431,15 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                 (void)out; /* (read by the ISA headers' steps only: none in a plain build) */
                 for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
                 ra = row0;
+#if IG_PF
+                dst.npre = 0;
+                pf_lines = KH == 1 && KW == 1 && sy == 1 && sx == 1 && !nhwc && !onhwc && J->bands == 1 &&
+                                   out_plane <= IG_PF_PLANE && j0 + IG_NR < mg
+                               ? cg /* the next panel's k_rows lines (PANEL floats, 64 bytes, a row) */
+                               : 0;
+                pf_full = pf_lines > 0 ? ig_full_tiles(out_plane) : 0;
+                pf_s = 0;
+#endif
 #if IG_MCU_RUNS
                 if (KH == 1 && KW == 1 && sy == 1 && sx == 1 && IH == OH && IW == OW && !nhwc && !onhwc &&
                     fin.clamp >= 0 && IG_FIN_WIDTH(width, narrow) && row1 - row0 >= 1 && (row1 - row0) * OW >= IG_RUN) {
@@ -478,6 +513,14 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                             if (!onhwc && rows == 1 && width == IG_NR && L.n[0] > 0) {
                                 ig_pend_add_avx512(&pend, &npend, &L, xp[0], wc, q[0], b0, &out);
                                 continue;
+                            }
+#endif
+#if IG_PF
+                            if (pf_full > 0 && rows == IG_MR && count == out_plane) { /* this tile's share */
+                                const int32_t l0 = (int32_t)((int64_t)pf_lines * pf_s / pf_full);
+                                dst.npre = (int32_t)((int64_t)pf_lines * (pf_s + 1) / pf_full) - l0;
+                                dst.pre = wj + (k_rows + l0) * PANEL;
+                                ++pf_s;
                             }
 #endif
 #if IG_DIRECT
