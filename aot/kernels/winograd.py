@@ -163,13 +163,13 @@ def _limits(prefix: str) -> dict:
 # convs (16 tiles) took 1.66 ms against the implicit GEMM's 1.89 (AOTC_TAP per node in the model, load 3-4).
 F2 = Variant("aotc_conv_winograd_f32", 2, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5],
                                                    [0.0, 0.0, 1.0]]),
-             **_limits("AOTC_WINO"), min_tiles=32, min_tiles_avx2=16, in_cost=26.6, out_cost=12.4, lane_cost=8.0, step=16,
-             count_spatial=False, rounds_more=False)
+             **_limits("AOTC_WINO"), min_tiles=32, min_tiles_avx2=16, in_cost=26.6, out_cost=12.4, lane_cost=8.0,
+             step=16, count_spatial=False, rounds_more=False)
 F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6, -1 / 6, -1 / 6],
                                                     [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
                                                     [1 / 24, -1 / 12, 1 / 6], [0.0, 0.0, 1.0]]),
-             **_limits("AOTC_WINO4"), min_tiles=8, min_tiles_avx2=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2, step=8,
-             count_spatial=True, rounds_more=True)
+             **_limits("AOTC_WINO4"), min_tiles=8, min_tiles_avx2=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2,
+             step=8, count_spatial=True, rounds_more=True)
 VARIANTS = (F4, F2)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 # With --threads, where a conv cannot run by bands (Variant.lane_floats), Winograd only where its products do

@@ -199,6 +199,23 @@ static int32_t ig_full_tiles(int32_t count) {
     for (; count > 0; count -= rows) full += (rows = ig_rows(count)) == IG_MR;
     return full;
 }
+
+/* A block's prefetch (d->pf_*), where `ok` (a 1 x 1 conv at stride 1, NCHW in and out, one band, a next block in
+ * the group) on a plane of up to IG_PF_PLANE positions: the next panel's cg lines (a k row of PANEL floats, 64
+ * bytes, each) over the plane's full tiles, or none. */
+static void ig_pf_block(ig_dst *d, int ok, int32_t cg, ptrdiff_t out_plane) {
+    d->npre = 0, d->pf_done = 0;
+    d->pf_lines = ok && out_plane <= IG_PF_PLANE ? cg : 0;
+    d->pf_full = d->pf_lines > 0 ? ig_full_tiles((int32_t)out_plane) : 0;
+}
+
+/* The next full tile's share of the next block's W^T (its first line at wn), for ig_tile_y. */
+static MK_INLINE void ig_pf_tile(ig_dst *d, const float *wn) {
+    const int32_t l0 = (int32_t)((int64_t)d->pf_lines * d->pf_done / d->pf_full);
+    d->npre = (int32_t)((int64_t)d->pf_lines * (d->pf_done + 1) / d->pf_full) - l0;
+    d->pre = wn + (ptrdiff_t)l0 * PANEL;
+    ++d->pf_done;
+}
 #endif
 
 typedef void (*ig_kernel)(const float *const *, const ig_loops *, const float *, const float *, float *);
@@ -382,9 +399,6 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
 #if IG_DIRECT
     ig_dst dst;
 #endif
-#if IG_PF
-    int32_t pf_lines, pf_full, pf_s; /* the next block's W^T lines, this block's full tiles, and those done */
-#endif
     bare.act = AOTC_ACT_NONE;
 #if IG_MCU_RUNS
     ig_fin fin; /* runs finished in their kernel: clamp -1 where they cannot be (a LeakyRelu) */
@@ -432,13 +446,8 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                 for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
                 ra = row0;
 #if IG_PF
-                dst.npre = 0;
-                pf_lines = KH == 1 && KW == 1 && sy == 1 && sx == 1 && !nhwc && !onhwc && J->bands == 1 &&
-                                   out_plane <= IG_PF_PLANE && j0 + IG_NR < mg
-                               ? cg /* the next panel's k_rows lines (PANEL floats, 64 bytes, a row) */
-                               : 0;
-                pf_full = pf_lines > 0 ? ig_full_tiles(out_plane) : 0;
-                pf_s = 0;
+                ig_pf_block(&dst, KH == 1 && KW == 1 && sy == 1 && sx == 1 && !nhwc && !onhwc && J->bands == 1 &&
+                                      j0 + IG_NR < mg, cg, out_plane);
 #endif
 #if IG_MCU_RUNS
                 if (KH == 1 && KW == 1 && sy == 1 && sx == 1 && IH == OH && IW == OW && !nhwc && !onhwc &&
@@ -516,12 +525,8 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                             }
 #endif
 #if IG_PF
-                            if (pf_full > 0 && rows == IG_MR && count == out_plane) { /* this tile's share */
-                                const int32_t l0 = (int32_t)((int64_t)pf_lines * pf_s / pf_full);
-                                dst.npre = (int32_t)((int64_t)pf_lines * (pf_s + 1) / pf_full) - l0;
-                                dst.pre = wj + (k_rows + l0) * PANEL;
-                                ++pf_s;
-                            }
+                            if (dst.pf_full > 0 && rows == IG_MR && count == out_plane)
+                                ig_pf_tile(&dst, wj + k_rows * PANEL);
 #endif
 #if IG_DIRECT
                             if (!onhwc && rows == IG_MR && width == IG_NR && L.n[0] > 0 &&

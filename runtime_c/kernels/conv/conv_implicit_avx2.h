@@ -22,8 +22,9 @@ typedef struct {
     int32_t act;
     float lo, hi, leak;
 #if IG_PF
-    const float *pre; /* this tile's share of the next block's W^T, a line a step into L2 (ig_items_body) */
+    const float *pre; /* this tile's share of the next block's W^T, a line a step into L2 (ig_pf_tile) */
     int32_t npre;
+    int32_t pf_lines, pf_full, pf_done; /* the next block's W^T lines, this block's full tiles, those done */
 #endif
 } ig_dst;
 
