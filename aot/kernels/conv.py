@@ -268,8 +268,9 @@ def _winograd_applies(v: winograd.Variant) -> Callable[[ConvGeometry, TargetTrai
     def applies(c: ConvGeometry, target: TargetTraits) -> bool:
         if not (target.vector_unit and not target.helium and _same_3x3(c) and c.group == 1):
             return False
-        best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math, target.threads)
-        return best is not None and (best is v or (not v.rounds_more and v.applies(c.y[-2], c.y[-1])
+        avx2 = target.host and not target.avx512  # the machine's bundle without AVX-512 (a generic x86 host)
+        best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math, target.threads, avx2)
+        return best is not None and (best is v or (not v.rounds_more and v.applies(c.y[-2], c.y[-1], avx2)
                                                    and v.gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= winograd.MIN_GAIN
                                                    and winograd.threads_allow(v, c.in_c, c.out_c, c.y[-2], c.y[-1],
                                                                               target.threads)))

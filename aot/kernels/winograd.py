@@ -48,6 +48,8 @@ class Variant:
     band_tiles: int  # tiles per band (the band's V and M stay near the L2 cache)
     rows_max: int  # tile rows per band
     min_tiles: int  # on fewer, streaming the larger weights costs more than the products save
+    # the same on an AVX2 host without AVX-512, whose direct kernels run fewer products a cycle
+    min_tiles_avx2: int
     in_cost: float  # the output transform's cost, in multiply-adds of input channels
     out_cost: float  # the input transform's, in output channels
     lane_cost: float  # a tile row's idle lanes (its row transform runs in whole steps of `step` tiles)
@@ -66,9 +68,10 @@ class Variant:
         """(tile rows, tiles per row)"""
         return math.ceil(out_h / self.m), math.ceil(out_w / self.m)
 
-    def applies(self, out_h: int, out_w: int) -> bool:
+    def applies(self, out_h: int, out_w: int, avx2: bool = False) -> bool:
+        """Whether the plane's tiles fit the kernel's rows and are enough (avx2: for an AVX2 host without AVX-512)."""
         th, tw = self.tiles(out_h, out_w)
-        return tw <= self.tw_max and th * tw >= self.min_tiles
+        return tw <= self.tw_max and th * tw >= (self.min_tiles_avx2 if avx2 else self.min_tiles)
 
     def gain(self, in_c: int, out_c: int, out_h: int, out_w: int) -> float:
         """The expected speed-up over the direct kernels: the products saved times the share of the
@@ -155,16 +158,18 @@ def _limits(prefix: str) -> dict:
 # 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x, SqueezeNet's 32 -> 128 27 x 27
 # 1.10 x, 64 -> 256 13 x 13 1.01 x, 48 -> 192 13 x 13 0.93 x, ResNet-8's 32 ch 16 x 16 1.00 x; on fewer
 # tiles than min_tiles ResNet-18's 7 x 7 x 512 convs (16 tiles) ran 4 % slower. F(4 x 4), the same
-# convs: 1.85, 1.9, 2.13, 1.31, 1.51 and 1.36 x.
+# convs: 1.85, 1.9, 2.13, 1.31, 1.51 and 1.36 x. At AVX2 without AVX-512 (a generic x86 host built for
+# x86-64-v3; issue 64), where the direct kernels do half the products a cycle, F(2 x 2) on ResNet-50's 7 x 7 x 512
+# convs (16 tiles) took 1.66 ms against the implicit GEMM's 1.89 (AOTC_TAP per node in the model, load 3-4).
 F2 = Variant("aotc_conv_winograd_f32", 2, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5],
                                                    [0.0, 0.0, 1.0]]),
-             **_limits("AOTC_WINO"), min_tiles=32, in_cost=26.6, out_cost=12.4, lane_cost=8.0, step=16,
-             count_spatial=False, rounds_more=False)
+             **_limits("AOTC_WINO"), min_tiles=32, min_tiles_avx2=16, in_cost=26.6, out_cost=12.4, lane_cost=8.0,
+             step=16, count_spatial=False, rounds_more=False)
 F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6, -1 / 6, -1 / 6],
                                                     [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
                                                     [1 / 24, -1 / 12, 1 / 6], [0.0, 0.0, 1.0]]),
-             **_limits("AOTC_WINO4"), min_tiles=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2, step=8,
-             count_spatial=True, rounds_more=True)
+             **_limits("AOTC_WINO4"), min_tiles=8, min_tiles_avx2=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2,
+             step=8, count_spatial=True, rounds_more=True)
 VARIANTS = (F4, F2)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 # With --threads, where a conv cannot run by bands (Variant.lane_floats), Winograd only where its products do
@@ -189,12 +194,13 @@ def threads_allow(v: Variant, in_c: int, out_c: int, out_h: int, out_w: int, thr
             or v.runs_by_bands(out_h, out_w, in_c, out_c, threads))
 
 
-def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool, threads: int = 1) -> Variant | None:
+def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool, threads: int = 1,
+         avx2: bool = False) -> Variant | None:
     """The variant with the largest expected gain that applies (with fast_math, those that round more
-    too), if it reaches MIN_GAIN; with threads, one that runs by bands (Variant.runs_by_bands), or any where
-    the conv's intensity reaches THREADS_MIN_INTENSITY."""
+    too; avx2: on an AVX2 host without AVX-512, Variant.applies), if it reaches MIN_GAIN; with threads, one that
+    runs by bands (Variant.runs_by_bands), or any where the conv's intensity reaches THREADS_MIN_INTENSITY."""
     gains = [(v.gain(in_c, out_c, out_h, out_w), v) for v in VARIANTS
-             if v.applies(out_h, out_w) and (fast_math or not v.rounds_more)
+             if v.applies(out_h, out_w, avx2) and (fast_math or not v.rounds_more)
              and threads_allow(v, in_c, out_c, out_h, out_w, threads)]
     gain, v = max(gains, key=lambda g: g[0], default=(0.0, None))
     return v if gain >= MIN_GAIN else None

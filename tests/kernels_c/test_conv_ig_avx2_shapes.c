@@ -5,7 +5,8 @@
  * (three kernel columns inside: channels outermost), the output's neighbours untouched, and, given a shape's index,
  * that shape's conv alone once (test_kernels_c.py counts its instructions under callgrind). ResNet-50's 7 x 7
  * 3 x 3 convs (border rows and columns of 5, four corners), SqueezeNet's 13 x 13 (borders of 11 = 6 + 5), output
- * channels that leave a narrow tail (the _narrow tiles), stride 2, a residual, each activation, a batch of 2. */
+ * channels that leave a narrow tail (the _narrow tiles), stride 2, a residual, each activation, a batch of 2; a 1 x 1
+ * conv on a 7 x 7 plane, whose full tiles prefetch the next block's W^T in a loop of their own (IG_PF). */
 #include "aotc_conv.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
@@ -25,6 +26,7 @@ static const shape SHAPES_[] = {
     {"3x3 19->24 7x7 leaky batch 2", 19, 24, 7, 7, 3, 1, 1, 3, 1, 2},
     {"3x3/2 32->48 14x14", 32, 48, 14, 14, 3, 2, 1, 0, 0, 1},
     {"5x5 16->8 9x9 (narrow)", 16, 8, 9, 9, 5, 1, 2, 1, 0, 1},
+    {"1x1 64->40 7x7 relu residual (prefetch)", 64, 40, 7, 7, 1, 1, 0, 1, 1, 1},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 

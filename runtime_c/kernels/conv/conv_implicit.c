@@ -155,6 +155,20 @@ MK_UNUSED static MK_INLINE void ig_put(const ig_out *o, float *t, const ptrdiff_
     else ig_store(o->tp, t, q, rows, o->width, o->plane, NULL, o->y);
 }
 
+/* AVX2 without AVX-512 (a host bundle built for x86-64-v3): a 1 x 1 conv on a plane of up to IG_PF_PLANE positions
+ * prefetches the next block of output channels' W^T into L2 over the block's full tiles, a line per input channel
+ * inside the tiles' loops (ig_tile_y; conv_pwc_avx512.c's design, which the AVX-512 build takes for these convs). Why:
+ * in a model a block's W^T comes from DRAM (ResNet-50's 100 MB of weights stay in no cache), and on a 7 x 7 plane
+ * its 7 full tiles do not hide the first one's reads: ResNet-50's 512 -> 2048 and 2048 -> 512 7 x 7 convs took
+ * 1120-1190 us in the model against 900 alone (issue 64). */
+#if IG_MR == 6 && IG_NR == 16 && defined(__AVX__) && !defined(__AVX512F__) && \
+    (defined(__GNUC__) || defined(__clang__)) && !defined(AOTC_NO_INTRINSICS)
+#define IG_PF 1
+#define IG_PF_PLANE 256
+#else
+#define IG_PF 0
+#endif
+
 #include "conv_implicit_avx2.h" /* IG_DIRECT: x86 with AVX (and conv_implicit_avx512.h) */
 #undef IG_KERNEL
 #undef IG_SUM
@@ -177,6 +191,32 @@ static int32_t ig_rows(int32_t left) {
     static const int8_t few[9] = {0, 1, 2, 3, 4, IG_TILE5 ? 5 : 3, IG_MR, 4, 4};
     return left >= 9 ? IG_MR : few[left];
 }
+
+#if IG_PF
+/* The full tiles (IG_MR positions) ig_items_body's tiles (ig_rows) cut a class of `count` positions into. */
+static int32_t ig_full_tiles(int32_t count) {
+    int32_t full = 0, rows;
+    for (; count > 0; count -= rows) full += (rows = ig_rows(count)) == IG_MR;
+    return full;
+}
+
+/* A block's prefetch (d->pf_*), where `ok` (a 1 x 1 conv at stride 1, NCHW in and out, one band, a next block in
+ * the group) on a plane of up to IG_PF_PLANE positions: the next panel's cg lines (a k row of PANEL floats, 64
+ * bytes, each) over the plane's full tiles, or none. */
+static void ig_pf_block(ig_dst *d, int ok, int32_t cg, ptrdiff_t out_plane) {
+    d->npre = 0, d->pf_done = 0;
+    d->pf_lines = ok && out_plane <= IG_PF_PLANE ? cg : 0;
+    d->pf_full = d->pf_lines > 0 ? ig_full_tiles((int32_t)out_plane) : 0;
+}
+
+/* The next full tile's share of the next block's W^T (its first line at wn), for ig_tile_y. */
+static MK_INLINE void ig_pf_tile(ig_dst *d, const float *wn) {
+    const int32_t l0 = (int32_t)((int64_t)d->pf_lines * d->pf_done / d->pf_full);
+    d->npre = (int32_t)((int64_t)d->pf_lines * (d->pf_done + 1) / d->pf_full) - l0;
+    d->pre = wn + (ptrdiff_t)l0 * PANEL;
+    ++d->pf_done;
+}
+#endif
 
 typedef void (*ig_kernel)(const float *const *, const ig_loops *, const float *, const float *, float *);
 
@@ -405,6 +445,10 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                 (void)out; /* (read by the ISA headers' steps only: none in a plain build) */
                 for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
                 ra = row0;
+#if IG_PF
+                ig_pf_block(&dst, KH == 1 && KW == 1 && sy == 1 && sx == 1 && !nhwc && !onhwc && J->bands == 1 &&
+                                      j0 + IG_NR < mg, cg, out_plane);
+#endif
 #if IG_MCU_RUNS
                 if (KH == 1 && KW == 1 && sy == 1 && sx == 1 && IH == OH && IW == OW && !nhwc && !onhwc &&
                     fin.clamp >= 0 && IG_FIN_WIDTH(width, narrow) && row1 - row0 >= 1 && (row1 - row0) * OW >= IG_RUN) {
@@ -479,6 +523,10 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                                 ig_pend_add_avx512(&pend, &npend, &L, xp[0], wc, q[0], b0, &out);
                                 continue;
                             }
+#endif
+#if IG_PF
+                            if (dst.pf_full > 0 && rows == IG_MR && count == out_plane)
+                                ig_pf_tile(&dst, wj + k_rows * PANEL);
 #endif
 #if IG_DIRECT
                             if (!onhwc && rows == IG_MR && width == IG_NR && L.n[0] > 0 &&

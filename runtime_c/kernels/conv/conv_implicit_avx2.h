@@ -21,6 +21,11 @@ typedef struct {
     ptrdiff_t plane;
     int32_t act;
     float lo, hi, leak;
+#if IG_PF
+    const float *pre; /* this tile's share of the next block's W^T, a line a step into L2 (ig_pf_tile) */
+    int32_t npre;
+    int32_t pf_lines, pf_full, pf_done; /* the next block's W^T lines, this block's full tiles, those done */
+#endif
 } ig_dst;
 
 /* Rows r0..r5 (6 positions x 8 channels) stored as 8 runs of 6 floats, y + j * plane. Per
@@ -71,6 +76,18 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
     const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];
     int32_t j, a, b, h_;
     MK_ROWS6(IG_INIT, IG_NR)
+#if IG_PF
+    if (d->npre > 0 && L->n[0] == 1 && L->n[1] == 1) { /* a 1 x 1 conv's channels, prefetching */
+        const float *w = wp, *const pre = d->pre;
+        const int32_t npre = d->npre;
+        ptrdiff_t xo = 0;
+        int32_t k;
+        for (k = 0; k < L->n[2]; ++k, w += ws2, xo += xs2) {
+            if (k < npre) _mm_prefetch((const char *)(pre + (ptrdiff_t)PANEL * k), _MM_HINT_T1);
+            MK_ROWS6(IG_FMA, IG_NR)
+        }
+    } else
+#endif
     IG_SUM(MK_ROWS6, IG_NR, IG_UNROLL3)
     if (d->act == AOTC_ACT_CLAMP) {
         const float lo = d->lo, hi = d->hi;
