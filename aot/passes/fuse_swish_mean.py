@@ -1,6 +1,7 @@
 """A SiLU whose output a ReduceMean over its planes reads becomes one node that writes both (host pipeline):
 
     Swish(x) -> y,  ReduceMean(y, axes=[2, ..]) -> m   =>   SwishMean(x) -> y, m
+    Swish(x) -> y,  GlobalAveragePool(y) -> m          =>   SwishMean(x) -> y, m      (tf2onnx's form)
 
 EfficientNet's squeeze-excite blocks read each SiLU's output twice: the global mean (a pass of its own over up to
 1.2 MB) and the scale's Mul. The fused kernel (runtime_c/kernels/reduce/reduce_swish_mean.c) sums each run of whole
@@ -8,8 +9,8 @@ planes right after writing it, while it is in L1 (issue 64). y keeps every reade
 read m, which is ready earlier (the fused node runs where the Swish ran).
 
 Legal (and done) when: the Swish is float32 with one input, the ReduceMean reads it as its only input (axes an
-attribute) over every dim from 2 on (each of the N x C planes is contiguous), in the same control scope. keepdims
-only changes m's shape.
+attribute) over every dim from 2 on (each of the N x C planes is contiguous), or a GlobalAveragePool reads it, in
+the same control scope. keepdims only changes m's shape (a GlobalAveragePool's is 1).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _pairs(graph: Graph) -> dict[str, Node]:
     scope = graph.scopes()
     out: dict[str, Node] = {}
     for n in graph.nodes:
-        swish = producers.get(n.inputs[0]) if n.op == "ReduceMean" and n.inputs else None
+        swish = producers.get(n.inputs[0]) if n.op in ("ReduceMean", "GlobalAveragePool") and n.inputs else None
         if swish is None or swish.op != "Swish" or swish.name in out or scope[swish.name] != scope[n.name]:
             continue
         if _plane_mean(n, graph) and _one_float_input(swish, graph):
@@ -51,10 +52,12 @@ def _pairs(graph: Graph) -> dict[str, Node]:
 
 
 def _plane_mean(n: Node, graph: Graph) -> bool:
-    """A ReduceMean of one float32 input over every dim from 2 on, its axes an attribute."""
+    """A GlobalAveragePool, or a ReduceMean over every dim from 2 on (its axes an attribute), of one float32 input."""
     x = graph.tensors[n.inputs[0]]
-    return (len(n.inputs) == 1 and not n.attrs.get("axes_choices") and x.dtype == "float32" and len(x.shape) >= 3
-            and list(n.attrs.get("axes", [])) == list(range(2, len(x.shape))) and len(n.outputs) == 1)
+    if len(n.inputs) != 1 or len(n.outputs) != 1 or x.dtype != "float32" or len(x.shape) < 3:
+        return False
+    return n.op == "GlobalAveragePool" or (not n.attrs.get("axes_choices")
+                                           and list(n.attrs.get("axes", [])) == list(range(2, len(x.shape))))
 
 
 def _one_float_input(n: Node, graph: Graph) -> bool:
@@ -63,5 +66,5 @@ def _one_float_input(n: Node, graph: Graph) -> bool:
 
 def _fused(swish: Node, mean: Node) -> Node:
     return Node(SWISH_MEAN, swish.name, list(swish.inputs), [swish.outputs[0], mean.outputs[0]],
-                {"alpha": float(swish.attrs.get("alpha", 1.0)), "keepdims": mean.attrs.get("keepdims", 1)},
+                {"alpha": float(swish.attrs.get("alpha", 1.0)), "keepdims": int(mean.attrs.get("keepdims", 1))},
                 origin=swish.sources() + mean.sources())

@@ -1,7 +1,7 @@
 """FuseSwishMean: a SiLU (Sigmoid -> Mul, or ONNX's Swish) and the ReduceMean over its planes that reads it, as one
 SwishMean kernel, against onnxruntime: squeeze-excite's shape (the SiLU read by the mean and by the scale's Mul),
-keepdims 0 and 1, planes longer than the kernel's run of 4096 floats, a batch of two; and where it must not fire (a
-mean over the channels too, a mean of something else)."""
+keepdims 0 and 1, planes longer than the kernel's run of 4096 floats, a batch of two, tf2onnx's GlobalAveragePool;
+and where it must not fire (a mean over the channels too)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,8 @@ CASES = [
                             helper.make_node("ReduceMean", ["s", "axes"], ["m"], name="mean", keepdims=1)],
           (1, 8, 6, 6), ["m", "s"], opset=24, consts={"axes": np.array([2, 3], np.int64)}),
     _case("mean_over_channels", _se([1, 2, 3]), (1, 8, 5, 5), ["y"]),
+    _case("global_average_pool", [*_se([2, 3])[:2], helper.make_node("GlobalAveragePool", ["s"], ["m"], name="mean"),
+                                  *_se([2, 3])[4:]], (1, 12, 10, 10), ["y", "m"]),
 ]
 
 
@@ -72,13 +74,14 @@ def test_matches_onnxruntime(built, case_id):
 
 
 @pytest.mark.parametrize("case_id,fused", [("se_7x7", True), ("se_keepdims0", True), ("se_batch2", True),
-                                           ("swish_opset24", True), ("mean_over_channels", False)])
+                                           ("swish_opset24", True), ("mean_over_channels", False),
+                                           ("global_average_pool", True)])
 def test_fused_ops(case_id, fused):
     case = next(c for c in CASES if c.id == case_id)
     g = FuseSwishMean().run(FuseActivation().run(lower(case.model)))
     g.verify()
     ops = [n.op for n in g.nodes]
-    assert (SWISH_MEAN in ops) == fused and ("ReduceMean" in ops) != fused
+    assert (SWISH_MEAN in ops) == fused and ({"ReduceMean", "GlobalAveragePool"} & set(ops) != set()) != fused
     if fused:
         node = next(n for n in g.nodes if n.op == SWISH_MEAN)
         assert node.outputs[1] == "m" and "mean" in node.sources()
