@@ -51,5 +51,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ChannelLayerNorm", "ConvReadsNHWC", "ConvWritesNHWC",
            "DepthwiseAsConv", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FoldPad", "FuseActivation",
            "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "FuseSwishMean", "LowerQDQ",
-           "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify",
-           "verify_graph"]
+           "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout", "run_passes",
+           "run_passes_tracked", "simplify", "verify_graph"]
