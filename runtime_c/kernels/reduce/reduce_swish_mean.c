@@ -1,10 +1,11 @@
 /* SiLU (Swish) and the mean of each plane of its result in one pass: y = x sigmoid(alpha x), mean[c] = the mean of
- * y's plane c (planes of hw floats, contiguous). The squeeze-excite blocks of EfficientNet read a SiLU's output twice,
- * once for the global mean (ReduceMean over H and W) and once for the scale's Mul; aot/passes/fuse_swish_mean.py
- * gives both nodes to this kernel. Why (issue 64): the mean was a pass of its own over tensors up to 1.2 MB (75 us, 1.6 %
- * of EfficientNet-B0's time); here each run of whole planes (about SWISH_MEAN_RUN floats) is summed right after
- * the SiLU wrote it, from L1. y is aotc_swish_f32's, bit for bit (the same vector loop); the sums are each plane's in
- * 32 lanes (16 without AVX-512), not ReduceMean's order. y may be x. */
+ * y's plane c (planes of hw floats, contiguous). The squeeze-excite blocks of EfficientNet read a SiLU's output
+ * twice, once for the global mean (ReduceMean over H and W, or GlobalAveragePool) and once for the scale's Mul;
+ * aot/passes/fuse_swish_mean.py gives the SiLU and the mean to this kernel. Why (issue 64): the mean was a pass of
+ * its own over tensors up to 1.2 MB (75 us, 1.6 % of EfficientNet-B0's time); here each run of whole planes (about
+ * SWISH_MEAN_RUN floats) is summed right after the SiLU wrote it, from L1. y is aotc_swish_f32's, bit for bit (the
+ * same vector loop); the sums are each plane's in 32 lanes (16 without AVX-512), not ReduceMean's order. y may be
+ * x. */
 #include "aotc_reduce.h"
 #include "aotc_threads.h"
 #include "fast_math.h"
@@ -39,7 +40,8 @@ static float plane_sum(const float *y, int32_t n) {
 #if AOTC_SWISH_X86
     __m512 a = _mm512_setzero_ps(), b = _mm512_setzero_ps();
     int32_t i = 0;
-    for (; i + 32 <= n; i += 32) a = _mm512_add_ps(a, _mm512_loadu_ps(y + i)), b = _mm512_add_ps(b, _mm512_loadu_ps(y + i + 16));
+    for (; i + 32 <= n; i += 32)
+        a = _mm512_add_ps(a, _mm512_loadu_ps(y + i)), b = _mm512_add_ps(b, _mm512_loadu_ps(y + i + 16));
     if (i + 16 <= n) a = _mm512_add_ps(a, _mm512_loadu_ps(y + i)), i += 16;
     if (i < n) b = _mm512_add_ps(b, _mm512_maskz_loadu_ps((__mmask16)((1u << (n - i)) - 1u), y + i));
     return _mm512_reduce_add_ps(_mm512_add_ps(a, b));
