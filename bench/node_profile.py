@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT))
 from aot.bench import seeded_inputs  # noqa: E402
 from aot.build import cmake_exe  # noqa: E402
 
-# appended to the copy's runner.c: min and sum per tap point, printed at exit
+# appended to the copy's runner.c: min and sum per tap point (node and tensor: a node of two outputs taps twice, the
+# second time right after the first), printed at exit
 TIMER_C = r"""
 #include <time.h>
 static const char *prof_node[4096], *prof_tensor[4096];
@@ -60,7 +61,8 @@ void aotc_prof_tap(const char *node, const char *tensor) {
     int i;
     if (prof_n == 0) atexit(prof_dump);
     for (i = 0; i < prof_n; ++i)
-        if (prof_node[i] == node || strcmp(prof_node[i], node) == 0) break;
+        if ((prof_node[i] == node || strcmp(prof_node[i], node) == 0) &&
+            (prof_tensor[i] == tensor || strcmp(prof_tensor[i], tensor) == 0)) break; /* a node's outputs apart */
     if (i == prof_n && prof_n < 4096) prof_node[prof_n] = node, prof_tensor[prof_n] = tensor, ++prof_n;
     if (i < prof_n && prof_last > 0) {
         const double d = t - prof_last;

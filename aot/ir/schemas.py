@@ -24,6 +24,11 @@ def pow_by_multiplies(exponent: float) -> bool:
     return abs(exponent) <= FUSED_POW_MAX and float(2.0 * exponent).is_integer()
 
 
+# --- SwishMean (aot/passes/fuse_swish_mean.py): Swish(x) -> y and ReduceMean(y) over its planes -> m, one kernel --
+# inputs (x), outputs (y, m); attributes alpha (the Swish's) and keepdims (the ReduceMean's: m's shape only)
+SWISH_MEAN = "SwishMean"
+
+
 # --- the channels-last layout of a conv (aot/passes/conv_nhwc.py) --------------------------------------
 NHWC_ATTR = "aotc_in_nhwc"
 OUT_NHWC_ATTR = "aotc_out_nhwc"

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.csource.format import c_int, c_ints
+from aot.csource.format import c_float, c_int, c_ints
 from aot.ir import Graph, Node
+from aot.ir.schemas import SWISH_MEAN
 from aot.kernels.base import NO_SCRATCH, HostOp, NodeContext, fixed_scratch
 
 MAX_RANK = 8
@@ -114,6 +115,16 @@ def _emit_call(ctx: NodeContext, axes: list[int]) -> None:
     ctx.call(f"aotc_reduce_{kernel}_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y), *extra)
 
 
+def _emit_swish_mean(ctx: NodeContext) -> None:
+    """SwishMean (aot/passes/fuse_swish_mean.py): x's N x C planes of H x W (every dim from 2 on)."""
+    x, y, m = ctx.inputs[0], ctx.outputs[0], ctx.outputs[1]
+    shape = ctx.shape(x)
+    planes, hw = int(np.prod(shape[:2], dtype=np.int64)), int(np.prod(shape[2:], dtype=np.int64))
+    ctx.comment(f"Swish of {list(shape)} and the mean of each of its {planes} planes of {hw}")
+    ctx.call("aotc_swish_mean_f32", c_int(planes), c_int(hw), ctx.ptr(x), ctx.ptr(y), ctx.ptr(m),
+             c_float(ctx.attrs["alpha"]))
+
+
 _INT_DTYPES = ("int8", "uint8", "int32")  # ReduceMax / ReduceMin pick an element: exact on integers
 
 def _det_scratch(node: Node, graph: Graph) -> int:
@@ -145,5 +156,6 @@ OPS: dict[str, HostOp] = {
                kernels=(fixed_scratch("", _scratch),) if op == "ReduceLogSumExp" else (NO_SCRATCH,))
     for op in KERNELS
 }
+OPS[SWISH_MEAN] = HostOp(_emit_swish_mean, family="reduce", dtypes=("float32",))
 OPS["Det"] = HostOp(_emit_det, family="reduce", check=_check_det, dtypes=("float32",),
                     kernels=(fixed_scratch("", _det_scratch),))

@@ -16,6 +16,7 @@ from aot.passes.fuse_elementwise import FuseElementwise
 from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
 from aot.passes.fuse_residual import FuseResidualAdd
+from aot.passes.fuse_swish_mean import FuseSwishMean
 from aot.passes.merge_products import MergeSummedProducts
 from aot.passes.push_transpose import PushTransposeDown
 from aot.passes.qdq import LowerQDQ
@@ -34,10 +35,12 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(
 # After partitioning, on the nodes left to the host code generator.
 # ChannelLayerNorm after FuseNorm (the LayerNormalization of a decomposed chain) and before ConvReadsNHWC,
 # which would take the Transpose after a channels-first LayerNorm into the conv reading it.
+# FuseSwishMean after FuseActivation, which makes the Swish of Sigmoid -> Mul.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
 HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), ChannelLayerNorm(), FuseActivation(), FuseEpilogue(), FuseResidualAdd(),
-                                   FuseElementwise(), ConvReadsNHWC(), ConvWritesNHWC())
+                                   FuseElementwise(), FuseSwishMean(), ConvReadsNHWC(),
+                                   ConvWritesNHWC())
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -47,6 +50,6 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ChannelLayerNorm", "ConvReadsNHWC", "ConvWritesNHWC",
            "DepthwiseAsConv", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FoldPad", "FuseActivation",
-           "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass",
-           "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify",
-           "verify_graph"]
+           "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "FuseSwishMean", "LowerQDQ",
+           "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout", "run_passes",
+           "run_passes_tracked", "simplify", "verify_graph"]

@@ -4,7 +4,8 @@
  * than the kernel's 8 lanes; inputs of exactly their size, outputs starting as NaN; a quarter of the
  * shapes with NaN, infinities, signed zeros and subnormals among the inputs. Max and Min are compared exactly;
  * the sums within the bound of float (float64) rounding of their terms' magnitudes in any order
- * (below), the logarithms absolutely. Every float32 and float64 entry point; Det (below).
+ * (below), the logarithms absolutely. Every float32 and float64 entry point; Det and the Swish with its planes'
+ * means (below).
  *
  *     test_reduce_kernels [seed] [shapes per entry point] */
 #include "aotc_reduce.h"
@@ -253,6 +254,48 @@ static int check_rows_exact(void) {
     return bad;
 }
 
+/* aotc_swish_mean_f32 on 1 to 40 planes of 1 to 300 floats (or 1 or 2 longer than a work item): y within the
+ * SiLU's 6 ulp of the reference (plus its absolute floor), each mean within the rounding of sums in 16 lanes of its
+ * plane's terms' magnitudes plus those ulp (a mean off by one part in hw fails), in place (y = x) one case in 4. */
+static int check_swish_mean(void) {
+    static const int32_t sizes[] = {1, 7, 15, 16, 17, 31, 32, 33, 49, 196, 300, 4100};
+    const int32_t hw = sizes[rand_int(0, (int32_t)(sizeof sizes / sizeof sizes[0]) - 1)];
+    const int64_t planes = rand_int(1, hw > 300 ? 2 : 40); /* within the boards' heaps */
+    const size_t n = (size_t)planes * (size_t)hw;
+    const float alpha = chance(1, 2) ? 1.0f : 1.702f;
+    const int inplace = chance(1, 4);
+    float *x = test_alloc(n), *y = inplace ? x : test_alloc(n), *ry = test_alloc(n);
+    float *mean = test_alloc((size_t)planes), *rmean = test_alloc((size_t)planes);
+    int64_t c;
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < n; ++i) x[i] = rand_float() * 8.0f;
+    aotc_swish_mean_ref_f32(planes, hw, x, ry, rmean, alpha);
+    aotc_swish_mean_f32(planes, hw, x, y, mean, alpha);
+    for (i = 0; i < n && !bad; ++i) {
+        if (fabs((double)y[i] - (double)ry[i]) > test_ulps(ry[i], 6.0) + 1.2e-38) {
+            printf("aotc_swish_mean_f32: %d planes of %d, y[%d] %.9g, reference %.9g\n", (int)planes, (int)hw, (int)i,
+                   (double)y[i], (double)ry[i]);
+            bad = 1;
+        }
+    }
+    for (c = 0; c < planes && !bad; ++c) {
+        double mag = 0.0;
+        int32_t k;
+        for (k = 0; k < hw; ++k) mag += fabs((double)ry[c * hw + k]);
+        /* sums in 16 or 32 lanes (runs of 4096 added after): each lane's n / 16 terms, then the lanes; y's 6 ulp */
+        const double tol = (mag / hw) * ((hw / 16.0 + 48.0) / 16777216.0 + 6.0 / 8388608.0);
+        if (fabs((double)mean[c] - (double)rmean[c]) > tol + test_ulps(rmean[c], 2.0)) {
+            printf("aotc_swish_mean_f32: %d planes of %d, mean[%d] %.9g, reference %.9g\n", (int)planes, (int)hw,
+                   (int)c, (double)mean[c], (double)rmean[c]);
+            bad = 1;
+        }
+    }
+    free(x), free(ry), free(mean), free(rmean);
+    if (!inplace) free(y);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 200);
     int failed = check_reference(), op, f64;
@@ -271,6 +314,12 @@ int main(int argc, char **argv) {
         int bad = 0;
         for (i = 0; i < shapes && !bad; ++i) bad = check_det();
         printf("%-34s %s (%d shapes)\n", "aotc_det_f32", bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
+    }
+    {
+        int bad = 0;
+        for (i = 0; i < shapes && !bad; ++i) bad = check_swish_mean();
+        printf("%-34s %s (%d shapes)\n", "aotc_swish_mean_f32", bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;
     }
     {

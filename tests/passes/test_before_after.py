@@ -35,6 +35,7 @@ from aot.passes import (
     FuseEpilogue,
     FuseNorm,
     FuseResidualAdd,
+    FuseSwishMean,
     LowerQDQ,
     MergeSummedProducts,
     Pass,
@@ -589,6 +590,29 @@ def test_fuse_elementwise_not_over_a_broadcast_operand():
     """b broadcasts (a run-time [2, 1]): the Add is no loop over one shape, and the Sigmoid alone is no tree."""
     stays(FuseElementwise(), graph([N("Add", ["a", "b"], ["t"], name="add"), N("Sigmoid", ["t"], ["y"], name="sig")],
                                    {"a": ("float32", [2, 16]), "b": ("float32", [2, 1])}, ["y"]))
+
+
+# --- FuseSwishMean ------------------------------------------------------------------------------------
+
+def _swish_mean(axes: list[int]) -> Graph:
+    """A SiLU read by a ReduceMean over `axes` and by a Mul (squeeze-excite's shape, without its convs)."""
+    return graph([N("Swish", ["x"], ["s"], name="swish", alpha=1.0),
+                  N("ReduceMean", ["s", "axes"], ["m"], name="mean", keepdims=1),
+                  N("Mul", ["s", "m"], ["y"], name="scale")],
+                 {"x": ("float32", [1, 4, 3, 5])}, ["y"], {"axes": np.array(axes, np.int64)}, opset=24)
+
+
+@case(FuseSwishMean, "fires")
+def test_fuse_swish_mean_writes_the_means_with_the_silu():
+    out = run(FuseSwishMean(), _swish_mean([2, 3]))
+    assert form(out) == ["SwishMean(x) -> s, m", "Mul(s, m) -> y"]
+    fused = out.nodes[0]
+    assert fused.attrs == {"alpha": 1.0, "keepdims": 1} and fused.sources() == ("swish", "mean")
+
+
+@case(FuseSwishMean, "stays")
+def test_fuse_swish_mean_not_over_the_channels_too():
+    stays(FuseSwishMean(), _swish_mean([1, 2, 3]))
 
 
 # --- ChannelLayerNorm ---------------------------------------------------------------------------------

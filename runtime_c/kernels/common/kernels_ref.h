@@ -73,6 +73,8 @@ AOTC_DECLARE_REDUCE_REF(log_sum_exp)
 /* ONNX Det by cofactor expansion along the first row, in double (n up to 7): a different algorithm
  * from the kernel's elimination. */
 void aotc_det_ref_f32(int32_t batch, int32_t n, const float *x, float *y);
+/* Swish, then each plane's mean of its result, the sums in double */
+void aotc_swish_mean_ref_f32(int64_t planes, int32_t hw, const float *x, float *y, float *mean, float alpha);
 
 /* ---- signal (signal_ref.c) ----------------------------------------------------------------
  * The DFT's complex linear map as aotc_dft_f32: y[j] = sum over t < m of W[j][t] * a[t] along n,

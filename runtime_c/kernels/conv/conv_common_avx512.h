@@ -39,6 +39,16 @@ static inline void x86c_masks3x3(ptrdiff_t q0, int32_t H, int32_t W, __mmask16 m
 }
 
 /* the conv's activations these paths apply (the rest go elsewhere) */
+/* A later plane's weights (n floats from w) and bias (b, or NULL) into L1, for the depthwise kernels that go plane by
+ * plane: read once an inference, they come from L3 or memory, a miss at each plane's start; prefetched a plane or two
+ * ahead they are there when it starts (issue 64). */
+static inline void x86c_prefetch_plane(const float *w, int32_t n, const float *b) {
+    int32_t i;
+    for (i = 0; i < n; i += 16) _mm_prefetch((const char *)(w + i), _MM_HINT_T0);
+    _mm_prefetch((const char *)(w + n - 1), _MM_HINT_T0);
+    if (b != NULL) _mm_prefetch((const char *)b, _MM_HINT_T0);
+}
+
 static inline int x86c_act_ok(const aotc_conv_params *p) {
     return p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY;
 }

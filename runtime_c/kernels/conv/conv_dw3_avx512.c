@@ -25,6 +25,7 @@
 #include <immintrin.h>
 
 #define DW3X_MAX_VECS 64
+#define DW3X_AHEAD 2 /* planes ahead whose weights are prefetched */
 
 typedef struct {
     const aotc_conv_params *p;
@@ -116,6 +117,9 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
         const float *rc = J->res != NULL ? J->res + (ptrdiff_t)plane * hw : NULL;
         float *yc = J->y + (ptrdiff_t)plane * hw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
+        const int32_t ahead = (plane + DW3X_AHEAD) % p->out_c; /* a later plane's weights */
+        if (plane + DW3X_AHEAD < end)
+            x86c_prefetch_plane(J->w + (ptrdiff_t)ahead * 9, 9, J->bias != NULL ? J->bias + ahead : NULL);
         DW3X_WEIGHTS(k)
         const uint16_t *m = J->m;
         if (rc == NULL && act != AOTC_ACT_LEAKY) { /* the common case: no residual, a clamp or nothing */
@@ -152,6 +156,9 @@ static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
         const float *rp = J->res != NULL ? J->res + (ptrdiff_t)plane * hw : NULL;
         float *yp = J->y + (ptrdiff_t)plane * hw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
+        const int32_t ahead = (plane + DW3X_AHEAD) % p->out_c; /* a later plane's weights */
+        if (plane + DW3X_AHEAD < end)
+            x86c_prefetch_plane(J->w + (ptrdiff_t)ahead * 9, 9, J->bias != NULL ? J->bias + ahead : NULL);
         DW3X_WEIGHTS(k)
         for (oy = 0; oy < H; oy += DW3X_RR) {
             /* input rows oy - 1 + j: c[j] the current vector of centre taps, l[j] its left taps */
@@ -272,6 +279,9 @@ static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
         const float *rc = J->res != NULL ? J->res + (ptrdiff_t)plane * ohw : NULL;
         float *yc = J->y + (ptrdiff_t)plane * ohw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
+        const int32_t ahead = (plane + DW3X_AHEAD) % p->out_c; /* a later plane's weights */
+        if (plane + DW3X_AHEAD < end)
+            x86c_prefetch_plane(J->w + (ptrdiff_t)ahead * 9, 9, J->bias != NULL ? J->bias + ahead : NULL);
         DW3X_WEIGHTS(k)
         for (j = 0; j < nb; ++j) {
             /* vector j's masks: its window's columns inside the row, its three taps', its outputs */
@@ -332,6 +342,7 @@ static int dw3x_s2(const aotc_conv_params *p, const float *x, const float *w, co
 
 #undef DW3X_WEIGHTS
 #undef DW3X_ACT_CONSTS
+#undef DW3X_AHEAD
 #endif
 
 /* Stride 1 or 2 where the paths above apply: 1, else 0 (nothing done). */

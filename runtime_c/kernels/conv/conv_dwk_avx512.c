@@ -57,6 +57,9 @@ typedef struct {
             const float *wc = J->w + (ptrdiff_t)o * K * K;                                             \
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + o) * out_plane;                            \
             const __m512 b0 = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);                     \
+            if (item + 2 < end) /* the weights two planes ahead */                                     \
+                x86c_prefetch_plane(J->w + (ptrdiff_t)((item + 2) % p->out_c) * K * K, K * K,            \
+                                    J->bias != NULL ? J->bias + (item + 2) % p->out_c : NULL);           \
             for (ox0 = 0; ox0 < OW; ox0 += 16) {                                                       \
                 const __mmask16 out = x86c_lanes(ox0, 0, OW);                                          \
                 const __mmask16 *mac = ma[ox0 / 16], *mbc = mb[ox0 / 16], mcc = mc[ox0 / 16];          \
@@ -152,6 +155,9 @@ DWKX_KERNEL(dwkx_k7s2, 7, 2)
             float *yc = J->y + ((ptrdiff_t)n * p->out_c + o) * plane;                                  \
             const float *rc = J->res != NULL ? J->res + ((ptrdiff_t)n * p->out_c + o) * plane : NULL;  \
             const __m512 b0 = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);                     \
+            if (item + 2 < end) /* the weights two planes ahead */                                     \
+                x86c_prefetch_plane(J->w + (ptrdiff_t)((item + 2) % p->out_c) * K * K, K * K,            \
+                                    J->bias != NULL ? J->bias + (item + 2) % p->out_c : NULL);           \
             for (g = 0; g < ngrp; ++g) {                                                               \
                 const int32_t v0 = g * DWKX_ROWS;                                                      \
                 __m512 acc[DWKX_ROWS];                                                                 \

@@ -29,6 +29,10 @@ void aotc_reduce_log_sum_f32(const aotc_reduce_params *p, const float *x, float 
 /* log(sum exp(x)), computed as m + log(sum exp(x - m)) with m the maximum, so
  * large inputs do not overflow; `scratch` holds y_size floats (the maxima). */
 void aotc_reduce_log_sum_exp_f32(const aotc_reduce_params *p, const float *x, float *y, float *scratch);
+/* Swish then each plane's mean of its result: y[0, planes hw) = x sigmoid(alpha x) (aotc_swish_f32's bits), mean[c] =
+ * the mean of y's plane c (hw floats). The SiLU -> ReduceMean over H, W of squeeze-excite (fuse_swish_mean.py).
+ * y may be x. */
+void aotc_swish_mean_f32(int64_t planes, int32_t hw, const float *x, float *y, float *mean, float alpha);
 /* float64: the same ops in double (scratch: one double per output) */
 void aotc_reduce_sum_f64(const aotc_reduce_params *p, const double *x, double *y);
 void aotc_reduce_mean_f64(const aotc_reduce_params *p, const double *x, double *y);

@@ -107,3 +107,17 @@ void aotc_det_ref_f32(int32_t batch, int32_t n, const float *x, float *y) {
         y[b] = (float)det_minor(a, n, 0, cols, n);
     }
 }
+
+void aotc_swish_mean_ref_f32(int64_t planes, int32_t hw, const float *x, float *y, float *mean, float alpha) {
+    int64_t c;
+    int32_t i;
+    for (c = 0; c < planes; ++c) {
+        double s = 0.0;
+        for (i = 0; i < hw; ++i) {
+            const float v = x[c * hw + i];
+            y[c * hw + i] = (float)(v / (1.0 + exp(-(double)(alpha * v))));
+            s += y[c * hw + i];
+        }
+        mean[c] = (float)(s / hw);
+    }
+}
