@@ -8,7 +8,7 @@ its features less the unbudgeted build's (the MACs and everything else the budge
 free offset per file: a file's unbudgeted build was measured by the aotc of its day, whose unbudgeted plan this
 checkout may no longer make (IC ResNet-8's now runs CONV_2D_1..2 in bands, DS-CNN's takes the free overlaps), so its
 points are fitted against each other, not against that build (the offsets printed; without them the fit's rms was
-156 K, with them 109 K, issue 67's costfit).
+156 K, with them 109 K before conv_undoubled_out and dw_no_column were measured, 120 K after; issue 67's costfit).
 
     PYTHONPATH=$PWD python3 bench/cost_fit.py DIR/curve.json ... [--points FILE.json ...] [--write]
     PYTHONPATH=$PWD python3 bench/cost_fit.py --measure MODEL B1 B2 ... -o FILE.json
