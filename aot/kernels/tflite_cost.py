@@ -66,6 +66,10 @@ from aot.kernels.base import KernelChoice
 from aot.kernels.c_defines import define
 
 DSP_DW_RUN = define("aotc_tflite_int8.h", "TFL_DSP_DW_RUN")  # (tflite_int8.py's; imported from there: a circle)
+# CONV_2D's DSP blocks (tflite_int8.py's, likewise): _undoubled's
+DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_CONV_RIGHT = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
+                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "CONV_RIGHT"))
+DSP_NP_MAX_OTHER, DSP_PRODUCT_MAX = 64, 255 * 128
 
 # est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 94 measured schedules: the 68 budgeted
 # points of `aotc curve --curve ram --points 16` on KWS, VWW, IC, AD and micro_speech (the greedy planner before
@@ -266,21 +270,33 @@ def _undoubled(node: Node, graph: Graph, tile: int, positions: int) -> bool:
     8 kc words a group, doubling them pays only where that is below the shifts it saves (4 a position and group),
     so a tile of fewer than 2 kc positions (the kernel's own: the scratch's words less the widened weights' and 24,
     over 2 kc) takes the slower kernel; a 1 x 1 layer's rows are doubled instead, for 2 kc words a position
-    (tflite_int8_conv.c). TFLM's tflm_kws_int8 CONV_2D_20 (10 x 8 x 1 -> 8, kc 20) at a tile of 34 against 40."""
-    from aot.kernels.tflite_int8 import _conv_dsp_scratch, _dsp_fused, dsp_block_quads  # (a circle at import)
-
+    (tflite_int8_conv.c). TFLM's tflm_kws_int8 CONV_2D_20 (10 x 8 x 1 -> 8, kc 20) at a tile of 34 against 40.
+    (tflite_int8.py's _dsp_fused and _conv_dsp_scratch for one block of quads, restated: a circle at import.)"""
     a = node.attrs
-    if not all(k in a for k in ("y_min", "y_max", "mult", "shift", "strides")) or not _dsp_fused(node, graph, tile):
+    if not all(k in a for k in ("y_min", "y_max", "mult", "shift", "strides")) or len(node.inputs) < 2:
         return False
-    words, np_ = _conv_dsp_scratch(node, graph, tile)
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
-    kc, groups = dsp_block_quads(-(-a["kernel"][0] * a["kernel"][1] * x.shape[3] // 4)), -(-y.shape[3] // 4)
-    np_ = min(((words // 4 - 8 * kc - 24) // (2 * kc)) & ~1, (positions + 1) & ~1)
-    rows = tuple(a["kernel"]) == (1, 1) and tuple(a["strides"]) == (1, 1) and not any(a.get("pads", ())) \
-        and x.shape[3] % 4 == 0 and x.shape[1:3] == y.shape[1:3]
+    k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
+    kc, oc = -(-k // 4), y.shape[3]
+    pointwise = tuple(a["kernel"]) == (1, 1) and tuple(a["strides"]) == (1, 1)
+    np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, DSP_NP_MAX if pointwise else DSP_NP_MAX_OTHER,
+              (positions + 1) & ~1, tile)
+    if kc > DSP_KC or oc % 4 or a["y_min"] != -128 or a["y_max"] != 127 or np_ < 6 or not _usual(node, graph, k):
+        return False
+    groups, words = oc // 4, 2 * np_ * kc + 8 * kc + 4 * np_
+    np_ = min(((words - 8 * kc - 24) // (2 * kc)) & ~1, (positions + 1) & ~1)  # the kernel's tile
+    rows = pointwise and not any(a.get("pads", ())) and x.shape[3] % 4 == 0 and x.shape[1:3] == y.shape[1:3]
     save, cost_w = 4 * np_ * groups, 8 * kc * groups
     cost_p = 2 * np_ * kc if rows else save
     return not (cost_p < save) if cost_p < cost_w else not (cost_w < save)
+
+
+def _usual(node: Node, graph: Graph, k: int) -> bool:
+    """tfl_dsp_usual's requantisation on every channel (tflite_int8.py's _usual_requant, restated)."""
+    bias = graph.const(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+    bias = [0] * len(node.attrs["mult"]) if bias is None else [int(b) for b in bias.reshape(-1)]
+    return all(int(m) != -(1 << 31) and 1 <= -int(s) <= DSP_CONV_RIGHT and k * DSP_PRODUCT_MAX + abs(b) < 1 << 30
+               for m, s, b in zip(node.attrs["mult"], node.attrs["shift"], bias, strict=True))
 
 
 def _add(out: dict[str, float], key: str, v: float) -> None:
