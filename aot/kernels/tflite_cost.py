@@ -332,7 +332,8 @@ def _layer_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[st
             _add(out, "conv_add_call", 1)
         _add(out, "conv_tile", tiles)
         _add(out, "conv_tile_quad", tiles * kq * groups)
-        if node.op == "TflConv2D" and _undoubled(node, graph, tile, positions):
+        if node.op == "TflConv2D" and not getattr(choice.facts, "widened_weights", False) \
+                and _undoubled(node, graph, tile, positions):  # (widened at compile time: doubled there)
             _add(out, "conv_undoubled_out", positions * oc)
     elif node.op == "TflDepthwiseConv2D" and y is not None and len(y.shape) == 4:
         n, full_oh, ow, oc = y.shape
