@@ -20,11 +20,13 @@ the choices the planner rejects are measured too, so the fit sees every kind of 
 
 Prints the constants, and per point the measured and estimated difference; --write puts the constants in
 aot/kernels/tflite_cost.py (COST). The measurements COST was fitted to are kept in bench/results/cost_fit/ (the
-five curves of the greedy planner before the options, DS-CNN's options forced one by one, and VWW's at its three
-least budgets of bench/results/curves.json, 28128, 29637 and 31146):
+five curves of the greedy planner before the options, DS-CNN's options forced one by one, VWW's at its three
+least budgets of bench/results/curves.json, 28128, 29637 and 31146, and the autoencoder's at 2457, 1706, 1518, 1143
+and 955, without which the FULLY_CONNECTED terms are not told apart):
 
     PYTHONPATH=$PWD python3 bench/cost_fit.py bench/results/cost_fit/curve_*.json \
-        --points bench/results/cost_fit/forced_kws_dscnn.json bench/results/cost_fit/forced_vww_mobilenet.json [--write]
+        --points bench/results/cost_fit/forced_kws_dscnn.json bench/results/cost_fit/forced_vww_mobilenet.json \
+        bench/results/cost_fit/forced_ad_autoencoder.json [--write]
 
 --write replaces COST's fitted values only (not COST_HELIUM's, whose keys of the same names are the M55's).
 """

@@ -72,32 +72,35 @@ DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_CONV_RIGHT = (define("aotc_tflite_int8.
                                                        for n in ("KC", "NP_MAX", "PATCH_WORDS", "CONV_RIGHT"))
 DSP_NP_MAX_OTHER, DSP_PRODUCT_MAX = 64, 255 * 128
 
-# est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 94 measured schedules: the 68 budgeted
+# est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 114 measured schedules: the 68 budgeted
 # points of `aotc curve --curve ram --points 16` on KWS, VWW, IC, AD and micro_speech (the greedy planner before
-# these options), 16 of DS-CNN's options forced one by one at 7 budgets and 10 of VWW's at 28128, 29637 and 31146
-# (cost_fit.py --measure), each file's points against each other (a free offset a file), rms residual 119,515 est.
-# cycles (DS-CNN runs 4.4 M, VWW 10.9 M); the measurements: bench/results/cost_fit/. The terms fitted to 0 were not
-# told apart from the others there. Refitted with VWW's (issue 67, costfit): conv_tile 477 -> 1781 and
-# conv_tile_quad 40.62 -> 31.36 have VWW at 28128 take "bands, no slower overlaps" (13,871,667 est. cycles under
-# qemu) over "greedy" (14,008,088), whose 79 tiles more the old values estimated 33 K cheaper.
+# these options), 16 of DS-CNN's options forced one by one at 7 budgets, 10 of VWW's at 28128, 29637 and 31146 and
+# 20 of the autoencoder's at 2457, 1706, 1518, 1143 and 955 (cost_fit.py --measure), each file's points against each
+# other (a free offset a file), rms residual 113,063 est. cycles (DS-CNN runs 4.4 M, VWW 10.9 M); the measurements:
+# bench/results/cost_fit/. The terms fitted to 0 were not told apart from the others there. Refitted with VWW's
+# (issue 67, costfit): conv_tile 477 -> 1800 and conv_tile_quad 40.62 -> 31.24 have VWW at 28128 take "bands, no
+# slower overlaps" (13,871,667 est. cycles under qemu) over "greedy" (14,008,088), whose 79 tiles more the old
+# values estimated 33 K cheaper. The autoencoder's forced points (costfit2) are what tell the FULLY_CONNECTED terms
+# apart: fitted without them (fc_rewiden 45.97, fc_partial 0) its plans at 2457 and below took smaller blocks that
+# ran up to 1.73x slower (955: 864 B at 1,316,525 est. cycles against 944 B at 760,154).
 COST: dict[str, float] = {
     "call": 0.0,
     "conv_call_group": 0.0,
-    "conv_tile": 1803.0,
-    "conv_tile_quad": 31.21,
-    "dw_run": 1319.0,
+    "conv_tile": 1800.0,
+    "conv_tile_quad": 31.24,
+    "dw_run": 1317.0,
     "dw_unbanded_mac": 28.31,
     "dw_call_group": 0.0,
-    "dw_overlap_row": 292.8,
+    "dw_overlap_row": 293.0,
     # measured, not fitted (issue 67, costfit; the refit made it 7.354): tflm_kws_int8's DEPTHWISE_CONV_2D_21
     # overlapped and off its path by columns (4,000 outputs) ran tfl_depthwise_s8_dsp, tfl_dsp_dw_band_cols and
     # tfl_dsp_dw3x3_band_rq 145,486 est. cycles against 146,113 apart (`aotc bench --profile`, mps2-an386 Release)
     "dw_no_column": 0.0,
-    "fc_mac": 0.5743,
-    "fc_block": 0.0,
-    "fc_partial": 0.0,
-    "fc_plain_mac": 7.552,
-    "fc_rewiden": 45.97,
+    "fc_mac": 0.0,
+    "fc_block": 128.1,
+    "fc_partial": 9.28,
+    "fc_plain_mac": 7.669,
+    "fc_rewiden": 0.0,
     "band_move_byte": 0.0,
     # measured, not fitted (issue 67): VWW's DEPTHWISE_CONV_2D_1 (48 x 48 x 8, SAME, on the ring) in 5 bands of a run
     # ran tfl_dsp_dwp6_row_floor + tfl_dsp_dwp_rows 363,722 est. cycles against 340,409 in tfl_dsp_dwp6_same_floor
