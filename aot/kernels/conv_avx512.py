@@ -29,6 +29,7 @@ IGX_RGB_WMAX = define("conv_igx3_avx512.c", "IGX_RGB_WMAX")  # widest row of the
 IGB_M = define("conv_igb_avx512.c", "IGB_M")  # output channels per block
 STEMX_NHWC_FLOATS = define("conv_stem_avx512.h", "STEMX_NHWC_FLOATS")  # the channels-last stem's row buffer
 STEMX_SLACK = define("conv_stem_avx512.h", "STEMX_SLACK")  # floats a split row takes beyond its width
+STEMX_NHWC_ROWS = define("conv_stem_avx512.h", "STEMX_NHWC_ROWS")  # input rows the channels-last stem splits at once
 
 KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "aotc_conv_pwc_f32",
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
@@ -82,9 +83,9 @@ def x86_kernel(c: ConvGeometry) -> str | None:
         return "aotc_conv_posx_f32"  # a one-channel stem
     if plain2d and k3s1same and mg % IGB_M == 0 and (oh - 2) * (ow - 2) < 64 and cg > 64:
         return "aotc_conv_igb_f32"
-    # channels last: 3 x 3, while 3 input rows of every channel fit the kernel's stack buffer (conv_stem_avx512.h)
-    if (not c.nhwc or (kh == 3 and 3 * c.x[1] * (iw + STEMX_SLACK) <= STEMX_NHWC_FLOATS)) and c.group == 1 \
-            and c.x[1] <= 8 \
+    # channels last: 3 x 3, while the input rows of two output rows fit the kernel's stack buffer (conv_stem_avx512.h)
+    if (not c.nhwc or (kh == 3 and STEMX_NHWC_ROWS * c.x[1] * (iw + STEMX_SLACK) <= STEMX_NHWC_FLOATS)) \
+            and c.group == 1 and c.x[1] <= 8 \
             and c.y[1] % 16 == 0 and depth1 and kh == kw and kh in (3, 7) \
             and (sh, sw, dh, dw) == (2, 2, 1, 1) and 0 <= ph < kh and 0 <= pw < kw and ow >= 16:
         return "aotc_conv_stemx_f32"

@@ -42,7 +42,8 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
               "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR", "AOTC_TFL_CONV_SIGN", "AOTC_TFL_CONV_ODD",
               "AOTC_TFL_CONV_PLAIN", "AOTC_TFL_CONV_RESIDUAL", "AOTC_TFL_CONV_LAST", "AOTC_TFL_CONV_COMPACT")
 # FULLY_CONNECTED's: its DSP path (left out at the "fc-compact" --flash-budget level and after, the compact one instead)
-# and the compact one's two outputs a turn (left out at "fc-small": one a turn)
+# and the compact one's two outputs a turn (left out at "fc-small": one a turn); on the M55 neither's rows are compiled
+# where Helium's FULLY_CONNECTED is (tflite_int8_fc.c TFL_FC_DSP_ROWS: it takes every layer they would)
 FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
 # the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
 # "conv-small" and "conv-smallest" levels)
@@ -246,6 +247,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
                      else {"fc"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
             need.add("AOTC_TFL_CONV_RESIDUAL")
+        if c.facts.isa == "helium" and c.kernel in _CONV:  # Helium's conv (tfl_conv_s8_mve) takes the layer before
+            dsp = True                                       # the DSP paths, which it leaves none of (issue 67)
         if c.facts.isa != "m-profile" or c.kernel not in (*_CONV, "aotc_tfl_depthwise_s8"):
             continue
         dsp = True

@@ -306,6 +306,18 @@ def _patches_kernel(node: Node, graph: Graph) -> str:
     return f"aotc_qconv_{kind}_{SUFFIX[graph.tensors[node.inputs[0]].dtype]}"
 
 
+def avx2_patches_work(node: Node, graph: Graph, tile: int, room: int) -> int:
+    """The work of the AVX2 path (quant_impl.h qconv_patches_avx2, which a generic host's build with AVX2 takes):
+    every output channel's weights widened to 16-bit pairs once a call (aotc_qconv_avx2_work_bytes), where `room`
+    holds them and the plane takes more than two of the path's blocks (half the tile's positions: pairs of 16
+    bits in the patch block's bytes); else 0, and the path widens each block's weights again for every block of
+    positions (8 % of ResNet-18 QDQ's time at x86-64-v3)."""
+    s = _conv_shape(node, graph)
+    block = -(-tile // LANES) * LANES // 2 // LANES * LANES
+    need = node.attrs["group"] * -(-s.mg // 4) * _patch_length(node, graph) // 4 * 32
+    return need if block >= LANES and s.out_h * s.out_w > 2 * block and need <= room else 0
+
+
 def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: str = "",
                  least: bool = False, vnni: bool = False) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none fits, on
@@ -313,7 +325,8 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
     weights packed where the dense VNNI path takes the shape. isa: the paths whose work past the patch block
     the plan gives (aotc_qconv_params.work): "avx512" (quant_avx512vnni.h's, which a build with AVX-512 VNNI
     takes: what fits beside the patches), "arm-dsp" (the DSP extension's widened weights: always, 2 KiB at
-    most), "" none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions. `vnni`: the
+    most), "avx2" (the AVX2 path's widened weights where they fit beside the patches: a generic host's plan), ""
+    none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions. `vnni`: the
     build has AVX-512 VNNI (TargetTraits.vnni), so qconv_rows may take the conv (without VNNI its w_packed 2 weights
     are gathered by the slower paths)."""
     k = _patch_length(node, graph)
@@ -324,7 +337,8 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
         tile = min(tile, positions)
         patch = -(-tile // LANES) * LANES * k
         work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
-                else dsp_patches_work(node, graph) if isa == "arm-dsp" else 0)
+                else dsp_patches_work(node, graph) if isa == "arm-dsp"
+                else avx2_patches_work(node, graph, tile, budget - patch) if isa == "avx2" else 0)
         rows = (isa == "avx512" and vnni and packed and _rows_fit(node, graph, patch + work) > 0
                 and _rows_pays(node, graph))
         return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work, rows=rows))
@@ -502,7 +516,9 @@ QCONV_KERNELS = (
               also=("aotc_qconv_patches_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, isa="avx512"), facts=AVX512,
               also=("aotc_qconv_patches_u8",), fit_on=_x86_patches_on),
-    Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",)),
+    # (the AVX2 path's widened weights where the bundle is for this machine: a generic x86 host's build takes it)
+    Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",),
+              fit_on=lambda n, g, budget, t: _fit_patches(n, g, budget, isa="avx2" if t.host else "")),
 )
 
 
@@ -623,7 +639,8 @@ QCONV_ADD_KERNELS = (
               facts=AVX512, also=("aotc_qconv_patches_add_u8",),
               fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, "avx512", pool_lanes(n, g, t.threads),
                                                            t.vnni)),
-    Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),
+    Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",),
+              fit_on=lambda n, g, budget, t: _fit_residual(n, g, budget, isa="avx2" if t.host else "")),
 )
 
 

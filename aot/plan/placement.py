@@ -111,6 +111,40 @@ def _live_per_step(buffers: list[Buffer], steps: int) -> list[int]:
     return list(itertools.accumulate(delta[:steps]))
 
 
+def _occupied_per_step(buffers: list[Buffer], steps: int) -> tuple[list[int], bool]:
+    """Bytes no placement of the buffers can leave out at each step, and whether every live range starts
+    aligned. The buffers live at a step hold disjoint byte ranges (each buffer's: the union of its live
+    segments, _slabs' ranges), so an arena has at least their lengths summed; where every range starts at an
+    aligned offset each also holds the gap up to the next aligned byte (the next range cannot start in it),
+    so its length aligned up counts. Unlike _live_per_step (each buffer's live bytes aligned up), this never
+    exceeds what _place reaches, also where a slice starts unaligned. Scratch added later is aligned
+    (one range at its buffer's start) only where the flag says every range is."""
+    aligned = not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs)
+    size = _align if aligned else int
+    delta = [0] * (steps + 1)
+    for b in buffers:
+        for f, last, _, ranges in _slabs(b):
+            f, last = max(f, 0), min(last, steps - 1)
+            if f <= last:
+                n = sum(size(e - s) for s, e in ranges)
+                delta[f] += n
+                delta[last + 1] -= n
+    return list(itertools.accumulate(delta[:steps])), aligned
+
+
+def _arena_floor(occupied: list[int], aligned: bool, scratch: list[Buffer]) -> int:
+    """The least arena any placement of the buffers behind `occupied` (_occupied_per_step) and the scratch
+    buffers (one range each, from their offset) reaches: the most bytes held at one step, aligned up, as
+    _place's arena always is (aligned offsets, each buffer's top aligned). Compared with what a search
+    needs, it skips the trial placements that cannot win."""
+    total = list(occupied)
+    for b in scratch:
+        n = _align(b.nbytes) if aligned else b.nbytes
+        for step in range(max(b.first, 0), min(b.last, len(total) - 1) + 1):
+            total[step] += n
+    return _align(max(total, default=0))
+
+
 def _lower_bound(buffers: list[Buffer], steps: int) -> tuple[int, int]:
     """Largest total of buffer bytes live at one step, and that step."""
     live = _live_per_step(buffers, steps)
@@ -281,24 +315,74 @@ def _extent(rects: dict[int, list[tuple[int, int, int, int]]]) -> _Extent:
 
 class _Placer:
     """_place for one set of buffers, remembered by the order: the repair's rounds and the random orders come
-    back to orders placed before (a quarter of the placements in a RAM budget's search)."""
+    back to orders placed before (a quarter of the placements in a RAM budget's search). Every caller places an
+    order first fit, then best fit, which mostly choose the same offsets (person_detect at 19,040 B: 90 % of the
+    buffers before they first differ, half the orders throughout): first fit keeps its state where best fit would
+    first choose otherwise (_Fork), and best fit goes on from there."""
 
     def __init__(self, rects: dict[int, list[tuple[int, int, int, int]]]):
         self.rects, self.extent = rects, _extent(rects)
         self.done: dict[tuple[bool, tuple[int, ...]], tuple[int, dict[int, int]]] = {}
+        # order -> where its best fit leaves first fit's (_Fork), or the arena a first fit stopped at before they
+        # differed (a best fit stopped at that arena or less stops too: over what its caller wants)
+        self.forks: dict[tuple[int, ...], _Fork | int] = {}
 
     def __call__(self, ordered: list[Buffer], best_fit: bool, stop: int | None = None
                  ) -> tuple[int, dict[int, int] | None]:
         """_place's (size, offsets), or with `stop` (size, None) where the arena reaches it: only a smaller one
-        is wanted. Only whole placements are remembered."""
-        key = (best_fit, tuple([b.id for b in ordered]))
-        hit = self.done.get(key)
-        if hit is None:
-            size, offsets = _place(ordered, best_fit, self.rects, self.extent, stop)
-            if offsets is None:
-                return size, None
-            hit = self.done[key] = (size, offsets)
+        is wanted (size then at least `stop`, not always where _place would have stopped: no caller reads more
+        of it than that). Only whole placements are remembered."""
+        ids = tuple([b.id for b in ordered])
+        hit = self.done.get((best_fit, ids))
+        if hit is not None:
+            return hit
+        steps = self.extent.steps
+        if not best_fit:
+            state = _State([[] for _ in range(steps)], [[] for _ in range(steps)], {}, 0)
+            size, offsets, fork = _place_from(ordered, 0, None, False, self.rects, self.extent.tops, state, stop,
+                                              track=True)
+            if fork is not None:
+                self.forks[ids] = fork
+            elif offsets is None:
+                self.forks[ids] = size
+            else:  # best fit places this order the same
+                self.done[True, ids] = (size, offsets)
+        else:
+            fork = self.forks.get(ids)
+            if isinstance(fork, int) and stop is not None and stop <= fork:
+                return fork, None
+            if isinstance(fork, _Fork):  # used once (its state goes on as best fit's)
+                del self.forks[ids]
+                size, offsets, _ = _place_from(ordered, fork.k, fork.chosen, True, self.rects, self.extent.tops,
+                                               fork.state, stop)
+            else:
+                size, offsets = _place(ordered, True, self.rects, self.extent, stop)
+        if offsets is None:
+            return size, None
+        hit = self.done[best_fit, ids] = (size, offsets)
         return hit
+
+
+@dataclass
+class _State:
+    """A placement under way: step -> placed byte ranges live then, ... whose lifetime starts then; offsets; top."""
+
+    live_at: list[list[tuple[int, int]]]
+    starts_at: list[list[tuple[int, int]]]
+    offsets: dict[int, int]
+    top: int
+
+    def copy(self) -> _State:
+        return _State([r[:] for r in self.live_at], [r[:] for r in self.starts_at], dict(self.offsets), self.top)
+
+
+@dataclass(frozen=True)
+class _Fork:
+    """A first fit's state before buffer k of its order, where best fit chooses offset `chosen` instead."""
+
+    k: int
+    chosen: int
+    state: _State
 
 
 def _place(ordered: list[Buffer], best_fit: bool = False,
@@ -315,52 +399,86 @@ def _place(ordered: list[Buffer], best_fit: bool = False,
         rects = _placement_rects(ordered)
     if extent is None:
         extent = _extent({b.id: rects[b.id] for b in ordered})
-    steps, tops = extent.steps, extent.tops
-    live_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # step -> placed byte ranges live then
-    starts_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # ... whose lifetime starts then
-    offsets: dict[int, int] = {}
-    top = 0
+    state = _State([[] for _ in range(extent.steps)], [[] for _ in range(extent.steps)], {}, 0)
+    size, offsets, _ = _place_from(ordered, 0, None, best_fit, rects, extent.tops, state, stop)
+    return size, offsets
+
+
+def _place_from(ordered: list[Buffer], start: int, first: int | None, best_fit: bool,
+                rects: dict[int, list[tuple[int, int, int, int]]], tops: dict[int, int], state: _State,
+                stop: int | None, track: bool = False) -> tuple[int, dict[int, int] | None, _Fork | None]:
+    """_place of ordered[start:] onto `state` (changed), ordered[start] at offset `first` where given. track (first
+    fit): best fit's choice worked out too, until the first buffer where it differs: the state before that buffer
+    and best fit's offset for it are returned (a _Fork), else None."""
+    live_at, starts_at, offsets, top = state.live_at, state.starts_at, state.offsets, state.top
+    fork = None
     align = ALIGNMENT  # _align inlined below: this loop is a RAM budget's search's inner loop
-    for b in ordered:
+    joined = itertools.chain.from_iterable
+    for k in range(start, len(ordered)):
+        b = ordered[k]
         mine = rects[b.id]
-        if len(mine) == 1 and mine[0][0] == 0:  # the common case: one range from the buffer's start
-            _, below, f1, l1 = mine[0]
-            near = live_at[f1][:]  # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
-            for started in (starts_at[f1 + 1:l1 + 1] if f1 >= -1 else [starts_at[k] for k in range(f1 + 1, l1 + 1)]):
-                if started:
-                    near += started
+        if k == start and first is not None:
+            chosen: int | None = first
         else:
-            below, near = 0, []  # each rect's ranges shifted to intervals of the buffer's offset
-            for d1, n1, f1, l1 in mine:
-                near += [(s - d1 - n1, e - d1) for s, e in live_at[f1]]
-                for step in range(f1 + 1, l1 + 1):
-                    if starts_at[step]:
-                        near += [(s - d1 - n1, e - d1) for s, e in starts_at[step]]
-        near.sort()
-        chosen, narrowest, cur, at = None, None, 0, 0  # at: cur aligned up
-        for s, hi in near:  # the open intervals (s - below, hi) of forbidden offsets, by start
-            lo = s - below
-            if lo >= at:  # offsets at..lo are free
-                if not best_fit:
-                    chosen = at
-                    break
-                if narrowest is None or lo - at < narrowest:
-                    chosen, narrowest = at, lo - at
-            if hi > cur:
-                cur, at = hi, -(-hi // align) * align
-        if chosen is None:
-            chosen = at  # above every conflicting buffer
+            if len(mine) == 1 and mine[0][0] == 0:  # the common case: one range from the buffer's start
+                _, below, f1, l1 = mine[0]
+                # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
+                if l1 <= f1:
+                    near = live_at[f1][:]
+                else:
+                    near = live_at[f1] + list(joined(starts_at[f1 + 1:l1 + 1] if f1 >= -1
+                                                     else [starts_at[j] for j in range(f1 + 1, l1 + 1)]))
+            else:
+                below, near = 0, []  # each rect's ranges shifted to intervals of the buffer's offset
+                for d1, n1, f1, l1 in mine:
+                    near += [(s - d1 - n1, e - d1) for s, e in live_at[f1]]
+                    for step in range(f1 + 1, l1 + 1):
+                        if starts_at[step]:
+                            near += [(s - d1 - n1, e - d1) for s, e in starts_at[step]]
+            chosen, at = None, 0  # at: the highest end so far, aligned up
+            if near:
+                near.sort()
+                cur = 0
+                if best_fit or track:
+                    narrowest, lowest = None, None
+                    for s, hi in near:  # the open intervals (s - below, hi) of forbidden offsets, by start
+                        lo = s - below
+                        if lo >= at:  # offsets at..lo are free
+                            if lowest is None:
+                                lowest = at
+                            if narrowest is None or lo - at < narrowest:
+                                chosen, narrowest = at, lo - at
+                        if hi > cur:
+                            cur, at = hi, -(-hi // align) * align
+                    if track:  # first fit: the lowest gap; best fit's differs: its fork
+                        if (at if chosen is None else chosen) != (at if lowest is None else lowest):
+                            fork = _Fork(k, at if chosen is None else chosen,
+                                         _State(live_at, starts_at, offsets, top).copy())
+                            track = False
+                        chosen = lowest
+                else:
+                    for s, hi in near:
+                        if s - below >= at:
+                            chosen = at
+                            break
+                        if hi > cur:
+                            cur, at = hi, -(-hi // align) * align
+            if chosen is None:
+                chosen = at  # above every conflicting buffer
         offsets[b.id] = chosen
         for d, n, f, last in mine:
             r = (chosen + d, chosen + d + n)
             starts_at[f].append(r)
-            for live in (live_at[f:last + 1] if f >= 0 else [live_at[k] for k in range(f, last + 1)]):
+            if f == last:
+                live_at[f].append(r)
+                continue
+            for live in (live_at[f:last + 1] if f >= 0 else [live_at[j] for j in range(f, last + 1)]):
                 live.append(r)
         if chosen + tops[b.id] > top:
             top = chosen + tops[b.id]
         if stop is not None and top >= stop:
-            return top, None
-    return top, offsets
+            return top, None, fork
+    return top, offsets, fork
 
 
 def assert_no_overlap(plan: Plan) -> None:

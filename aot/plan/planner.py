@@ -59,7 +59,9 @@ from aot.ir import CONTROL_MARKERS, Graph, Node
 from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align
 from aot.plan.placement import (
     SCRATCH_SHARES,
+    _arena_floor,
     _live_per_step,
+    _occupied_per_step,
     _place_best,
     _segments,
 )
@@ -105,7 +107,8 @@ class OpMemory:
 
 
 def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: frozenset[str] = frozenset(),
-          top: int | None = None, overlap_nodes: frozenset[str] = frozenset(), quick: bool = False) -> Plan:
+          top: int | None = None, overlap_nodes: frozenset[str] = frozenset(), quick: bool = False,
+          need: int | None = None) -> Plan | None:
     """scratch_floor: bytes any node's scratch may use even where its step has no slack (above
     the tight bound then), so kernels keep their fast blocked paths; 0 holds the arena to the
     tight bound at the cost of slower kernels at the steps without slack.
@@ -114,7 +117,10 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     overwritten too. overlap_nodes: nodes whose output starts ops.overlap bytes below their input 0,
     in one buffer with it. top: the arena the scratch may fill (a RAM budget): each step's scratch is
     sized for the memory under it, not only under the tensors' peak, where the arena stays within it.
-    quick: the placement's greedy orders only (_place_best), for a RAM budget's trial plans."""
+    quick: the placement's greedy orders only (_place_best), for a RAM budget's trial plans.
+    need: the caller wants the plan only if its arena is at most this (a trial against the best so far, a
+    budget): None instead where it is larger. The attempts that no placement could bring to what they must beat
+    (_arena_floor) are then not placed; a plan returned is the one planned without `need`."""
     consts = {t.name for t in graph.tensors.values() if t.is_const}
     inputs = [t for t in graph.inputs if t not in consts]
     outputs = set(graph.outputs)
@@ -250,11 +256,13 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
 
     live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
+    occupied, aligned = _occupied_per_step(buffers, nsteps)
 
-    def attempt(top: int, share: float, shares: dict[str, float] | None = None,
+    def prepare(top: int, share: float, shares: dict[str, float] | None = None,
                 worth: Callable[[dict[str, Any]], bool] | None = None) -> tuple | None:
         """Each step's scratch sized for `share` of its slack under `top` bytes (`shares`: per node, where
-        given), then placed; None, unplaced, where `worth` says the kernels chosen could not be kept anyway."""
+        given), unplaced: (lower, peak, budgets, choices, scratch_buf, every); None where `worth` says the
+        kernels chosen could not be kept anyway."""
         budgets = {n.name: max(int((shares or {}).get(n.name, share) * max(top - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
         choose = ops.choose_least if "tiles" in techniques and ops.choose_least is not None else ops.choose
@@ -269,15 +277,27 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
             return None
         every = [*buffers, *{id(b): b for b in scratch_buf.values()}.values()]
         lower, peak = _bound_with_scratch(live, every[len(buffers):])
+        return lower, peak, budgets, choices, scratch_buf, every
+
+    def placed(prep: tuple, limit: int | None) -> tuple | None:
+        """prep placed: (arena, placement, *prep); None, unplaced, where no placement reaches `limit` or less."""
+        lower, peak, budgets, choices, scratch_buf, every = prep
+        if limit is not None and _arena_floor(occupied, aligned, every[len(buffers):]) > limit:
+            return None
         arena, placement = _place_best(every, lower, quick)
         return arena, placement, lower, peak, budgets, choices, scratch_buf, every
+
+    def attempt(top: int, share: float, shares: dict[str, float] | None = None,
+                worth: Callable[[dict[str, Any]], bool] | None = None, limit: int | None = None) -> tuple | None:
+        """prepare, then placed: None where `worth` refuses it or its arena would be over `limit`."""
+        prep = prepare(top, share, shares, worth)
+        return None if prep is None else placed(prep, limit)
 
     best = None
     if top is not None and top > peak_live:  # a budget: the scratch may fill it, the largest share that fits
         for share in SCRATCH_SHARES:
-            tried = attempt(top, share)
-            assert tried is not None
-            if tried[0] <= top:
+            tried = attempt(top, share, limit=top)  # None: over the top
+            if tried is not None and tried[0] <= top:
                 best = tried
                 break
         if best is not None and ops.cost is not None:  # or a smaller share with a lower estimate, then more a step
@@ -285,26 +305,43 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 return sum(ops.cost(n, graph, choices[n.name]) for n in graph.nodes)  # type: ignore[misc]
             fit = (price(best[5]), -share, best, share)
             for smaller in (s for s in SCRATCH_SHARES if s < share):  # placed only where it would win
-                t = attempt(top, smaller, worth=lambda c, k=smaller, at=fit[:2]: (price(c), -k) < at)
+                t = attempt(top, smaller, worth=lambda c, k=smaller, at=fit[:2]: (price(c), -k) < at, limit=top)
                 if t is not None and t[0] <= top:
                     fit = (price(t[5]), -smaller, t, smaller)
             _, _, best, share = fit
-            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth), top, price)
+            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth, top), top,
+                                  price)
         elif best is not None and share < SCRATCH_SHARES[0]:
-            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth), top)
+            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth, top), top)
+    # `need`'s cut: an attempt whose floor is over it is not placed. Its arena would be over `need` (so it is not the
+    # plan wanted) and over the tight bound (so it would not have stopped the loop: were the best so far within
+    # `need` and the loop still going, that best is over the tight bound, so `need` is too); the attempts within
+    # `need` are placed as before, so the first least of them is what the loop keeps with or without the cut
+    cut = None if need is None else max(need, _align(tight))
     for share in SCRATCH_SHARES if best is None else ():  # all the slack first (bigger blocks are faster),
-        tried = attempt(peak_live, share)  # less if that fragments
-        assert tried is not None
-        if tried[2] > peak_live:
+        prep = prepare(peak_live, share)  # less if that fragments
+        assert prep is not None
+        # and one whose floor is the best's arena or more would not be kept (nor stop the loop: that best is over
+        # the tight bound, so is its floor), whichever of it and `wider` the loop takes
+        if best is not None:
+            cut = best[0] - 1 if cut is None else min(cut, best[0] - 1)
+        tried = placed(prep, cut)  # None: over the cut, as is `wider`
+        if prep[0] > peak_live:
             # a kernel's smallest scratch raised the peak (it had no slack at its step): the other steps
             # may now use the slack under that peak too, where the arena does not grow
-            wider = attempt(tried[2], share)
-            if wider[0] <= tried[0]:
+            wider_prep = prepare(prep[0], share)
+            assert wider_prep is not None
+            wider = placed(wider_prep, cut)
+            if wider is not None and (tried is None or wider[0] <= tried[0]):
                 tried = wider
+        if tried is None:
+            continue
         if best is None or tried[0] < best[0]:
             best = tried
         if tried[0] <= _align(tight):
             break
+    if need is not None and (best is None or best[0] > need):
+        return None
     arena, placement, lower, peak, budgets, choices, scratch_buf, buffers = best
     for b in buffers:
         b.offset = placement[b.id]
@@ -385,13 +422,15 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     saved: dict[str, int] = {}
     chosen: set[str] = set()
 
-    def trial(more: frozenset[str] = frozenset(), name: str | None = None) -> Plan:
+    def trial(more: frozenset[str] = frozenset(), name: str | None = None, need: int | None = None) -> Plan | None:
+        """The quick plan with these techniques and overlaps; with `need` (the best's arena), None where its arena
+        is larger: it cannot be _better."""
         return _plan(graph, ops, scratch_floor, tech | more,
-                     overlap_nodes=frozenset(chosen | ({name} if name else set())), quick=True)
+                     overlap_nodes=frozenset(chosen | ({name} if name else set())), quick=True, need=need)
 
-    def keep(cur: Plan, what: str) -> bool:
+    def keep(cur: Plan | None, what: str) -> bool:
         nonlocal best
-        if not _better(cur, best):
+        if cur is None or not _better(cur, best):
             return False
         saved[what] = saved.get(what, 0) + best.arena_bytes - cur.arena_bytes
         best = cur
@@ -411,14 +450,17 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
             if name is None:
                 return
             tried.add(name)
-            if keep(trial(name=name), "overlap"):
+            if keep(trial(name=name, need=best.arena_bytes), "overlap"):
                 chosen.add(name)
 
-    best = trial()  # trials against trials: the same placement
-    if keep(trial(frozenset({"inplace"})), "inplace"):
+    first = trial()  # trials against trials: the same placement
+    assert first is not None
+    best = first
+    if keep(trial(frozenset({"inplace"}), need=best.arena_bytes), "inplace"):
         tech = frozenset({"inplace"})
     overlaps()
-    if best.arena_bytes > goal and ops.choose_least is not None and keep(trial(frozenset({"tiles"})), "tiles"):
+    if best.arena_bytes > goal and ops.choose_least is not None and keep(trial(frozenset({"tiles"}),
+                                                                                need=best.arena_bytes), "tiles"):
         tech |= {"tiles"}
         overlaps()
     nodes = frozenset(best.techniques.get("overlap", ()))
@@ -477,13 +519,13 @@ def _cheapest_tops(graph: Graph, ops: OpMemory, scratch_floor: int,
         tops = _ladder(least.arena_bytes, budget)
         found: tuple[float, int] | None = None
         for top in tops:
-            p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, quick=True)
-            cost_p = price(p) if p.arena_bytes <= budget else None
+            p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, quick=True, need=budget)
+            cost_p = price(p) if p is not None else None
             if cost_p is not None and (found is None or cost_p < found[0]):
                 found = (cost_p, top)
         for top in ([budget] if k else []) + ([found[1]] if found else []):  # the first's at the budget: chosen
-            p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes)
-            if p.arena_bytes <= budget and (cost_p := price(p)) < best_price:
+            p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, need=budget)
+            if p is not None and (cost_p := price(p)) < best_price:
                 best, best_price = p, cost_p
         if least.arena_bytes <= budget and price(least) < best_price:
             best, best_price = least, price(least)
@@ -517,9 +559,9 @@ def _more_per_step(best: tuple, share: float, attempt: Callable[..., tuple | Non
 def _better(a: Plan, b: Plan) -> bool:
     """Whether plan a needs less than b: a smaller arena, else lower bound, else fewer bytes live over
     all steps (the steps sharing a peak are brought down one at a time)."""
-    def key(p: Plan) -> tuple[int, int, int]:
-        return p.arena_bytes, p.lower_bound_bytes, sum(_live_per_step(p.buffers, max(len(p.steps), 1)))
-    return key(a) < key(b)
+    if (a.arena_bytes, a.lower_bound_bytes) != (b.arena_bytes, b.lower_bound_bytes):  # the bytes live summed
+        return (a.arena_bytes, a.lower_bound_bytes) < (b.arena_bytes, b.lower_bound_bytes)  # only on a tie
+    return sum(_live_per_step(a.buffers, max(len(a.steps), 1))) < sum(_live_per_step(b.buffers, max(len(b.steps), 1)))
 
 
 class BudgetError(AotcError):

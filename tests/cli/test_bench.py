@@ -280,3 +280,27 @@ def test_host_models_avx2_peak_keeps_its_chains_in_registers(tmp_path):
     end = next(i for i in range(first, len(asm)) if "\tj" in asm[i])  # the loop's backward branch
     loop = asm[first:end]
     assert sum("vfmadd" in ln for ln in loop) >= 8 and not [ln for ln in loop if "(%rsp)" in ln], "\n".join(loop)
+
+
+def test_layer_kinds_reads_convs_from_the_generated_c():
+    """bench/layer_kinds.py (issue 64's per-kind table): a conv's kind and FLOPs from its aotc_conv_params as
+    emit_c writes them (a depthwise conv is one group a channel; a 1 x 1 on one position is squeeze-excite's), and a
+    tap's element count from its type string."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    try:
+        layer_kinds = importlib.import_module("bench.layer_kinds")
+    finally:
+        sys.path.pop(0)
+    src = "".join(
+        f"static const aotc_conv_params p_{name} = {{\n    .batch = 1,\n    .group = {g},\n    .in_c = {ci},\n"
+        f"    .out_c = {co},\n    .in_size = {{1, {h * s}, {h * s}}},\n    .out_size = {{1, {h}, {h}}},\n"
+        f"    .kernel = {{1, {k}, {k}}},\n    .strides = {{1, {s}, {s}}},\n}};\n"
+        for name, g, ci, co, h, k, s in [("DW", 144, 144, 144, 28, 5, 2), ("PW", 1, 24, 144, 56, 1, 1),
+                                         ("SE", 1, 144, 6, 1, 1, 1), ("STEM", 1, 3, 32, 112, 3, 2)])
+    params = layer_kinds.conv_params(src)
+    kinds = {name: layer_kinds.conv_kind(p) for name, p in params.items()}
+    assert kinds == {"DW": ("depthwise 5x5 stride 2 to 28x28", 2.0 * 144 * 28 * 28 * 25),
+                     "PW": ("1x1 expand 56x56", 2.0 * 144 * 56 * 56 * 24),
+                     "SE": ("1x1 on one position (squeeze-excite, classifier)", 2.0 * 6 * 144),
+                     "STEM": ("3x3 stride 2 (stem)", 2.0 * 32 * 112 * 112 * 27)}
+    assert layer_kinds.floats("float32[1,32,112,112]") == 401408

@@ -231,13 +231,19 @@ def test_helium_paths_on_the_m55(tmp_path, objects, op, level):
     (tfl_mve_residual_fast, "(residual, late)": no upper clamp, half at the zero point -128). DEPTHWISE_CONV_2D:
     MobileNet's and KWS's 3 x 3 layers of 4n channels (tfl_mve_dw3_row's blocks of 3 and of 2 at column strides 1
     and 2, rows of 2 to 30, SAME and VALID), the others by the DSP path. FULLY_CONNECTED: tfl_mve_dot4q's and
-    tfl_mve_sum4q's loops, any input length."""
+    tfl_mve_sum4q's loops, any input length, and the layers of under 4 outputs by the plain loop: no DSP rows in the
+    image (issue 67: Helium's path takes every layer they would)."""
     only, entries = HELIUM_ENTRIES[op]
     cpu = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", level]
     out = run_on_board(objects, tmp_path, "tflite_int8", "mps3-an547", cpu, 150, only=only)
     for entry in entries:
         assert re.search(rf"^{entry} +ok \(150 shapes\)$", out, re.M), out
     assert "MISMATCH" not in out, out
+    if op == "fc":
+        elf = tmp_path / "test_tflite_int8_kernels.elf"
+        fc = "".join(_code_of(elf, f) for f in ("aotc_tfl_fc_s8", "tfl_fc_", "tfl_dsp_fc_"))
+        assert "<aotc_tfl_fc_s8>:" in fc and not re.search(r"<tfl_(dsp_fc_store|fc_widen|fc_rows_compact|fc_s8_dsp)"
+                                                           r"[.>]|\tsmlad", fc), fc[-2000:]
 
 
 # the compact depthwise path alone (a --flash-budget level's, aot/flash.py "dw-compact"): every other depthwise DSP

@@ -14,7 +14,8 @@ typedef struct {
     int depthwise, u8;
     int32_t in_c, out_c, in_hw, k, stride, pad, tile, packed, w_zero_any;
     int fused; /* the residual ADD fused into the stores (aotc_qconv_patches_add_*, no tmp: the plain paths' way) */
-    int work;  /* given the work the plan gives an AVX-512 host (aotc_qconv_patches_x86_work_bytes): qconv_dense */
+    int work;  /* given the work the plan gives an AVX-512 host (aotc_qconv_patches_x86_work_bytes): qconv_dense; in
+                * AVX2 builds the AVX2 path's (aotc_qconv_avx2_work_bytes) */
 } shape;
 
 static const shape SHAPES_[] = {
@@ -72,9 +73,21 @@ static const shape DILATED_[] = {
     {"conv 5x5 dil 2 8->12 21x21 u8 w_zero", 0, 1, 8, 12, 21, 5, 1, 4, 64, 0, 1, 0, 0},
 };
 #define NDILATED ((int)(sizeof DILATED_ / sizeof DILATED_[0]))
+/* (AVX2 builds, checked only: given the work the plan gives them, every channel's weights widened once a call,
+ * aotc_qconv_avx2_work_bytes; packed and not, a block of channels short, u8 with weight zero points, the fused ADD) */
+static const shape WIDENED_[] = {
+    {"conv 3x3 64->64 28x28 (packed) widened", 0, 0, 64, 64, 28, 3, 1, 1, 64, 1, 0, 0, 1},
+    {"conv 3x3/2 32->48 29x29 u8 w_zero widened", 0, 1, 32, 48, 29, 3, 2, 1, 32, 0, 1, 0, 1},
+    {"conv 3x3 5->7 13x13 w_zero widened", 0, 0, 5, 7, 13, 3, 1, 1, 64, 0, 1, 0, 1},
+    {"conv 1x1 96->22 28x28 widened", 0, 0, 96, 22, 28, 1, 1, 0, 64, 0, 0, 0, 1},
+    {"conv 3x3 24->24 20x20 + ADD widened", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 1},
+};
+#define NWIDENED ((int)(sizeof WIDENED_ / sizeof WIDENED_[0]))
 #else
 #define NDILATED 0
+#define NWIDENED 0
 static const shape DILATED_[1];
+static const shape WIDENED_[1];
 #endif
 
 #if defined(AOTC_TEST_QX86_TRACE)
@@ -184,6 +197,11 @@ static int run(const shape *s, int check, int32_t dil) {
         if (s->work) { /* all the plan's work (quant.py): qconv_dense's */
             p.work = INT32_MAX;
             p.work = (int32_t)aotc_qconv_patches_x86_work_bytes(&p, tile);
+        }
+#else
+        if (s->work) { /* the AVX2 path's widened weights (quant.py avx2_patches_work) */
+            p.work = INT32_MAX;
+            p.work = (int32_t)aotc_qconv_avx2_work_bytes(&p);
         }
 #endif
         scratch = buffer((size_t)aotc_qconv_patches_scratch_bytes(&p, tile));
@@ -311,6 +329,7 @@ int main(int argc, char **argv) {
     if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0, 1);
     for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1, 1);
     for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
+    for (i = 0; i < NWIDENED; ++i) failed |= run(&WIDENED_[i], 1, 1);
 #if defined(__AVX512VNNI__)
     failed |= run_gemm(1, 1000, 1280, 0, 0, 1); /* MobileNetV2's classifier */
     failed |= run_gemm(3, 21, 70, 0, 0, 1);

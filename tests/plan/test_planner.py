@@ -44,6 +44,18 @@ def graph(nodes: list[tuple[str, list[str], str, int]], inputs=("x",), outputs=(
     return Graph("g", ns, tensors, list(inputs), list(outputs))
 
 
+def repair_graph() -> Graph:
+    """MobileNetV2's residual in miniature (units of 4 floats, 16 bytes): the squeaky-wheel repair's case, whose
+    perfect arena is its bound, 15 units."""
+    u = 4
+    g = graph([("Opaque", ["x"], "a", 3 * u), ("Opaque", ["a"], "b", 4 * u), ("Opaque", ["b"], "c", u),
+               ("Opaque", ["c"], "d", 2 * u), ("Opaque", ["d"], "e", 12 * u), ("Opaque", ["e"], "f", 3 * u),
+               ("Opaque", ["f"], "g", u), ("Opaque", ["g"], "h", 6 * u), ("Opaque", ["h"], "i", 6 * u),
+               ("Opaque", ["i"], "j", u), ("Opaque", ["g", "j"], "out", u)])
+    g.tensors["x"] = Tensor("x", (12 * u,), "float32")
+    return g
+
+
 def test_two_buffers_that_never_meet_share_memory():
     # a (10 floats) dies at b; c (20 floats) is written after a died -> they overlap in space.
     g = graph([("Opaque", ["x"], "a", 10), ("Opaque", ["a"], "b", 20), ("Opaque", ["b"], "c", 20),
@@ -178,12 +190,7 @@ def test_the_repair_reaches_the_bound_where_every_greedy_order_misses():
     first fit or best fit, puts e (12) and f side by side and h and i side by side first, so g lands on
     top of them all: 16 units. The bound, 15 (x with a, e with f), needs g beside h and i under the
     top of f; the squeaky-wheel repair places g ahead of them and gets there."""
-    u = 4  # floats: 16 bytes
-    g = graph([("Opaque", ["x"], "a", 3 * u), ("Opaque", ["a"], "b", 4 * u), ("Opaque", ["b"], "c", u),
-               ("Opaque", ["c"], "d", 2 * u), ("Opaque", ["d"], "e", 12 * u), ("Opaque", ["e"], "f", 3 * u),
-               ("Opaque", ["f"], "g", u), ("Opaque", ["g"], "h", 6 * u), ("Opaque", ["h"], "i", 6 * u),
-               ("Opaque", ["i"], "j", u), ("Opaque", ["g", "j"], "out", u)])
-    g.tensors["x"] = Tensor("x", (12 * u,), "float32")
+    g = repair_graph()
     p = plan_memory(g, host_memory(g))
     assert_no_overlap(p)
     assert p.arena_bytes == p.lower_bound_bytes == p.tight_bound_bytes == 15 * 16

@@ -313,6 +313,15 @@ static inline int64_t aotc_qconv_patch_bytes(const aotc_qconv_params *p, int32_t
     return (int64_t)(tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES * aotc_qconv_kp(p);
 }
 
+/* The AVX2 conv path (quant_impl.h qconv_patches_avx2, generic hosts built with AVX2): every output channel's
+ * weights widened to 16-bit pairs once a call, 4 channels of a group a block of 2 kq words each (aot/kernels/quant.py
+ * gives p->work this where the step spares it and the plane takes more than one block); 0 where p->work is smaller
+ * (the path then widens a block's weights again for each block of positions) */
+static inline int64_t aotc_qconv_avx2_work_bytes(const aotc_qconv_params *p) {
+    const int64_t need = (int64_t)p->group * ((p->out_c / p->group + 3) / 4) * (aotc_qconv_kp(p) / 4) * 32;
+    return p->work < need ? 0 : need;
+}
+
 /* The depthwise kernels' k_h padded rows */
 static inline int64_t aotc_qconv_dw_row_bytes(const aotc_qconv_params *p) {
     return (int64_t)p->k_h * AOTC_QCONV_DW_ROW(p->out_w, p->k_w, p->stride_w, p->dil_w);

@@ -351,21 +351,26 @@ static void AOTC_Q(qavx2_pairs_s1)(const aotc_qconv_params *p, const QT *AOTC_RE
     const uint32_t zz = (uint32_t)zero | (uint32_t)zero << 16; /* a pair of the zero point */
     uint8_t seg[2][AOTC_QAVX2_SEG];
     int32_t made[2] = {-1, -1}; /* the (ic, kh) each segment buffer holds */
+    int32_t row = 0, kw = 0, ic = 0, kh = 0; /* patch row r's (ic, kh) (row: ic k_h + kh) and kw, counted (the two
+                                              * divisions a row had cost as much as its copies) */
     int32_t j, h, i, o, t;
     for (j = 0; j < 2 * kq; ++j) {
         int16_t *dst = pairs + (int64_t)j * width * 2;
         const uint8_t *src[2];
         for (h = 0; h < 2; ++h) {
-            const int32_t r = 2 * j + h, row = r / p->k_w; /* row: ic k_h + kh */
-            if (r >= k) {
+            if (2 * j + h >= k) {
                 src[h] = NULL;
                 continue;
             }
             if (made[row & 1] != row) {
-                AOTC_Q(qavx2_segs)(p, xg + (int64_t)(row / p->k_h) * plane, row % p->k_h, runs, nr, ext, seg[row & 1]);
+                AOTC_Q(qavx2_segs)(p, xg + (int64_t)ic * plane, kh, runs, nr, ext, seg[row & 1]);
                 made[row & 1] = row;
             }
-            src[h] = seg[row & 1] + (r % p->k_w) * p->dil_w;
+            src[h] = seg[row & 1] + kw * p->dil_w;
+            if (++kw == p->k_w) {
+                kw = 0, ++row;
+                if (++kh == p->k_h) kh = 0, ++ic;
+            }
         }
         if (src[0] == NULL) { /* both rows past k */
             for (t = 0; t < width; ++t) memcpy(dst + 2 * t, &zz, 4);
@@ -653,12 +658,21 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
     int16_t *pairs = (int16_t *)(void *)scratch;
+    /* the whole weights widened once (p->work: aotc_qconv_avx2_work_bytes), else a chunk a block in wb */
+    int32_t *wall = aotc_qconv_avx2_work_bytes(p) ? (int32_t *)(void *)(scratch + aotc_qconv_patch_bytes(p, tile)) : NULL;
+    const int32_t mg4 = (mg + 3) / 4;
     int32_t wb[AOTC_QAVX2_JC * 4];
     int32_t acc[4][AOTC_QCONV_PATCH_TILE];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, j0;
     /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
     if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
+    for (g = 0; wall != NULL && g < p->group; ++g) {
+        for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
+            const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
+            AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, 0, kq, wall + ((int64_t)g * mg4 + (oc - g * mg) / 4) * kq * 8);
+        }
+    }
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -686,11 +700,16 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                     const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
                     for (j0 = 0; j0 < 2 * kq; j0 += AOTC_QAVX2_JC) {
                         const int32_t nj = 2 * kq - j0 < AOTC_QAVX2_JC ? 2 * kq - j0 : AOTC_QAVX2_JC;
-                        AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, j0 / 2, nj / 2, wb);
-                        for (t0 = 0; t0 + AOTC_QCONV_LANES <= width; t0 += AOTC_QCONV_LANES) {
-                            AOTC_Q(qavx2_lanes)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
+                        const int32_t *wj = wb;
+                        if (wall != NULL) {
+                            wj = wall + ((int64_t)g * mg4 + (oc - g * mg) / 4) * kq * 8 + 4 * j0;
+                        } else {
+                            AOTC_Q(qavx2_weights)(p, w, oc, nb, kp, j0 / 2, nj / 2, wb);
                         }
-                        if (t0 < width) AOTC_Q(qavx2_lanes8)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wb, j0 == 0, acc);
+                        for (t0 = 0; t0 + AOTC_QCONV_LANES <= width; t0 += AOTC_QCONV_LANES) {
+                            AOTC_Q(qavx2_lanes)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wj, j0 == 0, acc);
+                        }
+                        if (t0 < width) AOTC_Q(qavx2_lanes8)(pairs + (int64_t)j0 * width * 2, width, t0, nj, wj, j0 == 0, acc);
                     }
                     for (j = 0; j < nb; ++j) {
                         const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;

@@ -1,0 +1,96 @@
+"""Issue 67: a planner change that should change no decision, checked bundle by bundle. Compiles each case with
+two source trees (a base, e.g. `git archive main | tar -x -C /tmp/base`, and this one), `diff -r`s the bundles
+and prints each side's CPU seconds (user + system of the aotc process).
+
+    python bench/same_bundles.py --base /tmp/base [--cases quick|all] [--only NAME ...] [--out DIR]
+
+The cases: budgets from bench/results/curves.json's rows (the M4's VWW, KWS, IC, AD, micro_speech and
+person_detect, a few of the M55's with --target mps3-an547) and TFLM's MobileNetV2 224 at 180,000 and 172,000 B.
+Compiled with --no-configure (the bundle alone). Exit status 1 where any pair differs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KERAS, TFLM = "bench/models/keras", "bench/models/tflm"
+MOBILENET_V2 = str(ROOT.parent / "shared/models/tflm_mobilenet_v2_quantized_1x3x224x224.tflite")
+
+M4, M55 = "mps2-an386", "mps3-an547"
+CASES: list[tuple[str, str, str, int | None]] = [  # name, model, target, budget (from curves.json's rows)
+    ("kws_16496", f"{KERAS}/kws_dscnn_int8.tflite", M4, 16496),
+    ("kws_12521", f"{KERAS}/kws_dscnn_int8.tflite", M4, 12521),
+    ("kws_9872", f"{KERAS}/kws_dscnn_int8.tflite", M4, 9872),
+    ("ad_2645", f"{KERAS}/ad_autoencoder_int8.tflite", M4, 2645),
+    ("ad_768", f"{KERAS}/ad_autoencoder_int8.tflite", M4, 768),
+    ("ic_37619", f"{KERAS}/ic_resnet8_int8.tflite", M4, 37619),
+    ("ic_31795", f"{KERAS}/ic_resnet8_int8.tflite", M4, 31795),
+    ("ic_27136", f"{KERAS}/ic_resnet8_int8.tflite", M4, 27136),
+    ("vww_none", f"{KERAS}/vww_mobilenet_int8.tflite", M4, None),
+    ("vww_44730", f"{KERAS}/vww_mobilenet_int8.tflite", M4, 44730),
+    ("vww_35674", f"{KERAS}/vww_mobilenet_int8.tflite", M4, 35674),
+    ("vww_28128", f"{KERAS}/vww_mobilenet_int8.tflite", M4, 28128),
+    ("ms_7842", f"{TFLM}/micro_speech_quantized.tflite", M4, 7842),
+    ("ms_4176", f"{TFLM}/micro_speech_quantized.tflite", M4, 4176),
+    ("pd_none", f"{TFLM}/person_detect.tflite", M4, None),
+    ("pd_19040", f"{TFLM}/person_detect.tflite", M4, 19040),
+    ("pd_25385", f"{TFLM}/person_detect.tflite", M4, 25385),
+    ("pd_31731", f"{TFLM}/person_detect.tflite", M4, 31731),
+    ("m55_vww_27824", f"{KERAS}/vww_mobilenet_int8.tflite", M55, 27824),
+    ("m55_kws_9808", f"{KERAS}/kws_dscnn_int8.tflite", M55, 9808),
+    ("m55_ic_26800", f"{KERAS}/ic_resnet8_int8.tflite", M55, 26800),
+    ("m55_ms_5960", f"{TFLM}/micro_speech_quantized.tflite", M55, 5960),
+    ("mnv2_180000", MOBILENET_V2, M4, 180000),
+    ("mnv2_172000", MOBILENET_V2, M4, 172000),
+]
+QUICK = {"kws_9872", "ad_768", "ic_27136", "vww_28128", "ms_4176", "pd_19040", "m55_kws_9808"}
+
+
+def compile_once(tree: Path, model: str, target: str, budget: int | None, out: Path) -> tuple[float, int]:
+    """aotc with `tree`'s sources: (CPU seconds of the child, its exit status)."""
+    cmd = [sys.executable, "-m", "aot.cli", str(ROOT / model) if not os.path.isabs(model) else model,
+           "-o", str(out), "--force", "--no-configure", "--target", target]
+    if budget is not None:
+        cmd += ["--ram-budget", str(budget)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rc = subprocess.run(cmd, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, rc
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", required=True, type=Path, help="the base's source tree")
+    ap.add_argument("--cases", choices=("quick", "all"), default="all")
+    ap.add_argument("--only", nargs="*", help="case names")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/same-bundles"))
+    ap.add_argument("--mobilenet", default=MOBILENET_V2, help="TFLM's MobileNetV2 224 (default: ../shared/models)")
+    args = ap.parse_args()
+    differ = 0
+    for name, model, target, budget in CASES:
+        if (args.only and name not in args.only) or (args.cases == "quick" and name not in QUICK and not args.only):
+            continue
+        model = args.mobilenet if model == MOBILENET_V2 else model
+        outs = {side: args.out / side / name for side in ("base", "branch")}
+        times = {}
+        for side, tree in (("base", args.base), ("branch", ROOT)):
+            subprocess.run(["rm", "-rf", str(outs[side])], check=True)
+            times[side] = compile_once(tree, model, target, budget, outs[side])
+        same = subprocess.run(["diff", "-r", "-q", str(outs["base"]), str(outs["branch"])],
+                              stdout=subprocess.PIPE, text=True)
+        differ += same.returncode != 0
+        print(f"{name:16} base {times['base'][0]:7.2f} s (rc {times['base'][1]})  branch {times['branch'][0]:7.2f} s "
+              f"(rc {times['branch'][1]})  {'identical' if same.returncode == 0 else 'DIFFER'}", flush=True)
+        if same.returncode:
+            print(same.stdout[:2000], flush=True)
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
