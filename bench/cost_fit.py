@@ -37,6 +37,8 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,14 +57,34 @@ MODELS = {"kws_dscnn_int8.tflite": "bench/models/keras/kws_dscnn_int8.tflite",
           "micro_speech_quantized.tflite": "bench/models/tflm/micro_speech_quantized.tflite"}
 
 
-def schedule_features(model: Path, budget: int | None, force: str | None = None) -> dict[str, float]:
+def schedule_features(model: Path, budget: int | None, force: str | None = None,
+                      cost: dict[str, float] | None = None) -> dict[str, float]:
     """The summed features of the schedule aotc compiles for the model at the budget (mps2-an386); force: the
-    name of the option (aot/plan/choice.py) to take, else the planner's choice."""
-    return _compile(model, budget, force)[1]
+    name of the option (aot/plan/choice.py) to take, else the planner's choice; cost: the COST to plan under."""
+    return _compile(model, budget, force, cost)[1]
 
 
-def _compile(model: Path, budget: int | None, force: str | None = None) -> tuple:
-    """(the bundle, its schedule's summed features) at the budget, the option named `force` taken."""
+@contextmanager
+def planned_under(cost: dict[str, float] | None) -> Iterator[None]:
+    """COST's values replaced by `cost`'s while compiling: a schedule's own choices (FULLY_CONNECTED's blocks, the
+    tiles a greedy trades first) are the cheapest by COST, so a point is compiled again as it was measured only
+    under the COST it was planned with, and the fit's features do not move with the constants it writes."""
+    if cost is None:
+        yield
+        return
+    saved = dict(tflite_cost.COST)
+    tflite_cost.COST.update({k: v for k, v in cost.items() if k in saved})
+    try:
+        yield
+    finally:
+        tflite_cost.COST.clear()
+        tflite_cost.COST.update(saved)
+
+
+def _compile(model: Path, budget: int | None, force: str | None = None,
+             cost: dict[str, float] | None = None) -> tuple:
+    """(the bundle, its schedule's summed features) at the budget, the option named `force` taken, planned under
+    `cost` (None: this checkout's COST)."""
     seen: list[tuple] = []
     real, real_cheapest = compiler.select_and_plan, compiler.cheapest
 
@@ -79,8 +101,9 @@ def _compile(model: Path, budget: int | None, force: str | None = None) -> tuple
 
     compiler.select_and_plan = spy
     try:
-        bundle = compiler.compile_file(model, replace(compiler.Options(name="m", target="mps2-an386",
-                                                                       build_type="Release"), ram_budget=budget))
+        with planned_under(cost):
+            bundle = compiler.compile_file(model, replace(compiler.Options(name="m", target="mps2-an386",
+                                                                           build_type="Release"), ram_budget=budget))
     finally:
         compiler.select_and_plan, compiler.cheapest = real, real_cheapest
     graph, plan = seen[-1]
@@ -129,7 +152,21 @@ def measure(model: Path, budgets: list[int], out: Path) -> None:
             rows.append({"budget": b, "option": name, "arena": bundle.metadata.get("memory", {}).get("arena_bytes"),
                          "cycles": cycles, "features": f})
             print(f"{b} {name}: {cycles:,}", flush=True)
-    out.write_text(json.dumps({"model": str(model), "rows": rows}, indent=1) + "\n")
+    out.write_text(json.dumps({"model": str(model), "cost": dict(tflite_cost.COST), "rows": rows}, indent=1) + "\n")
+
+
+def same_features(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Whether two schedules' summed features are the same (a file's unbudgeted build compiled again as measured)."""
+    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) < 1e-6 for k in {*a, *b})
+
+
+def curve_file(path: Path) -> tuple[dict, dict[str, float] | None]:
+    """A curve.json's RAM curve and the COST its points are compiled again under (its "plan" entry)."""
+    c = json.loads(path.read_text())
+    if not isinstance(c, list):
+        return c.get("ram", c), c.get("cost")
+    plan = next((x["cost"] for x in c if x["kind"] == "plan"), None)
+    return next(x for x in c if x["kind"] == "ram"), plan
 
 
 def main() -> None:
@@ -150,30 +187,33 @@ def main() -> None:
     files = len(args.points) + len(args.curves)
     rows, ys, names = [], [], []
 
-    def point(f: dict[str, float], f0: dict[str, float], dy: float, file: int, name: tuple) -> None:
-        """A budgeted point: its features over the unbudgeted build's, and its file's offset (+1, -1: free)."""
+    def point(f: dict[str, float], f0: dict[str, float], dy: float, file: int | None, name: tuple) -> None:
+        """A budgeted point: its features over the unbudgeted build's, and its file's offset (+1, -1: free; None:
+        its unbudgeted build compiled again as measured, no offset)."""
         offset = [0.0] * (2 * files)
-        offset[2 * file: 2 * file + 2] = [1.0, -1.0]
+        if file is not None:
+            offset[2 * file: 2 * file + 2] = [1.0, -1.0]
         rows.append([f.get(k, 0.0) - f0.get(k, 0.0) for k in keys] + offset)
         ys.append(fitted_part(f, f0, dy))
         names.append(name)
     for i, path in enumerate(args.points):
         d = json.loads(Path(path).read_text())
         base = next(r for r in d["rows"] if r["budget"] is None)
-        f0 = schedule_features(Path(d["model"]), None)
-        for r in d["rows"]:  # the features again, by this checkout's tflite_cost
+        f0 = schedule_features(Path(d["model"]), None, cost=d.get("cost"))
+        same_base = d.get("cost") is not None and same_features(f0, base.get("features", {}))
+        for r in d["rows"]:  # the features again, by this checkout's tflite_cost, planned as measured
             if r["budget"] is not None:
-                f = schedule_features(Path(d["model"]), r["budget"], r["option"])
-                point(f, f0, r["cycles"] - base["cycles"], i, (Path(d["model"]).name, f'{r["budget"]} {r["option"]}'))
+                f = schedule_features(Path(d["model"]), r["budget"], r["option"], d.get("cost"))
+                point(f, f0, r["cycles"] - base["cycles"], None if same_base else i,
+                      (Path(d["model"]).name, f'{r["budget"]} {r["option"]}'))
     for i, path in enumerate(args.curves, len(args.points)):
-        c = json.loads(Path(path).read_text())
-        c = next(x for x in c if x["kind"] == "ram") if isinstance(c, list) else c.get("ram", c)
+        c, cost = curve_file(Path(path))
         model = ROOT / MODELS[c["model"]]
         base = next(q for q in c["points"] if q["budget"] is None)
-        f0 = schedule_features(model, None)
+        f0 = schedule_features(model, None, cost=cost)
         for q in c["points"]:  # the curve's planner: "greedy" (before the options, aot/plan/choice.py)
             if q["budget"] is not None:
-                f = schedule_features(model, q["budget"], force="greedy")
+                f = schedule_features(model, q["budget"], "greedy", cost)
                 point(f, f0, q["cycles"] - base["cycles"], i, (c["model"], q["budget"]))
     from scipy.optimize import nnls
     a, y = np.array(rows), np.array(ys, dtype=float)
