@@ -2,10 +2,20 @@
 
 Input: the curve.json files `aotc curve MODEL --target mps2-an386 --curve ram --points 16 -o DIR` wrote (each
 point a --ram-budget and the est. cycles of one inference under qemu, Release). Each point is compiled again here
-(the plan is deterministic) and its choices' features (tflite_cost.features) summed over the schedule; the
-constants are the non-negative least squares fit of every point's cycles less its model's unbudgeted cycles to
-its features less the unbudgeted build's (the MACs and everything else the budgets leave alone cancel), plus a
-free offset per file: a file's unbudgeted build was measured by the aotc of its day, whose unbudgeted plan this
+and its choices' features (tflite_cost.features) summed over the schedule; the constants are the non-negative least
+squares fit of every point's cycles less its model's unbudgeted cycles to its features less the unbudgeted build's
+(the MACs and everything else the budgets leave alone cancel).
+
+A point is compiled again under the COST it was planned with (a file's "cost": --measure writes the COST it ran
+under; a curve file's "plan" entry), not this checkout's: a schedule's own choices are the cheapest by COST
+(FULLY_CONNECTED's blocks, which tiles a greedy search trades first), so under other constants the same budget and
+option compile to other blocks than were measured, and the fit's features would move with the constants it writes
+(issue 67, costfit3: the autoencoder's forced points fitted under the constants they had produced paired 689,863
+est. cycles, measured on 90 blocks, with the 18 blocks those constants plan at 1518; the fit was not reproducible
+and left fc_rewiden 0).
+
+A file whose unbudgeted build is compiled again as measured (its stored features) is fitted against it; the others
+get a free offset: a file's unbudgeted build was measured by the aotc of its day, whose unbudgeted plan this
 checkout may no longer make (IC ResNet-8's now runs CONV_2D_1..2 in bands, DS-CNN's takes the free overlaps), so its
 points are fitted against each other, not against that build (the offsets printed; without them the fit's rms was
 156 K, with them 109 K before conv_undoubled_out and dw_no_column were measured, 120 K after; issue 67's costfit).
@@ -20,13 +30,17 @@ the choices the planner rejects are measured too, so the fit sees every kind of 
 
 Prints the constants, and per point the measured and estimated difference; --write puts the constants in
 aot/kernels/tflite_cost.py (COST). The measurements COST was fitted to are kept in bench/results/cost_fit/ (the
-five curves of the greedy planner before the options, DS-CNN's options forced one by one, VWW's at its three
-least budgets of bench/results/curves.json, 28128, 29637 and 31146, and the autoencoder's at 2457, 1706, 1518, 1143
-and 955, without which the FULLY_CONNECTED terms are not told apart):
+curves of the greedy planner before the options, DS-CNN's options forced one by one, VWW's at its three least
+budgets of bench/results/curves.json, 28128, 29637 and 31146, and the autoencoder's at 2457-955 three times, planned
+under three COSTs (f624a07's, costfit2's and main's at 4e53924; 768 and 860 with main's): without them the
+FULLY_CONNECTED terms are not told apart). The autoencoder's curve (curve_ad_autoencoder.json) is left out: its
+points took the first FULLY_CONNECTED blocks that fit, before the cheapest by the estimate (1e66000), so no COST
+compiles them again as measured.
 
-    PYTHONPATH=$PWD python3 bench/cost_fit.py bench/results/cost_fit/curve_*.json \
-        --points bench/results/cost_fit/forced_kws_dscnn.json bench/results/cost_fit/forced_vww_mobilenet.json \
-        bench/results/cost_fit/forced_ad_autoencoder.json [--write]
+    F=bench/results/cost_fit; PYTHONPATH=$PWD python3 bench/cost_fit.py \
+        $F/curve_{ic_resnet8,kws_dscnn,micro_speech_quantized,vww_mobilenet}.json \
+        --points $F/forced_{kws_dscnn,vww_mobilenet,ad_autoencoder,ad_autoencoder_costfit2,ad_autoencoder_main}.json \
+        [--write]
 
 --write replaces COST's fitted values only (not COST_HELIUM's, whose keys of the same names are the M55's).
 """

@@ -171,6 +171,40 @@ def test_the_autoencoders_fc_blocks_are_not_cut_for_bytes_that_cost_most_of_a_ru
     assert b.metadata["memory"]["arena_bytes"] == 944
 
 
+def test_the_autoencoder_at_1518_keeps_the_blocks_that_widen_x_once_a_block():
+    """The autoencoder at --ram-budget 1518 on the M4: FULLY_CONNECTED_0 (640 -> 128) in 2 blocks of 64 outputs over
+    x widened 54 quads at a time (1,456 B) ran 542,736-543,449 est. cycles under qemu, in 6 blocks of 24 over 80 quads
+    (1,504 B: x widened 5 times more) 550,245-550,707 (bench/results/cost_fit/forced_ad_autoencoder_*.json), and
+    1331's 1,328 B ran 547,458. costfit2's constants (fc_rewiden 0: x widened again for nothing) took 1,504 B, a
+    looser budget slower than a tighter one; fitted on points compiled as measured (issue 67, costfit3) 1,456 B
+    again. The planted bug: costfit2's FULLY_CONNECTED constants back (then 1,504 B)."""
+    b = compile_file(AUTOENCODER, Options(name="m", target="mps2-an386", ram_budget=1518))
+    assert b.metadata["memory"]["arena_bytes"] == 1456
+
+
+def test_the_fit_compiles_a_point_as_it_was_measured(monkeypatch):
+    """bench/cost_fit.py compiles each measured point again under the COST it was planned with (the file's "cost"),
+    not the checkout's: the autoencoder's blocks at a budget are the cheapest by COST, so under other constants the
+    same option compiles to other blocks than were measured (issue 67, costfit3: 90 blocks measured, 18 fitted). The
+    features of forced_ad_autoencoder.json's 1518 "greedy" are the stored ones whatever COST holds. The planted bug:
+    planned_under ignoring the file's cost (then fc_block 18, not 90)."""
+    import json
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(root / "bench"))
+    cost_fit = __import__("cost_fit")
+    d = json.loads((root / "bench" / "results" / "cost_fit" / "forced_ad_autoencoder.json").read_text())
+    row = next(r for r in d["rows"] if r["budget"] == 1518 and r["option"] == "greedy")
+    for k, v in {"fc_mac": 0.0, "fc_block": 128.1, "fc_partial": 9.28, "fc_rewiden": 0.0}.items():
+        monkeypatch.setitem(tflite_cost.COST, k, v)  # costfit2's, under which 1518's greedy takes 18 blocks
+    before = dict(tflite_cost.COST)
+    got = cost_fit.schedule_features(root / d["model"], 1518, "greedy", d["cost"])
+    assert cost_fit.same_features(got, row["features"]), (got, row["features"])
+    assert tflite_cost.COST == before  # restored after
+    sys.modules.pop("cost_fit", None)
+
+
 @pytest.mark.full
 def test_a_conv_tile_too_small_for_doubled_sums_is_estimated_slower(monkeypatch):
     """tfl_conv_s8_dsp doubles a fused layer's sums (aotc_dsp_mac4x2_rq3) only where its tile is over 2 kc positions
