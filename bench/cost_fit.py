@@ -31,7 +31,8 @@ the choices the planner rejects are measured too, so the fit sees every kind of 
 Prints the constants, and per point the measured and estimated difference; --write puts the constants in
 aot/kernels/tflite_cost.py (COST). The measurements COST was fitted to are kept in bench/results/cost_fit/ (the
 curves of the greedy planner before the options, DS-CNN's options forced one by one, VWW's at its three least
-budgets of bench/results/curves.json, 28128, 29637 and 31146, and the autoencoder's at 2457-955 three times, planned
+budgets of bench/results/curves.json, 28128, 29637 and 31146, and at 43221 and 41712, where a refit's bands ran 0.1 %
+slower than main's greedy (forced_vww_mobilenet_bands.json), and the autoencoder's at 2457-955 three times, planned
 under three COSTs (f624a07's, costfit2's and main's at 4e53924; 768 and 860 with main's): without them the
 FULLY_CONNECTED terms are not told apart). The autoencoder's curve (curve_ad_autoencoder.json) is left out: its
 points took the first FULLY_CONNECTED blocks that fit, before the cheapest by the estimate (1e66000), so no COST
@@ -39,8 +40,8 @@ compiles them again as measured.
 
     F=bench/results/cost_fit; PYTHONPATH=$PWD python3 bench/cost_fit.py \
         $F/curve_{ic_resnet8,kws_dscnn,micro_speech_quantized,vww_mobilenet}.json \
-        --points $F/forced_{kws_dscnn,vww_mobilenet,ad_autoencoder,ad_autoencoder_costfit2,ad_autoencoder_main}.json \
-        [--write]
+        --points $F/forced_{kws_dscnn,vww_mobilenet,vww_mobilenet_bands}.json \
+        $F/forced_{ad_autoencoder,ad_autoencoder_costfit2,ad_autoencoder_main}.json [--write]
 
 --write replaces COST's fitted values only (not COST_HELIUM's, whose keys of the same names are the M55's).
 """

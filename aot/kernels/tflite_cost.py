@@ -72,17 +72,17 @@ DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_CONV_RIGHT = (define("aotc_tflite_int8.
                                                        for n in ("KC", "NP_MAX", "PATCH_WORDS", "CONV_RIGHT"))
 DSP_NP_MAX_OTHER, DSP_PRODUCT_MAX = 64, 255 * 128
 
-# est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 114 measured schedules: the 68 budgeted
-# points of `aotc curve --curve ram --points 16` on KWS, VWW, IC, AD and micro_speech (the greedy planner before
-# these options), 16 of DS-CNN's options forced one by one at 7 budgets, 10 of VWW's at 28128, 29637 and 31146 and
-# 20 of the autoencoder's at 2457, 1706, 1518, 1143 and 955 (cost_fit.py --measure), each file's points against each
-# other (a free offset a file), rms residual 113,063 est. cycles (DS-CNN runs 4.4 M, VWW 10.9 M); the measurements:
-# bench/results/cost_fit/. The terms fitted to 0 were not told apart from the others there. Refitted with VWW's
-# (issue 67, costfit): conv_tile 477 -> 1800 and conv_tile_quad 40.62 -> 31.24 have VWW at 28128 take "bands, no
-# slower overlaps" (13,871,667 est. cycles under qemu) over "greedy" (14,008,088), whose 79 tiles more the old
-# values estimated 33 K cheaper. The autoencoder's forced points (costfit2) are what tell the FULLY_CONNECTED terms
-# apart: fitted without them (fc_rewiden 45.97, fc_partial 0) its plans at 2457 and below took smaller blocks that
-# ran up to 1.73x slower (955: 864 B at 1,316,525 est. cycles against 944 B at 760,154).
+# est. cycles (M4, aotc's TRM timing plugin), fitted by bench/cost_fit.py to 170 measured schedules: the budgeted
+# points of `aotc curve --curve ram --points 16` on KWS, VWW, IC and micro_speech (the greedy planner before these
+# options), 16 of DS-CNN's options forced one by one at 7 budgets, 18 of VWW's at 28128, 29637, 31146, 41712 and
+# 43221 and 83 of the autoencoder's at 2457-768 planned under three sets of constants (cost_fit.py --measure), each
+# point compiled again under the COST it was planned with, rms residual 92,664 est. cycles (DS-CNN runs 4.4 M, VWW
+# 10.9 M); the measurements and the command: bench/results/cost_fit/, cost_fit.py. The terms fitted to 0 were not
+# told apart from the others there. Refitted with VWW's (issue 67, costfit): conv_tile 477 -> 1775 and
+# conv_tile_quad 40.62 -> 31.52 have VWW at 28128 take "bands, no slower overlaps" (13,871,667 est. cycles under
+# qemu) over "greedy" (14,008,088), whose 79 tiles more the old values estimated 33 K cheaper. The FULLY_CONNECTED
+# terms are the autoencoder's forced points' (costfit3): fitted with their features under other constants' blocks
+# (costfit2, fc_rewiden 0) the autoencoder at 1518 took 1,504 B that ran 1.2 % slower than main's 1,456 B.
 COST: dict[str, float] = {
     "call": 232.6,
     "conv_call_group": 0.0,
