@@ -2,15 +2,20 @@
 two source trees (a base, e.g. `git archive main | tar -x -C /tmp/base`, and this one), `diff -r`s the bundles
 and prints each side's CPU seconds (user + system of the aotc process).
 
-    python bench/same_bundles.py --base /tmp/base [--cases quick|all] [--only NAME ...] [--out DIR]
+    python bench/same_bundles.py --base /tmp/base [--cases quick|all|curves] [--target T] [--only NAME ...]
+                                 [--code-only] [--out DIR]
 
 The cases: budgets from bench/results/curves.json's rows (the M4's VWW, KWS, IC, AD, micro_speech and
 person_detect, a few of the M55's with --target mps3-an547) and TFLM's MobileNetV2 224 at 180,000 and 172,000 B.
-Compiled with --no-configure (the bundle alone). Exit status 1 where any pair differs."""
+Compiled with --no-configure (the bundle alone). Exit status 1 where any pair differs. --cases curves: every RAM
+budget of bench/results/curves.json's rows on --target (a COST change checked at every recorded point);
+--code-only leaves metadata.json out of the comparison (it carries the schedules' estimates, which a refitted COST
+changes whatever the plan)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -64,16 +69,32 @@ def compile_once(tree: Path, model: str, target: str, budget: int | None, out: P
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, rc
 
 
+def curve_cases(target: str) -> list[tuple[str, str, str, int | None]]:
+    """Every RAM budget of bench/results/curves.json's rows on the target (a row without one is the M4's)."""
+    rows = [r for run in json.loads((ROOT / "bench/results/curves.json").read_text())["runs"] for r in run["rows"]]
+    cases = []
+    for r in rows:
+        if r.get("target", M4) != target or "ram" not in r:
+            continue
+        name = r["model"].removesuffix(".tflite").removesuffix("_int8").removesuffix("_quantized")
+        folder = TFLM if r["model"] in ("micro_speech_quantized.tflite", "person_detect.tflite") else KERAS
+        cases += [(f"{name}_{q['budget']}", f"{folder}/{r['model']}", target, q["budget"])
+                  for q in r["ram"]["points"] if q["budget"] is not None]
+    return cases
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, type=Path, help="the base's source tree")
-    ap.add_argument("--cases", choices=("quick", "all"), default="all")
+    ap.add_argument("--cases", choices=("quick", "all", "curves"), default="all")
+    ap.add_argument("--target", default=M4, help="--cases curves: the rows of this board")
+    ap.add_argument("--code-only", action="store_true", help="metadata.json left out of the comparison")
     ap.add_argument("--only", nargs="*", help="case names")
     ap.add_argument("--out", type=Path, default=Path("/tmp/same-bundles"))
     ap.add_argument("--mobilenet", default=MOBILENET_V2, help="TFLM's MobileNetV2 224 (default: ../shared/models)")
     args = ap.parse_args()
     differ = 0
-    for name, model, target, budget in CASES:
+    for name, model, target, budget in curve_cases(args.target) if args.cases == "curves" else CASES:
         if (args.only and name not in args.only) or (args.cases == "quick" and name not in QUICK and not args.only):
             continue
         model = args.mobilenet if model == MOBILENET_V2 else model
@@ -82,7 +103,8 @@ def main() -> int:
         for side, tree in (("base", args.base), ("branch", ROOT)):
             subprocess.run(["rm", "-rf", str(outs[side])], check=True)
             times[side] = compile_once(tree, model, target, budget, outs[side])
-        same = subprocess.run(["diff", "-r", "-q", str(outs["base"]), str(outs["branch"])],
+        same = subprocess.run(["diff", "-r", "-q", *(["-x", "metadata.json"] if args.code_only else []),
+                               str(outs["base"]), str(outs["branch"])],
                               stdout=subprocess.PIPE, text=True)
         differ += same.returncode != 0
         print(f"{name:16} base {times['base'][0]:7.2f} s (rc {times['base'][1]})  branch {times['branch'][0]:7.2f} s "
