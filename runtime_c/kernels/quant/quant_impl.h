@@ -829,6 +829,20 @@ static void AOTC_Q(qubs_wblock)(const aotc_qconv_params *p, const int8_t *AOTC_R
     }
 }
 
+/* each position's patch sum (the weights' zero points take it off): its 2 kq pairs of 16 bits summed by vpmaddwd
+ * with ones, 8 positions a vector (width a multiple of 8) */
+static inline void AOTC_Q(qavx2_patch_sums)(const int16_t *pairs, int32_t width, int32_t kq, int32_t *sums) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int32_t t = 0; t < width; t += 8) {
+        __m256i s = _mm256_setzero_si256();
+        for (int32_t j = 0; j < 2 * kq; ++j) {
+            const __m256i xv = _mm256_loadu_si256((const __m256i *)(pairs + ((int64_t)j * width + t) * 2));
+            s = _mm256_add_epi32(s, _mm256_madd_epi16(xv, ones));
+        }
+        _mm256_storeu_si256((__m256i *)(sums + t), s);
+    }
+}
+
 /* qconv_patches_avx2 by vpmaddubsw (above): its blocks of positions and patch pairs, made quads */
 static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t tile, int32_t ptile, const QT *AOTC_RESTRICT x,
                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
@@ -844,7 +858,7 @@ static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t tile, 
     const int once = p->work - second >= aotc_qconv_ubs_wall_bytes(p);
     int32_t acc[4][AOTC_QCONV_PATCH_TILE];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
-    int32_t n, g, oc, p0, t, t0, j;
+    int32_t n, g, oc, p0, t0;
     for (g = 0; once && g < p->group; ++g) {
         for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
             const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4, blk = g * mg4 + (oc - g * mg) / 4;
@@ -863,18 +877,7 @@ static void AOTC_Q(qconv_patches_ubs)(const aotc_qconv_params *p, int32_t tile, 
                 const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
                 const int32_t width = np_lanes;
                 AOTC_Q(qconv_patch_pairs)(p, xg, cg, q0, real, width, kq, (int16_t *)(void *)scratch);
-                if (p->w_zero_any) { /* each position's patch sum: its pairs' by vpmaddwd with ones */
-                    const int16_t *pairs = (const int16_t *)(const void *)scratch;
-                    const __m256i ones = _mm256_set1_epi16(1);
-                    for (t = 0; t < width; t += 8) {
-                        __m256i s = _mm256_setzero_si256();
-                        for (j = 0; j < 2 * kq; ++j) {
-                            const __m256i xv = _mm256_loadu_si256((const __m256i *)(pairs + ((int64_t)j * width + t) * 2));
-                            s = _mm256_add_epi32(s, _mm256_madd_epi16(xv, ones));
-                        }
-                        _mm256_storeu_si256((__m256i *)(sums + t), s);
-                    }
-                }
+                if (p->w_zero_any) AOTC_Q(qavx2_patch_sums)((const int16_t *)(const void *)scratch, width, kq, sums);
                 AOTC_Q(qubs_quads)(scratch, width, kq);
                 for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
                     const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
@@ -910,7 +913,7 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
     int32_t wb[AOTC_QAVX2_JC * 4];
     int32_t acc[4][AOTC_QCONV_PATCH_TILE];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
-    int32_t n, g, oc, p0, t, t0, j, j0;
+    int32_t n, g, oc, p0, t0, j0;
     /* (its pairs gathered in the weights' own order: not qconv_rows's, w_packed 2, which the plain loops take) */
     if (ptile < AOTC_QCONV_LANES || AOTC_QCONV_PACKED(p) == 2) return 0;
     if (p->ubs_fix != NULL) {
@@ -935,17 +938,7 @@ static int AOTC_Q(qconv_patches_avx2)(const aotc_qconv_params *p, int32_t tile, 
                 const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out;
                 const int32_t width = np_lanes;
                 AOTC_Q(qconv_patch_pairs)(p, xg, cg, q0, real, width, kq, pairs);
-                if (p->w_zero_any) { /* each position's patch sum: its pairs' by vpmaddwd with ones */
-                    const __m256i ones = _mm256_set1_epi16(1);
-                    for (t = 0; t < width; t += 8) {
-                        __m256i s = _mm256_setzero_si256();
-                        for (j = 0; j < 2 * kq; ++j) {
-                            const __m256i xv = _mm256_loadu_si256((const __m256i *)(pairs + ((int64_t)j * width + t) * 2));
-                            s = _mm256_add_epi32(s, _mm256_madd_epi16(xv, ones));
-                        }
-                        _mm256_storeu_si256((__m256i *)(sums + t), s);
-                    }
-                }
+                if (p->w_zero_any) AOTC_Q(qavx2_patch_sums)(pairs, width, kq, sums);
                 for (oc = g * mg; oc < (g + 1) * mg; oc += 4) {
                     const int32_t nb = (g + 1) * mg - oc < 4 ? (g + 1) * mg - oc : 4;
                     for (j0 = 0; j0 < 2 * kq; j0 += AOTC_QAVX2_JC) {
