@@ -39,6 +39,8 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(
 # FuseSwishMean after FuseActivation, which makes the Swish of Sigmoid -> Mul.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
+# FoldChannelScale is not here: it runs after these for --target host alone (compile_partitioned), given the
+# kernel table's on_gemm_core (a microcontroller's 1 x 1 convs take the implicit GEMM with packed weights).
 HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), ChannelLayerNorm(), FuseActivation(), FuseEpilogue(), FuseResidualAdd(),
                                    FuseElementwise(), FuseSwishMean(), ConvReadsNHWC(),
                                    ConvWritesNHWC())
