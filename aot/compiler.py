@@ -22,6 +22,7 @@ from aot.ir.held import held_copy, holding
 from aot.ir.vendor_ops import known_vendor_ops
 from aot.kernels import nchw_bands, tflite_cost
 from aot.kernels.base import KernelChoice, TargetTraits
+from aot.kernels.conv import on_gemm_core
 from aot.kernels.dsp_paths import layers as dsp_layers
 from aot.kernels.dsp_paths import windowed_convs_lead
 from aot.kernels.tflite_bands import layer_of
@@ -29,7 +30,7 @@ from aot.partition import Partitioned, partition_for
 from aot.partition.layout import apply_boundary_layouts
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
-from aot.passes import DEFAULT_PIPELINE, HOST_PIPELINE, DepthwiseAsConv, Pass, simplify, verify_graph
+from aot.passes import DEFAULT_PIPELINE, HOST_PIPELINE, DepthwiseAsConv, FoldChannelScale, Pass, simplify, verify_graph
 from aot.passes.base import run_passes_tracked
 from aot.passes.quantized_io import integer_io
 from aot.plan import ALIGNMENT, BudgetError, OpMemory, Plan, plan_memory
@@ -550,6 +551,8 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     """Host fusion, vendor codegen, kernel selection, memory plan and C, after partition_model."""
     graph = apply_boundary_layouts(parted.graph, parted.vendors)  # the layouts vendors take at their calls
     graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
+    if get_target(options.target).kind == "host":  # a microcontroller's 1 x 1 convs take the implicit GEMM
+        graph = simplify(graph, (FoldChannelScale(on_gemm_core),))
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))

@@ -517,3 +517,13 @@ OPS: dict[str, HostOp] = {
     "FusedConv": HostOp(_emit, family="conv", needs=("gemm",), dtypes=FLOAT_DTYPES, kernels=KERNELS, check=_check),
     "ConvTranspose": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
 }
+
+
+def on_gemm_core(node: Node, graph: Graph) -> bool:
+    """A 1 x 1 conv of one group that a host with a vector unit runs on the GEMM core (aotc_conv_pointwise_f32)
+    with its weights as stored, whether they are constants or computed at run time: at least a panel of
+    positions (fewer take X^T * W^T) and none of the shapes the implicit GEMM's tiles take
+    (aot/passes/fold_channel_scale.py scales such a conv's weights in place of its input)."""
+    c = conv_geometry(node, graph)
+    return (node.op != "ConvTranspose" and _pointwise(c) and c.group == 1 and not c.nhwc and not c.out_nhwc
+            and math.prod(c.y[2:]) >= PANEL and not _implicit_beats_pointwise(c))

@@ -10,6 +10,7 @@ from aot.passes.depthwise_as_conv import DepthwiseAsConv
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
+from aot.passes.fold_channel_scale import FoldChannelScale
 from aot.passes.fold_pad import FoldPad
 from aot.passes.fuse_activation import FuseActivation
 from aot.passes.fuse_elementwise import FuseElementwise
@@ -38,6 +39,8 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(
 # FuseSwishMean after FuseActivation, which makes the Swish of Sigmoid -> Mul.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
+# FoldChannelScale is not here: it runs after these for --target host alone (compile_partitioned), given the
+# kernel table's on_gemm_core (a microcontroller's 1 x 1 convs take the implicit GEMM with packed weights).
 HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), ChannelLayerNorm(), FuseActivation(), FuseEpilogue(), FuseResidualAdd(),
                                    FuseElementwise(), FuseSwishMean(), ConvReadsNHWC(),
                                    ConvWritesNHWC())
@@ -49,7 +52,7 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ChannelLayerNorm", "ConvReadsNHWC", "ConvWritesNHWC",
-           "DepthwiseAsConv", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FoldPad", "FuseActivation",
-           "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "FuseSwishMean", "LowerQDQ",
-           "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout", "run_passes",
-           "run_passes_tracked", "simplify", "verify_graph"]
+           "DepthwiseAsConv", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FoldChannelScale", "FoldPad",
+           "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "FuseSwishMean",
+           "LowerQDQ", "MergeSummedProducts", "Pass", "PushTransposeDown", "RemoveDeadNodes", "SimplifyLayout",
+           "run_passes", "run_passes_tracked", "simplify", "verify_graph"]

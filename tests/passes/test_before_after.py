@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 import aot.passes
 from aot.frontend import import_model
 from aot.ir import Graph
+from aot.kernels.conv import on_gemm_core
 from aot.passes import (
     ChannelLayerNorm,
     ConvReadsNHWC,
@@ -29,6 +30,7 @@ from aot.passes import (
     DropIdentity,
     FoldAffine,
     FoldBatchNorm,
+    FoldChannelScale,
     FoldPad,
     FuseActivation,
     FuseElementwise,
@@ -613,6 +615,30 @@ def test_fuse_swish_mean_writes_the_means_with_the_silu():
 @case(FuseSwishMean, "stays")
 def test_fuse_swish_mean_not_over_the_channels_too():
     stays(FuseSwishMean(), _swish_mean([1, 2, 3]))
+
+
+# --- FoldChannelScale ---------------------------------------------------------------------------------
+
+def _scaled_project(hw: int) -> Graph:
+    """x [1, 24, hw, hw] times a run-time scale s [1, 24, 1, 1], read by a 1 x 1 conv 24 -> 8 (squeeze-excite's
+    scale and the project conv after it)."""
+    return graph([N("Sigmoid", ["g"], ["s"], name="gate"), N("Mul", ["x", "s"], ["xs"], name="scale"),
+                  N("Conv", ["xs", "w", "b"], ["y"], name="project", kernel_shape=[1, 1])],
+                 {"x": ("float32", [1, 24, hw, hw]), "g": ("float32", [1, 24, 1, 1])}, ["y"],
+                 {"w": f32(8, 24, 1, 1), "b": f32(8)})
+
+
+@case(FoldChannelScale, "fires")
+def test_fold_channel_scale_scales_the_weights_on_a_large_plane():
+    out = run(FoldChannelScale(on_gemm_core), _scaled_project(28))
+    assert form(out) == ["Sigmoid(g) -> s", "Mul(w, s) -> w__scaled", "Conv(x, w__scaled, b) -> y"]
+    assert "xs" not in out.tensors and out.nodes[2].sources() == ("project", "scale")
+
+
+@case(FoldChannelScale, "stays")
+def test_fold_channel_scale_not_where_the_conv_packs_its_weights():
+    """3 x 3 positions: aotc_conv_pointwise_t_f32, whose W^T is packed at compile time."""
+    stays(FoldChannelScale(on_gemm_core), _scaled_project(3))
 
 
 # --- ChannelLayerNorm ---------------------------------------------------------------------------------

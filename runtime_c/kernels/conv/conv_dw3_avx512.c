@@ -56,14 +56,17 @@ enum { DW3X_UP, DW3X_IN, DW3X_DOWN, DW3X_LEFT, DW3X_RIGHT, DW3X_MASKS };
     const __m512 leak = _mm512_set1_ps((p)->act_alpha);
 
 /* The epilogue of a vector of sums s (lanes `in`): + the residual r (unless NULL), the activation
- * (leaky, else the clamp to [lo, hi], which is no-op for none), stored; without a mask where all 16
- * lanes are outputs (masked stores cost KWS's 25 x 5 planes 7 % on Zen 4). */
-static inline void dw3x_finish(__m512 s, __mmask16 in, const float *r, int32_t act, __m512 lo, __m512 hi,
+ * (leaky, else where `clamp` the clamp to [lo, hi], which is no-op for none), stored; without a mask where all 16
+ * lanes are outputs (masked stores cost KWS's 25 x 5 planes 7 % on Zen 4). `clamp` is 0 in each kernel's copy for
+ * convs without an activation (EfficientNet's, whose SiLU is a pass of its own; a constant there, so the copy has
+ * no clamp): the no-op clamp's two operations a vector were 7.5 % of a 56 x 56 x 144 conv's time, 3 % of a stride-2
+ * 112 x 112 x 96 one's, 2.4 % of a 14 x 14 x 672 one's (issue 64; single-conv runners, medians of 7 alternating). */
+static inline void dw3x_finish(__m512 s, __mmask16 in, const float *r, int32_t act, int clamp, __m512 lo, __m512 hi,
                                __m512 leak, float *y) {
     if (r != NULL) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(in, r));
     if (act == AOTC_ACT_LEAKY) {
         s = _mm512_mask_mul_ps(s, _mm512_cmp_ps_mask(s, _mm512_setzero_ps(), _CMP_LT_OQ), s, leak);
-    } else {
+    } else if (clamp) {
         s = _mm512_min_ps(_mm512_max_ps(s, lo), hi);
     }
     if (in == 0xFFFF) {
@@ -97,7 +100,8 @@ static inline void dw3x_finish(__m512 s, __mmask16 in, const float *r, int32_t a
             const __m512 n1 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_IN], t);                     \
             const __m512 n2 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_DOWN], t + W);               \
             const __m512 s0 = DW3X_SUM(left, right);                                                  \
-            dw3x_finish(s0, in, (RES) ? rc + 16 * (ptrdiff_t)v : NULL, ACT, lo, hi, leak, yc + 16 * (ptrdiff_t)v); \
+            dw3x_finish(s0, in, (RES) ? rc + 16 * (ptrdiff_t)v : NULL, ACT, (ACT) != AOTC_ACT_NONE, lo, hi, leak, \
+                        yc + 16 * (ptrdiff_t)v);                                                      \
             p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;                                     \
         }                                                                                             \
     }
@@ -122,7 +126,9 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
             x86c_prefetch_plane(J->w + (ptrdiff_t)ahead * 9, 9, J->bias != NULL ? J->bias + ahead : NULL);
         DW3X_WEIGHTS(k)
         const uint16_t *m = J->m;
-        if (rc == NULL && act != AOTC_ACT_LEAKY) { /* the common case: no residual, a clamp or nothing */
+        if (rc == NULL && act == AOTC_ACT_NONE) { /* the common cases: no residual, nothing or a clamp */
+            DW3X_PLANE(0, AOTC_ACT_NONE)
+        } else if (rc == NULL && act == AOTC_ACT_CLAMP) {
             DW3X_PLANE(0, AOTC_ACT_CLAMP)
         } else {
             DW3X_PLANE(rc != NULL, act)
@@ -142,7 +148,7 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
  * same bits). EfficientNet-B0's 56 x 56 x 144 conv 129 -> 112 us, its 112 x 112 x 32 one 101 -> 85 (single-conv
  * runners, min of 5, Zen 5); 3 rows at a time was no faster and 4 slower (spills). */
 #define DW3X_RR 2
-static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
+static MK_INLINE void dw3x_rows_s1_body(void *arg, int32_t begin, int32_t end, int clamp) {
     const dw3x_job *J = (const dw3x_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t H = p->in_size[1], W = p->in_size[2], mult = p->out_c / p->in_c, act = p->act, nv = J->nv;
@@ -190,10 +196,18 @@ static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
                     const ptrdiff_t q = (ptrdiff_t)(oy + r) * W + 16 * (ptrdiff_t)v;
                     if (oy + r < H)
                         dw3x_finish(_mm512_add_ps(t0[r], _mm512_add_ps(t1[r], t2[r])), in, rp != NULL ? rp + q : NULL,
-                                    act, lo, hi, leak, yp + q);
+                                    act, clamp, lo, hi, leak, yp + q);
                 }
             }
         }
+    }
+}
+/* dw3x_rows_s1_body without the clamp for a conv with no activation, with it for the others (dw3x_finish) */
+static MK_NOINLINE void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
+    if (((const dw3x_job *)arg)->p->act == AOTC_ACT_NONE) {
+        dw3x_rows_s1_body(arg, begin, end, 0);
+    } else {
+        dw3x_rows_s1_body(arg, begin, end, 1);
     }
 }
 #undef DW3X_RR
@@ -260,7 +274,7 @@ static int dw3x_s1(const aotc_conv_params *p, const float *x, const float *w, co
  * the stack (VWW's 12 x 12 -> 6 x 6 x 64 and 6 x 6 -> 3 x 3 x 128). On wide rows too (issue 24:
  * MobileNet-v2's 112 x 112 -> 56 x 56 x 96 took 263 us in the portable kernel, 2.4 x onnxruntime's). */
 #define DW3X_S2_MAX_VECS 64
-static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
+static MK_INLINE void dw3x_planes_s2_body(void *arg, int32_t begin, int32_t end, int clamp) {
     const dw3x_job *J = (const dw3x_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t H = p->in_size[1], W = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
@@ -302,10 +316,18 @@ static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
                     s2 = _mm512_fmadd_ps(w2, _mm512_maskz_permutex2var_ps(e2, a, i2, c), s2);
                 }
                 s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));
-                dw3x_finish(s0, out, rc != NULL ? rc + (ptrdiff_t)oy * OW + 15 * j : NULL, act, lo, hi, leak,
+                dw3x_finish(s0, out, rc != NULL ? rc + (ptrdiff_t)oy * OW + 15 * j : NULL, act, clamp, lo, hi, leak,
                             yc + (ptrdiff_t)oy * OW + 15 * j);
             }
         }
+    }
+}
+/* dw3x_planes_s2_body without the clamp for a conv with no activation, with it for the others (dw3x_finish) */
+static MK_NOINLINE void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
+    if (((const dw3x_job *)arg)->p->act == AOTC_ACT_NONE) {
+        dw3x_planes_s2_body(arg, begin, end, 0);
+    } else {
+        dw3x_planes_s2_body(arg, begin, end, 1);
     }
 }
 
