@@ -1721,16 +1721,35 @@ static inline void AOTC_Q(qavx2_dw_pairs)(const aotc_qconv_params *p, const uint
     }
 }
 
-/* Depthwise QLinearConv on AVX2 at stride 1 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT: the
- * channel's padded plane as pairs (qavx2_dw_pairs; rows of rw = out_w + k_w - 1, the last pair's second column, of
- * weight 0, the padding) in one buffer, so that output (oh, ow) is position oh rw + ow of it and 16 positions are a
- * run across output rows (the positions past out_w in a row computed, not stored): small planes (7 x 7, 14 x 14)
- * take 16 lanes of 16 outputs, not of 7 or 14 (qconv_depthwise_avx2). */
+/* qconv_depthwise_avx2_flat's pairs (rw of them, at pr) of padded row r (its bytes at bytes + r nbytes), zero
+ * where the row is outside the input */
+static inline void AOTC_Q(qdw_flat_row)(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT bytes, int32_t nbytes,
+                                        int32_t r, int32_t rw, int32_t *AOTC_RESTRICT pr) {
+    const int32_t ih = r - p->pad_top;
+    int32_t i;
+    if (ih >= 0 && ih < p->in_h) {
+        AOTC_Q(qavx2_dw_pairs)(p, bytes + r * nbytes, nbytes, rw, pr);
+    } else {
+        for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
+    }
+}
+
+/* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT:
+ * output (oh, ow) is position q = oh RW + ow of a run across output rows (the positions past out_w in a row computed,
+ * not stored), so that small planes (7 x 7, 14 x 14) take 16 lanes of 16 outputs, not of 7 or 14
+ * (qconv_depthwise_avx2). At stride 1 the channel's padded plane as pairs (qavx2_dw_pairs; rows of RW = out_w + k_w
+ * - 1, the last pair's second column, of weight 0, the padding) in one buffer, kernel row kh's taps at q + kh RW; at
+ * stride 2 one buffer a kernel row (qdw_flat_s2), its row oh the pairs (columns 2j, 2j + 1) of padded row 2 oh + kh,
+ * RW = out_w + kg - 1 of them, kernel row kh's taps at q of its buffer. */
+#define AOTC_QDW_AVX2_S2GAP 32 /* pairs between the stride-2 buffers (reads past a run: 2 kg - 1, stores: up to 15) */
 static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
                                              const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
-    const int32_t kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, rw = p->out_w + p->k_w - 1;
-    const int32_t rows = p->out_h + p->k_h - 1, span = (p->out_h * rw + 15) / 16 * 16;
-    const int32_t nbytes = (rw + 1 + 15) / 16 * 16; /* a padded row's bytes (the pairs' columns: rw + 1) */
+    const int32_t s = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w;
+    const int32_t rw = s == 1 ? p->out_w + p->k_w - 1 : p->out_w + kg - 1; /* pairs a row (RW above) */
+    const int32_t rows = (p->out_h - 1) * s + p->k_h, span = (p->out_h * rw + 15) / 16 * 16;
+    const int32_t kstep = s == 1 ? rw : span + AOTC_QDW_AVX2_S2GAP; /* from kernel row kh's pairs to kh + 1's */
+    /* a padded row's bytes (the pairs' columns: rw + 1 at stride 1; at stride 2 what its stores of 8 pairs read) */
+    const int32_t nbytes = s == 1 ? (rw + 1 + 15) / 16 * 16 : (rw + 7) / 8 * 16;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
@@ -1740,9 +1759,10 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
     const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     int32_t n, c, r, kh, g, nv, q0, i;
-    if (p->stride_w != 1 || p->stride_h != 1 || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
-        kg > AOTC_QDW_AVX2_KG || span + (p->k_h - 1) * rw + 2 * kg > AOTC_QDW_AVX2_FLAT || rows * rw > AOTC_QDW_AVX2_FLAT ||
-        (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES || p->pad_left > rw)
+    if ((s != 1 && s != 2) || p->stride_h != s || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
+        kg > AOTC_QDW_AVX2_KG || (p->k_h - 1) * kstep + span + 2 * kg > AOTC_QDW_AVX2_FLAT ||
+        (s == 1 && rows * rw > AOTC_QDW_AVX2_FLAT) || (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES ||
+        p->pad_left > rw)
         return 0;
     memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
     for (n = 0; n < p->batch; ++n) {
@@ -1757,20 +1777,19 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                 const int32_t ih = r - p->pad_top;
                 if (ih >= 0 && ih < p->in_h) AOTC_Q(qavx2_dw_bytes)(p, plane + (int64_t)ih * p->in_w, nbytes, bytes + r * nbytes);
             }
-            for (r = 0; r < rows; ++r) { /* in order: a row's stores past its end are the next row's, made after */
-                const int32_t ih = r - p->pad_top;
-                int32_t *pr = buf + (int64_t)r * rw;
-                if (ih >= 0 && ih < p->in_h) {
-                    AOTC_Q(qavx2_dw_pairs)(p, bytes + r * nbytes, nbytes, rw, pr);
-                } else {
-                    for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
-                }
+            if (s == 1) {
+                for (r = 0; r < rows; ++r) /* in order: a row's stores past its end are the next row's, made after */
+                    AOTC_Q(qdw_flat_row)(p, bytes, nbytes, r, rw, buf + (int64_t)r * rw);
+            } else {
+                for (kh = 0; kh < p->k_h; ++kh) /* (in order too: the last row's stores past it land in the gap) */
+                    for (r = 0; r < p->out_h; ++r)
+                        AOTC_Q(qdw_flat_row)(p, bytes, nbytes, 2 * r + kh, rw, buf + (int64_t)kh * kstep + (int64_t)r * rw);
             }
             for (kh = 0, nv = 0; kh < p->k_h; ++kh) {
                 for (g = 0; g < kg; ++g) {
                     const int32_t w0 = wc[kh * p->k_w + 2 * g] - wz;
                     const int32_t w1 = 2 * g + 1 < p->k_w ? wc[kh * p->k_w + 2 * g + 1] - wz : 0;
-                    src[nv] = buf + (int64_t)kh * rw + 2 * g;
+                    src[nv] = buf + (int64_t)kh * kstep + (s == 1 ? 2 * g : g);
                     tw[nv++] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16));
                 }
             }
