@@ -1586,9 +1586,10 @@ TFL_PK_INLINE void tfl_pk_avx2_dw16_inner(const int8_t *xp, const int64_t *off, 
     *a0 = s0, *a1 = s1;
 }
 
-/* a position's 16 sums (a0, a1) requantised (u where u->on, else rq and the zero point yz), clamped, m bytes to yo */
+/* a position's 16 sums (a0, a1) requantised (u where u->on, else rq and the zero point yz), clamped (where clamp: 0
+ * where the bounds are int8's own, which the packs' saturation gives), m bytes to yo */
 TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_rqv8 *rq, __m256i yz, __m256i ymin,
-                                        __m256i ymax, __m256i a0, __m256i a1, int8_t *yo, int32_t m) {
+                                        __m256i ymax, int clamp, __m256i a0, __m256i a1, int8_t *yo, int32_t m) {
     __m256i v0, v1;
     __m128i o8;
     if (u->on) v0 = tfl_pk_avx2_requant_u32(u, 0, a0), v1 = tfl_pk_avx2_requant_u32(u, 1, a1);
@@ -1596,8 +1597,10 @@ TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_
         v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
         v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
     }
-    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
-    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+    if (clamp) {
+        v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
+        v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+    }
     /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
     v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
     o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
@@ -1671,7 +1674,7 @@ static void tfl_pk_avx2_dwr_row(const aotc_tfl_conv_params *p, const int8_t *xr,
 TFL_PK_INLINE void tfl_pk_avx2_dwr_out_row(const aotc_tfl_conv_params *p, const int16_t *const *rows, int32_t kh,
                                            int32_t kg, const int32_t (*wpair)[16], const tfl_pk_avx2_u32 *u,
                                            const tfl_x86_rqv8 *rq, const __m256i *bias8, __m256i yz, __m256i ymin,
-                                           __m256i ymax, int8_t *yo, int32_t m) {
+                                           __m256i ymax, int clamp, int8_t *yo, int32_t m) {
     const int32_t gstep = p->sw == 1 ? 64 : 32; /* int16 from pair g to g + 1 */
     int32_t ox, ky, g;
     for (ox = 0; ox < p->ow; ++ox, yo += p->c) {
@@ -1686,7 +1689,7 @@ TFL_PK_INLINE void tfl_pk_avx2_dwr_out_row(const aotc_tfl_conv_params *p, const 
                                                             _mm256_loadu_si256((const __m256i *)(wt + 8))));
             }
         }
-        tfl_pk_avx2_dw16_out(u, rq, yz, ymin, ymax, a0, a1, yo, m);
+        tfl_pk_avx2_dw16_out(u, rq, yz, ymin, ymax, clamp, a0, a1, yo, m);
     }
 }
 
@@ -1700,6 +1703,7 @@ static int tfl_pk_avx2_dw16_rows(const aotc_tfl_conv_params *p, const int8_t *x,
     const __m256i yz = _mm256_set1_epi32(p->y_zero), ymin = _mm256_set1_epi32(p->y_min);
     const __m256i ymax = _mm256_set1_epi32(p->y_max);
     const __m128i xz8 = _mm_set1_epi8((char)p->x_zero);
+    const int clamp = p->y_min > -128 || p->y_max < 127;
     int16_t ring[TFL_PK_AVX2_DWR_KH + 1][TFL_PK_AVX2_DWR_PAIRS * 32]; /* slot kh: the x_zero row */
     int32_t held[TFL_PK_AVX2_DWR_KH];
     const int16_t *rows[TFL_PK_AVX2_DWR_KH];
@@ -1726,9 +1730,11 @@ static int tfl_pk_avx2_dw16_rows(const aotc_tfl_conv_params *p, const int8_t *x,
                 rows[ky] = ring[slot];
             }
             yo = y + ((int64_t)b * p->oh + oy) * p->ow * p->c + c0;
-            if (p->kh == 3 && kg == 2) tfl_pk_avx2_dwr_out_row(p, rows, 3, 2, wpair, u, rq, bias8, yz, ymin, ymax, yo, m);
-            else if (p->kh == 5 && kg == 3) tfl_pk_avx2_dwr_out_row(p, rows, 5, 3, wpair, u, rq, bias8, yz, ymin, ymax, yo, m);
-            else tfl_pk_avx2_dwr_out_row(p, rows, p->kh, kg, wpair, u, rq, bias8, yz, ymin, ymax, yo, m);
+            if (p->kh == 3 && kg == 2 && !clamp)
+                tfl_pk_avx2_dwr_out_row(p, rows, 3, 2, wpair, u, rq, bias8, yz, ymin, ymax, 0, yo, m);
+            else if (p->kh == 3 && kg == 2) tfl_pk_avx2_dwr_out_row(p, rows, 3, 2, wpair, u, rq, bias8, yz, ymin, ymax, 1, yo, m);
+            else if (p->kh == 5 && kg == 3) tfl_pk_avx2_dwr_out_row(p, rows, 5, 3, wpair, u, rq, bias8, yz, ymin, ymax, 1, yo, m);
+            else tfl_pk_avx2_dwr_out_row(p, rows, p->kh, kg, wpair, u, rq, bias8, yz, ymin, ymax, 1, yo, m);
         }
     }
     return 1;
@@ -1802,7 +1808,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a0 = bias8[0], a1 = bias8[1];
                         if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1);
                         else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
-                        tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, yo, 16);
+                        tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, 1, a0, a1, yo, 16);
                     }
                     --ox;
                     continue;
@@ -1839,7 +1845,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
                     }
                 }
-                tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0,
+                tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, 1, a0, a1, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0,
                                      m);
             }
         }
