@@ -615,20 +615,37 @@ static void AOTC_Q(qavx2_lanes8)(const int16_t *AOTC_RESTRICT pairs, int32_t wid
 }
 
 /* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the
- * default rounding mode, as aotc_round_even), then the zero point */
-static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp) {
+ * default rounding mode, as aotc_round_even), then the zero point; without the clamp where `clamp` is 0
+ * (qavx2_clamp) */
+static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp, int clamp) {
     __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
-    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    if (clamp) f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
     return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
 }
 
-/* 16 sums (v0: lanes 0-7, v1: 8-15) requantised, packed to QT and the first n (<= 16) stored at dst */
-static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256 lo, __m256 hi, __m256i zp, QT *dst,
-                                       int32_t n) {
+/* Whether channels [c0, c0 + nc)'s outputs need the float clamp: 0 where it is QT's own range (y - y_zero's), which
+ * the packs' saturation gives (rounding commutes with a clamp to whole numbers), and every channel's sum (a k-term sum
+ * of products of at most 255 x 256 in magnitude, with the bias) times its scale stays below 2^30, so that cvtps2dq
+ * and the zero point's add stay in range; 1 otherwise (a NaN scale too) */
+static inline int AOTC_Q(qavx2_clamp)(const aotc_qconv_params *p, int32_t c0, int32_t nc, int32_t k) {
+    const float top = 65536.0f * (float)k;
+    int32_t c;
+    if (p->y_lo > (float)(QT_MIN - p->y_zero) || p->y_hi < (float)(QT_MAX - p->y_zero)) return 1;
+    for (c = c0; c < c0 + nc; ++c) {
+        const float b = (float)p->bias[c];
+        if (!(((b < 0.0f ? -b : b) + top) * p->scale[c] < 1073741824.0f)) return 1;
+    }
+    return 0;
+}
+
+/* 16 sums (v0: lanes 0-7, v1: 8-15) requantised (clamped where clamp), packed to QT and the first n (<= 16) stored
+ * at dst */
+static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256 lo, __m256 hi, __m256i zp, int clamp,
+                                       QT *dst, int32_t n) {
     __m256i v;
     __m128i h;
-    v0 = AOTC_Q(qavx2_requant)(v0, sc, lo, hi, zp);
-    v1 = AOTC_Q(qavx2_requant)(v1, sc, lo, hi, zp);
+    v0 = AOTC_Q(qavx2_requant)(v0, sc, lo, hi, zp, clamp);
+    v1 = AOTC_Q(qavx2_requant)(v1, sc, lo, hi, zp, clamp);
     /* values in the type's range: packed to 16 bits (lanes 0-3, 8-11 | 4-7, 12-15), re-ordered, packed to bytes */
     v = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
 #if QT_MIN == 0
@@ -654,6 +671,7 @@ static void AOTC_Q(qavx2_store)(const aotc_qconv_params *p, int32_t acc[4][AOTC_
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
     const int32_t plane_out = p->out_h * p->out_w;
+    const int clamp = AOTC_Q(qavx2_clamp)(p, oc, nb, (p->in_c / p->group) * p->k_h * p->k_w + 4);
     int32_t j, t, t0;
     for (j = 0; j < nb; ++j) {
         const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
@@ -679,7 +697,7 @@ static void AOTC_Q(qavx2_store)(const aotc_qconv_params *p, int32_t acc[4][AOTC_
                     if (two)
                         v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
                 }
-                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
+                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, clamp, yo + t0, real - t0);
             }
         }
     }
@@ -1758,13 +1776,14 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
     uint8_t bytes[AOTC_QDW_AVX2_FLAT_BYTES];
     const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
-    int32_t n, c, r, kh, g, nv, q0, i;
+    int32_t n, c, r, kh, g, nv, q0, i, clamp;
     if ((s != 1 && s != 2) || p->stride_h != s || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
         kg > AOTC_QDW_AVX2_KG || (p->k_h - 1) * kstep + span + 2 * kg > AOTC_QDW_AVX2_FLAT ||
         (s == 1 && rows * rw > AOTC_QDW_AVX2_FLAT) || (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES ||
         p->pad_left > rw)
         return 0;
     memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
+    clamp = AOTC_Q(qavx2_clamp)(p, 0, p->out_c, taps);
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
             const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
@@ -1799,7 +1818,7 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                     a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0)), tw[i]));
                     a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0 + 8)), tw[i]));
                 }
-                AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, out + q0, 16);
+                AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, clamp, out + q0, 16);
             }
             for (r = 0; r < p->out_h; ++r) AOTC_Q(qavx2_bytes)(out + (int64_t)r * rw, p->out_w * (int32_t)sizeof(QT), yo + (int64_t)r * p->out_w);
         }
@@ -1828,10 +1847,11 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
     int32_t held[AOTC_QDW_AVX2_KH];
     uint8_t bytes[AOTC_QDW_AVX2_BYTES]; /* the channel's padded input rows (qavx2_dw_bytes) */
     __m256i wv[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_KG];
-    int32_t n, c, oh, kh, g, ow0, i;
+    int32_t n, c, oh, kh, g, ow0, i, clamp;
     if (p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || p->k_h > AOTC_QDW_AVX2_KH || kg > AOTC_QDW_AVX2_KG ||
         npairs + 16 > AOTC_QDW_AVX2_ROW || (int64_t)p->in_h * nbytes > AOTC_QDW_AVX2_BYTES || p->pad_left > nbytes)
         return 0;
+    clamp = AOTC_Q(qavx2_clamp)(p, 0, p->out_c, taps);
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
             const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
@@ -1872,7 +1892,7 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
                         a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), *tw[i]));
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), *tw[i]));
                     }
-                    AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
+                    AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, clamp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
                 }
             }
         }
