@@ -1739,6 +1739,174 @@ static inline void AOTC_Q(qavx2_dw_pairs)(const aotc_qconv_params *p, const uint
     }
 }
 
+/* Small planes (qconv_depthwise_avx2_cl): 16 channels in the lanes, as the .tflite depthwise's pair rows */
+#define AOTC_QDW_CL_PLANE 256 /* input and output positions a plane at most */
+#define AOTC_QDW_CL_PAIRS 384 /* pairs of the padded plane at most (rows x pairs a row) */
+
+/* The 16 x 16 bytes r[j] (row j: 16 bytes) transposed into o[t] (byte j of o[t] is byte t of r[j]) */
+static inline void AOTC_Q(qdw_t16)(const __m128i *r, __m128i *o) {
+    __m128i t[16], u[16], v[16];
+    int32_t i, h, q, e;
+    for (i = 0; i < 8; ++i) t[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]), t[8 + i] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    for (h = 0; h < 16; h += 8)
+        for (i = 0; i < 4; ++i)
+            u[h + i] = _mm_unpacklo_epi16(t[h + 2 * i], t[h + 2 * i + 1]),
+            u[h + 4 + i] = _mm_unpackhi_epi16(t[h + 2 * i], t[h + 2 * i + 1]);
+    for (q = 0; q < 16; q += 4)
+        for (i = 0; i < 2; ++i)
+            v[q + i] = _mm_unpacklo_epi32(u[q + 2 * i], u[q + 2 * i + 1]),
+            v[q + 2 + i] = _mm_unpackhi_epi32(u[q + 2 * i], u[q + 2 * i + 1]);
+    for (e = 0; e < 16; e += 2) o[e] = _mm_unpacklo_epi64(v[e], v[e + 1]), o[e + 1] = _mm_unpackhi_epi64(v[e], v[e + 1]);
+}
+
+/* qconv_depthwise_avx2_cl's weights of channels [c0, c0 + m): wv[ky kg + g][j] the pair (w - w_zero) of kernel
+ * columns 2 g, 2 g + 1 (0 past k_w) of row ky for lane j (0 past the channels), the channels' taps transposed 16 at
+ * a time (qdw_t16) and paired 16 lanes at once */
+static void AOTC_Q(qdw_cl_weights)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t c0, int32_t m,
+                                   int32_t (*wv)[16]) {
+    const int32_t taps = p->k_h * p->k_w, kg = (p->k_w + 1) / 2;
+    int16_t wz[16];
+    __m256i t16[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG * 2 + 16]; /* each tap's 16 lanes of w - w_zero */
+    __m256i z;
+    int32_t j, k0, t, ky, g;
+    for (j = 0; j < 16; ++j) wz[j] = (int16_t)(j < m ? p->w_zero[c0 + j] : 0);
+    z = _mm256_loadu_si256((const __m256i *)(const void *)wz);
+    for (k0 = 0; k0 < taps; k0 += 16) {
+        __m128i rr[16], oo[16];
+        for (j = 0; j < 16; ++j) {
+            const int64_t at = (int64_t)(c0 + j) * taps + k0;
+            if (j < m && at + 16 <= (int64_t)p->out_c * taps) {
+                rr[j] = _mm_loadu_si128((const __m128i *)(const void *)(w + at));
+            } else {
+                int8_t tmp[16] = {0};
+                for (t = 0; j < m && t < 16 && k0 + t < taps; ++t) tmp[t] = w[at + t];
+                rr[j] = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+            }
+        }
+        AOTC_Q(qdw_t16)(rr, oo);
+        for (t = 0; t < 16 && k0 + t < taps; ++t) t16[k0 + t] = _mm256_sub_epi16(_mm256_cvtepi8_epi16(oo[t]), z);
+    }
+    for (ky = 0; ky < p->k_h; ++ky)
+        for (g = 0; g < kg; ++g) {
+            const __m256i a = t16[ky * p->k_w + 2 * g];
+            const __m256i b = 2 * g + 1 < p->k_w ? t16[ky * p->k_w + 2 * g + 1] : _mm256_setzero_si256();
+            const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b); /* 0-3 8-11 | 4-7 12-15 */
+            _mm256_storeu_si256((__m256i *)wv[ky * kg + g], _mm256_permute2x128_si256(lo, hi, 0x20));
+            _mm256_storeu_si256((__m256i *)(wv[ky * kg + g] + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+        }
+}
+
+/* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes of up to AOTC_QDW_CL_PLANE positions (7 x
+ * 7, 14 x 14), 16 channels at a time in the lanes: the block's planes transposed to positions of 16 channels
+ * (qdw_t16), the padded plane made once into pairs of neighbouring columns (x - x_zero, 16-bit; 0 in the padding),
+ * so that each output position is k_h kg vpmaddwd a half (no per-channel setup, rows, copies: on such planes those
+ * had cost more than the sums), requantised in 8 lanes with each channel's scale, and transposed back. 0 where the
+ * shape is not one it takes. */
+static int AOTC_Q(qconv_depthwise_avx2_cl)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t s = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w;
+    const int32_t np = s == 1 ? p->out_w + 2 * kg - 1 : p->out_w + kg - 1; /* pairs a padded row */
+    const int32_t rows = (p->out_h - 1) * s + p->k_h, gstep = s == 1 ? 2 : 1;
+    const int32_t pin = p->in_h * p->in_w, pout = p->out_h * p->out_w;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero), z16 = _mm256_set1_epi16((int16_t)p->x_zero);
+    const __m128i xz8 = _mm_set1_epi8((char)p->x_zero);
+    QT xt[AOTC_QDW_CL_PLANE * 16] __attribute__((aligned(32)));  /* position t's 16 channels at xt + 16 t */
+    QT ot[(AOTC_QDW_CL_PLANE + 16) * 16] __attribute__((aligned(32)));
+    int16_t pairs[AOTC_QDW_CL_PAIRS * 32] __attribute__((aligned(32)));
+    int32_t wv[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG][16], bv[16];
+    float sv[16];
+    int32_t n, c0, m, j, t0, i, r, ky, g, oh, ow, clamp;
+    if ((s != 1 && s != 2) || p->stride_h != s || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
+        kg > AOTC_QDW_AVX2_KG || pin > AOTC_QDW_CL_PLANE || pout > AOTC_QDW_CL_PLANE || rows * np > AOTC_QDW_CL_PAIRS ||
+        p->out_c != p->in_c)
+        return 0;
+    clamp = AOTC_Q(qavx2_clamp)(p, 0, p->out_c, taps);
+    memset(ot, 0, sizeof ot); /* (the positions past the plane: transposed, not stored) */
+    for (n = 0; n < p->batch; ++n) {
+        for (c0 = 0; c0 < p->out_c; c0 += 16) {
+            const QT *xb = x + ((int64_t)n * p->in_c + c0) * pin;
+            QT *yb = y + ((int64_t)n * p->out_c + c0) * pout;
+            __m256i b0, b1;
+            __m256 s0, s1;
+            m = p->out_c - c0 < 16 ? p->out_c - c0 : 16;
+            for (t0 = 0; t0 < pin; t0 += 16) { /* the planes transposed, 16 positions at a time */
+                __m128i rr[16], oo[16];
+                for (j = 0; j < 16; ++j) {
+                    if (j >= m) {
+                        rr[j] = xz8;
+                    } else if (t0 + 16 <= pin) {
+                        rr[j] = _mm_loadu_si128((const __m128i *)(const void *)(xb + (int64_t)j * pin + t0));
+                    } else {
+                        QT tmp[16];
+                        _mm_storeu_si128((__m128i *)(void *)tmp, xz8);
+                        for (i = 0; i < pin - t0 && i < 16; ++i) tmp[i] = xb[(int64_t)j * pin + t0 + i];
+                        rr[j] = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+                    }
+                }
+                AOTC_Q(qdw_t16)(rr, oo);
+                for (i = 0; i < 16 && t0 + i < pin; ++i) _mm_store_si128((__m128i *)(void *)(xt + 16 * (t0 + i)), oo[i]);
+            }
+            for (r = 0; r < rows; ++r) { /* the padded plane's pairs of columns (j, j + 1) or (2 j, 2 j + 1) */
+                const int32_t ih = r - p->pad_top;
+                int16_t *pr = pairs + (int64_t)r * np * 32;
+                for (j = 0; j < np; ++j, pr += 32) {
+                    const int32_t ia = (s == 1 ? j : 2 * j) - p->pad_left, ib = ia + 1;
+                    const int inside = ih >= 0 && ih < p->in_h;
+                    const __m128i a = inside && ia >= 0 && ia < p->in_w ? _mm_load_si128((const __m128i *)(const void *)(xt + 16 * (ih * p->in_w + ia))) : xz8;
+                    const __m128i b = inside && ib >= 0 && ib < p->in_w ? _mm_load_si128((const __m128i *)(const void *)(xt + 16 * (ih * p->in_w + ib))) : xz8;
+                    _mm256_store_si256((__m256i *)(void *)pr, _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16));
+                    _mm256_store_si256((__m256i *)(void *)(pr + 16), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16));
+                }
+            }
+            AOTC_Q(qdw_cl_weights)(p, w, c0, m, wv);
+            for (j = 0; j < 16; ++j) bv[j] = j < m ? p->bias[c0 + j] : 0, sv[j] = j < m ? p->scale[c0 + j] : 0.0f;
+            b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
+            s0 = _mm256_loadu_ps(sv), s1 = _mm256_loadu_ps(sv + 8);
+            for (oh = 0; oh < p->out_h; ++oh) {
+                for (ow = 0; ow < p->out_w; ++ow) {
+                    __m256i a0 = b0, a1 = b1, v;
+                    __m128i h;
+                    for (ky = 0; ky < p->k_h; ++ky) {
+                        const int16_t *pr = pairs + ((int64_t)(oh * s + ky) * np + ow) * 32;
+                        for (g = 0; g < kg; ++g) {
+                            const int32_t *wt = wv[ky * kg + g];
+                            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)(pr + 32 * gstep * g)),
+                                                                        _mm256_loadu_si256((const __m256i *)wt)));
+                            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)(pr + 32 * gstep * g + 16)),
+                                                                        _mm256_loadu_si256((const __m256i *)(wt + 8))));
+                        }
+                    }
+                    a0 = AOTC_Q(qavx2_requant)(a0, s0, lo, hi, zp, clamp);
+                    a1 = AOTC_Q(qavx2_requant)(a1, s1, lo, hi, zp, clamp);
+                    v = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
+#if QT_MIN == 0
+                    h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#else
+                    h = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#endif
+                    _mm_store_si128((__m128i *)(void *)(ot + 16 * (oh * p->out_w + ow)), h);
+                }
+            }
+            for (t0 = 0; t0 < pout; t0 += 16) { /* transposed back, each channel's 16 positions */
+                __m128i rr[16], oo[16];
+                for (i = 0; i < 16; ++i) rr[i] = _mm_load_si128((const __m128i *)(const void *)(ot + 16 * (t0 + i)));
+                AOTC_Q(qdw_t16)(rr, oo);
+                for (j = 0; j < m; ++j) {
+                    if (t0 + 16 <= pout) {
+                        _mm_storeu_si128((__m128i *)(void *)(yb + (int64_t)j * pout + t0), oo[j]);
+                    } else {
+                        QT tmp[16];
+                        _mm_storeu_si128((__m128i *)(void *)tmp, oo[j]);
+                        for (i = 0; i < pout - t0 && i < 16; ++i) yb[(int64_t)j * pout + t0 + i] = tmp[i];
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
 /* qconv_depthwise_avx2_flat's pairs (rw of them, at pr) of padded row r (its bytes at bytes + r nbytes), zero
  * where the row is outside the input */
 static inline void AOTC_Q(qdw_flat_row)(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT bytes, int32_t nbytes,
@@ -1980,7 +2148,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
 #endif
 #if AOTC_QUANT_AVX2
-    if (AOTC_Q(qconv_depthwise_avx2_flat)(p, x, w, y) || AOTC_Q(qconv_depthwise_avx2)(p, x, w, y)) return;
+    if (AOTC_Q(qconv_depthwise_avx2_cl)(p, x, w, y) || AOTC_Q(qconv_depthwise_avx2_flat)(p, x, w, y) ||
+        AOTC_Q(qconv_depthwise_avx2)(p, x, w, y))
+        return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
