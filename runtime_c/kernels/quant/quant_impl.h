@@ -1796,6 +1796,39 @@ static void AOTC_Q(qdw_cl_weights)(const aotc_qconv_params *p, const int8_t *AOT
         }
 }
 
+/* qconv_depthwise_avx2_cl's output row: positions [0, ow_n) from the pair rows at pr (np pairs a row; kernel row ky's
+ * at pr + ky np 32, kernel column pair g at + 32 gstep g), 16 channels each, requantised in 8 lanes and packed to
+ * ot (16 QT a position); kh and kg constants where inlined with them */
+static inline __attribute__((always_inline)) void AOTC_Q(qdw_cl_row)(const int16_t *pr, int32_t np, int32_t kh,
+                                                                     int32_t kg, int32_t gstep, int32_t ow_n,
+                                                                     const int32_t (*wv)[16], __m256i b0, __m256i b1,
+                                                                     __m256 s0, __m256 s1, __m256 lo, __m256 hi,
+                                                                     __m256i zp, int clamp, QT *ot) {
+    int32_t ow, ky, g;
+    for (ow = 0; ow < ow_n; ++ow, pr += 32, ot += 16) {
+        __m256i a0 = b0, a1 = b1, v;
+        __m128i h;
+        for (ky = 0; ky < kh; ++ky)
+            for (g = 0; g < kg; ++g) {
+                const int16_t *q = pr + ((int64_t)ky * np + gstep * g) * 32;
+                const int32_t *wt = wv[ky * kg + g];
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)q),
+                                                            _mm256_loadu_si256((const __m256i *)wt)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)(q + 16)),
+                                                            _mm256_loadu_si256((const __m256i *)(wt + 8))));
+            }
+        a0 = AOTC_Q(qavx2_requant)(a0, s0, lo, hi, zp, clamp);
+        a1 = AOTC_Q(qavx2_requant)(a1, s1, lo, hi, zp, clamp);
+        v = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
+#if QT_MIN == 0
+        h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#else
+        h = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#endif
+        _mm_store_si128((__m128i *)(void *)ot, h);
+    }
+}
+
 /* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes of up to AOTC_QDW_CL_PLANE positions (7 x
  * 7, 14 x 14), 16 channels at a time in the lanes: the block's planes transposed to positions of 16 channels
  * (qdw_t16), the padded plane made once into pairs of neighbouring columns (x - x_zero, 16-bit; 0 in the padding),
@@ -1816,7 +1849,7 @@ static int AOTC_Q(qconv_depthwise_avx2_cl)(const aotc_qconv_params *p, const QT 
     int16_t pairs[AOTC_QDW_CL_PAIRS * 32] __attribute__((aligned(32)));
     int32_t wv[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG][16], bv[16];
     float sv[16];
-    int32_t n, c0, m, j, t0, i, r, ky, g, oh, ow, clamp;
+    int32_t n, c0, m, j, t0, i, r, oh, clamp;
     if ((s != 1 && s != 2) || p->stride_h != s || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
         kg > AOTC_QDW_AVX2_KG || pin > AOTC_QDW_CL_PLANE || pout > AOTC_QDW_CL_PLANE || rows * np > AOTC_QDW_CL_PAIRS ||
         p->out_c != p->in_c)
@@ -1864,29 +1897,11 @@ static int AOTC_Q(qconv_depthwise_avx2_cl)(const aotc_qconv_params *p, const QT 
             b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
             s0 = _mm256_loadu_ps(sv), s1 = _mm256_loadu_ps(sv + 8);
             for (oh = 0; oh < p->out_h; ++oh) {
-                for (ow = 0; ow < p->out_w; ++ow) {
-                    __m256i a0 = b0, a1 = b1, v;
-                    __m128i h;
-                    for (ky = 0; ky < p->k_h; ++ky) {
-                        const int16_t *pr = pairs + ((int64_t)(oh * s + ky) * np + ow) * 32;
-                        for (g = 0; g < kg; ++g) {
-                            const int32_t *wt = wv[ky * kg + g];
-                            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)(pr + 32 * gstep * g)),
-                                                                        _mm256_loadu_si256((const __m256i *)wt)));
-                            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)(pr + 32 * gstep * g + 16)),
-                                                                        _mm256_loadu_si256((const __m256i *)(wt + 8))));
-                        }
-                    }
-                    a0 = AOTC_Q(qavx2_requant)(a0, s0, lo, hi, zp, clamp);
-                    a1 = AOTC_Q(qavx2_requant)(a1, s1, lo, hi, zp, clamp);
-                    v = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
-#if QT_MIN == 0
-                    h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-#else
-                    h = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-#endif
-                    _mm_store_si128((__m128i *)(void *)(ot + 16 * (oh * p->out_w + ow)), h);
-                }
+                const int16_t *pr = pairs + (int64_t)oh * s * np * 32;
+                QT *oo = ot + 16 * oh * p->out_w;
+                if (p->k_h == 3 && kg == 2) /* (3 x 3: the loops unrolled) */
+                    AOTC_Q(qdw_cl_row)(pr, np, 3, 2, gstep, p->out_w, wv, b0, b1, s0, s1, lo, hi, zp, clamp, oo);
+                else AOTC_Q(qdw_cl_row)(pr, np, p->k_h, kg, gstep, p->out_w, wv, b0, b1, s0, s1, lo, hi, zp, clamp, oo);
             }
             for (t0 = 0; t0 < pout; t0 += 16) { /* transposed back, each channel's 16 positions */
                 __m128i rr[16], oo[16];
