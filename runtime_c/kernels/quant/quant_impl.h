@@ -1696,10 +1696,11 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
 #define AOTC_QDW_AVX2_KG 3    /* pairs of kernel columns at most (k_w <= 6) */
 #define AOTC_QDW_AVX2_ROW 512 /* 16-bit elements of an input row as pairs at most (wider: dw_lanes_avx2) */
 
-#define AOTC_QDW_AVX2_FLAT 4096 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat) */
+#define AOTC_QDW_AVX2_FLAT 10240 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat; stride 2:
+                                 * its k_h buffers, 56 x 56 outputs: 40 KiB of stack) */
 
 #define AOTC_QDW_AVX2_BYTES 16896 /* bytes of a channel's padded input rows at most (112 rows of 144: stride 2 on 112 x 112) */
-#define AOTC_QDW_AVX2_FLAT_BYTES 8192 /* ... in qconv_depthwise_avx2_flat (58 x 64: a 56 x 56 plane) */
+#define AOTC_QDW_AVX2_FLAT_BYTES 16384 /* ... in qconv_depthwise_avx2_flat (113 x 128: stride 2 on a 112 x 112 plane) */
 
 /* Input row xr padded: nbytes (a multiple of 16) bytes, input column i at pad_left + i, x_zero around. A
  * channel's rows are all made before any is read as pairs (qavx2_dw_pairs): loads right after these stores, at
