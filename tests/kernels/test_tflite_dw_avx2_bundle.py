@@ -38,7 +38,7 @@ def depthwise_model(path: Path) -> Path:
     w = Written()
     sch = w.sch
     inputs, outputs = [], []
-    for name, (c, k, stride, padding, (h, wd), act) in LAYERS.items():
+    for c, k, stride, padding, (h, wd), act in LAYERS.values():
         x = w.tensor([1, h, wd, c], "int8", quant=(0.05, int(rng.integers(-20, 20))))
         scales = (rng.uniform(0.5, 1.5, c) * 0.01).astype(np.float32)
         wt = w.tensor([1, k, k, c], "int8", data=rng.integers(-127, 128, (1, k, k, c)))
