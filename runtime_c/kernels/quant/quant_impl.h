@@ -1741,8 +1741,8 @@ static inline void AOTC_Q(qavx2_dw_pairs)(const aotc_qconv_params *p, const uint
 }
 
 /* Small planes (qconv_depthwise_avx2_cl): 16 channels in the lanes, as the .tflite depthwise's pair rows */
-#define AOTC_QDW_CL_PLANE 256 /* input and output positions a plane at most */
-#define AOTC_QDW_CL_PAIRS 384 /* pairs of the padded plane at most (rows x pairs a row) */
+#define AOTC_QDW_CL_PLANE 1024 /* input and output positions a plane at most (28 x 28 at stride 2: 64 KiB of stack) */
+#define AOTC_QDW_CL_PAIRS 480  /* pairs of the padded plane at most (rows x pairs a row) */
 
 /* The 16 x 16 bytes r[j] (row j: 16 bytes) transposed into o[t] (byte j of o[t] is byte t of r[j]) */
 static inline void AOTC_Q(qdw_t16)(const __m128i *r, __m128i *o) {
@@ -1830,8 +1830,8 @@ static inline __attribute__((always_inline)) void AOTC_Q(qdw_cl_row)(const int16
     }
 }
 
-/* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes of up to AOTC_QDW_CL_PLANE positions (7 x
- * 7, 14 x 14), 16 channels at a time in the lanes: the block's planes transposed to positions of 16 channels
+/* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes of up to AOTC_QDW_CL_PLANE positions whose
+ * padded pairs fit AOTC_QDW_CL_PAIRS (7 x 7, 14 x 14, and 28 x 28 at stride 2), 16 channels at a time in the lanes: the block's planes transposed to positions of 16 channels
  * (qdw_t16), the padded plane made once into pairs of neighbouring columns (x - x_zero, 16-bit; 0 in the padding),
  * so that each output position is k_h kg vpmaddwd a half (no per-channel setup, rows, copies: on such planes those
  * had cost more than the sums), requantised in 8 lanes with each channel's scale, and transposed back. 0 where the
