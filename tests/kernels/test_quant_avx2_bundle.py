@@ -3,7 +3,8 @@ quant_impl.h's AOTC_QUANT_AVX2 paths), against onnxruntime. The planner gives su
 (qconv_patches_ubs: clipped at compile time by aot/kernels/quant_ubs.py, the rest added by a list of quads); these
 layers cover groups, strides, pads, 5 x 5 taps, a pointwise conv, channel counts that leave a block of 4 channels
 short, a plane of one block, an odd number of weight quads, int8 activations, and weights made to hit every case of
-the clipping: pairs of one sign summing 129 to 256 (-128 among them), and lanes of 4 past 128 on either side."""
+the clipping: pairs of one sign summing 129 to 256 (-128 among them), and lanes of 4 past 128 on either side. The
+depthwise convs of DEPTHWISE take each of the AVX2 depthwise paths."""
 
 from __future__ import annotations
 
@@ -31,7 +32,19 @@ LAYERS = {
     "clipped": (3, 64, 3, 2, 1, 1, (21, 23)),   # 27 taps: 7 quads (odd); weights made to clip (clipping_weights)
     "clipped_i8": (6, 36, 3, 1, 1, 2, (12, 13)),  # the same with int8 activations (x + 128 in the patches), 2 groups
 }
-INT8_INPUT = {"clipped_i8"}
+# depthwise convs (groups = channels), each path of quant_impl.h's AVX2 depthwise: 16 channels in the lanes on small
+# planes (qconv_depthwise_avx2_cl: 3 x 3 and 5 x 5, stride 1 and 2, blocks of channels short), one run across output
+# rows (qconv_depthwise_avx2_flat: stride 1 and 2), row by row (qconv_depthwise_avx2: stride 1 and 2)
+DEPTHWISE = {
+    "dw_7x7": (24, 24, 3, 1, 1, 24, (7, 7)),
+    "dw_s2_14_i8": (20, 20, 3, 2, 1, 20, (14, 14)),
+    "dw_5x5_s2": (18, 18, 5, 2, 2, 18, (13, 13)),
+    "dw_28": (12, 12, 3, 1, 1, 12, (28, 28)),
+    "dw_s2_40": (10, 10, 3, 2, 1, 10, (40, 41)),
+    "dw_110": (6, 6, 3, 1, 1, 6, (110, 110)),
+    "dw_s2_120": (5, 5, 3, 2, 1, 5, (120, 120)),
+}
+INT8_INPUT = {"clipped_i8", "dw_s2_14_i8"}
 
 
 def clipping_weights(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -61,7 +74,7 @@ def qdq_convs() -> onnx.ModelProto:
         return name
 
     const("xs", np.float32(0.02)), const("xz", np.uint8(120)), const("xz_i8", np.int8(-8))
-    for name, (cin, cout, k, stride, pad, group, hw) in LAYERS.items():
+    for name, (cin, cout, k, stride, pad, group, hw) in {**LAYERS, **DEPTHWISE}.items():
         taps = cin // group * k * k
         w = (clipping_weights(rng, (cout, cin // group, k, k)) if name.startswith("clipped")
              else rng.integers(-127, 128, (cout, cin // group, k, k), dtype=np.int8))

@@ -83,11 +83,23 @@ static const shape WIDENED_[] = {
     {"conv 3x3 24->24 20x20 + ADD widened", 0, 0, 24, 24, 20, 3, 1, 1, 64, 0, 0, 1, 1},
 };
 #define NWIDENED ((int)(sizeof WIDENED_ / sizeof WIDENED_[0]))
+/* (AVX2 builds, checked only: stride-2 depthwise convs as one run across output rows, qconv_depthwise_avx2_flat:
+ * 7 x 7, 8 x 8 and 14 x 14 outputs, 5 x 5 (three pairs of columns), channels not a multiple of 8 or 16, padding on
+ * every side, u8 and weight zero points) */
+static const shape DW_S2_[] = {
+    {"depthwise 3x3/2 40 14x14 u8", 1, 1, 40, 40, 14, 3, 2, 1, 0, 0, 0, 0, 0},
+    {"depthwise 3x3/2 19 15x15 w_zero", 1, 0, 19, 19, 15, 3, 2, 1, 0, 0, 1, 0, 0},
+    {"depthwise 5x5/2 21 13x13", 1, 0, 21, 21, 13, 5, 2, 2, 0, 0, 0, 0, 0},
+    {"depthwise 3x3/2 12 28x28 u8 w_zero", 1, 1, 12, 12, 28, 3, 2, 1, 0, 0, 1, 0, 0},
+};
+#define NDW_S2 ((int)(sizeof DW_S2_ / sizeof DW_S2_[0]))
 #else
 #define NDILATED 0
 #define NWIDENED 0
+#define NDW_S2 0
 static const shape DILATED_[1];
 static const shape WIDENED_[1];
+static const shape DW_S2_[1];
 #endif
 
 #if defined(AOTC_TEST_QX86_TRACE)
@@ -410,6 +422,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1, 1);
     for (i = 0; i < NDILATED; ++i) failed |= run(&DILATED_[i], 1, 2);
     for (i = 0; i < NWIDENED; ++i) failed |= run(&WIDENED_[i], 1, 1);
+    for (i = 0; i < NDW_S2; ++i) failed |= run(&DW_S2_[i], 1, 1);
 #if !defined(__AVX512VNNI__)
     for (i = 0; i < NSHAPES + NDILATED; ++i) { /* the convs again by vpmaddubsw, in the 4 modes */
         const shape *sh = i < NSHAPES ? &SHAPES_[i] : &DILATED_[i - NSHAPES];

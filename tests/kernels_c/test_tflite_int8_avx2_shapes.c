@@ -4,6 +4,8 @@
  * shape's kernel alone once (test_kernels_c.py counts its instructions under callgrind). The random shapes of
  * test_tflite_int8_kernels.c are small; these are MobileNetV2's and ResNet's layer sizes, with tails of channels,
  * stride 2 and 5 x 5. Weights packed as aot/kernels/tflite_int8.py packs them (test_tflite_int8_kernels.c). */
+#include <string.h>
+
 #include "aotc_tflite_int8.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
@@ -26,6 +28,18 @@ static const shape SHAPES_[] = {
     {"softmax 1000", 3, 0, 0, 0, 0, 0, 0},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
+/* (checked only: the depthwise pair rows' path, tfl_pk_avx2_dw16_rows, on MobileNetV2's 7 x 7 and 112 x 112 planes,
+ * stride 2 on odd planes, 5 x 5 at stride 2, channel tails of 8 and 4, a fused activation's clamp ("relu": y_min,
+ * y_max inside int8's range); and the window path it leaves, 7 x 7 taps and a plane wider than its ring) */
+static const shape CHECKED_[] = {
+    {"depthwise 3x3 24 7x7 relu", 1, 24, 24, 7, 3, 1, 1},
+    {"depthwise 3x3/2 40 15x15", 1, 40, 40, 15, 3, 2, 1},
+    {"depthwise 5x5/2 72 14x14 relu", 1, 72, 72, 14, 5, 2, 2},
+    {"depthwise 3x3 20 112x112", 1, 20, 20, 112, 3, 1, 1},
+    {"depthwise 7x7 16 14x14", 1, 16, 16, 14, 7, 1, 3},
+    {"depthwise 3x3 16 130x130", 1, 16, 16, 130, 3, 1, 1},
+};
+#define NCHECKED ((int)(sizeof CHECKED_ / sizeof CHECKED_[0]))
 
 static void *buffer(size_t n) {
     void *b = malloc(n > 0 ? n : 1);
@@ -122,6 +136,7 @@ static int run(const shape *s, int check) {
     p.pad_top = p.pad_left = s->pad, p.depth_multiplier = 1;
     p.oh = p.ow = (s->hw + 2 * s->pad - s->k) / s->stride + 1;
     p.x_zero = rand_int(-128, 20), p.y_zero = rand_int(-20, 20), p.y_min = -128, p.y_max = 127;
+    if (strstr(s->name, "relu") != NULL) p.y_min = p.y_zero, p.y_max = p.y_zero + 90; /* (a RELU's clamp) */
     taps = p.kh * p.kw, k = dw ? taps : taps * p.c;
     xn = (size_t)p.h * p.w * p.c, yn = (size_t)p.oh * p.ow * p.oc;
     x = (int8_t *)buffer(xn), y = (int8_t *)buffer(yn), ref = (int8_t *)buffer(yn);
@@ -176,5 +191,6 @@ int main(int argc, char **argv) {
     test_seed(argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1u);
     if (argc > 2) return run(&SHAPES_[atoi(argv[2]) % NSHAPES], 0);
     for (i = 0; i < NSHAPES; ++i) failed |= run(&SHAPES_[i], 1);
+    for (i = 0; i < NCHECKED; ++i) failed |= run(&CHECKED_[i], 1);
     return failed;
 }

@@ -615,20 +615,37 @@ static void AOTC_Q(qavx2_lanes8)(const int16_t *AOTC_RESTRICT pairs, int32_t wid
 }
 
 /* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the
- * default rounding mode, as aotc_round_even), then the zero point */
-static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp) {
+ * default rounding mode, as aotc_round_even), then the zero point; without the clamp where `clamp` is 0
+ * (qavx2_clamp) */
+static inline __m256i AOTC_Q(qavx2_requant)(__m256i v, __m256 sc, __m256 lo, __m256 hi, __m256i zp, int clamp) {
     __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), sc);
-    f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
+    if (clamp) f = _mm256_min_ps(_mm256_max_ps(f, lo), hi);
     return _mm256_add_epi32(_mm256_cvtps_epi32(f), zp);
 }
 
-/* 16 sums (v0: lanes 0-7, v1: 8-15) requantised, packed to QT and the first n (<= 16) stored at dst */
-static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256 lo, __m256 hi, __m256i zp, QT *dst,
-                                       int32_t n) {
+/* Whether channels [c0, c0 + nc)'s outputs need the float clamp: 0 where it is QT's own range (y - y_zero's), which
+ * the packs' saturation gives (rounding commutes with a clamp to whole numbers), and every channel's sum (a k-term sum
+ * of products of at most 255 x 256 in magnitude, with the bias) times its scale stays below 2^30, so that cvtps2dq
+ * and the zero point's add stay in range; 1 otherwise (a NaN scale too) */
+static inline int AOTC_Q(qavx2_clamp)(const aotc_qconv_params *p, int32_t c0, int32_t nc, int32_t k) {
+    const float top = 65536.0f * (float)k;
+    int32_t c;
+    if (p->y_lo > (float)(QT_MIN - p->y_zero) || p->y_hi < (float)(QT_MAX - p->y_zero)) return 1;
+    for (c = c0; c < c0 + nc; ++c) {
+        const float b = (float)p->bias[c];
+        if (!(((b < 0.0f ? -b : b) + top) * p->scale[c] < 1073741824.0f)) return 1;
+    }
+    return 0;
+}
+
+/* 16 sums (v0: lanes 0-7, v1: 8-15) requantised (clamped where clamp), packed to QT and the first n (<= 16) stored
+ * at dst */
+static inline void AOTC_Q(qavx2_out16)(__m256i v0, __m256i v1, __m256 sc, __m256 lo, __m256 hi, __m256i zp, int clamp,
+                                       QT *dst, int32_t n) {
     __m256i v;
     __m128i h;
-    v0 = AOTC_Q(qavx2_requant)(v0, sc, lo, hi, zp);
-    v1 = AOTC_Q(qavx2_requant)(v1, sc, lo, hi, zp);
+    v0 = AOTC_Q(qavx2_requant)(v0, sc, lo, hi, zp, clamp);
+    v1 = AOTC_Q(qavx2_requant)(v1, sc, lo, hi, zp, clamp);
     /* values in the type's range: packed to 16 bits (lanes 0-3, 8-11 | 4-7, 12-15), re-ordered, packed to bytes */
     v = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
 #if QT_MIN == 0
@@ -654,6 +671,7 @@ static void AOTC_Q(qavx2_store)(const aotc_qconv_params *p, int32_t acc[4][AOTC_
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
     const int32_t plane_out = p->out_h * p->out_w;
+    const int clamp = AOTC_Q(qavx2_clamp)(p, oc, nb, (p->in_c / p->group) * p->k_h * p->k_w + 4);
     int32_t j, t, t0;
     for (j = 0; j < nb; ++j) {
         const int32_t b = p->bias[oc + j], wz = p->w_zero_any ? p->w_zero[oc + j] : 0;
@@ -679,7 +697,7 @@ static void AOTC_Q(qavx2_store)(const aotc_qconv_params *p, int32_t acc[4][AOTC_
                     if (two)
                         v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(wzv, _mm256_loadu_si256((const __m256i *)(sums + t0 + 8))));
                 }
-                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, yo + t0, real - t0);
+                AOTC_Q(qavx2_out16)(v0, v1, scv, lo, hi, zp, clamp, yo + t0, real - t0);
             }
         }
     }
@@ -1678,10 +1696,11 @@ static void AOTC_Q(dw_lanes_avx2)(const QT *AOTC_RESTRICT rows, int32_t row_len,
 #define AOTC_QDW_AVX2_KG 3    /* pairs of kernel columns at most (k_w <= 6) */
 #define AOTC_QDW_AVX2_ROW 512 /* 16-bit elements of an input row as pairs at most (wider: dw_lanes_avx2) */
 
-#define AOTC_QDW_AVX2_FLAT 4096 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat) */
+#define AOTC_QDW_AVX2_FLAT 10240 /* 16-bit pairs of a whole padded plane at most (qconv_depthwise_avx2_flat; stride 2:
+                                 * its k_h buffers, 56 x 56 outputs: 40 KiB of stack) */
 
 #define AOTC_QDW_AVX2_BYTES 16896 /* bytes of a channel's padded input rows at most (112 rows of 144: stride 2 on 112 x 112) */
-#define AOTC_QDW_AVX2_FLAT_BYTES 8192 /* ... in qconv_depthwise_avx2_flat (58 x 64: a 56 x 56 plane) */
+#define AOTC_QDW_AVX2_FLAT_BYTES 16384 /* ... in qconv_depthwise_avx2_flat (113 x 128: stride 2 on a 112 x 112 plane) */
 
 /* Input row xr padded: nbytes (a multiple of 16) bytes, input column i at pad_left + i, x_zero around. A
  * channel's rows are all made before any is read as pairs (qavx2_dw_pairs): loads right after these stores, at
@@ -1721,16 +1740,218 @@ static inline void AOTC_Q(qavx2_dw_pairs)(const aotc_qconv_params *p, const uint
     }
 }
 
-/* Depthwise QLinearConv on AVX2 at stride 1 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT: the
- * channel's padded plane as pairs (qavx2_dw_pairs; rows of rw = out_w + k_w - 1, the last pair's second column, of
- * weight 0, the padding) in one buffer, so that output (oh, ow) is position oh rw + ow of it and 16 positions are a
- * run across output rows (the positions past out_w in a row computed, not stored): small planes (7 x 7, 14 x 14)
- * take 16 lanes of 16 outputs, not of 7 or 14 (qconv_depthwise_avx2). */
+/* Small planes (qconv_depthwise_avx2_cl): 16 channels in the lanes, as the .tflite depthwise's pair rows */
+#define AOTC_QDW_CL_PLANE 1024 /* input and output positions a plane at most (28 x 28 at stride 2: 64 KiB of stack) */
+#define AOTC_QDW_CL_PAIRS 480  /* pairs of the padded plane at most (rows x pairs a row) */
+
+/* The 16 x 16 bytes r[j] (row j: 16 bytes) transposed into o[t] (byte j of o[t] is byte t of r[j]) */
+static inline void AOTC_Q(qdw_t16)(const __m128i *r, __m128i *o) {
+    __m128i t[16], u[16], v[16];
+    int32_t i, h, q, e;
+    for (i = 0; i < 8; ++i) t[i] = _mm_unpacklo_epi8(r[2 * i], r[2 * i + 1]), t[8 + i] = _mm_unpackhi_epi8(r[2 * i], r[2 * i + 1]);
+    for (h = 0; h < 16; h += 8)
+        for (i = 0; i < 4; ++i)
+            u[h + i] = _mm_unpacklo_epi16(t[h + 2 * i], t[h + 2 * i + 1]),
+            u[h + 4 + i] = _mm_unpackhi_epi16(t[h + 2 * i], t[h + 2 * i + 1]);
+    for (q = 0; q < 16; q += 4)
+        for (i = 0; i < 2; ++i)
+            v[q + i] = _mm_unpacklo_epi32(u[q + 2 * i], u[q + 2 * i + 1]),
+            v[q + 2 + i] = _mm_unpackhi_epi32(u[q + 2 * i], u[q + 2 * i + 1]);
+    for (e = 0; e < 16; e += 2) o[e] = _mm_unpacklo_epi64(v[e], v[e + 1]), o[e + 1] = _mm_unpackhi_epi64(v[e], v[e + 1]);
+}
+
+/* qconv_depthwise_avx2_cl's weights of channels [c0, c0 + m): wv[ky kg + g][j] the pair (w - w_zero) of kernel
+ * columns 2 g, 2 g + 1 (0 past k_w) of row ky for lane j (0 past the channels), the channels' taps transposed 16 at
+ * a time (qdw_t16) and paired 16 lanes at once */
+static void AOTC_Q(qdw_cl_weights)(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t c0, int32_t m,
+                                   int32_t (*wv)[16]) {
+    const int32_t taps = p->k_h * p->k_w, kg = (p->k_w + 1) / 2;
+    int16_t wz[16];
+    __m256i t16[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG * 2 + 16]; /* each tap's 16 lanes of w - w_zero */
+    __m256i z;
+    int32_t j, k0, t, ky, g;
+    for (j = 0; j < 16; ++j) wz[j] = (int16_t)(j < m ? p->w_zero[c0 + j] : 0);
+    z = _mm256_loadu_si256((const __m256i *)(const void *)wz);
+    for (k0 = 0; k0 < taps; k0 += 16) {
+        __m128i rr[16], oo[16];
+        for (j = 0; j < 16; ++j) {
+            const int64_t at = (int64_t)(c0 + j) * taps + k0;
+            if (j < m && at + 16 <= (int64_t)p->out_c * taps) {
+                rr[j] = _mm_loadu_si128((const __m128i *)(const void *)(w + at));
+            } else {
+                int8_t tmp[16] = {0};
+                for (t = 0; j < m && t < 16 && k0 + t < taps; ++t) tmp[t] = w[at + t];
+                rr[j] = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+            }
+        }
+        AOTC_Q(qdw_t16)(rr, oo);
+        for (t = 0; t < 16 && k0 + t < taps; ++t) t16[k0 + t] = _mm256_sub_epi16(_mm256_cvtepi8_epi16(oo[t]), z);
+    }
+    for (ky = 0; ky < p->k_h; ++ky)
+        for (g = 0; g < kg; ++g) {
+            const __m256i a = t16[ky * p->k_w + 2 * g];
+            const __m256i b = 2 * g + 1 < p->k_w ? t16[ky * p->k_w + 2 * g + 1] : _mm256_setzero_si256();
+            const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b); /* 0-3 8-11 | 4-7 12-15 */
+            _mm256_storeu_si256((__m256i *)wv[ky * kg + g], _mm256_permute2x128_si256(lo, hi, 0x20));
+            _mm256_storeu_si256((__m256i *)(wv[ky * kg + g] + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+        }
+}
+
+/* qconv_depthwise_avx2_cl's output row: positions [0, ow_n) from the pair rows at pr (np pairs a row; kernel row ky's
+ * at pr + ky np 32, kernel column pair g at + 32 gstep g), 16 channels each, requantised in 8 lanes and packed to
+ * ot (16 QT a position); kh and kg constants where inlined with them */
+static inline __attribute__((always_inline)) void AOTC_Q(qdw_cl_row)(const int16_t *pr, int32_t np, int32_t kh,
+                                                                     int32_t kg, int32_t gstep, int32_t ow_n,
+                                                                     const int32_t (*wv)[16], __m256i b0, __m256i b1,
+                                                                     __m256 s0, __m256 s1, __m256 lo, __m256 hi,
+                                                                     __m256i zp, int clamp, QT *ot) {
+    int32_t ow, ky, g;
+    for (ow = 0; ow < ow_n; ++ow, pr += 32, ot += 16) {
+        __m256i a0 = b0, a1 = b1, v;
+        __m128i h;
+        for (ky = 0; ky < kh; ++ky)
+            for (g = 0; g < kg; ++g) {
+                const int16_t *q = pr + ((int64_t)ky * np + gstep * g) * 32;
+                const int32_t *wt = wv[ky * kg + g];
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)q),
+                                                            _mm256_loadu_si256((const __m256i *)wt)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)(q + 16)),
+                                                            _mm256_loadu_si256((const __m256i *)(wt + 8))));
+            }
+        a0 = AOTC_Q(qavx2_requant)(a0, s0, lo, hi, zp, clamp);
+        a1 = AOTC_Q(qavx2_requant)(a1, s1, lo, hi, zp, clamp);
+        v = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
+#if QT_MIN == 0
+        h = _mm_packus_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#else
+        h = _mm_packs_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+#endif
+        _mm_store_si128((__m128i *)(void *)ot, h);
+    }
+}
+
+/* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes of up to AOTC_QDW_CL_PLANE positions whose
+ * padded pairs fit AOTC_QDW_CL_PAIRS (7 x 7, 14 x 14, and 28 x 28 at stride 2), 16 channels at a time in the lanes: the block's planes transposed to positions of 16 channels
+ * (qdw_t16), the padded plane made once into pairs of neighbouring columns (x - x_zero, 16-bit; 0 in the padding),
+ * so that each output position is k_h kg vpmaddwd a half (no per-channel setup, rows, copies: on such planes those
+ * had cost more than the sums), requantised in 8 lanes with each channel's scale, and transposed back. 0 where the
+ * shape is not one it takes. */
+static int AOTC_Q(qconv_depthwise_avx2_cl)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t s = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w;
+    const int32_t np = s == 1 ? p->out_w + 2 * kg - 1 : p->out_w + kg - 1; /* pairs a padded row */
+    const int32_t rows = (p->out_h - 1) * s + p->k_h, gstep = s == 1 ? 2 : 1;
+    const int32_t pin = p->in_h * p->in_w, pout = p->out_h * p->out_w;
+    const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
+    const __m256i zp = _mm256_set1_epi32(p->y_zero), z16 = _mm256_set1_epi16((int16_t)p->x_zero);
+    const __m128i xz8 = _mm_set1_epi8((char)p->x_zero);
+    QT xt[AOTC_QDW_CL_PLANE * 16] __attribute__((aligned(32)));  /* position t's 16 channels at xt + 16 t */
+    QT ot[(AOTC_QDW_CL_PLANE + 16) * 16] __attribute__((aligned(32)));
+    int16_t pairs[AOTC_QDW_CL_PAIRS * 32] __attribute__((aligned(32)));
+    int32_t wv[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG][16], bv[16];
+    float sv[16];
+    int32_t n, c0, m, j, t0, i, r, oh, clamp;
+    if ((s != 1 && s != 2) || p->stride_h != s || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
+        kg > AOTC_QDW_AVX2_KG || pin > AOTC_QDW_CL_PLANE || pout > AOTC_QDW_CL_PLANE || rows * np > AOTC_QDW_CL_PAIRS ||
+        p->out_c != p->in_c)
+        return 0;
+    clamp = AOTC_Q(qavx2_clamp)(p, 0, p->out_c, taps);
+    memset(ot, 0, sizeof ot); /* (the positions past the plane: transposed, not stored) */
+    for (n = 0; n < p->batch; ++n) {
+        for (c0 = 0; c0 < p->out_c; c0 += 16) {
+            const QT *xb = x + ((int64_t)n * p->in_c + c0) * pin;
+            QT *yb = y + ((int64_t)n * p->out_c + c0) * pout;
+            __m256i b0, b1;
+            __m256 s0, s1;
+            m = p->out_c - c0 < 16 ? p->out_c - c0 : 16;
+            for (t0 = 0; t0 < pin; t0 += 16) { /* the planes transposed, 16 positions at a time */
+                __m128i rr[16], oo[16];
+                for (j = 0; j < 16; ++j) {
+                    if (j >= m) {
+                        rr[j] = xz8;
+                    } else if (t0 + 16 <= pin) {
+                        rr[j] = _mm_loadu_si128((const __m128i *)(const void *)(xb + (int64_t)j * pin + t0));
+                    } else {
+                        QT tmp[16];
+                        _mm_storeu_si128((__m128i *)(void *)tmp, xz8);
+                        for (i = 0; i < pin - t0 && i < 16; ++i) tmp[i] = xb[(int64_t)j * pin + t0 + i];
+                        rr[j] = _mm_loadu_si128((const __m128i *)(const void *)tmp);
+                    }
+                }
+                AOTC_Q(qdw_t16)(rr, oo);
+                for (i = 0; i < 16 && t0 + i < pin; ++i) _mm_store_si128((__m128i *)(void *)(xt + 16 * (t0 + i)), oo[i]);
+            }
+            for (r = 0; r < rows; ++r) { /* the padded plane's pairs of columns (j, j + 1) or (2 j, 2 j + 1) */
+                const int32_t ih = r - p->pad_top;
+                int16_t *pr = pairs + (int64_t)r * np * 32;
+                for (j = 0; j < np; ++j, pr += 32) {
+                    const int32_t ia = (s == 1 ? j : 2 * j) - p->pad_left, ib = ia + 1;
+                    const int inside = ih >= 0 && ih < p->in_h;
+                    const __m128i a = inside && ia >= 0 && ia < p->in_w ? _mm_load_si128((const __m128i *)(const void *)(xt + 16 * (ih * p->in_w + ia))) : xz8;
+                    const __m128i b = inside && ib >= 0 && ib < p->in_w ? _mm_load_si128((const __m128i *)(const void *)(xt + 16 * (ih * p->in_w + ib))) : xz8;
+                    _mm256_store_si256((__m256i *)(void *)pr, _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpacklo_epi8(a, b)), z16));
+                    _mm256_store_si256((__m256i *)(void *)(pr + 16), _mm256_sub_epi16(AOTC_Q(qavx2_widen16)(_mm_unpackhi_epi8(a, b)), z16));
+                }
+            }
+            AOTC_Q(qdw_cl_weights)(p, w, c0, m, wv);
+            for (j = 0; j < 16; ++j) bv[j] = j < m ? p->bias[c0 + j] : 0, sv[j] = j < m ? p->scale[c0 + j] : 0.0f;
+            b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
+            s0 = _mm256_loadu_ps(sv), s1 = _mm256_loadu_ps(sv + 8);
+            for (oh = 0; oh < p->out_h; ++oh) {
+                const int16_t *pr = pairs + (int64_t)oh * s * np * 32;
+                QT *oo = ot + 16 * oh * p->out_w;
+                if (p->k_h == 3 && kg == 2) /* (3 x 3: the loops unrolled) */
+                    AOTC_Q(qdw_cl_row)(pr, np, 3, 2, gstep, p->out_w, wv, b0, b1, s0, s1, lo, hi, zp, clamp, oo);
+                else AOTC_Q(qdw_cl_row)(pr, np, p->k_h, kg, gstep, p->out_w, wv, b0, b1, s0, s1, lo, hi, zp, clamp, oo);
+            }
+            for (t0 = 0; t0 < pout; t0 += 16) { /* transposed back, each channel's 16 positions */
+                __m128i rr[16], oo[16];
+                for (i = 0; i < 16; ++i) rr[i] = _mm_load_si128((const __m128i *)(const void *)(ot + 16 * (t0 + i)));
+                AOTC_Q(qdw_t16)(rr, oo);
+                for (j = 0; j < m; ++j) {
+                    if (t0 + 16 <= pout) {
+                        _mm_storeu_si128((__m128i *)(void *)(yb + (int64_t)j * pout + t0), oo[j]);
+                    } else {
+                        QT tmp[16];
+                        _mm_storeu_si128((__m128i *)(void *)tmp, oo[j]);
+                        for (i = 0; i < pout - t0 && i < 16; ++i) yb[(int64_t)j * pout + t0 + i] = tmp[i];
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* qconv_depthwise_avx2_flat's pairs (rw of them, at pr) of padded row r (its bytes at bytes + r nbytes), zero
+ * where the row is outside the input */
+static inline void AOTC_Q(qdw_flat_row)(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT bytes, int32_t nbytes,
+                                        int32_t r, int32_t rw, int32_t *AOTC_RESTRICT pr) {
+    const int32_t ih = r - p->pad_top;
+    int32_t i;
+    if (ih >= 0 && ih < p->in_h) {
+        AOTC_Q(qavx2_dw_pairs)(p, bytes + r * nbytes, nbytes, rw, pr);
+    } else {
+        for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
+    }
+}
+
+/* Depthwise QLinearConv on AVX2 at stride 1 or 2 (dilation 1) for planes whose padded pairs fit AOTC_QDW_AVX2_FLAT:
+ * output (oh, ow) is position q = oh RW + ow of a run across output rows (the positions past out_w in a row computed,
+ * not stored), so that small planes (7 x 7, 14 x 14) take 16 lanes of 16 outputs, not of 7 or 14
+ * (qconv_depthwise_avx2). At stride 1 the channel's padded plane as pairs (qavx2_dw_pairs; rows of RW = out_w + k_w
+ * - 1, the last pair's second column, of weight 0, the padding) in one buffer, kernel row kh's taps at q + kh RW; at
+ * stride 2 one buffer a kernel row (qdw_flat_s2), its row oh the pairs (columns 2j, 2j + 1) of padded row 2 oh + kh,
+ * RW = out_w + kg - 1 of them, kernel row kh's taps at q of its buffer. */
+#define AOTC_QDW_AVX2_S2GAP 32 /* pairs between the stride-2 buffers (reads past a run: 2 kg - 1, stores: up to 15) */
 static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
                                              const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
-    const int32_t kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w, rw = p->out_w + p->k_w - 1;
-    const int32_t rows = p->out_h + p->k_h - 1, span = (p->out_h * rw + 15) / 16 * 16;
-    const int32_t nbytes = (rw + 1 + 15) / 16 * 16; /* a padded row's bytes (the pairs' columns: rw + 1) */
+    const int32_t s = p->stride_w, kg = (p->k_w + 1) / 2, taps = p->k_h * p->k_w;
+    const int32_t rw = s == 1 ? p->out_w + p->k_w - 1 : p->out_w + kg - 1; /* pairs a row (RW above) */
+    const int32_t rows = (p->out_h - 1) * s + p->k_h, span = (p->out_h * rw + 15) / 16 * 16;
+    const int32_t kstep = s == 1 ? rw : span + AOTC_QDW_AVX2_S2GAP; /* from kernel row kh's pairs to kh + 1's */
+    /* a padded row's bytes (the pairs' columns: rw + 1 at stride 1; at stride 2 what its stores of 8 pairs read) */
+    const int32_t nbytes = s == 1 ? (rw + 1 + 15) / 16 * 16 : (rw + 7) / 8 * 16;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const __m256 lo = _mm256_set1_ps(p->y_lo), hi = _mm256_set1_ps(p->y_hi);
     const __m256i zp = _mm256_set1_epi32(p->y_zero);
@@ -1739,12 +1960,14 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
     uint8_t bytes[AOTC_QDW_AVX2_FLAT_BYTES];
     const int32_t *src[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
     __m256i tw[AOTC_QDW_AVX2_KH * AOTC_QDW_AVX2_KG];
-    int32_t n, c, r, kh, g, nv, q0, i;
-    if (p->stride_w != 1 || p->stride_h != 1 || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
-        kg > AOTC_QDW_AVX2_KG || span + (p->k_h - 1) * rw + 2 * kg > AOTC_QDW_AVX2_FLAT || rows * rw > AOTC_QDW_AVX2_FLAT ||
-        (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES || p->pad_left > rw)
+    int32_t n, c, r, kh, g, nv, q0, i, clamp;
+    if ((s != 1 && s != 2) || p->stride_h != s || p->dil_h != 1 || p->dil_w != 1 || p->k_h > AOTC_QDW_AVX2_KH ||
+        kg > AOTC_QDW_AVX2_KG || (p->k_h - 1) * kstep + span + 2 * kg > AOTC_QDW_AVX2_FLAT ||
+        (s == 1 && rows * rw > AOTC_QDW_AVX2_FLAT) || (int64_t)rows * nbytes > AOTC_QDW_AVX2_FLAT_BYTES ||
+        p->pad_left > rw)
         return 0;
     memset(buf, 0, sizeof buf); /* the pairs past the last row: read by positions not stored */
+    clamp = AOTC_Q(qavx2_clamp)(p, 0, p->out_c, taps);
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
             const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
@@ -1757,20 +1980,19 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                 const int32_t ih = r - p->pad_top;
                 if (ih >= 0 && ih < p->in_h) AOTC_Q(qavx2_dw_bytes)(p, plane + (int64_t)ih * p->in_w, nbytes, bytes + r * nbytes);
             }
-            for (r = 0; r < rows; ++r) { /* in order: a row's stores past its end are the next row's, made after */
-                const int32_t ih = r - p->pad_top;
-                int32_t *pr = buf + (int64_t)r * rw;
-                if (ih >= 0 && ih < p->in_h) {
-                    AOTC_Q(qavx2_dw_pairs)(p, bytes + r * nbytes, nbytes, rw, pr);
-                } else {
-                    for (i = 0; i < rw; i += 8) _mm256_storeu_si256((__m256i *)(pr + i), _mm256_setzero_si256());
-                }
+            if (s == 1) {
+                for (r = 0; r < rows; ++r) /* in order: a row's stores past its end are the next row's, made after */
+                    AOTC_Q(qdw_flat_row)(p, bytes, nbytes, r, rw, buf + (int64_t)r * rw);
+            } else {
+                for (kh = 0; kh < p->k_h; ++kh) /* (in order too: the last row's stores past it land in the gap) */
+                    for (r = 0; r < p->out_h; ++r)
+                        AOTC_Q(qdw_flat_row)(p, bytes, nbytes, 2 * r + kh, rw, buf + (int64_t)kh * kstep + (int64_t)r * rw);
             }
             for (kh = 0, nv = 0; kh < p->k_h; ++kh) {
                 for (g = 0; g < kg; ++g) {
                     const int32_t w0 = wc[kh * p->k_w + 2 * g] - wz;
                     const int32_t w1 = 2 * g + 1 < p->k_w ? wc[kh * p->k_w + 2 * g + 1] - wz : 0;
-                    src[nv] = buf + (int64_t)kh * rw + 2 * g;
+                    src[nv] = buf + (int64_t)kh * kstep + (s == 1 ? 2 * g : g);
                     tw[nv++] = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)w0 | (uint32_t)(uint16_t)w1 << 16));
                 }
             }
@@ -1780,7 +2002,7 @@ static int AOTC_Q(qconv_depthwise_avx2_flat)(const aotc_qconv_params *p, const Q
                     a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0)), tw[i]));
                     a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + q0 + 8)), tw[i]));
                 }
-                AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, out + q0, 16);
+                AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, clamp, out + q0, 16);
             }
             for (r = 0; r < p->out_h; ++r) AOTC_Q(qavx2_bytes)(out + (int64_t)r * rw, p->out_w * (int32_t)sizeof(QT), yo + (int64_t)r * p->out_w);
         }
@@ -1809,10 +2031,11 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
     int32_t held[AOTC_QDW_AVX2_KH];
     uint8_t bytes[AOTC_QDW_AVX2_BYTES]; /* the channel's padded input rows (qavx2_dw_bytes) */
     __m256i wv[AOTC_QDW_AVX2_KH][AOTC_QDW_AVX2_KG];
-    int32_t n, c, oh, kh, g, ow0, i;
+    int32_t n, c, oh, kh, g, ow0, i, clamp;
     if (p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || p->k_h > AOTC_QDW_AVX2_KH || kg > AOTC_QDW_AVX2_KG ||
         npairs + 16 > AOTC_QDW_AVX2_ROW || (int64_t)p->in_h * nbytes > AOTC_QDW_AVX2_BYTES || p->pad_left > nbytes)
         return 0;
+    clamp = AOTC_Q(qavx2_clamp)(p, 0, p->out_c, taps);
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
             const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
@@ -1853,7 +2076,7 @@ static int AOTC_Q(qconv_depthwise_avx2)(const aotc_qconv_params *p, const QT *AO
                         a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0)), *tw[i]));
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(src[i] + ow0 + 8)), *tw[i]));
                     }
-                    AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
+                    AOTC_Q(qavx2_out16)(a0, a1, sc, lo, hi, zp, clamp, yo + (int64_t)oh * p->out_w + ow0, p->out_w - ow0);
                 }
             }
         }
@@ -1941,7 +2164,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
 #endif
 #if AOTC_QUANT_AVX2
-    if (AOTC_Q(qconv_depthwise_avx2_flat)(p, x, w, y) || AOTC_Q(qconv_depthwise_avx2)(p, x, w, y)) return;
+    if (AOTC_Q(qconv_depthwise_avx2_cl)(p, x, w, y) || AOTC_Q(qconv_depthwise_avx2_flat)(p, x, w, y) ||
+        AOTC_Q(qconv_depthwise_avx2)(p, x, w, y))
+        return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {

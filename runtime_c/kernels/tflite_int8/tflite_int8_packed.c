@@ -1586,9 +1586,10 @@ TFL_PK_INLINE void tfl_pk_avx2_dw16_inner(const int8_t *xp, const int64_t *off, 
     *a0 = s0, *a1 = s1;
 }
 
-/* a position's 16 sums (a0, a1) requantised (u where u->on, else rq and the zero point yz), clamped, m bytes to yo */
+/* a position's 16 sums (a0, a1) requantised (u where u->on, else rq and the zero point yz), clamped (where clamp: 0
+ * where the bounds are int8's own, which the packs' saturation gives), m bytes to yo */
 TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_rqv8 *rq, __m256i yz, __m256i ymin,
-                                        __m256i ymax, __m256i a0, __m256i a1, int8_t *yo, int32_t m) {
+                                        __m256i ymax, int clamp, __m256i a0, __m256i a1, int8_t *yo, int32_t m) {
     __m256i v0, v1;
     __m128i o8;
     if (u->on) v0 = tfl_pk_avx2_requant_u32(u, 0, a0), v1 = tfl_pk_avx2_requant_u32(u, 1, a1);
@@ -1596,8 +1597,10 @@ TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_
         v0 = _mm256_add_epi32(tfl_x86_requantv8(a0, &rq[0]), yz);
         v1 = _mm256_add_epi32(tfl_x86_requantv8(a1, &rq[1]), yz);
     }
-    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
-    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+    if (clamp) {
+        v0 = _mm256_min_epi32(_mm256_max_epi32(v0, ymin), ymax);
+        v1 = _mm256_min_epi32(_mm256_max_epi32(v1, ymin), ymax);
+    }
     /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
     v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
     o8 = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
@@ -1607,6 +1610,134 @@ TFL_PK_INLINE void tfl_pk_avx2_dw16_out(const tfl_pk_avx2_u32 *u, const tfl_x86_
         _mm_storeu_si128((__m128i *)(void *)tmp, o8);
         memcpy(yo, tmp, (size_t)m);
     }
+}
+
+/* The pair rows' path (tfl_pk_avx2_dw16_rows): an input row of a block made once into 16-bit pairs of two
+ * neighbouring padded columns, 16 channels a pair (64 bytes: channels 0 - 7's pairs, then 8 - 15's), x_zero under the
+ * padding, so that every position's taps (inside x or not) are plain vpmaddwd of a pair with wpair (no shuffles there,
+ * no edge tests: the padding's products are x_zero times the weight, as the edge path's sums) */
+#define TFL_PK_AVX2_DWR_KH 5      /* kernel rows at most (a ring of as many pair rows) */
+#define TFL_PK_AVX2_DWR_KG 3      /* pairs of kernel columns at most (k_w <= 6) */
+#define TFL_PK_AVX2_DWR_PAIRS 120 /* pairs a row at most (stride 1: ow + 2 kg - 2; stride 2: ow + kg - 1) */
+
+/* the 16 channels (m of them, else x_zero) of padded column j of input row xr (NULL: a row outside x) */
+TFL_PK_INLINE __m128i tfl_pk_avx2_dwr_px(const aotc_tfl_conv_params *p, const int8_t *xr, int32_t j, int32_t m,
+                                         __m128i xz8) {
+    const int32_t ix = j - p->pad_left;
+    if (xr == NULL || ix < 0 || ix >= p->w) return xz8;
+    if (m == 16) return _mm_loadu_si128((const __m128i *)(const void *)(xr + (int64_t)ix * p->c));
+    return _mm_blendv_epi8(xz8, tfl_pk_avx2_s8x16(xr + (int64_t)ix * p->c, m),
+                           _mm_cmpgt_epi8(_mm_set1_epi8((char)m), _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+}
+
+/* pair j's two columns' 16 channels as 16-bit pairs at pr (channels 0 - 7, then 8 - 15) */
+TFL_PK_INLINE void tfl_pk_avx2_dwr_pair(__m128i a, __m128i b, int16_t *pr) {
+    _mm256_storeu_si256((__m256i *)(void *)pr, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+    _mm256_storeu_si256((__m256i *)(void *)(pr + 16), _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+}
+
+/* pair row pr (np pairs) of input row xr: pair j of padded columns j, j + 1 (stride 1) or 2 j, 2 j + 1 (stride 2);
+ * the pairs whose columns are all inside x (and all 16 channels) by plain loads, the others column by column */
+static void tfl_pk_avx2_dwr_row(const aotc_tfl_conv_params *p, const int8_t *xr, int32_t np, int32_t m, __m128i xz8,
+                                int16_t *pr) {
+    const int32_t sw = p->sw, c = p->c;
+    /* pairs j0 .. j1 - 1 inside: first column sw j >= pad_left, last sw j + 1 < pad_left + w */
+    int32_t j0 = (p->pad_left + sw - 1) / sw, j1 = (p->pad_left + p->w - 1 + sw - 1) / sw, j;
+    if (xr == NULL || m < 16) j0 = j1 = np;
+    j1 = j1 < np ? j1 : np;
+    j0 = j0 < j1 ? j0 : j1;
+    for (j = 0; j < j0; ++j)
+        tfl_pk_avx2_dwr_pair(tfl_pk_avx2_dwr_px(p, xr, sw * j, m, xz8), tfl_pk_avx2_dwr_px(p, xr, sw * j + 1, m, xz8),
+                             pr + (int64_t)j * 32);
+    if (j0 < j1) {
+        const int8_t *xp = xr + (int64_t)(sw * j0 - p->pad_left) * c;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)xp);
+        if (sw == 1) {
+            for (j = j0; j < j1; ++j, xp += c) { /* (each column loaded once) */
+                const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(xp + c));
+                tfl_pk_avx2_dwr_pair(a, b, pr + (int64_t)j * 32);
+                a = b;
+            }
+        } else {
+            for (j = j0; j < j1; ++j, xp += 2 * (int64_t)c)
+                tfl_pk_avx2_dwr_pair(_mm_loadu_si128((const __m128i *)(const void *)xp),
+                                     _mm_loadu_si128((const __m128i *)(const void *)(xp + c)), pr + (int64_t)j * 32);
+        }
+    }
+    for (j = j1; j < np; ++j)
+        tfl_pk_avx2_dwr_pair(tfl_pk_avx2_dwr_px(p, xr, sw * j, m, xz8), tfl_pk_avx2_dwr_px(p, xr, sw * j + 1, m, xz8),
+                             pr + (int64_t)j * 32);
+}
+
+/* one output row's positions from the pair rows under it (rows[ky]: kernel row ky's, at output 0), kg pairs of
+ * kernel columns (wpair[ky * kw + 2 g]: their weights); kh and kg constants where inlined with them */
+TFL_PK_INLINE void tfl_pk_avx2_dwr_out_row(const aotc_tfl_conv_params *p, const int16_t *const *rows, int32_t kh,
+                                           int32_t kg, const int32_t (*wpair)[16], const tfl_pk_avx2_u32 *u,
+                                           const tfl_x86_rqv8 *rq, const __m256i *bias8, __m256i yz, __m256i ymin,
+                                           __m256i ymax, int clamp, int8_t *yo, int32_t m) {
+    const int32_t gstep = p->sw == 1 ? 64 : 32; /* int16 from pair g to g + 1 */
+    int32_t ox, ky, g;
+    for (ox = 0; ox < p->ow; ++ox, yo += p->c) {
+        __m256i a0 = bias8[0], a1 = bias8[1];
+        for (ky = 0; ky < kh; ++ky) {
+            const int16_t *pr = rows[ky] + (int64_t)ox * 32;
+            for (g = 0; g < kg; ++g) {
+                const int32_t *wt = wpair[ky * p->kw + 2 * g];
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(pr + g * gstep)),
+                                                            _mm256_loadu_si256((const __m256i *)wt)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)(pr + g * gstep + 16)),
+                                                            _mm256_loadu_si256((const __m256i *)(wt + 8))));
+            }
+        }
+        tfl_pk_avx2_dw16_out(u, rq, yz, ymin, ymax, clamp, a0, a1, yo, m);
+    }
+}
+
+/* The block c0 (m channels) by pair rows where the shape allows (dilation 1, stride 1 or 2, the ring's bounds):
+ * a ring of k_h pair rows, each input row made once (tfl_pk_avx2_dwr_row), a row of x_zero pairs for those outside
+ * x. 0 where not taken. */
+static int tfl_pk_avx2_dw16_rows(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t (*wpair)[16],
+                                 const tfl_pk_avx2_u32 *u, const tfl_x86_rqv8 *rq, const __m256i *bias8, int32_t c0,
+                                 int32_t m, int8_t *y) {
+    const int32_t kg = (p->kw + 1) / 2, np = p->sw == 1 ? p->ow + 2 * kg - 2 : p->ow + kg - 1;
+    const __m256i yz = _mm256_set1_epi32(p->y_zero), ymin = _mm256_set1_epi32(p->y_min);
+    const __m256i ymax = _mm256_set1_epi32(p->y_max);
+    const __m128i xz8 = _mm_set1_epi8((char)p->x_zero);
+    const int clamp = p->y_min > -128 || p->y_max < 127;
+    int16_t ring[TFL_PK_AVX2_DWR_KH + 1][TFL_PK_AVX2_DWR_PAIRS * 32]; /* slot kh: the x_zero row */
+    int32_t held[TFL_PK_AVX2_DWR_KH];
+    const int16_t *rows[TFL_PK_AVX2_DWR_KH];
+    int8_t *yo;
+    int32_t b, oy, ky;
+    if (p->dw != 1 || p->dh != 1 || (p->sw != 1 && p->sw != 2) || p->kh > TFL_PK_AVX2_DWR_KH ||
+        kg > TFL_PK_AVX2_DWR_KG || np > TFL_PK_AVX2_DWR_PAIRS)
+        return 0;
+    tfl_pk_avx2_dwr_row(p, NULL, np, m, xz8, ring[p->kh]);
+    for (b = 0; b < p->n; ++b) {
+        for (ky = 0; ky < p->kh; ++ky) held[ky] = -1;
+        for (oy = 0; oy < p->oh; ++oy) {
+            const int32_t iy0 = oy * p->sh - p->pad_top;
+            for (ky = 0; ky < p->kh; ++ky) { /* the input rows under this output row as pairs, once each */
+                const int32_t iy = iy0 + ky, slot = iy % p->kh;
+                if (iy < 0 || iy >= p->h) {
+                    rows[ky] = ring[p->kh];
+                    continue;
+                }
+                if (held[slot] != iy) {
+                    tfl_pk_avx2_dwr_row(p, x + ((int64_t)b * p->h + iy) * p->w * p->c + c0, np, m, xz8, ring[slot]);
+                    held[slot] = iy;
+                }
+                rows[ky] = ring[slot];
+            }
+            yo = y + ((int64_t)b * p->oh + oy) * p->ow * p->c + c0;
+            if (p->kh == 3 && kg == 2 && !clamp)
+                tfl_pk_avx2_dwr_out_row(p, rows, 3, 2, wpair, u, rq, bias8, yz, ymin, ymax, 0, yo, m);
+            else if (p->kh == 3 && kg == 2) tfl_pk_avx2_dwr_out_row(p, rows, 3, 2, wpair, u, rq, bias8, yz, ymin, ymax, 1, yo, m);
+            else if (p->kh == 5 && kg == 3) tfl_pk_avx2_dwr_out_row(p, rows, 5, 3, wpair, u, rq, bias8, yz, ymin, ymax, 1, yo, m);
+            else tfl_pk_avx2_dwr_out_row(p, rows, p->kh, kg, wpair, u, rq, bias8, yz, ymin, ymax, 1, yo, m);
+        }
+    }
+    return 1;
 }
 
 /* the 16 channels c0 .. c0 + 15 (m stored) of every output position: the taps of a kernel row two at a time, their
@@ -1653,6 +1784,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
             }
         }
     }
+    if (tfl_pk_avx2_dw16_rows(p, x, (const int32_t (*)[16])wpair, &u, rq, bias8, c0, m, y)) return;
     for (t = 0; t < taps; ++t) off[t] = (t / p->kw) * wstep + (t % p->kw) * cstep;
     off[taps] = off[taps - 1];
     for (b = 0; b < p->n; ++b)
@@ -1676,7 +1808,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a0 = bias8[0], a1 = bias8[1];
                         if (pairs == 5) tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, 5, &a0, &a1);
                         else tfl_pk_avx2_dw16_inner(xp, off, (const int32_t (*)[16])wq, pairs, &a0, &a1);
-                        tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, yo, 16);
+                        tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, 1, a0, a1, yo, 16);
                     }
                     --ox;
                     continue;
@@ -1713,7 +1845,7 @@ static void tfl_pk_avx2_dw16(const aotc_tfl_conv_params *p, const int8_t *x, con
                         a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(xa, xb)), w1));
                     }
                 }
-                tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, a0, a1, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0,
+                tfl_pk_avx2_dw16_out(&u, rq, yz, ymin, ymax, 1, a0, a1, y + (((int64_t)b * p->oh + oy) * p->ow + ox) * c + c0,
                                      m);
             }
         }
