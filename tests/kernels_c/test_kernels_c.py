@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import platform
 import re
+import resource
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -440,6 +441,23 @@ def test_quant_convs_split_over_the_pool(tmp_path, objects, sanitizer):
     out = run_checked([str(exe), str(SEED + 64), "300"], timeout=600,
                       env={**sanitizer_env(), "TSAN_OPTIONS": "halt_on_error=1 exitcode=66"})
     assert "MISMATCH" not in out and "aotc_qconv" in out and "no pool" not in out, out
+
+
+def test_pool_workers_get_their_stack_under_a_small_default(tmp_path, objects):
+    """threads.c asks for AOTC_WORKER_STACK (1 MiB) where the C library's default for a new thread is smaller (musl's
+    128 KiB; glibc's is the stack rlimit, 256 KiB here): the workers' 512 KiB of stack in test_threads_stack.c
+    overflow without it."""
+    require_tool("gcc")
+    exe = tmp_path / "test_threads_stack"
+    flags = [*WARNINGS, "-O1", "-DAOTC_THREADS=3", "-pthread"]
+    compile_and_link(objects, "gcc", [Path(__file__).with_name("test_threads_stack.c"), kernel_file("threads.c")],
+                     flags, exe, link=["-pthread"])
+
+    def small_stack() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (256 * 1024, resource.getrlimit(resource.RLIMIT_STACK)[1]))
+
+    done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, preexec_fn=small_stack)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), (done.returncode, done.stdout, done.stderr)
 
 
 @pytest.mark.full

@@ -30,6 +30,12 @@
 #define AOTC_SPIN_US 50
 #endif
 
+#ifndef AOTC_WORKER_STACK /* the least stack a worker gets: the kernels keep buffers of up to ~66 KiB on it (the
+                           * AVX2 int8 depthwise), and some C libraries give a new thread less than that (musl:
+                           * 128 KiB); glibc's default (the stack rlimit, 8 MiB) is larger and kept */
+#define AOTC_WORKER_STACK (1024 * 1024)
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #define aotc_pause() __builtin_ia32_pause()
 #elif defined(__aarch64__) || (defined(__arm__) && __ARM_ARCH >= 7)
@@ -212,13 +218,20 @@ int32_t aotc_threads_start(void) {
     if (pool.started == WORKERS) return 0;
     STORE(&pool.stop, 0);
     pool.base = LOAD(&pool.generation);
+    pthread_attr_t attr;
+    size_t stack = 0;
+    if (pthread_attr_init(&attr) != 0) return -1;
+    if (pthread_attr_getstacksize(&attr, &stack) == 0 && stack < AOTC_WORKER_STACK)
+        (void)pthread_attr_setstacksize(&attr, AOTC_WORKER_STACK);
     for (t = 0; t < WORKERS; ++t) {
-        if (pthread_create(&pool.thread[t], NULL, aotc_threads_worker, (void *)(intptr_t)(t + 1)) != 0) {
+        if (pthread_create(&pool.thread[t], &attr, aotc_threads_worker, (void *)(intptr_t)(t + 1)) != 0) {
+            pthread_attr_destroy(&attr);
             pool.started = t;
             aotc_threads_stop();
             return -1;
         }
     }
+    pthread_attr_destroy(&attr);
     pool.started = WORKERS;
     return 0;
 }
