@@ -548,21 +548,21 @@ AE = HERE.parent / "bench" / "models" / "keras" / "ad_autoencoder_int8.tflite"
 MICRO = HERE.parent / "bench" / "models" / "tflm" / "micro_speech_quantized.tflite"
 
 
-def test_the_m55_takes_heliums_fc_one_output_at_a_time_where_fc_does_the_work(monkeypatch):
-    """Issue 67: on the M55, where FULLY_CONNECTED does at least half the model's work (the autoencoder), every level
-    but the portable ones sets AOTC_TFL_MVE_FC_QUAD 0 (Helium's FULLY_CONNECTED one output at a time: smaller and
-    faster than its 4-output path there), level none (no budget) included; elsewhere (KWS DS-CNN, TFLM micro_speech)
-    no level does. (No build. Planted bugs: fc_one_paths without its fc_pairs_pay test fails KWS's; the bundle's
-    `helium and not portable` test dropped fails the portable level's.)"""
+def test_the_m55_takes_heliums_fc_one_output_at_a_time_wherever_fc_is(monkeypatch):
+    """Issue 67: on the M55, wherever a FULLY_CONNECTED layer is, every level but the portable ones sets
+    AOTC_TFL_MVE_FC_QUAD 0 (Helium's FULLY_CONNECTED one output at a time: smaller and faster than its 4-output path
+    both where FULLY_CONNECTED does the work, the autoencoder, and where it does little, KWS DS-CNN and TFLM
+    micro_speech), level none (no budget) included. (No build. Planted bugs: fc_one_paths with its former
+    fc_pairs_pay test (FULLY_CONNECTED leading) fails KWS's; the bundle's `helium and not portable` test dropped
+    fails the portable level's.)"""
     quad = "AOTC_TFL_MVE_FC_QUAD"
 
     def left(model: Path, name: str) -> set[str]:
         return _left_out(_m55_level_bundle(monkeypatch, model, name))
 
-    assert all(quad in left(AE, n) for n in ("none", "cold-Os", "Os", "conv-smallest"))
-    assert quad not in left(AE, "portable") | left(AE, "portable-small")
-    for model in (KWS, MICRO):
-        assert all(quad not in left(model, n) for n in ("none", "Os"))
+    for model in (AE, KWS, MICRO):
+        assert all(quad in left(model, n) for n in ("none", "cold-Os", "Os", "conv-smallest"))
+        assert quad not in left(model, "portable") | left(model, "portable-small")
 
 
 def test_mve_conv_single_leaves_the_quad_dot_products_out_where_a_conv_is(monkeypatch):
