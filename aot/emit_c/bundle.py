@@ -179,8 +179,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     channels over every position by 8-bit dot products in less code, where their layers are (dsp_paths.dot8_paths);
     `rq_conv_only` (with 3): the
     conv's outputs alone requantised by vectors, the depthwise's and fused ADD's in C (dsp_paths.rq_conv_only_paths).
-    With `helium` (not `portable`), Helium's FULLY_CONNECTED one output at a time where it does at least half the
-    model's work (dsp_paths.fc_one_paths)."""
+    With `helium` (not `portable`), Helium's FULLY_CONNECTED one output at a time wherever it is
+    (dsp_paths.fc_one_paths)."""
     artifacts = artifacts or {}
     name = graph.name
     from aot.kernels.dsp_paths import (

@@ -356,13 +356,14 @@ def fc_pairs_pay(graph: Graph) -> bool:
 def fc_one_paths(graph: Graph, choices: dict[str, KernelChoice]) -> tuple[str, ...]:
     """What the M55's bundles leave out but at the portable levels (aot/emit_c/bundle.py): Helium's FULLY_CONNECTED 4
     outputs a dot product (AOTC_TFL_MVE_FC_QUAD: one output at a time then, every layer's, no other FULLY_CONNECTED
-    code beside it) where FULLY_CONNECTED does at least half the model's work (fc_pairs_pay). On the MLPerf Tiny
-    autoencoder the one-output loop reads each weight once where the 4-output path reads it twice (its dot products,
-    then its sums): 1,396 -> 714 B of code at 0.78x the est. cycles without a budget, and at -Os 546 B where the
-    portable kernels take 554 B, so no --flash-budget level goes from Os to them in a 7.5x step. Elsewhere nothing:
-    where FULLY_CONNECTED does little of the work it was not measured."""
+    code beside it) wherever a layer takes aotc_tfl_fc_s8. The one-output loop reads each weight once where the
+    4-output path reads it twice (its dot products, then its sums): on the MLPerf Tiny autoencoder (FULLY_CONNECTED all
+    the work) 1,396 -> 714 B of code at 0.78x the est. cycles without a budget, at -Os 546 B where the portable kernels
+    take 554 B (so no --flash-budget level goes from Os to them in a 7.5x step); where it does little of the work
+    (KWS DS-CNN, VWW MobileNet, IC ResNet-8, TFLM micro_speech) 676 B less flash and 0.01-0.15 % fewer est. cycles
+    (docs/firmware.md, 2026-11-29)."""
     fc = any(c.kernel == "aotc_tfl_fc_s8" for _, c in layers(graph, choices))
-    return (MVE_FAMILIES["fc-quad"],) if fc and fc_pairs_pay(graph) else ()
+    return (MVE_FAMILIES["fc-quad"],) if fc else ()
 
 
 def windowed_convs_lead(graph: Graph) -> bool:
