@@ -177,6 +177,94 @@ static void tile_b(int32_t *out, int fixes) {
     }
 }
 
+/* F: vpmaddwd with positions in lanes (quant_impl.h qavx2_lanes's design) on the .tflite conv's data, everything
+ * timed: the block's weights widened to 16 bits (as A), the patch block made from the positions' byte rows (8
+ * positions x 4 quads loaded, zero-extended, an 8 x 8 transpose of 32-bit pairs: pair row j holds pair j of each
+ * position), 4 channels x 16 positions in 8 registers with each channel's pair of weights broadcast, the sums
+ * transposed back to [position][channel] for the .tflite output stage. KC quads a chunk (patch block 64 x 2 KC x 4 B). */
+#ifndef F_KC
+#define F_KC 64
+#endif
+static int f_skip, f_blocks = 1; /* F_SKIP=1 (diagnostic): the patch block made and the weights widened once, not timed; F_BLOCKS: the 16 channels taken that many times a patch block, as a run of 16 F_BLOCKS channels would */
+static inline void tr8(__m256i *r) {
+    const __m256i a0 = _mm256_unpacklo_epi32(r[0], r[1]), a1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    const __m256i a2 = _mm256_unpacklo_epi32(r[2], r[3]), a3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    const __m256i a4 = _mm256_unpacklo_epi32(r[4], r[5]), a5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    const __m256i a6 = _mm256_unpacklo_epi32(r[6], r[7]), a7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    const __m256i b0 = _mm256_unpacklo_epi64(a0, a2), b1 = _mm256_unpackhi_epi64(a0, a2);
+    const __m256i b2 = _mm256_unpacklo_epi64(a1, a3), b3 = _mm256_unpackhi_epi64(a1, a3);
+    const __m256i b4 = _mm256_unpacklo_epi64(a4, a6), b5 = _mm256_unpackhi_epi64(a4, a6);
+    const __m256i b6 = _mm256_unpacklo_epi64(a5, a7), b7 = _mm256_unpackhi_epi64(a5, a7);
+    r[0] = _mm256_permute2x128_si256(b0, b4, 0x20), r[1] = _mm256_permute2x128_si256(b1, b5, 0x20);
+    r[2] = _mm256_permute2x128_si256(b2, b6, 0x20), r[3] = _mm256_permute2x128_si256(b3, b7, 0x20);
+    r[4] = _mm256_permute2x128_si256(b0, b4, 0x31), r[5] = _mm256_permute2x128_si256(b1, b5, 0x31);
+    r[6] = _mm256_permute2x128_si256(b2, b6, 0x31), r[7] = _mm256_permute2x128_si256(b3, b7, 0x31);
+}
+
+/* acc[c][t0, t0 + 16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) (pairs: rows of 64 words) with 4
+ * channels' pairs of 16-bit weights (ww: pair row j's channel c at word (j / 2) 32 + 2 c + j % 2: the widened block) */
+static inline void f_lanes(const int32_t *pairs, int32_t t0, int32_t nj, const int32_t *ww, int first, int32_t (*acc)[64]) {
+    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
+    int32_t j;
+    if (first) {
+        a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = _mm256_setzero_si256();
+    } else {
+        a00 = _mm256_load_si256((const __m256i *)(acc[0] + t0)), a01 = _mm256_load_si256((const __m256i *)(acc[0] + t0 + 8));
+        a10 = _mm256_load_si256((const __m256i *)(acc[1] + t0)), a11 = _mm256_load_si256((const __m256i *)(acc[1] + t0 + 8));
+        a20 = _mm256_load_si256((const __m256i *)(acc[2] + t0)), a21 = _mm256_load_si256((const __m256i *)(acc[2] + t0 + 8));
+        a30 = _mm256_load_si256((const __m256i *)(acc[3] + t0)), a31 = _mm256_load_si256((const __m256i *)(acc[3] + t0 + 8));
+    }
+    for (j = 0; j < nj; ++j) {
+        const int32_t *wj = ww + (j >> 1) * 32 + (j & 1);
+        const __m256i x0 = _mm256_load_si256((const __m256i *)(pairs + j * 64 + t0));
+        const __m256i x1 = _mm256_load_si256((const __m256i *)(pairs + j * 64 + t0 + 8));
+        const __m256i w0 = _mm256_set1_epi32(wj[0]), w1 = _mm256_set1_epi32(wj[2]);
+        const __m256i w2 = _mm256_set1_epi32(wj[4]), w3 = _mm256_set1_epi32(wj[6]);
+        a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, w0)), a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, w0));
+        a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, w1)), a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, w1));
+        a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, w2)), a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, w2));
+        a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, w3)), a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, w3));
+    }
+    _mm256_store_si256((__m256i *)(acc[0] + t0), a00), _mm256_store_si256((__m256i *)(acc[0] + t0 + 8), a01);
+    _mm256_store_si256((__m256i *)(acc[1] + t0), a10), _mm256_store_si256((__m256i *)(acc[1] + t0 + 8), a11);
+    _mm256_store_si256((__m256i *)(acc[2] + t0), a20), _mm256_store_si256((__m256i *)(acc[2] + t0 + 8), a21);
+    _mm256_store_si256((__m256i *)(acc[3] + t0), a30), _mm256_store_si256((__m256i *)(acc[3] + t0 + 8), a31);
+}
+
+static void tile_f(int32_t *out) {
+    static int16_t w16[2048 * 64] __attribute__((aligned(32)));
+    static int32_t pairs[2 * F_KC * 64] __attribute__((aligned(32)));
+    static int32_t acc[16][64] __attribute__((aligned(32)));
+    const int32_t *ww = (const int32_t *)(const void *)w16;
+    const int32_t n = npos, k = kq, reps = f_blocks;
+    int32_t i, t, q, g0, b, c, rep;
+    for (i = 0; i < k * 4 && f_skip < 2; ++i)
+        _mm256_store_si256((__m256i *)(w16 + 16 * i), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * i))));
+    f_skip += f_skip > 0;
+    for (g0 = 0; g0 < k; g0 += F_KC) {
+        const int32_t g1 = k - g0 < F_KC ? k : g0 + F_KC, nj = 2 * (g1 - g0);
+        for (t = 0; t < n && (f_skip < 2 || F_KC < k); t += 8)
+            for (q = g0; q < g1; q += 4) {
+                __m256i r[8];
+                for (i = 0; i < 8; ++i)
+                    r[i] = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(x + (int64_t)(t + i) * k * 4 + 4 * q)));
+                tr8(r);
+                for (i = 0; i < 8 && i < 2 * (g1 - q); ++i)
+                    _mm256_store_si256((__m256i *)(pairs + (2 * (q - g0) + i) * 64 + t), r[i]);
+            }
+        for (rep = 0; rep < reps; ++rep) /* (rep > 0: the diagnostic's repeats, their sums wrong where k > F_KC) */
+            for (b = 0; b < 4; ++b)
+                for (t = 0; t < n; t += 16) f_lanes(pairs, t, nj, ww + g0 * 32 + 8 * b, g0 == 0, acc + 4 * b);
+    }
+    for (t = 0; t < n; t += 8) /* [channel][position] to [position][channel], 8 x 8 at a time */
+        for (c = 0; c < 16; c += 8) {
+            __m256i r[8];
+            for (i = 0; i < 8; ++i) r[i] = _mm256_load_si256((const __m256i *)(acc[c + i] + t));
+            tr8(r);
+            for (i = 0; i < 8; ++i) _mm256_storeu_si256((__m256i *)(out + 16 * (t + i) + c), r[i]);
+        }
+}
+
 int main(int argc, char **argv) {
     FILE *f = fopen(argv[1], "rb");
     int32_t hdr[3], e, i, *out, mode, round;
@@ -192,28 +280,30 @@ int main(int argc, char **argv) {
     uw = malloc(4 * nuw), fx = malloc(4 * nfx);
     if (fread(uw, 4, nuw, f) != (size_t)nuw || fread(fx, 4, nfx, f) != (size_t)nfx) return 1;
     fclose(f);
+    f_skip = getenv("F_SKIP") != NULL;
+    f_blocks = getenv("F_BLOCKS") != NULL ? atoi(getenv("F_BLOCKS")) : 1;
     xt = malloc((size_t)npos * kq * 4);
     for (i = 0; i < npos; ++i)
         for (e = 0; e < kq; ++e) memcpy(xt + ((int64_t)(i / 8) * kq + e) * 32 + 4 * (i % 8), x + ((int64_t)i * kq + e) * 4, 4);
-    for (mode = 0; mode < 5; ++mode) {
+    for (mode = 0; mode < 6; ++mode) {
         const long reps = 200000000L / ((long)npos * 16 * 4 * kq) + 1;
         double best = 1e30;
         int bad = 0;
         memset(out, 0, 4 * npos * 16);
-        mode == 0 ? tile_a(out) : mode == 3 ? tile_d(out) : mode == 4 ? tile_e(out) : tile_b(out, mode == 2);
+        mode == 5 ? tile_f(out) : mode == 0 ? tile_a(out) : mode == 3 ? tile_d(out) : mode == 4 ? tile_e(out) : tile_b(out, mode == 2);
         for (i = 0; i < npos * 16; ++i) bad += (mode == 4 ? out[(i % 16) * npos + i / 16] : out[i]) != ref[i];
         for (round = 0; round < 7; ++round) {
             double t0 = now(), t;
             long r;
-            for (r = 0; r < reps; ++r) mode == 0 ? tile_a(out) : mode == 3 ? tile_d(out) : mode == 4 ? tile_e(out) : tile_b(out, mode == 2);
+            for (r = 0; r < reps; ++r) mode == 5 ? tile_f(out) : mode == 0 ? tile_a(out) : mode == 3 ? tile_d(out) : mode == 4 ? tile_e(out) : tile_b(out, mode == 2);
             t = now() - t0;
             best = t < best ? t : best;
         }
         printf("| %s | %d | %s | %.1f | %d of %d |\n", argc > 2 ? argv[2] : argv[1], kq,
                mode == 0 ? "A vpmaddwd (now)" : mode == 1 ? "B vpmaddubsw clipped, no fixes (not exact)"
                : mode == 2 ? "C vpmaddubsw + fixes, channels in lanes" : mode == 3 ? "D vpmaddwd, patches in 16 bits"
-                           : "E vpmaddubsw + fixes, positions in lanes",
-               (double)reps * npos * 16 * 4 * kq / best * 1e-9, bad, npos * 16);
+                           : mode == 4 ? "E vpmaddubsw + fixes, positions in lanes" : "F vpmaddwd, positions in lanes (patches, sums transposed)",
+               (double)reps * npos * 16 * 4 * kq * (mode == 5 ? f_blocks : 1) / best * 1e-9, bad, npos * 16);
     }
     return 0;
 }
