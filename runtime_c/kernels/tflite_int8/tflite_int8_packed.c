@@ -1219,9 +1219,12 @@ TFL_PK_INLINE void tfl_pk_avx2_wrows(const int8_t *wb, int32_t nq, int32_t *ww) 
 static void tfl_pk_avx2_lanes_block(const int32_t *pairs, int32_t w, const int8_t *wp, const int32_t *bias, int32_t kq,
                                     int32_t g0, int32_t g1, int32_t c0, int32_t c1, int32_t (*acc)[64]) {
     int32_t ww[TFL_PK_AVX2_KC * 32];
-    int32_t cb, b, c, t, bv[4];
+    int32_t cb, b, c, t, i, bv[4];
     for (cb = c0; cb < c1; cb += 16) {
-        tfl_pk_avx2_wrows(wp + ((int64_t)(cb / 16) * kq + g0) * 64, g1 - g0, ww);
+        const int8_t *wb = wp + ((int64_t)(cb / 16) * kq + g0) * 64;
+        tfl_pk_avx2_wrows(wb, g1 - g0, ww);
+        if (cb + 16 < c1) /* the next block's quads towards the cache while this block's tiles run */
+            for (i = 0; i < g1 - g0; ++i) _mm_prefetch((const char *)(wb + (int64_t)kq * 64 + 64 * i), _MM_HINT_T0);
         for (b = 0; b < 16 && cb + b < c1; b += 4) {
             for (c = 0; c < 4; ++c) bv[c] = cb + b + c < c1 ? bias[cb + b + c] : 0;
             for (t = 0; t + 16 <= w; t += 16)
