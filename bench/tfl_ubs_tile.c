@@ -10,6 +10,9 @@
  *   E: positions in lanes (quant_impl.h qconv_patches_ubs's layout: 8 positions' quads a vector, the patches
  *      transposed once, not timed), 4 channels x 16 positions on the clipped words broadcast, then each fix entry
  *      (one channel's quad) over the 16 positions (exact).
+ *   F: vpmaddwd with positions in lanes (quant_impl.h qavx2_lanes's design), everything timed: the weights widened, the
+ *      patch block made from the positions' bytes (8 x 8 transposes), 4 channels x 16 positions, the sums transposed
+ *      back; F_BLOCKS=4 takes the 16 channels 4 times a patch block, as a run of 64 channels would (exact).
  * GMAC/s on this thread's CPU time, the best of 7 timings; each tile's sums checked against the reference. */
 #include <immintrin.h>
 #include <stdint.h>

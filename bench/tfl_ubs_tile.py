@@ -5,7 +5,8 @@
 For each weight source and kq (quads of a patch: 3 x 3 x 64 is 144) this writes a block of 16 channels' weights,
 the clipped ones and their fix entries from aot/kernels/quant_ubs.py (ubs_weights for the positions-in-lanes
 layout; clip_lanes and pair_safe for a 16-channel block's), 64 positions of random patch bytes and their exact
-sums, builds bench/tfl_ubs_tile.c (gcc -O3 -march=x86-64-v3: an AVX2 machine's bundle) and prints its GMAC/s.
+sums, builds bench/tfl_ubs_tile.c (gcc -O3 -march=x86-64-v3: an AVX2 machine's bundle) and prints its GMAC/s
+(tiles A to F; F_BLOCKS=4 in the environment: F's patch block shared by 64 channels).
 Weights: `uniform` in -127..127 (what the bench's int8 .tflite nets hold: Keras's random initialisation quantised
 per channel), `laplace` (peaked, scaled per channel to 127: few fixes), or a .tflite's largest conv (16 of its
 channels, their rows repeated to kq quads).
