@@ -948,6 +948,30 @@ static void tfl_pk_avx2_hadd_u32(tfl_pk_avx2_out *o, const int32_t *mult, const 
     }
 }
 
+/* 16 channels of one position from their sums with the bias (s0: channels 0 - 7, s1: 8 - 15): m of them stored at y,
+ * through the residual at res where r is given; without one, the halves packed together, one store where m is 16 */
+TFL_PK_INLINE void tfl_pk_avx2_out16s(const tfl_pk_avx2_out *o, const aotc_tfl_residual_params *r, __m256i s0,
+                                      __m256i s1, int8_t *y, const int8_t *res, int32_t m) {
+    __m256i v0, v1;
+    __m128i b;
+    if (r != NULL || m < 16) {
+        tfl_pk_avx2_store(o, 0, r, s0, y, res, m < 8 ? m : 8);
+        if (m > 8) tfl_pk_avx2_store(o, 1, r, s1, y + 8, r != NULL ? res + 8 : NULL, m - 8);
+        return;
+    }
+    if (o->u.on) v0 = tfl_pk_avx2_requant_u32(&o->u, 0, s0), v1 = tfl_pk_avx2_requant_u32(&o->u, 1, s1);
+    else {
+        v0 = _mm256_add_epi32(tfl_x86_requantv8(s0, &o->rq[0]), o->y_zero);
+        v1 = _mm256_add_epi32(tfl_x86_requantv8(s1, &o->rq[1]), o->y_zero);
+    }
+    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, o->y_min), o->y_max);
+    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, o->y_min), o->y_max);
+    /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
+    v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
+    b = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
+    _mm_storeu_si128((__m128i *)(void *)y, b);
+}
+
 /* 16 channels of one position from its 4 vectors of pair sums (acc: tfl_pk_avx2_pair16's s0 - s3) and the bias (b0,
  * b1): m of them stored at y, through the residual at res where r is given. Without a residual, the two halves packed
  * together and one store of 16 bytes where m is 16 */
@@ -970,57 +994,51 @@ TFL_PK_INLINE void tfl_pk_avx2_out16(const tfl_pk_avx2_out *o, const aotc_tfl_re
     }
     s0 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[0], acc[1]), 0xD8), b0);
     s1 = _mm256_add_epi32(_mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[2], acc[3]), 0xD8), b1);
-    if (r != NULL || m < 16) {
-        tfl_pk_avx2_store(o, 0, r, s0, y, res, m < 8 ? m : 8);
-        if (m > 8) tfl_pk_avx2_store(o, 1, r, s1, y + 8, r != NULL ? res + 8 : NULL, m - 8);
-        return;
+    tfl_pk_avx2_out16s(o, r, s0, s1, y, res, m);
+}
+
+/* The output stage's constants for channels [c0, c0 + m) of a conv of kq quads a patch: their multipliers, shifts and
+ * bias (16 each; past m a valid requantisation whose lanes are not stored) and the requantisation's form, in 32-bit
+ * lanes where the sums' bound allows (tfl_pk_avx2_rq_u32), else TFLite's 64-bit one; o->hu off */
+static void tfl_pk_avx2_block(tfl_pk_avx2_out *o, const aotc_tfl_conv_params *p, const int32_t *bias, int32_t c0,
+                              int32_t m, int32_t kq, int32_t *mult, int32_t *shift, int32_t *bv) {
+    int64_t bmax = 0;
+    int32_t i, h;
+    for (i = 0; i < 16; ++i) {
+        mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
+        bv[i] = i < m ? bias[c0 + i] : 0;
     }
-    if (o->u.on) v0 = tfl_pk_avx2_requant_u32(&o->u, 0, s0), v1 = tfl_pk_avx2_requant_u32(&o->u, 1, s1);
-    else {
-        v0 = _mm256_add_epi32(tfl_x86_requantv8(s0, &o->rq[0]), o->y_zero);
-        v1 = _mm256_add_epi32(tfl_x86_requantv8(s1, &o->rq[1]), o->y_zero);
+    for (i = 0; i < m; ++i) { /* the sums' bound: the bias, and k byte products of at most 255 x 128 */
+        const int64_t b = bv[i] < 0 ? -(int64_t)bv[i] : bv[i];
+        bmax = b > bmax ? b : bmax;
     }
-    v0 = _mm256_min_epi32(_mm256_max_epi32(v0, o->y_min), o->y_max);
-    v1 = _mm256_min_epi32(_mm256_max_epi32(v1, o->y_min), o->y_max);
-    /* 16 values in int8's range: packed to 16 bits (0-3, 8-11 | 4-7, 12-15), re-ordered, to bytes */
-    v0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(v0, v1), 0xD8);
-    b = _mm_packs_epi16(_mm256_castsi256_si128(v0), _mm256_extracti128_si256(v0, 1));
-    _mm_storeu_si128((__m128i *)(void *)y, b);
+    if (!tfl_pk_avx2_rq_u32(&o->u, mult, shift, m, p->y_zero, bmax + (int64_t)255 * 128 * 4 * kq < ((int64_t)1 << 30)))
+        for (h = 0; h < 2; ++h)
+            o->rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
+                                         _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+    o->hu.on = 0;
 }
 
 /* n positions (n <= TFL_PK_RUN; position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x channels
  * c_begin .. c_end - 1 (c_begin a multiple of 16), to y at the first position: a block of 16 channels' weights widened
  * once a chunk for all n positions, two positions x 16 channels by tfl_pk_avx2_pair16, 8 of their sums at a time by
  * tfl_pk_avx2_store */
-static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
-                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
-                            int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
+static void tfl_pk_avx2_conv_pairs(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                                   int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
+                                   int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
     const int32_t oc = p->oc, kq = rows * rq;
     int32_t mult[16], shift[16], bv[16];
     int16_t w16[TFL_PK_AVX2_QC * 64];
     __m256i raw[TFL_PK_AVX2_RUN / 2][8]; /* a pair of positions' 8 vectors of pair sums */
-    int32_t c0, t, i, h, g0;
-    int64_t bmax;
+    int32_t c0, t, i, g0;
     __m256i b0, b1;
     tfl_pk_avx2_out o;
     tfl_pk_avx2_out_init(&o, p, r);
     for (c0 = c_begin; c0 < c_end; c0 += 16) {
         const int8_t *wb = wp + (int64_t)(c0 / 16) * kq * 64;
         const int32_t m = c_end - c0 < 16 ? c_end - c0 : 16;
-        for (i = 0; i < 16; ++i) { /* (past the channels: a valid requantisation, its lanes not stored) */
-            mult[i] = i < m ? p->mult[c0 + i] : 1 << 30, shift[i] = i < m ? p->shift[c0 + i] : 0;
-            bv[i] = i < m ? bias[c0 + i] : 0;
-        }
-        for (i = 0, bmax = 0; i < m; ++i) { /* the sums' bound: the bias, and k byte products of at most 255 x 128 */
-            const int64_t b = bv[i] < 0 ? -(int64_t)bv[i] : bv[i];
-            bmax = b > bmax ? b : bmax;
-        }
-        if (!tfl_pk_avx2_rq_u32(&o.u, mult, shift, m, p->y_zero, bmax + (int64_t)255 * 128 * 4 * kq < ((int64_t)1 << 30)))
-            for (h = 0; h < 2; ++h)
-                o.rq[h] = tfl_x86_rqv8_init(_mm256_loadu_si256((const __m256i *)(mult + 8 * h)),
-                                            _mm256_loadu_si256((const __m256i *)(shift + 8 * h)));
+        tfl_pk_avx2_block(&o, p, bias, c0, m, kq, mult, shift, bv);
         b0 = _mm256_loadu_si256((const __m256i *)bv), b1 = _mm256_loadu_si256((const __m256i *)(bv + 8));
-        o.hu.on = 0;
         if (o.u.on && m == 16 && r == NULL) tfl_pk_avx2_hadd_u32(&o, mult, shift, bv, p->y_zero);
         for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_QC) { /* the block's weights widened a chunk of quads at a time */
             const int32_t g1 = kq - g0 < TFL_PK_AVX2_QC ? kq : g0 + TFL_PK_AVX2_QC;
@@ -1057,6 +1075,286 @@ static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const 
             }
         }
     }
+}
+
+/* ---- CONV_2D with positions in lanes (issue 64): quant_impl.h qconv_patches_avx2's design on the .tflite conv. The
+ * run's patches as a block of 16-bit pairs, pair row j holding pair j (bytes 2 j, 2 j + 1) of every position, made by
+ * 8 x 8 transposes of the windows' zero-extended quads; each 4 channels' pair of weights broadcast (vpbroadcastd) over
+ * 16 positions' pairs, 4 x 16 sums in 8 registers (no shuffle in the loop, where channels in lanes broadcast and
+ * widen each position's quad); the sums transposed back to [position][channel] for the same output stage. The tile
+ * with its patch block and transposes measured 100-101 GMAC/s against tfl_pk_avx2_pair16's 85-86 at 64 channels a
+ * block (bench/tfl_ubs_tile.c, F and A). The integers are the same sums: bit for bit as before. */
+#define TFL_PK_AVX2_KC 64 /* quads of the patch block a chunk (64 positions x 2 KC pairs: 32 KiB of stack) */
+#define TFL_PK_AVX2_CH 64 /* channels a patch block's sums held at a time (64 x 64 of int32: 16 KiB) */
+
+/* 8 rows of 8 words transposed in place */
+TFL_PK_INLINE void tfl_pk_avx2_tr8(__m256i *r) {
+    const __m256i a0 = _mm256_unpacklo_epi32(r[0], r[1]), a1 = _mm256_unpackhi_epi32(r[0], r[1]);
+    const __m256i a2 = _mm256_unpacklo_epi32(r[2], r[3]), a3 = _mm256_unpackhi_epi32(r[2], r[3]);
+    const __m256i a4 = _mm256_unpacklo_epi32(r[4], r[5]), a5 = _mm256_unpackhi_epi32(r[4], r[5]);
+    const __m256i a6 = _mm256_unpacklo_epi32(r[6], r[7]), a7 = _mm256_unpackhi_epi32(r[6], r[7]);
+    const __m256i b0 = _mm256_unpacklo_epi64(a0, a2), b1 = _mm256_unpackhi_epi64(a0, a2);
+    const __m256i b2 = _mm256_unpacklo_epi64(a1, a3), b3 = _mm256_unpackhi_epi64(a1, a3);
+    const __m256i b4 = _mm256_unpacklo_epi64(a4, a6), b5 = _mm256_unpackhi_epi64(a4, a6);
+    const __m256i b6 = _mm256_unpacklo_epi64(a5, a7), b7 = _mm256_unpackhi_epi64(a5, a7);
+    r[0] = _mm256_permute2x128_si256(b0, b4, 0x20), r[1] = _mm256_permute2x128_si256(b1, b5, 0x20);
+    r[2] = _mm256_permute2x128_si256(b2, b6, 0x20), r[3] = _mm256_permute2x128_si256(b3, b7, 0x20);
+    r[4] = _mm256_permute2x128_si256(b0, b4, 0x31), r[5] = _mm256_permute2x128_si256(b1, b5, 0x31);
+    r[6] = _mm256_permute2x128_si256(b2, b6, 0x31), r[7] = _mm256_permute2x128_si256(b3, b7, 0x31);
+}
+
+/* e quads (1 .. 4) at s zero-extended to 16 bits (no byte read past them: a non-direct conv's last patch ends its
+ * scratch) */
+TFL_PK_INLINE __m256i tfl_pk_avx2_quads16(const uint8_t *s, int32_t e) {
+    __m128i v;
+    int32_t u;
+    if (e >= 4) return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)s));
+    if (e >= 2) {
+        v = _mm_loadl_epi64((const __m128i *)(const void *)s);
+        if (e == 3) memcpy(&u, s + 8, 4), v = _mm_insert_epi32(v, u, 2);
+    } else {
+        memcpy(&u, s, 4);
+        v = _mm_cvtsi32_si128(u);
+    }
+    return _mm256_cvtepu8_epi16(v);
+}
+
+/* pair rows [0, 2 (g1 - g0)) of the patch block of quads [g0, g1) (quad g: row g / rq, quad g % rq of it), row j at
+ * pairs + 64 j, positions [0, w) (w a multiple of 8; those from n on as position n - 1, their sums not stored) */
+static __attribute__((noinline)) void tfl_pk_avx2_pairs(const uint8_t *const *a, int32_t n, int32_t w, int64_t rowstep, int32_t rq, int32_t g0,
+                              int32_t g1, int32_t *pairs) {
+    int32_t g = g0, t, s, i;
+    while (g < g1) { /* a row's run of quads at a time */
+        const int32_t e = g1 - g < rq - g % rq ? g1 - g : rq - g % rq;
+        const int64_t off = (int64_t)(g / rq) * rowstep + 4 * (g % rq);
+        for (t = 0; t < w; t += 8) {
+            for (s = 0; s < e; s += 4) {
+                int32_t *dst = pairs + (int64_t)(2 * (g - g0 + s)) * 64 + t;
+                __m256i v[8];
+                for (i = 0; i < 8; ++i) v[i] = tfl_pk_avx2_quads16(a[t + i < n ? t + i : n - 1] + off + 4 * s, e - s);
+                tfl_pk_avx2_tr8(v);
+                for (i = 0; i < 8 && i < 2 * (e - s); ++i) _mm256_storeu_si256((__m256i *)(void *)(dst + 64 * i), v[i]);
+            }
+        }
+        g += e;
+    }
+}
+
+/* acc[c][t0, t0 + 16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) with 4 channels' pairs of 16-bit
+ * weights (pair row j's channel c: word 16 j + c of ww, tfl_pk_avx2_wrows), from the bias bv[c] where first */
+static __attribute__((noinline)) void tfl_pk_avx2_lanes16(const int32_t *pairs, int32_t t0, int32_t nj,
+                                                          const int32_t *ww, const int32_t *bv, int first,
+                                                          int32_t (*acc)[64]) {
+    const int32_t *px = pairs + t0, *end = ww + 16 * nj;
+    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
+    if (first) {
+        a00 = a01 = _mm256_set1_epi32(bv[0]), a10 = a11 = _mm256_set1_epi32(bv[1]);
+        a20 = a21 = _mm256_set1_epi32(bv[2]), a30 = a31 = _mm256_set1_epi32(bv[3]);
+    } else {
+        a00 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0 + 8));
+        a10 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0)), a11 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0 + 8));
+        a20 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0 + 8));
+        a30 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0)), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0 + 8));
+    }
+    for (; ww < end; ww += 16, px += 64) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)px);
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(px + 8));
+        const __m256i w0 = _mm256_set1_epi32(ww[0]), w1 = _mm256_set1_epi32(ww[1]);
+        const __m256i w2 = _mm256_set1_epi32(ww[2]), w3 = _mm256_set1_epi32(ww[3]);
+        a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, w0)), a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, w0));
+        a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, w1)), a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, w1));
+        a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, w2)), a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, w2));
+        a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, w3)), a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, w3));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a00), _mm256_storeu_si256((__m256i *)(acc[0] + t0 + 8), a01);
+    _mm256_storeu_si256((__m256i *)(acc[1] + t0), a10), _mm256_storeu_si256((__m256i *)(acc[1] + t0 + 8), a11);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a20), _mm256_storeu_si256((__m256i *)(acc[2] + t0 + 8), a21);
+    _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
+}
+
+/* tfl_pk_avx2_lanes16 on 8 positions (a run's last, where its width is 8 past a multiple of 16) */
+static __attribute__((noinline)) void tfl_pk_avx2_lanes8(const int32_t *pairs, int32_t t0, int32_t nj,
+                                                         const int32_t *ww, const int32_t *bv, int first,
+                                                         int32_t (*acc)[64]) {
+    const int32_t *px = pairs + t0, *end = ww + 16 * nj;
+    __m256i a0, a1, a2, a3;
+    if (first) {
+        a0 = _mm256_set1_epi32(bv[0]), a1 = _mm256_set1_epi32(bv[1]);
+        a2 = _mm256_set1_epi32(bv[2]), a3 = _mm256_set1_epi32(bv[3]);
+    } else {
+        a0 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a1 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0));
+        a2 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a3 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0));
+    }
+    for (; ww < end; ww += 16, px += 64) {
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)px);
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[0])));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[1])));
+        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[2])));
+        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[3])));
+    }
+    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a0), _mm256_storeu_si256((__m256i *)(acc[1] + t0), a1);
+    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a2), _mm256_storeu_si256((__m256i *)(acc[3] + t0), a3);
+}
+
+/* a block's packed quads (16 channels x 4 bytes each) widened to 16 bits as pair rows: pair row j's channel c at word
+ * 16 j + c of ww (each quad's 16-bit pairs, c0 h0 c0 h1 c1 h0 .., parted into its two rows) */
+TFL_PK_INLINE void tfl_pk_avx2_wrows(const int8_t *wb, int32_t nq, int32_t *ww) {
+    int32_t q, i;
+    for (q = 0; q < nq; ++q, wb += 64, ww += 32) {
+        __m256i v[4];
+        for (i = 0; i < 4; ++i) /* channels 4 i .. 4 i + 3: h0 of each | h1 of each */
+            v[i] = _mm256_permute4x64_epi64(
+                _mm256_shuffle_epi32(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(wb + 16 * i))),
+                                     0xD8),
+                0xD8);
+        _mm256_storeu_si256((__m256i *)(void *)ww, _mm256_permute2x128_si256(v[0], v[1], 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(ww + 8), _mm256_permute2x128_si256(v[2], v[3], 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(ww + 16), _mm256_permute2x128_si256(v[0], v[1], 0x31));
+        _mm256_storeu_si256((__m256i *)(void *)(ww + 24), _mm256_permute2x128_si256(v[2], v[3], 0x31));
+    }
+}
+
+/* channels [c0, c1) (at most TFL_PK_AVX2_CH, c0 a multiple of 16) of the patch block's quads [g0, g1) of positions
+ * [0, w) added to acc (row c - c0), from the bias where g0 is 0 */
+static void tfl_pk_avx2_lanes_block(const int32_t *pairs, int32_t w, const int8_t *wp, const int32_t *bias, int32_t kq,
+                                    int32_t g0, int32_t g1, int32_t c0, int32_t c1, int32_t (*acc)[64]) {
+    int32_t ww[TFL_PK_AVX2_KC * 32];
+    int32_t cb, b, c, t, i, bv[4];
+    for (cb = c0; cb < c1; cb += 16) {
+        const int8_t *wb = wp + ((int64_t)(cb / 16) * kq + g0) * 64;
+        tfl_pk_avx2_wrows(wb, g1 - g0, ww);
+        if (cb + 16 < c1) /* the next block's quads towards the cache while this block's tiles run */
+            for (i = 0; i < g1 - g0; ++i) _mm_prefetch((const char *)(wb + (int64_t)kq * 64 + 64 * i), _MM_HINT_T0);
+        for (b = 0; b < 16 && cb + b < c1; b += 4) {
+            for (c = 0; c < 4; ++c) bv[c] = cb + b + c < c1 ? bias[cb + b + c] : 0;
+            for (t = 0; t + 16 <= w; t += 16)
+                tfl_pk_avx2_lanes16(pairs, t, 2 * (g1 - g0), ww + b, bv, g0 == 0, acc + (cb - c0 + b));
+            if (t < w) tfl_pk_avx2_lanes8(pairs, t, 2 * (g1 - g0), ww + b, bv, g0 == 0, acc + (cb - c0 + b));
+        }
+    }
+}
+
+/* o->u's requantisation (tfl_pk_avx2_rq_u32: where it is on) of one channel a vector of 8 positions: its multiplier
+ * m, constant ce (with the zero point), threshold t and shift e, each the same in every lane */
+typedef struct {
+    __m256i m, ce, t, e;
+} tfl_pk_avx2_rq1;
+
+/* ch[i]: channel i of the block's constants (mult, shift: 16 each) as tfl_pk_avx2_rq_u32 makes them per lane */
+static void tfl_pk_avx2_rq1_init(tfl_pk_avx2_rq1 *ch, const int32_t *mult, const int32_t *shift, int32_t y_zero) {
+    int32_t i;
+    for (i = 0; i < 16; ++i) {
+        const int32_t e = -shift[i];
+        const uint64_t ce = ((uint64_t)1 << 31) + ((uint64_t)1 << (31 + e)) + ((uint64_t)(int64_t)y_zero << (32 + e));
+        ch[i].m = _mm256_set1_epi32(mult[i]), ch[i].ce = _mm256_set1_epi64x((int64_t)ce);
+        ch[i].t = _mm256_set1_epi32(mult[i] == 1 << 30 ? -1 : 0), ch[i].e = _mm256_set1_epi32(e);
+    }
+}
+
+/* 8 positions' sums a of one channel requantised with the zero point and clamped (tfl_pk_avx2_requant_u32 in
+ * position lanes) */
+TFL_PK_INLINE __m256i tfl_pk_avx2_rq1_apply(const tfl_pk_avx2_out *o, const tfl_pk_avx2_rq1 *ch, __m256i a) {
+    const __m256i a2 = _mm256_add_epi32(a, a);
+    const __m256i we = _mm256_add_epi64(_mm256_mul_epi32(a2, ch->m), ch->ce);
+    const __m256i wo = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a2, 32), ch->m), ch->ce);
+    const __m256i hi = _mm256_blend_epi32(_mm256_srli_epi64(we, 32), wo, 0xAA);
+    const __m256i v = _mm256_srav_epi32(_mm256_add_epi32(hi, _mm256_cmpgt_epi32(ch->t, a)), ch->e);
+    return _mm256_min_epi32(_mm256_max_epi32(v, o->y_min), o->y_max);
+}
+
+/* 16 channels x 8 positions (acc rows 0 - 15 from position t) requantised in position lanes, then the bytes put in
+ * [position][channel] order (4 x 4 byte and dword transposes) and each position's 16 stored at y + i oc: 24 shuffles
+ * for the 8 positions, where transposing the sums takes 48 and each position's packing 4 more */
+TFL_PK_INLINE void tfl_pk_avx2_rq_lanes(const tfl_pk_avx2_out *o, const tfl_pk_avx2_rq1 *ch, int32_t (*acc)[64],
+                                        int32_t t, int8_t *y, int64_t oc) {
+    const __m256i order = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13,
+                                           2, 6, 10, 14, 3, 7, 11, 15);
+    __m256i g[4], u0, u1, u2, u3, r[4];
+    int32_t i;
+    for (i = 0; i < 4; ++i) { /* channels 4 i .. 4 i + 3: each lane's bytes [channel][position], then [position][channel] */
+        const __m256i v0 = tfl_pk_avx2_rq1_apply(o, ch + 4 * i, _mm256_loadu_si256((const __m256i *)(acc[4 * i] + t)));
+        const __m256i v1 = tfl_pk_avx2_rq1_apply(o, ch + 4 * i + 1, _mm256_loadu_si256((const __m256i *)(acc[4 * i + 1] + t)));
+        const __m256i v2 = tfl_pk_avx2_rq1_apply(o, ch + 4 * i + 2, _mm256_loadu_si256((const __m256i *)(acc[4 * i + 2] + t)));
+        const __m256i v3 = tfl_pk_avx2_rq1_apply(o, ch + 4 * i + 3, _mm256_loadu_si256((const __m256i *)(acc[4 * i + 3] + t)));
+        g[i] = _mm256_shuffle_epi8(_mm256_packs_epi16(_mm256_packs_epi32(v0, v1), _mm256_packs_epi32(v2, v3)), order);
+    }
+    /* dword k of lane L of g[i]: position 4 L + k's channels 4 i .. 4 i + 3 */
+    u0 = _mm256_unpacklo_epi32(g[0], g[1]), u1 = _mm256_unpackhi_epi32(g[0], g[1]);
+    u2 = _mm256_unpacklo_epi32(g[2], g[3]), u3 = _mm256_unpackhi_epi32(g[2], g[3]);
+    r[0] = _mm256_unpacklo_epi64(u0, u2), r[1] = _mm256_unpackhi_epi64(u0, u2);
+    r[2] = _mm256_unpacklo_epi64(u1, u3), r[3] = _mm256_unpackhi_epi64(u1, u3);
+    for (i = 0; i < 4; ++i) {
+        _mm_storeu_si128((__m128i *)(void *)(y + i * oc), _mm256_castsi256_si128(r[i]));
+        _mm_storeu_si128((__m128i *)(void *)(y + (i + 4) * oc), _mm256_extracti128_si256(r[i], 1));
+    }
+}
+
+/* the sums of channels [c0, c1) (acc: row c - c0, bias added) of n positions (a multiple of 8) through the output
+ * stage to y (position t's channel c at y[t oc + c]): a block of 16 without a residual, requantised in 32-bit lanes,
+ * by tfl_pk_avx2_rq_lanes; else 8 positions x 16 channels transposed at a time to tfl_pk_avx2_out16s */
+static __attribute__((noinline)) void tfl_pk_avx2_lanes_out(const aotc_tfl_conv_params *p, tfl_pk_avx2_out *o,
+                                                            const int32_t *bias, int32_t kq, int32_t n, int32_t c0,
+                                                            int32_t c1, int32_t (*acc)[64],
+                                                            const aotc_tfl_residual_params *r, int8_t *y,
+                                                            const int8_t *res) {
+    int32_t mult[16], shift[16], bv[16], cb, t, i;
+    tfl_pk_avx2_rq1 ch[16];
+    for (cb = c0; cb < c1; cb += 16) {
+        const int32_t m = c1 - cb < 16 ? c1 - cb : 16;
+        tfl_pk_avx2_block(o, p, bias, cb, m, kq, mult, shift, bv);
+        if (o->u.on && r == NULL && m == 16) {
+            tfl_pk_avx2_rq1_init(ch, mult, shift, p->y_zero);
+            for (t = 0; t < n; t += 8) tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + (int64_t)t * p->oc + cb, p->oc);
+            continue;
+        }
+        for (t = 0; t < n; t += 8) {
+            __m256i lo[8], hi[8];
+            for (i = 0; i < 8; ++i) {
+                lo[i] = _mm256_loadu_si256((const __m256i *)(acc[cb - c0 + i] + t));
+                hi[i] = _mm256_loadu_si256((const __m256i *)(acc[cb - c0 + 8 + i] + t));
+            }
+            tfl_pk_avx2_tr8(lo), tfl_pk_avx2_tr8(hi);
+            for (i = 0; i < 8; ++i) {
+                const int64_t at = (int64_t)(t + i) * p->oc + cb;
+                tfl_pk_avx2_out16s(o, r, lo[i], hi[i], y + at, r != NULL ? res + at : NULL, m);
+            }
+        }
+    }
+}
+
+/* tfl_pk_avx2_conv_pairs's run with positions in lanes: a chunk of the patch block at a time, TFL_PK_AVX2_CH channels
+ * of it (the block made once where one chunk holds the patches) */
+static void tfl_pk_avx2_conv_lanes(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                                   int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
+                                   int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
+    const int32_t kq = rows * rq, w = (n + 7) / 8 * 8;
+    __m256i pbuf[2 * TFL_PK_AVX2_KC * 8], abuf[TFL_PK_AVX2_CH * 8];
+    int32_t *pairs = (int32_t *)(void *)pbuf, (*acc)[64] = (int32_t(*)[64])(void *)abuf;
+    int32_t c0, g0;
+    tfl_pk_avx2_out o;
+    tfl_pk_avx2_out_init(&o, p, r);
+    for (c0 = c_begin; c0 < c_end; c0 += TFL_PK_AVX2_CH) {
+        const int32_t c1 = c_end - c0 < TFL_PK_AVX2_CH ? c_end : c0 + TFL_PK_AVX2_CH;
+        for (g0 = 0; g0 < kq; g0 += TFL_PK_AVX2_KC) {
+            const int32_t g1 = kq - g0 < TFL_PK_AVX2_KC ? kq : g0 + TFL_PK_AVX2_KC;
+            if (c0 == c_begin || kq > TFL_PK_AVX2_KC) tfl_pk_avx2_pairs(a, n, w, rowstep, rq, g0, g1, pairs);
+            tfl_pk_avx2_lanes_block(pairs, w, wp, bias, kq, g0, g1, c0, c1, acc);
+        }
+        tfl_pk_avx2_lanes_out(p, &o, bias, kq, n, c0, c1, acc, r, y, res);
+    }
+}
+
+/* n positions x channels [c_begin, c_end): whole vectors of 8 positions in lanes, the rest (fewer than 8: a 7 x 7
+ * plane's 49th) by pairs, where lanes would compute 8 */
+static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, int32_t c_begin,
+                            int32_t c_end, const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
+    const int32_t n8 = n / 8 * 8;
+    const int64_t at = (int64_t)n8 * p->oc;
+    if (n8 > 0) tfl_pk_avx2_conv_lanes(p, a, n8, rows, rowstep, rq, wp, bias, c_begin, c_end, r, y, res);
+    if (n8 < n)
+        tfl_pk_avx2_conv_pairs(p, a + n8, n - n8, rows, rowstep, rq, wp, bias, c_begin, c_end, r, y + at,
+                               r != NULL ? res + at : res);
 }
 #else
 /* one output of a conv: its sum (TFLite's int32 sum modulo 2^32) requantised by TFLite's own functions, clamped,
