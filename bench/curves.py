@@ -66,6 +66,16 @@ def row_key(row: dict[str, Any]) -> tuple[str, str]:
     return row["model"], row_target(row)
 
 
+def recorded_ram(model: str, target: str) -> tuple[dict[str, Any], str]:
+    """The RAM curve recorded for a model on a board, and the aotc commit it was measured at (--no-ram: a flash
+    curve measured again keeps it rather than dropping it from the row)."""
+    for run in reversed(record.load(__file__)["runs"]):
+        for row in run["rows"]:
+            if row_key(row) == (model, target) and row.get("ram"):
+                return row["ram"], row.get("ram_commit", run["aotc_commit"])
+    raise SystemExit(f"--no-ram: no RAM curve of {model} on {target} is recorded")
+
+
 def keeping_metadata(compile_at: Callable[[int | None], Any], folder: Path) -> Callable[[int | None], Any]:
     """compile_at, each bundle's metadata.json also written to folder/<budget or none>.json: the schedules and
     plans of a dominated point and of the point dominating it, to compare after the run (the build tree holds
@@ -86,6 +96,9 @@ def main() -> None:
     p.add_argument("--points", type=int, default=16, help="RAM points per model, the unbudgeted one included")
     p.add_argument("--no-flash", action="store_true",
                    help="the RAM curve only (each flash level is a library build: bench/flash_budget.py has them)")
+    p.add_argument("--no-ram", action="store_true",
+                   help="the flash curve only: a --record keeps the recorded row's RAM curve, naming the commit it "
+                        "was measured at (ram_commit)")
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--record", action="store_true",
                    help="add the rows to bench/results/curves.json (docs/firmware.md's table and docs/curves/)")
@@ -98,15 +111,19 @@ def main() -> None:
         measurer = Measurer(args.target, "Release", work / name, inputs_of=inputs_for if name in TFLM else None)
         at_ram = keeping_metadata(lambda b, m=model, o=base: compile_file(m, replace(o, ram_budget=b)),
                                   work / name / "metadata-ram")
-        ram = ram_curve(model.name, at_ram, measurer, args.points, status)
-        print(format_table(ram), flush=True)
+        if args.no_ram:
+            ram_row, ram_commit = recorded_ram(model.name, args.target)
+        else:
+            ram = ram_curve(model.name, at_ram, measurer, args.points, status)
+            print(format_table(ram), flush=True)
+            ram_row, ram_commit = ram.to_dict(), None
         flash = None
         if not args.no_flash:
             flash = flash_curve(model.name, lambda b, m=model, o=base: compile_file(m, replace(o, flash_budget=b)),
                                 measurer, status)
             print(format_table(flash), flush=True)
-        rows.append({"model": model.name, "target": args.target, "points": args.points, "ram": ram.to_dict(),
-                     "flash": flash and flash.to_dict()})
+        rows.append({"model": model.name, "target": args.target, "points": args.points, "ram": ram_row,
+                     "flash": flash and flash.to_dict(), **({"ram_commit": ram_commit} if ram_commit else {})})
     if args.record:
         print(f"recorded in {record.record(__file__, rows, key=row_key)}", file=sys.stderr)
 
