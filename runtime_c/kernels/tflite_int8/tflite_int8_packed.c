@@ -842,6 +842,10 @@ typedef struct {
     tfl_x86_rq8 r1, r2, ra;
     __m256i y_zero, y_min, y_max, x1_zero, x2_zero, a_zero, a_min, a_max;
     __m256i la, lb, lc, lsh; /* the ADD's linear form where the compiler set one (aotc_tfl_residual_params' lin_*) */
+    __m256i lhi, llo;        /* its (a, b) as 16-bit pairs: a = ah 2^15 + al (al < 2^15), b alike; lin16 where ah, bh
+                              * fit 16 bits */
+    int lin16;
+    __m256i a_min8, a_max8; /* the ADD's range in bytes */
     tfl_pk_avx2_u32 u;
     tfl_pk_avx2_u32 hu; /* hu.on: u's constants in the lane order of the pair sums' vphaddd, the bias folded in
                          * (tfl_pk_avx2_hadd_u32) */
@@ -897,6 +901,26 @@ static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params 
     o->a_max = _mm256_set1_epi32(r->add.y_max);
     o->la = _mm256_set1_epi32(r->lin_a), o->lb = _mm256_set1_epi32(r->lin_b);
     o->lc = _mm256_set1_epi32(r->lin_c), o->lsh = _mm256_set1_epi32(r->lin_sh);
+    o->a_min8 = _mm256_set1_epi8((char)r->add.y_min), o->a_max8 = _mm256_set1_epi8((char)r->add.y_max);
+    o->lin16 = r->lin_sh > 0 && r->lin_a >> 15 >= -32768 && r->lin_a >> 15 < 32768 && r->lin_b >> 15 >= -32768 &&
+               r->lin_b >> 15 < 32768;
+    o->lhi = _mm256_set1_epi32((int32_t)(((uint32_t)(r->lin_b >> 15) << 16) | ((uint32_t)(r->lin_a >> 15) & 0xFFFF)));
+    o->llo = _mm256_set1_epi32((int32_t)(((uint32_t)r->lin_b & 0x7FFF) << 16 | ((uint32_t)r->lin_a & 0x7FFF)));
+}
+
+/* The linear form on 8 pairs (v, e) of 16-bit words: a v + b e = (ah v + bh e) 2^15 + (al v + bl e), two vpmaddwd
+ * (the vpmulld it takes otherwise are two uops each); exact, as the compiler checked that no term leaves int32 */
+TFL_PK_INLINE __m256i tfl_pk_avx2_lin16(const tfl_pk_avx2_out *o, __m256i ve) {
+    const __m256i t = _mm256_add_epi32(_mm256_slli_epi32(_mm256_madd_epi16(ve, o->lhi), 15), _mm256_madd_epi16(ve, o->llo));
+    return _mm256_srav_epi32(_mm256_add_epi32(t, o->lc), o->lsh);
+}
+
+/* one position's 16 conv outputs (bytes v) and residuals (e) through lin16, to 16 words in channel order (unclamped
+ * but for packs' saturation: the caller clamps the bytes) */
+TFL_PK_INLINE __m256i tfl_pk_avx2_lin16x16(const tfl_pk_avx2_out *o, __m128i v, __m128i e) {
+    const __m256i v16 = _mm256_cvtepi8_epi16(v), e16 = _mm256_cvtepi8_epi16(e);
+    return _mm256_packs_epi32(tfl_pk_avx2_lin16(o, _mm256_unpacklo_epi16(v16, e16)),
+                              tfl_pk_avx2_lin16(o, _mm256_unpackhi_epi16(v16, e16)));
 }
 
 /* The fused ADD of 8 of the conv's clamped outputs v and the residual's e, clamped to the ADD's range: by the
@@ -1284,6 +1308,11 @@ TFL_PK_INLINE __m256i tfl_pk_avx2_add32(const tfl_pk_avx2_out *o, const aotc_tfl
     const __m128i ea = _mm_loadu_si128((const __m128i *)(const void *)ra);
     const __m128i eb = _mm_loadu_si128((const __m128i *)(const void *)rb);
     const __m128i va = _mm256_castsi256_si128(v), vb = _mm256_extracti128_si256(v, 1);
+    if (o->lin16) { /* (v's values in the ADD's range: packs' saturation then the clamp as the clamp alone) */
+        const __m256i w = _mm256_packs_epi16(tfl_pk_avx2_lin16x16(o, va, ea), tfl_pk_avx2_lin16x16(o, vb, eb));
+        const __m256i b = _mm256_permute4x64_epi64(w, 0xD8);
+        return _mm256_min_epi8(_mm256_max_epi8(b, o->a_min8), o->a_max8);
+    }
     const __m256i s0 = tfl_pk_avx2_add8(o, r, _mm256_cvtepi8_epi32(va), _mm256_cvtepi8_epi32(ea));
     const __m256i s1 = tfl_pk_avx2_add8(o, r, _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(va, va)),
                                         _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(ea, ea)));
@@ -1340,9 +1369,10 @@ static __attribute__((noinline)) void tfl_pk_avx2_lanes_out(const aotc_tfl_conv_
         tfl_pk_avx2_block(o, p, bias, cb, m, kq, mult, shift, bv);
         if (o->u.on && m == 16) {
             tfl_pk_avx2_rq1_init(ch, mult, shift, p->y_zero);
-            for (t = 0; t < n; t += 8) {
+            for (t = 0; t < n; t += 8) { /* (two calls: the loop without a residual as it was, no test in it) */
                 const int64_t at = (int64_t)t * p->oc + cb;
-                tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + at, p->oc, r, r != NULL ? res + at : NULL);
+                if (r == NULL) tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + at, p->oc, NULL, NULL);
+                else tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + at, p->oc, r, res + at);
             }
             continue;
         }
