@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from modelcheck import build_bundle, run_bundle
+from modelcheck import aotc, build_bundle, run_bundle
 
 from aot.targets import host_cpu_flags
 
@@ -120,3 +120,13 @@ def test_fused_residual_in_lanes_at_avx2_bit_exact_with_litert(tmp_path: Path):
     ours = [res[s["name"]] for s in meta["outputs"]]
     for name, got, ref in zip(RESIDUAL, ours, refs, strict=True):
         np.testing.assert_array_equal(got.reshape(ref.shape), ref, err_msg=name)
+
+
+def test_residual_model_covers_both_forms_of_the_add(tmp_path: Path):
+    """residual_model's layers fuse, and take both of the AVX2 output stage's forms of the ADD: the compiler's linear
+    form (lin_sh set) on some layers, the ADD's own arithmetic (no form exact) on others (compile only)."""
+    model = residual_model(tmp_path / "res.tflite")
+    aotc(model, "-o", tmp_path / "out", "--no-configure", "--host-isa", "generic")
+    text = "".join(f.read_text() for f in (tmp_path / "out" / "bundle" / "src").glob("*.c"))
+    assert text.count("aotc_tfl_conv_add_s8_packed(") == len(RESIDUAL)
+    assert 0 < text.count(".lin_sh = ") < len(RESIDUAL)
