@@ -295,7 +295,7 @@ def test_tflite_int8_avx2_network_shapes(tmp_path, objects):
     checked = tmp_path / "test_tflite_int8_avx2_shapes"
     compile_and_link(objects, "gcc", sources, [*WARNINGS, *sanitize_for("tflite_int8"), "-march=x86-64-v3"], checked)
     out = run_checked([str(checked), str(SEED)], timeout=300, env=sanitizer_env())
-    checked_only = 6  # (test_tflite_int8_avx2_shapes.c CHECKED_)
+    checked_only = 8  # (test_tflite_int8_avx2_shapes.c CHECKED_)
     assert "MISMATCH" not in out and out.count(" ok (") == len(TFL_AVX2_INSTRUCTIONS_PER_MAC) + checked_only, out
     counted = tmp_path / "test_tflite_int8_avx2_counts"
     compile_and_link(objects, "gcc", sources, [*WARNINGS, "-O3", "-march=x86-64-v3"], counted)

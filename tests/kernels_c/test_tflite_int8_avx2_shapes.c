@@ -12,7 +12,8 @@
 
 typedef struct {
     const char *name;
-    int kind; /* 0 CONV_2D, 1 DEPTHWISE_CONV_2D, 2 a table op, 3 SOFTMAX (1 x 1000, its elements the "MACs") */
+    int kind; /* 0 CONV_2D, 1 DEPTHWISE_CONV_2D, 2 a table op, 3 SOFTMAX (1 x 1000, its elements the "MACs"), 4 CONV_2D
+               * and its residual ADD */
     int32_t c, oc, hw, k, stride, pad;
 } shape;
 
@@ -30,7 +31,8 @@ static const shape SHAPES_[] = {
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 /* (checked only: the depthwise pair rows' path, tfl_pk_avx2_dw16_rows, on MobileNetV2's 7 x 7 and 112 x 112 planes,
  * stride 2 on odd planes, 5 x 5 at stride 2, channel tails of 8 and 4, a fused activation's clamp ("relu": y_min,
- * y_max inside int8's range); and the window path it leaves, 7 x 7 taps and a plane wider than its ring) */
+ * y_max inside int8's range); and the window path it leaves, 7 x 7 taps and a plane wider than its ring; CONV_2D with
+ * its residual ADD fused (kind 4), y over the residual, the ADD's own arithmetic: no linear form) */
 static const shape CHECKED_[] = {
     {"depthwise 3x3 24 7x7 relu", 1, 24, 24, 7, 3, 1, 1},
     {"depthwise 3x3/2 40 15x15", 1, 40, 40, 15, 3, 2, 1},
@@ -38,6 +40,8 @@ static const shape CHECKED_[] = {
     {"depthwise 3x3 20 112x112", 1, 20, 20, 112, 3, 1, 1},
     {"depthwise 7x7 16 14x14", 1, 16, 16, 14, 7, 1, 3},
     {"depthwise 3x3 16 130x130", 1, 16, 16, 130, 3, 1, 1},
+    {"conv+add 1x1 64->256 14x14", 4, 64, 256, 14, 1, 1, 0},  /* the residual in the lanes' output stage, in place */
+    {"conv+add 3x3 16->40 9x9", 4, 16, 40, 9, 3, 1, 1},       /* a block of 8 short; the pairs path's 81st position */
 };
 #define NCHECKED ((int)(sizeof CHECKED_ / sizeof CHECKED_[0]))
 
@@ -119,6 +123,19 @@ static int run_softmax(const shape *s, int check) {
     return bad;
 }
 
+/* a residual ADD's parameters as TFLite's prepare sets them (each input to twice the larger scale, 20 bits left),
+ * for inputs of scales s1, s2 (the conv's first where conv_x1) and an output of scale so over n elements; extreme
+ * zero points */
+static void residual_params(aotc_tfl_residual_params *r, double s1, double s2, double so, int64_t n, int conv_x1) {
+    const double twice = 2.0 * (s1 > s2 ? s1 : s2);
+    memset(r, 0, sizeof *r);
+    r->conv_x1 = conv_x1;
+    r->add.count = n, r->add.x1_zero = 127, r->add.x2_zero = -128, r->add.y_zero = rand_int(-128, 127);
+    r->add.y_min = -128, r->add.y_max = 127;
+    multiplier(s1 / twice, &r->add.m1, &r->add.s1), multiplier(s2 / twice, &r->add.m2, &r->add.s2);
+    multiplier(twice / (1048576.0 * so), &r->add.mult, &r->add.shift);
+}
+
 /* Shape s: its kernel once (check 0) or checked against the reference (1). Returns 1 on a mismatch. */
 static int run(const shape *s, int check) {
     aotc_tfl_conv_params p;
@@ -176,8 +193,18 @@ static int run(const shape *s, int check) {
         wp = wq;
         b = fold_bias(bias, w, p.oc, k, k, 1, 128 + p.x_zero);
         scratch = (uint8_t *)buffer((size_t)aotc_tfl_conv_s8_packed_scratch_bytes(&p));
-        aotc_tfl_conv_s8_packed(&p, x, wq, b, y, scratch);
-        if (check) aotc_tfl_conv_s8_ref(&p, x, w, bias, ref);
+        if (s->kind == 4) { /* y starts as the residual and takes the sums over it */
+            aotc_tfl_residual_params r;
+            residual_params(&r, 0.02, 0.9, 0.4, (int64_t)yn, p.oc > 64);
+            if (r.conv_x1) r.add.x1_zero = p.y_zero; /* (the conv's output is the ADD's input) */
+            else r.add.x2_zero = p.y_zero;
+            for (j = 0; j < (int32_t)yn; ++j) ref[j] = y[j] = (int8_t)rand_int(-128, 127);
+            aotc_tfl_conv_add_s8_packed(&p, &r, x, wq, b, y, y, scratch);
+            if (check) aotc_tfl_conv_add_s8_ref(&p, &r, x, w, bias, ref, ref);
+        } else {
+            aotc_tfl_conv_s8_packed(&p, x, wq, b, y, scratch);
+            if (check) aotc_tfl_conv_s8_ref(&p, x, w, bias, ref);
+        }
     }
     if (check) bad = compare(s->name, y, ref, yn);
     printf("%-32s %s (%ld MACs)\n", s->name, bad ? "MISMATCH" : check ? "ok" : "ran", (long)yn * (long)k);

@@ -841,6 +841,11 @@ typedef struct {
     tfl_x86_rqv8 rq[2]; /* a block's channels 0 - 7, 8 - 15 */
     tfl_x86_rq8 r1, r2, ra;
     __m256i y_zero, y_min, y_max, x1_zero, x2_zero, a_zero, a_min, a_max;
+    __m256i la, lb, lc, lsh; /* the ADD's linear form where the compiler set one (aotc_tfl_residual_params' lin_*) */
+    __m256i lhi, llo;        /* its (a, b) as 16-bit pairs: a = ah 2^15 + al (al < 2^15), b alike; lin16 where ah, bh
+                              * fit 16 bits */
+    int lin16;
+    __m256i a_min8, a_max8; /* the ADD's range in bytes */
     tfl_pk_avx2_u32 u;
     tfl_pk_avx2_u32 hu; /* hu.on: u's constants in the lane order of the pair sums' vphaddd, the bias folded in
                          * (tfl_pk_avx2_hadd_u32) */
@@ -894,6 +899,47 @@ static void tfl_pk_avx2_out_init(tfl_pk_avx2_out *o, const aotc_tfl_conv_params 
     o->x1_zero = _mm256_set1_epi32(r->add.x1_zero), o->x2_zero = _mm256_set1_epi32(r->add.x2_zero);
     o->a_zero = _mm256_set1_epi32(r->add.y_zero), o->a_min = _mm256_set1_epi32(r->add.y_min);
     o->a_max = _mm256_set1_epi32(r->add.y_max);
+    o->la = _mm256_set1_epi32(r->lin_a), o->lb = _mm256_set1_epi32(r->lin_b);
+    o->lc = _mm256_set1_epi32(r->lin_c), o->lsh = _mm256_set1_epi32(r->lin_sh);
+    o->a_min8 = _mm256_set1_epi8((char)r->add.y_min), o->a_max8 = _mm256_set1_epi8((char)r->add.y_max);
+    o->lin16 = r->lin_sh > 0 && r->lin_a >> 15 >= -32768 && r->lin_a >> 15 < 32768 && r->lin_b >> 15 >= -32768 &&
+               r->lin_b >> 15 < 32768;
+    o->lhi = _mm256_set1_epi32((int32_t)(((uint32_t)(r->lin_b >> 15) << 16) | ((uint32_t)(r->lin_a >> 15) & 0xFFFF)));
+    o->llo = _mm256_set1_epi32((int32_t)(((uint32_t)r->lin_b & 0x7FFF) << 16 | ((uint32_t)r->lin_a & 0x7FFF)));
+}
+
+/* The linear form on 8 pairs (v, e) of 16-bit words: a v + b e = (ah v + bh e) 2^15 + (al v + bl e), two vpmaddwd
+ * (the vpmulld it takes otherwise are two uops each; 1 % of ResNet-50's time); exact: the shift and adds are modulo
+ * 2^32 and the compiler checked that a v + b e and the sum with c fit an int32 */
+TFL_PK_INLINE __m256i tfl_pk_avx2_lin16(const tfl_pk_avx2_out *o, __m256i ve) {
+    const __m256i t = _mm256_add_epi32(_mm256_slli_epi32(_mm256_madd_epi16(ve, o->lhi), 15), _mm256_madd_epi16(ve, o->llo));
+    return _mm256_srav_epi32(_mm256_add_epi32(t, o->lc), o->lsh);
+}
+
+/* one position's 16 conv outputs (bytes v) and residuals (e) through lin16, to 16 words in channel order (unclamped
+ * but for packs' saturation: the caller clamps the bytes) */
+TFL_PK_INLINE __m256i tfl_pk_avx2_lin16x16(const tfl_pk_avx2_out *o, __m128i v, __m128i e) {
+    const __m256i v16 = _mm256_cvtepi8_epi16(v), e16 = _mm256_cvtepi8_epi16(e);
+    return _mm256_packs_epi32(tfl_pk_avx2_lin16(o, _mm256_unpacklo_epi16(v16, e16)),
+                              tfl_pk_avx2_lin16(o, _mm256_unpackhi_epi16(v16, e16)));
+}
+
+/* The fused ADD of 8 of the conv's clamped outputs v and the residual's e, clamped to the ADD's range: by the
+ * compiler's linear form where it set one (exact on every pair, tfl_pk_lin's), else add_one's three requantisations */
+TFL_PK_INLINE __m256i tfl_pk_avx2_add8(const tfl_pk_avx2_out *o, const aotc_tfl_residual_params *r, __m256i v,
+                                       __m256i e) {
+    __m256i x1, x2, a;
+    if (r->lin_sh > 0) {
+        a = _mm256_add_epi32(_mm256_mullo_epi32(v, o->la), _mm256_mullo_epi32(e, o->lb));
+        v = _mm256_srav_epi32(_mm256_add_epi32(a, o->lc), o->lsh);
+    } else {
+        x1 = r->conv_x1 ? v : e, x2 = r->conv_x1 ? e : v;
+        x1 = tfl_x86_requant8(_mm256_slli_epi32(_mm256_sub_epi32(x1, o->x1_zero), 20), &o->r1);
+        x2 = tfl_x86_requant8(_mm256_slli_epi32(_mm256_sub_epi32(x2, o->x2_zero), 20), &o->r2);
+        a = r->add.subtract ? _mm256_sub_epi32(x1, x2) : _mm256_add_epi32(x1, x2);
+        v = _mm256_add_epi32(tfl_x86_requant8(a, &o->ra), o->a_zero);
+    }
+    return _mm256_min_epi32(_mm256_max_epi32(v, o->a_min), o->a_max);
 }
 
 /* 8 sums (bias added) to m (1 .. 8) bytes at y, through the residual's at res where r is given (add_one's order) */
@@ -905,15 +951,8 @@ TFL_PK_INLINE void tfl_pk_avx2_store(const tfl_pk_avx2_out *o, int h, const aotc
     v = _mm256_min_epi32(_mm256_max_epi32(v, o->y_min), o->y_max);
     if (r != NULL) {
         int64_t e8 = 0;
-        __m256i e, x1, x2, a;
         memcpy(&e8, res, (size_t)m);
-        e = _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(e8));
-        x1 = r->conv_x1 ? v : e, x2 = r->conv_x1 ? e : v;
-        x1 = tfl_x86_requant8(_mm256_slli_epi32(_mm256_sub_epi32(x1, o->x1_zero), 20), &o->r1);
-        x2 = tfl_x86_requant8(_mm256_slli_epi32(_mm256_sub_epi32(x2, o->x2_zero), 20), &o->r2);
-        a = r->add.subtract ? _mm256_sub_epi32(x1, x2) : _mm256_add_epi32(x1, x2);
-        v = _mm256_add_epi32(tfl_x86_requant8(a, &o->ra), o->a_zero);
-        v = _mm256_min_epi32(_mm256_max_epi32(v, o->a_min), o->a_max);
+        v = tfl_pk_avx2_add8(o, r, v, _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(e8)));
     }
     b = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     b = _mm_packs_epi16(b, b);
@@ -1262,11 +1301,37 @@ TFL_PK_INLINE __m256i tfl_pk_avx2_rq1_apply(const tfl_pk_avx2_out *o, const tfl_
     return _mm256_min_epi32(_mm256_max_epi32(v, o->y_min), o->y_max);
 }
 
+/* The fused ADD on two positions' 16 clamped conv outputs (v: bytes, position a's then b's) and their residuals (at
+ * ra, rb), in channel lanes after the bytes' transposition (the ADD's constants are per tensor): 32 bytes, read
+ * before the caller stores over them (y may be res) */
+TFL_PK_INLINE __m256i tfl_pk_avx2_add32(const tfl_pk_avx2_out *o, const aotc_tfl_residual_params *r, __m256i v,
+                                        const int8_t *ra, const int8_t *rb) {
+    const __m128i ea = _mm_loadu_si128((const __m128i *)(const void *)ra);
+    const __m128i eb = _mm_loadu_si128((const __m128i *)(const void *)rb);
+    const __m128i va = _mm256_castsi256_si128(v), vb = _mm256_extracti128_si256(v, 1);
+    if (o->lin16) { /* (v's values in the ADD's range: packs' saturation then the clamp as the clamp alone) */
+        const __m256i w = _mm256_packs_epi16(tfl_pk_avx2_lin16x16(o, va, ea), tfl_pk_avx2_lin16x16(o, vb, eb));
+        const __m256i b = _mm256_permute4x64_epi64(w, 0xD8);
+        return _mm256_min_epi8(_mm256_max_epi8(b, o->a_min8), o->a_max8);
+    }
+    const __m256i s0 = tfl_pk_avx2_add8(o, r, _mm256_cvtepi8_epi32(va), _mm256_cvtepi8_epi32(ea));
+    const __m256i s1 = tfl_pk_avx2_add8(o, r, _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(va, va)),
+                                        _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(ea, ea)));
+    const __m256i s2 = tfl_pk_avx2_add8(o, r, _mm256_cvtepi8_epi32(vb), _mm256_cvtepi8_epi32(eb));
+    const __m256i s3 = tfl_pk_avx2_add8(o, r, _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(vb, vb)),
+                                        _mm256_cvtepi8_epi32(_mm_unpackhi_epi64(eb, eb)));
+    /* 16 bits a position in channel order (packs then vpermq), then bytes: a's 16 | b's 16 */
+    const __m256i wa = _mm256_permute4x64_epi64(_mm256_packs_epi32(s0, s1), 0xD8);
+    const __m256i wb = _mm256_permute4x64_epi64(_mm256_packs_epi32(s2, s3), 0xD8);
+    return _mm256_permute4x64_epi64(_mm256_packs_epi16(wa, wb), 0xD8);
+}
+
 /* 16 channels x 8 positions (acc rows 0 - 15 from position t) requantised in position lanes, then the bytes put in
  * [position][channel] order (4 x 4 byte and dword transposes) and each position's 16 stored at y + i oc: 24 shuffles
  * for the 8 positions, where transposing the sums takes 48 and each position's packing 4 more */
 TFL_PK_INLINE void tfl_pk_avx2_rq_lanes(const tfl_pk_avx2_out *o, const tfl_pk_avx2_rq1 *ch, int32_t (*acc)[64],
-                                        int32_t t, int8_t *y, int64_t oc) {
+                                        int32_t t, int8_t *y, int64_t oc, const aotc_tfl_residual_params *rp,
+                                        const int8_t *res) {
     const __m256i order = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4, 8, 12, 1, 5, 9, 13,
                                            2, 6, 10, 14, 3, 7, 11, 15);
     __m256i g[4], u0, u1, u2, u3, r[4];
@@ -1284,6 +1349,7 @@ TFL_PK_INLINE void tfl_pk_avx2_rq_lanes(const tfl_pk_avx2_out *o, const tfl_pk_a
     r[0] = _mm256_unpacklo_epi64(u0, u2), r[1] = _mm256_unpackhi_epi64(u0, u2);
     r[2] = _mm256_unpacklo_epi64(u1, u3), r[3] = _mm256_unpackhi_epi64(u1, u3);
     for (i = 0; i < 4; ++i) {
+        if (rp != NULL) r[i] = tfl_pk_avx2_add32(o, rp, r[i], res + i * oc, res + (i + 4) * oc);
         _mm_storeu_si128((__m128i *)(void *)(y + i * oc), _mm256_castsi256_si128(r[i]));
         _mm_storeu_si128((__m128i *)(void *)(y + (i + 4) * oc), _mm256_extracti128_si256(r[i], 1));
     }
@@ -1302,9 +1368,13 @@ static __attribute__((noinline)) void tfl_pk_avx2_lanes_out(const aotc_tfl_conv_
     for (cb = c0; cb < c1; cb += 16) {
         const int32_t m = c1 - cb < 16 ? c1 - cb : 16;
         tfl_pk_avx2_block(o, p, bias, cb, m, kq, mult, shift, bv);
-        if (o->u.on && r == NULL && m == 16) {
+        if (o->u.on && m == 16) {
             tfl_pk_avx2_rq1_init(ch, mult, shift, p->y_zero);
-            for (t = 0; t < n; t += 8) tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + (int64_t)t * p->oc + cb, p->oc);
+            for (t = 0; t < n; t += 8) { /* (two calls: the loop without a residual as it was, no test in it) */
+                const int64_t at = (int64_t)t * p->oc + cb;
+                if (r == NULL) tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + at, p->oc, NULL, NULL);
+                else tfl_pk_avx2_rq_lanes(o, ch, acc + (cb - c0), t, y + at, p->oc, r, res + at);
+            }
             continue;
         }
         for (t = 0; t < n; t += 8) {
