@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from modelcheck import build_bundle, run_bundle
+from modelcheck import aotc, build_bundle, run_bundle
 
 from aot.targets import host_cpu_flags
 
@@ -83,3 +83,17 @@ def test_tflite_depthwise_at_avx2_matches_litert(tmp_path: Path):
     for name, got, ref in zip(LAYERS, ours, refs, strict=True):
         assert np.mean((ref > -128) & (ref < 127)) > 0.5, name  # (outputs across the range)
         np.testing.assert_array_equal(got, ref, err_msg=name)
+
+
+def test_depthwise_model_takes_the_packed_kernel_on_every_path(tmp_path: Path):
+    """depthwise_model's layers each compile to aotc_tfl_depthwise_s8_packed at --host-isa generic (the entry whose
+    AVX2 paths the full-tier test runs), and LAYERS keep what those paths split on: 3 x 3, 5 x 5 and 7 x 7 taps,
+    strides 1 and 2, channel counts off a multiple of 16 and of 8, a plane wider than the ring (compile only)."""
+    model = depthwise_model(tmp_path / "dw.tflite")
+    aotc(model, "-o", tmp_path / "out", "--no-configure", "--host-isa", "generic")
+    text = "".join(f.read_text() for f in (tmp_path / "out" / "bundle" / "src").glob("*.c"))
+    assert text.count("aotc_tfl_depthwise_s8_packed(") == len(LAYERS)
+    kinds = list(LAYERS.values())
+    assert {k for _, k, *_ in kinds} == {3, 5, 7} and {s for _, _, s, *_ in kinds} == {1, 2}
+    assert any(c % 16 and c % 8 for c, *_ in kinds) and any(c % 16 and not c % 8 for c, *_ in kinds)
+    assert any(wd > 120 for *_, (_, wd), _ in kinds)
