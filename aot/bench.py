@@ -50,6 +50,7 @@ from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
 from aot.ir import np_dtype
 from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
+from aot.refs.ort import import_onnxruntime
 from aot.targets import bundle_target, require_tools
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def bundle_threads(meta: dict) -> int:
 
 def _ort_session(model, threads: int = 1):
     """onnxruntime on `threads` intra-op threads (0: its default, one per core), ops in sequence."""
-    import onnxruntime as ort
+    ort = import_onnxruntime("aotc bench times and checks the bundle against")
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads

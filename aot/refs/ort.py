@@ -5,11 +5,23 @@ one stops onnxruntime fusing across it."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
 from aot.errors import AotcError
 from aot.npz import bundle_outputs, onnx_feeds
+
+
+def import_onnxruntime(needed_by: str) -> ModuleType:
+    """onnxruntime, an optional dependency of aotc (its `testing` and `test` extras; `pip install aotc` does not
+    bring it): a missing one is one line naming what needed it and what to install, not an internal error."""
+    try:
+        import onnxruntime
+    except ImportError:
+        raise AotcError(f"{needed_by} onnxruntime, which is not installed; install it with: "
+                        "python3 -m pip install onnxruntime (or 'aotc[testing]')") from None
+    return onnxruntime
 
 
 class OnnxRuntime:
@@ -57,8 +69,8 @@ def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str]
     `meta`, its quantized integer inputs and outputs (--quantized-io) meet the model's float ones:
     inputs dequantized, outputs quantized back (exact both ways)."""
     import onnx
-    import onnxruntime as ort
 
+    ort = import_onnxruntime("aotc compare checks a bundle compiled from ONNX against")
     try:
         model = onnx.load(str(model_path))
     except Exception as e:

@@ -39,8 +39,8 @@ import onnx
 from onnx import helper
 
 from aot.compiler import Options, compile_partitioned, partition_model
-from aot.errors import AotcError
 from aot.paths import kernel_dirs, kernel_file, runtime_dir
+from aot.refs.ort import import_onnxruntime
 
 DEFAULT_OPSET = 13
 _NP_TO_ONNX = {np.dtype(k): v for k, v in {
@@ -180,12 +180,7 @@ def as_float64(case: Case, case_id: str = "", onnx_reference: bool | None = None
 def onnxruntime() -> ModuleType:
     """onnxruntime, imported when a reference is first needed: an optional dependency of aotc (the `test`
     extra), so a missing one is one line that says what to install, not a traceback."""
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        raise AotcError("aot.testing compares with onnxruntime, which is not installed: pip install onnxruntime "
-                        "(or aotc[testing])") from None
-    return ort
+    return import_onnxruntime("aot.testing compares with")
 
 
 def reference(case: Case) -> list[np.ndarray]:

@@ -150,6 +150,19 @@ def test_openvino_missing_is_one_line_naming_the_pip_command(tmp_path, monkeypat
     _assert_refused(aotc("bench", tmp_path / "out", "--openvino", check=False), "--openvino", "pip install openvino")
 
 
+@pytest.mark.parametrize("command", ["bench", "compare"])
+def test_onnxruntime_missing_is_one_line_naming_the_pip_command(tmp_path, monkeypatch, command):
+    """`pip install aotc` brings no onnxruntime (the testing and test extras do): aotc bench and aotc compare on an
+    ONNX model's bundle then say what to install, as a user without the extras meets them (an internal error
+    before)."""
+    require_tool("cmake", "gcc")
+    onnx.save(_sigmoid_model([2, 3]), tmp_path / "m.onnx")
+    aotc(tmp_path / "m.onnx", "-o", tmp_path / "out")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime: ImportError, as where it is missing
+    args = ["bench", tmp_path / "out"] if command == "bench" else ["compare", tmp_path / "m.onnx", tmp_path / "out"]
+    _assert_refused(aotc(*args, check=False), f"aotc {command}", "onnxruntime", "pip install onnxruntime")
+
+
 def test_openvino_reads_onnx_and_tflite_on_one_thread(tmp_path):
     """OpenVINO on an ONNX file and on a .tflite file (which it reads too): the bundle's inputs fed by name,
     outputs in the bundle's order, latency and CPU time; a file it cannot read is one line."""
