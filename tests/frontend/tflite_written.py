@@ -50,6 +50,12 @@ class Written:
         sg.tensors.append(t)
         return len(sg.tensors) - 1
 
+    def per_channel(self, t: int, scales, axis: int, sg=None) -> None:
+        """Tensor t quantized per channel along `axis` (zero points 0): an int8 conv's weights and int32 bias."""
+        q = self.sch.QuantizationParametersT()
+        q.scale, q.zeroPoint, q.quantizedDimension = [float(s) for s in scales], [0] * len(scales), axis
+        (sg or self.sg).tensors[t].quantization = q
+
     def op(self, name: str, ins: list[int], outs: list[int], options: tuple | None = None, sg=None,
            version: int = 1) -> None:
         """An operator; options = (OptionsName, {field: value}), a BuiltinOptions2 union member when its name

@@ -42,13 +42,9 @@ def depthwise_model(path: Path) -> Path:
         x = w.tensor([1, h, wd, c], "int8", quant=(0.05, int(rng.integers(-20, 20))))
         scales = (rng.uniform(0.5, 1.5, c) * 0.01).astype(np.float32)
         wt = w.tensor([1, k, k, c], "int8", data=rng.integers(-127, 128, (1, k, k, c)))
-        q = sch.QuantizationParametersT()
-        q.scale, q.zeroPoint, q.quantizedDimension = [float(s) for s in scales], [0] * c, 3
-        w.sg.tensors[wt].quantization = q
+        w.per_channel(wt, scales, 3)
         b = w.tensor([c], "int32", data=rng.integers(-3000, 3000, c))
-        qb = sch.QuantizationParametersT()
-        qb.scale, qb.zeroPoint, qb.quantizedDimension = [float(s * 0.05) for s in scales], [0] * c, 0
-        w.sg.tensors[b].quantization = qb
+        w.per_channel(b, scales * 0.05, 0)
         y_scale = 0.05 * 0.01 * 40 * k
         y = w.tensor([1, 0, 0, c], "int8", quant=(y_scale, -128 if act == 3 else int(rng.integers(-10, 10))))
         oh = (h + stride - 1) // stride if padding == "SAME" else (h - k) // stride + 1

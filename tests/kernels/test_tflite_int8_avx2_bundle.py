@@ -77,13 +77,9 @@ def residual_model(path: Path) -> Path:
         x = w.tensor([1, h, wd, ic], "int8", quant=(0.05, int(rng.integers(-20, 20))))
         scales = (rng.uniform(0.5, 1.5, c) * 0.01).astype(np.float32)
         wt = w.tensor([c, k, k, ic], "int8", data=rng.integers(-127, 128, (c, k, k, ic)))
-        q = sch.QuantizationParametersT()
-        q.scale, q.zeroPoint, q.quantizedDimension = [float(s) for s in scales], [0] * c, 0
-        w.sg.tensors[wt].quantization = q
+        w.per_channel(wt, scales, 0)
         b = w.tensor([c], "int32", data=rng.integers(-3000, 3000, c))
-        qb = sch.QuantizationParametersT()
-        qb.scale, qb.zeroPoint, qb.quantizedDimension = [float(s * 0.05) for s in scales], [0] * c, 0
-        w.sg.tensors[b].quantization = qb
+        w.per_channel(b, scales * 0.05, 0)
         # the conv's output scale set so that its values span the range, then the layer's scale scaling that
         y = w.tensor([1, h, wd, c], "int8", quant=(cs, cz))
         w.op("CONV_2D", [x, wt, b], [y], ("Conv2DOptions", {
