@@ -348,7 +348,10 @@ def test_qlinear_convs_split_bit_identical(tmp_path, dtype):
     # without VBMI (an AVX-512 VNNI CPU before Ice Lake) the 1 x 1 path gathers every conv's patches and the depthwise
     # convs take their ring of rows, by output planes
     no_vbmi = " -march=native -mno-avx512vbmi"
-    for sanitizer, isa in (("address,undefined", ""), ("thread", ""), ("address,undefined", no_vbmi)):
+    builds = [("address,undefined", ""), ("thread", ""), ("address,undefined", no_vbmi)]
+    # the split and the pool's hand-over are one code for both types (quant_impl.h's AOTC_Q): TSan on int8 only,
+    # each type's paths (with VBMI and without) under ASan/UBSan
+    for sanitizer, isa in [b for b in builds if dtype == "int8" or b[0] != "thread"]:
         out = tmp_path / (sanitizer.replace(",", "_") + isa.replace(" ", "_"))
         recover = " -fno-sanitize-recover=all" if "undefined" in sanitizer else ""
         flags = (f"-DCMAKE_C_FLAGS=-O1 -fsanitize={sanitizer} -fno-omit-frame-pointer{recover}{isa}",

@@ -116,16 +116,25 @@ def object_store(directory: Path) -> dict:
     return {"dir": directory, "include": write_fused_ops_header(directory / "include")}
 
 
+def is_harness(src: Path) -> bool:
+    """A test program's own C, not a kernel under test: the test, a family's reference, a board's startup."""
+    return src.parent == TESTS_C or src.stem.endswith("_ref") or src.name == "startup.c"
+
+
 def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
-                     link: list[str] = ()) -> None:
-    """Each source to an object (two at a time: the machine has two cores), then one link."""
+                     link: list[str] = (), harness_level: str | None = None) -> None:
+    """Each source to an object (two at a time: the machine has two cores), then one link. With `harness_level`
+    the test's own C (is_harness) builds at that level whatever level the kernels are tested at: under qemu an
+    -Os or -O0 reference took a third or more of a run."""
     incs = [*kernel_include_flags(), f"-I{TESTS_C}", *([f"-I{objects['include']}"] if "include" in objects else [])]
+    harness_flags = [f for f in flags if not f.startswith("-O")] + [harness_level] if harness_level else flags
 
     def one(src: Path) -> Path:
-        key = (cc, tuple(flags), src)
+        src_flags = harness_flags if is_harness(src) else flags
+        key = (cc, tuple(src_flags), src)
         if key not in objects:
             obj = objects["dir"] / f"{len(objects)}-{src.stem}.o"
-            r = subprocess.run([*compiler_launcher(), cc, *flags, *incs, "-c", str(src), "-o", str(obj)],
+            r = subprocess.run([*compiler_launcher(), cc, *src_flags, *incs, "-c", str(src), "-o", str(obj)],
                                capture_output=True, text=True)
             assert r.returncode == 0, f"{cc} {src.name}:\n{r.stderr[-4000:]}"
             objects[key] = obj
@@ -154,7 +163,8 @@ def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: li
     flags = [*WARNINGS, *cpu, *level, "-ffunction-sections", "-fdata-sections", f"-I{support}"]
     link = [f"-T{support / f'{board}.ld'}", f"-L{support}", "--specs=nano.specs", "--specs=rdimon.specs",
             "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
-    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), support / "startup.c"], flags, exe, link)
+    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), support / "startup.c"], flags, exe, link,
+                     harness_level="-O2")
     args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes, *([only] if only else [])))
     return run_checked(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
                         "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
