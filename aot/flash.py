@@ -174,6 +174,7 @@ class FlashLevel:
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
+    plain_m1: bool = False  # with plain_dw, depth multiplier 1 without divisions (AOTC_TFL_DW_LOOP_M1; dw-plain alone)
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
     mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
     # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's; 4 as 3, the conv 4
@@ -227,7 +228,7 @@ LEVELS = (
                "1.33x to 1.41x the est. cycles of the level before on the M4 (KWS DS-CNN 1.33x, VWW MobileNet "
                "1.40x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
                "micro_speech 1.41x dwm-single's; bench/flash_budget.py)",
-               general=True, plain_dw=True, compact_conv=True, compact_fc=True),
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, plain_m1=True),
     FlashLevel("fc-small", "-Os", False, "as dw-plain, and FULLY_CONNECTED by its smallest DSP path (one output a "
                "turn, requantised at once: no sums in scratch)",
                "1.00x the est. cycles of dw-plain on the M4 where FULLY_CONNECTED does little of the work, the "

@@ -142,6 +142,26 @@ def test_heliums_compact_depthwise_levels_leave_the_compact_dsp_path_out():
     assert "AOTC_TFL_DW_COMPACT" not in out(wide, compact, helium=False)
 
 
+def test_the_plain_loops_multiplier_1_offsets_only_at_the_dw_plain_level():
+    """AOTC_TFL_DW_LOOP_M1 (issue 67): the plain depthwise loop's faster form takes depth multiplier 1 without
+    divisions at "dw-plain" (plain_m1) alone; the levels after it (plain_depthwise without plain_m1) leave it out where
+    a layer has multiplier 1, not where none has (their bundle then dw-plain's), and on the M55 (Helium's depthwise
+    takes those layers) at every level; without a budget it is kept (the unbudgeted configuration unchanged)."""
+    def out(g: Graph, **level: bool) -> set[str]:
+        (node,) = g.nodes
+        c = KernelChoice("aotc_tfl_depthwise_s8", _depthwise_dsp_scratch(node, g), facts=M_PROFILE)
+        return set(left_out(g, {node.name: c}, general=True, compact_conv=True, compact_fc=True, **level))
+
+    m1, m3 = _wide_depthwise_graph(16, 1), _wide_depthwise_graph(16, 3)
+    m1_path = "AOTC_TFL_DW_LOOP_M1"
+    assert m1_path not in out(m1, plain_depthwise=True, plain_m1=True)  # dw-plain
+    assert m1_path in out(m1, plain_depthwise=True, plain_m1=False, small_fc=True)  # fc-small
+    assert m1_path in out(m1, plain_depthwise=True, plain_m1=True, helium=True)  # the M55's dw-plain
+    assert m1_path not in out(m3, plain_depthwise=True, plain_m1=False, small_fc=True)
+    assert m1_path not in out(m1, compact_depthwise=True, plain_m1=False) | out(m1)
+    assert m1_path in FILE_PATHS["tflite_int8_depthwise.c"] and m1_path in PATHS
+
+
 def test_a_multiplier_layer_left_no_scratch_keeps_the_plain_loops_multiplier_path():
     """A --ram-budget that leaves a depthwise layer of multiplier 4, 8, ... no scratch (micro_speech at 4,720 B) runs
     it on the plain loop: its multiplier-4 path is compiled beside the smallest form (AOTC_TFL_DW_SMALL_MULT4, issue
