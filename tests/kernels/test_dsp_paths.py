@@ -23,6 +23,7 @@ from aot.kernels.dsp_paths import (
     CONV_PATHS,
     FC_PATHS,
     FILE_PATHS,
+    LOOP_M1_PATHS,
     MULTC_PATHS,
     PATHS,
     SMALL_CONV_PATHS,
@@ -65,12 +66,13 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
                                                 "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
                                                 "AOTC_TFL_CONV_ODD", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_LOOP_MULT4",
-                                                *FC_PATHS, *SMALL_CONV_PATHS, *MULTC_PATHS}  # (only by a budget)
+                                                *FC_PATHS, *SMALL_CONV_PATHS, *MULTC_PATHS,
+                                                *LOOP_M1_PATHS}  # (only by a budget)
     micro = compile_file(MICRO, Options(name="micro", target="mps2-an386"))
     vww = compile_file(VWW, Options(name="vww", target="mps2-an386"))
     assert set(PATHS) - set(_left_out(micro)) == {"AOTC_TFL_DW_MULT", "AOTC_TFL_DW_LOOP_SMALL",
                                                   "AOTC_TFL_DW_LOOP_MULT4", *FC_PATHS, *SMALL_CONV_PATHS,
-                                                  *MULTC_PATHS}
+                                                  *MULTC_PATHS, *LOOP_M1_PATHS}
     assert "AOTC_TFL_DW_DSP" not in _left_out(vww) and "AOTC_TFL_DW_MULT" in _left_out(vww)
     assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
     # the conv's and the depthwise's names are keyed by the paths left out of them; every other kernel's are the
