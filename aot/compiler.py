@@ -579,7 +579,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
                               compact_depthwise=level.compact_dw, compact_conv=level.compact_conv,
                               portable_small=level.small, compact_fc=level.compact_fc,
                               small_fc=level.small_fc, fc_pairs=level.fc_pairs, small_conv=level.small_conv,
-                              single_dwm=level.single_dwm,
+                              single_dwm=level.single_dwm, plain_m1=level.plain_m1,
                               helium=get_target(options.target).helium, mve_off=level.mve_off,
                               portable_mve=level.mve_loops, rq_conv_only=level.rq_conv_only)
         return fit_bundle(bundle, options.target)  # refuses a model too big for the board

@@ -52,10 +52,13 @@ kernel family by kernel family:
   faster form, AOTC_TFL_DW_LOOP_SMALL 0: the window clipped once a position, 4 output channels at a time; where a
   layer's depth multiplier is 4, 8, ... its 4 channels read one input value a tap, AOTC_TFL_DW_LOOP_MULT4, by a window
   function of two taps a turn, each tap's 4 weights one word widened by SXTB16 into SMLABB / SMLATB: TFLM
-  micro_speech 6.5x -> 4.1x -> 3.1x level none's est. cycles);
+  micro_speech 6.5x -> 4.1x -> 3.1x level none's est. cycles; at depth multiplier 1 its 4 channels' input offsets 0
+  to 3, not four divisions a window, AOTC_TFL_DW_LOOP_M1, 36 B, at this level alone: person_detect 1.504x -> 1.489x
+  dwm-single's on the M4, while the levels after it, smaller, keep KWS DS-CNN's fc-small -> portable at 1.48x);
 - "fc-small" (issue 67): as "dw-plain", and FULLY_CONNECTED by its smallest DSP path (AOTC_TFL_FC_PAIRS 0 too: one
   output a turn, two quads a turn, each output requantised at once, no sums in scratch and no store loop; about 0.6 KB
-  less again): the autoencoder 2.05x level none's est. cycles, 1.00x elsewhere;
+  less again), and the plain depthwise loop's divisions at depth multiplier 1 back (AOTC_TFL_DW_LOOP_M1 0, 36 B less):
+  the autoencoder 2.05x level none's est. cycles, 1.00x to 1.03x dw-plain's elsewhere;
 - "conv-small" (issue 67): as "fc-small", and where the portable kernels' faster loops do not pay (their layers under
   half the model's work: IC ResNet-8's 3 x 3 convs; elsewhere the same bundle as fc-small) the convs by the compact
   path one position at a time (AOTC_TFL_CONV_2X2 0: tfl_conv_s8_small, its patch widened once, two output channels
@@ -174,6 +177,7 @@ class FlashLevel:
     fc_pairs: bool = False  # in the smallest loops, FULLY_CONNECTED two outputs a turn where it does half the work
     small: bool = False  # the portable kernels' smallest loops (AOTC_TFL_PORTABLE_FAST 0): the least flash
     single_dwm: bool = False  # the compact multiplier depthwise path one position a turn (AOTC_TFL_DW_MULTC_PAIRS 0)
+    plain_m1: bool = False  # with plain_dw, depth multiplier 1 without divisions (AOTC_TFL_DW_LOOP_M1; dw-plain alone)
     mve_off: tuple[str, ...] = ()  # Helium's kernel families left out (the M55's levels: dsp_paths.MVE_FAMILIES)
     mve_loops: int = 0  # with `portable` on the M55, the portable loops by Helium (dsp_paths.PORTABLE_MVE): 3 the
     # conv's and depthwise's dot products and requantisation, 2 their dot products, 1 the conv's; 4 as 3, the conv 4
@@ -224,13 +228,16 @@ LEVELS = (
                general=True, compact_dw=True, compact_conv=True, compact_fc=True, single_dwm=True),
     FlashLevel("dw-plain", "-Os", False, "the library at -Os, the convs by the compact DSP path and the depthwise "
                "layers by the plain loop (no depthwise DSP code)",
-               "1.33x to 1.41x the est. cycles of the level before on the M4 (KWS DS-CNN 1.33x, VWW MobileNet "
-               "1.40x: the plain depthwise loop, its window clipped once a position, 4 channels at a time; TFLM "
-               "micro_speech 1.41x dwm-single's; bench/flash_budget.py)",
-               general=True, plain_dw=True, compact_conv=True, compact_fc=True),
+               "1.30x to 1.49x the est. cycles of the level before on the M4 (KWS DS-CNN 1.30x, VWW MobileNet "
+               "1.36x, TFLM person_detect 1.49x: the plain depthwise loop, its window clipped once a position, 4 "
+               "channels at a time, depth multiplier 1 without divisions; TFLM micro_speech 1.42x dwm-single's; "
+               "bench/flash_budget.py)",
+               general=True, plain_dw=True, compact_conv=True, compact_fc=True, plain_m1=True),
     FlashLevel("fc-small", "-Os", False, "as dw-plain, and FULLY_CONNECTED by its smallest DSP path (one output a "
-               "turn, requantised at once: no sums in scratch)",
-               "1.00x the est. cycles of dw-plain on the M4 where FULLY_CONNECTED does little of the work, the "
+               "turn, requantised at once: no sums in scratch), the plain depthwise loop dividing at every depth "
+               "multiplier",
+               "1.00x to 1.03x the est. cycles of dw-plain on the M4 where FULLY_CONNECTED does little of the work "
+               "(the plain depthwise loop dividing at multiplier 1 too: KWS DS-CNN 1.03x, person_detect 1.01x), the "
                "autoencoder 1.43x fc-compact's (bench/flash_budget.py)",
                general=True, plain_dw=True, compact_conv=True, compact_fc=True, small_fc=True),
     FlashLevel("conv-small", "-Os", False, "as fc-small, and the convs by the compact DSP path one position at a "

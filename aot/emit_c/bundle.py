@@ -148,7 +148,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  compact_depthwise: bool = False, compact_conv: bool = False, portable_small: bool = False,
                  compact_fc: bool = False, small_fc: bool = False, fc_pairs: bool = False,
                  small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
-                 mve_off: tuple[str, ...] = (), portable_mve: int = 0, rq_conv_only: bool = False) -> Bundle:
+                 mve_off: tuple[str, ...] = (), portable_mve: int = 0, rq_conv_only: bool = False,
+                 plain_m1: bool = True) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
@@ -166,7 +167,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     the compact one instead (`small_fc`: in its smallest loop); `fc_pairs`: in the portable kernels' smallest loops,
     FULLY_CONNECTED two outputs a turn where it does half the model's work; `small_conv` (1, 2): the compact conv one
     position at a time (2: one channel a turn) where the portable kernels' faster loops do not pay (else a level
-    slower and larger than portable); `single_dwm`: the compact multiplier path one position a turn;
+    slower and larger than portable); `single_dwm`: the compact multiplier path one position a turn; `plain_m1`
+    (with `plain_depthwise`): the plain depthwise loop's faster form takes depth multiplier 1 without divisions;
     `portable_small`: the portable kernels' smallest loops, AOTC_TFL_PORTABLE_FAST); `helium`: the target runs
     Helium's kernels (the M55), which change what those levels leave out (dsp_paths.left_out) and the params that only
     paths it does not run would read; `mve_off`: Helium's kernel families a level of the M55 leaves out
@@ -203,7 +205,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
 
     paths = left_out(graph, plan.choices, general_paths, plain_depthwise, compact_depthwise, compact_conv, compact_fc,
                      small_fc, small_conv if small_conv and (mve_off or not portable_fast_pays(graph)) else 0, helium,
-                     single_dwm, mve_off)
+                     single_dwm, mve_off, plain_m1)
     if helium and not portable:
         paths = tuple(sorted({*paths, *fc_one_paths(graph, plan.choices)}))
     if portable_small or portable and (helium or not portable_fast_pays(graph)):  # the portable kernels' smallest

@@ -50,7 +50,10 @@ FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
 SMALL_CONV_PATHS = ("AOTC_TFL_CONV_2X2", "AOTC_TFL_CONV_PAIRS")
 # the compact multiplier path's two positions a turn (left out at the "dwm-single" level: one a turn)
 MULTC_PATHS = ("AOTC_TFL_DW_MULTC_PAIRS",)
-PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS + MULTC_PATHS
+# the plain depthwise loop's faster form at depth multiplier 1 without divisions (kept at the "dw-plain" level alone;
+# left out at the levels after it where a layer has multiplier 1, and on the M55, whose Helium depthwise takes those)
+LOOP_M1_PATHS = ("AOTC_TFL_DW_LOOP_M1",)
+PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS + MULTC_PATHS + LOOP_M1_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # the portable kernels' conv and depthwise dot products by Helium intrinsics on the M55 (the "portable-mve" level, issue
@@ -90,7 +93,7 @@ FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FA
                                      MVE_FAMILIES["conv-fast"], MVE_FAMILIES["conv-quad"], PORTABLE_MVE,
                                      PORTABLE_MVE_RQ, PORTABLE_MVE_DW, PORTABLE_MVE_S8, PORTABLE_MVE_RQ_ADD,
                                      PORTABLE_MVE_PW, PORTABLE_MVE_WIN),
-              "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
+              "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, *LOOP_M1_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW, PORTABLE_MVE_RQ_DW),
               "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-quad"],
@@ -210,7 +213,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
              plain_depthwise: bool = False, compact_depthwise: bool = False,
              compact_conv: bool = False, compact_fc: bool = False, small_fc: bool = False,
              small_conv: int = 0, helium: bool = False, single_dwm: bool = False,
-             mve_off: tuple[str, ...] = ()) -> tuple[str, ...]:
+             mve_off: tuple[str, ...] = (), plain_m1: bool = True) -> tuple[str, ...]:
     """The path macros (PATHS) no layer of the graph takes, sorted: what the bundle's kernel configuration sets 0.
     Only where the M-profile DSP kernels are chosen (their facts' isa), so that other bundles' configuration is
     unchanged. `general` (a --flash-budget level): the SPECIALISED paths too, the layers then by the general
@@ -228,7 +231,10 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     left out only so; AOTC_TFL_DW_SMALL_MULT4 only where a layer of a depth multiplier of 4, 8, ... has no scratch (a
     --ram-budget's: the plain loop's multiplier-4 path then beside its smallest form, issue 67); `single_dwm` (with
     compact_depthwise, issue 67): AOTC_TFL_DW_MULTC_PAIRS where a layer has a depth
-    multiplier above 1 (the compact multiplier path one position a turn), left out only so. On the M55 (`helium`) the
+    multiplier above 1 (the compact multiplier path one position a turn), left out only so; without `plain_m1` (with
+    plain_depthwise: the levels after "dw-plain", issue 67), AOTC_TFL_DW_LOOP_M1 where a layer has depth multiplier 1
+    (the plain loop's faster form then divides at every multiplier: 36 B less), and so on the M55 too, whose Helium
+    depthwise takes those layers. On the M55 (`helium`) the
     depthwise levels keep Helium's 3 x 3 depthwise (MVE_DW_WITH_DSP 0): without it they ran KWS DS-CNN at 2.5x the
     general level's est. cycles there. `mve_off` (the M55's levels after
     those, issue 67): the MVE_FAMILIES named ("fc", "dw", "conv") where a layer of theirs is in the model, their
@@ -240,7 +246,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     channels (the loop's least); with both off every depthwise layer by Helium's loop of last resort
     (tfl_depthwise_s8_mves), the compact DSP paths left out (where a layer of multiplier 1 has the families compiled
     out: elsewhere, depth multipliers above 1 alone, the bundle stays as with "dw" off)."""
-    need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS)
+    need: set[str] = set(FC_PATHS) | set(SMALL_CONV_PATHS) | set(MULTC_PATHS) | set(LOOP_M1_PATHS)
     dsp = depthwise = multiplier = mult4 = starved_mult4 = conv = fc = narrow = False
     families: set[str] = set()  # Helium's that have a layer (mve_off)
     for node, c in layers(graph, choices):
@@ -289,6 +295,8 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
         need -= {"AOTC_TFL_FC_DSP", *(["AOTC_TFL_FC_PAIRS"] if small_fc else [])}
     if single_dwm and compact_depthwise and not plain_depthwise and multiplier:
         need -= set(MULTC_PATHS)
+    if plain_depthwise and depthwise and (helium or not plain_m1):
+        need -= set(LOOP_M1_PATHS)
     if helium and depthwise and compact_depthwise and "dw" in mve_off and "dw-compact" not in mve_off and not narrow:
         need.discard("AOTC_TFL_DW_COMPACT")  # Helium's compact loop takes the layers of multiplier 1 instead
     if helium and depthwise and compact_depthwise and {"dw", "dw-compact"} <= set(mve_off):  # Helium's loop of last

@@ -256,6 +256,7 @@ def test_compact_levels_between_general_and_plain_on_the_m4(tmp_path, monkeypatc
         assert ("AOTC_TFL_CONV_COMPACT" in left) == (level.name not in ("conv-compact", "dw-plain")), level.name
         assert ("AOTC_TFL_DW_LOOP_SMALL" in left) == (level.name == "dw-plain"), level.name  # its faster form there
         assert ("AOTC_TFL_DW_LOOP_MULT4" in left) == (level.name == "dw-plain"), level.name  # no multiplier of 4
+        assert "AOTC_TFL_DW_LOOP_M1" not in left, level.name  # (dw-plain: multiplier 1 without divisions)
         kept = {"AOTC_TFL_DW_COMPACT", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_LOOP_MULT4"}
         if level.name == "dw-compact":
             assert left & set(DW_PATHS) == set(DW_PATHS) - kept, left

@@ -23,6 +23,7 @@ from aot.kernels.dsp_paths import (
     CONV_PATHS,
     FC_PATHS,
     FILE_PATHS,
+    LOOP_M1_PATHS,
     MULTC_PATHS,
     PATHS,
     SMALL_CONV_PATHS,
@@ -65,12 +66,13 @@ def test_the_paths_a_model_takes_are_predicted_from_its_layers():
     assert set(PATHS) - set(_left_out(kws)) == {"AOTC_TFL_DW_DSP", "AOTC_TFL_DW_COLUMNS", "AOTC_TFL_CONV_ROWS",
                                                 "AOTC_TFL_CONV_FUSED", "AOTC_TFL_CONV_DBL", "AOTC_TFL_CONV_FLOOR",
                                                 "AOTC_TFL_CONV_ODD", "AOTC_TFL_DW_LOOP_SMALL", "AOTC_TFL_DW_LOOP_MULT4",
-                                                *FC_PATHS, *SMALL_CONV_PATHS, *MULTC_PATHS}  # (only by a budget)
+                                                *FC_PATHS, *SMALL_CONV_PATHS, *MULTC_PATHS,
+                                                *LOOP_M1_PATHS}  # (only by a budget)
     micro = compile_file(MICRO, Options(name="micro", target="mps2-an386"))
     vww = compile_file(VWW, Options(name="vww", target="mps2-an386"))
     assert set(PATHS) - set(_left_out(micro)) == {"AOTC_TFL_DW_MULT", "AOTC_TFL_DW_LOOP_SMALL",
                                                   "AOTC_TFL_DW_LOOP_MULT4", *FC_PATHS, *SMALL_CONV_PATHS,
-                                                  *MULTC_PATHS}
+                                                  *MULTC_PATHS, *LOOP_M1_PATHS}
     assert "AOTC_TFL_DW_DSP" not in _left_out(vww) and "AOTC_TFL_DW_MULT" in _left_out(vww)
     assert {"AOTC_TFL_DW_RING", "AOTC_TFL_DW_SAME", "AOTC_TFL_DW_S2"}.isdisjoint(_left_out(vww))
     # the conv's and the depthwise's names are keyed by the paths left out of them; every other kernel's are the
@@ -140,6 +142,26 @@ def test_heliums_compact_depthwise_levels_leave_the_compact_dsp_path_out():
     assert out(mult, compact) == out(mult, small) and "AOTC_TFL_DW_MULT_COMPACT" not in out(mult, small)
     assert "AOTC_TFL_MVE_DW" not in out(mult, small)
     assert "AOTC_TFL_DW_COMPACT" not in out(wide, compact, helium=False)
+
+
+def test_the_plain_loops_multiplier_1_offsets_only_at_the_dw_plain_level():
+    """AOTC_TFL_DW_LOOP_M1 (issue 67): the plain depthwise loop's faster form takes depth multiplier 1 without
+    divisions at "dw-plain" (plain_m1) alone; the levels after it (plain_depthwise without plain_m1) leave it out where
+    a layer has multiplier 1, not where none has (their bundle then dw-plain's), and on the M55 (Helium's depthwise
+    takes those layers) at every level; without a budget it is kept (the unbudgeted configuration unchanged)."""
+    def out(g: Graph, **level: bool) -> set[str]:
+        (node,) = g.nodes
+        c = KernelChoice("aotc_tfl_depthwise_s8", _depthwise_dsp_scratch(node, g), facts=M_PROFILE)
+        return set(left_out(g, {node.name: c}, general=True, compact_conv=True, compact_fc=True, **level))
+
+    m1, m3 = _wide_depthwise_graph(16, 1), _wide_depthwise_graph(16, 3)
+    m1_path = "AOTC_TFL_DW_LOOP_M1"
+    assert m1_path not in out(m1, plain_depthwise=True, plain_m1=True)  # dw-plain
+    assert m1_path in out(m1, plain_depthwise=True, plain_m1=False, small_fc=True)  # fc-small
+    assert m1_path in out(m1, plain_depthwise=True, plain_m1=True, helium=True)  # the M55's dw-plain
+    assert m1_path not in out(m3, plain_depthwise=True, plain_m1=False, small_fc=True)
+    assert m1_path not in out(m1, compact_depthwise=True, plain_m1=False) | out(m1)
+    assert m1_path in FILE_PATHS["tflite_int8_depthwise.c"] and m1_path in PATHS
 
 
 def test_a_multiplier_layer_left_no_scratch_keeps_the_plain_loops_multiplier_path():

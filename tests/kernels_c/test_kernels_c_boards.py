@@ -295,9 +295,12 @@ def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level, pairs):
 
 
 # no depthwise DSP path: the plain loop in its faster form (aot/flash.py "dw-plain", as the level's aotc_symbols.h
-# says), or in its smallest form with its multiplier-4 path beside it, as a --ram-budget that leaves a layer of
-# multiplier 4, 8, ... no scratch compiles them (AOTC_TFL_DW_SMALL_MULT4)
+# says: depth multiplier 1 without divisions; "fc-small" and the levels after it divide at every multiplier,
+# AOTC_TFL_DW_LOOP_M1 0), or in its smallest form with its multiplier-4 path beside it, as a --ram-budget that leaves a
+# layer of multiplier 4, 8, ... no scratch compiles them (AOTC_TFL_DW_SMALL_MULT4)
 PLAIN_DW = {"dw-plain": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT", "LOOP_SMALL")],
+            "fc-small": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT", "LOOP_SMALL",
+                                                           "LOOP_M1")],
             "starved": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPACT", "MULT_COMPACT")]}
 
 
@@ -306,7 +309,8 @@ PLAIN_DW = {"dw-plain": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPAC
 @pytest.mark.parametrize("form", sorted(PLAIN_DW))
 def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, form, level):
     """DEPTHWISE_CONV_2D by the plain loop on the M4: at the dw-plain level its faster form (4 output channels at a
-    time, their input channels' offsets at a depth multiplier above 1, a last part channel by channel), without scratch
+    time, their input channels' offsets at a depth multiplier above 1, at multiplier 1 0 to 3 without divisions; at
+    fc-small by divisions at every multiplier, AOTC_TFL_DW_LOOP_M1 0; a last part channel by channel), without scratch
     under a budget its smallest form; in both, at multipliers 4, 8, ... a window function of two taps a turn by SMLABB
     / SMLATB, an odd last tap alone, in assembly at -O3 and -Os (issue 67): test_tflite_int8_kernels.c's depthwise
     entries against LiteRT's reference arithmetic bit for bit; no depthwise DSP function in the image but that

@@ -671,6 +671,13 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_DW_LOOP_SMALL
 #define AOTC_TFL_DW_LOOP_SMALL 1
 #endif
+/* DW_LOOP_M1 (issue 67): in the plain loop's faster form with the DSP extension (DW_LOOP_SMALL 0, the dw-plain level),
+ * depth multiplier 1's 4 channels at offsets 0 to 3, not found by four divisions a window (about 36 B); 0 (the levels
+ * after dw-plain, "fc-small" on, where a layer has multiplier 1): the divisions at every multiplier, the smaller form
+ * (without DW_LOOP_SMALL 0 it is never compiled in) */
+#ifndef AOTC_TFL_DW_LOOP_M1
+#define AOTC_TFL_DW_LOOP_M1 1
+#endif
 /* DW_LOOP_MULT4 (issue 67): in the plain loop's faster form (DW_LOOP_SMALL 0, the dw-plain level), a path for depth
  * multipliers of 4, 8, ...: 4 output channels of one input value, loaded once a tap; left out where no layer has such a
  * multiplier (without DW_LOOP_SMALL 0 it is never compiled in) */

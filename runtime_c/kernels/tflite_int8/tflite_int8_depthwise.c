@@ -3565,9 +3565,20 @@ static inline __attribute__((always_inline)) void tfl_depthwise_s8_plain(const a
                     const int32_t m = p->depth_multiplier;
                     n = oc - o >= 4 ? 4 : 1;
                     {
+#if AOTC_QUANT_DSP && AOTC_TFL_DW_LOOP_M1
+                    /* depth multiplier 1 without divisions (the dw-plain level alone): four SDIVs of up to 12 cycles
+                     * a 4 channels' window on the M4 (person_detect's dw-plain 1.504x -> 1.489x dwm-single's est.
+                     * cycles, issue 67); the levels after it keep the smaller form below */
+                    const int32_t one = m == 1;
+                    const int32_t x0 = one ? o : o / m;
+                    const int32_t d1 = n != 4 ? 0 : one ? 1 : (o + 1) / m - x0;
+                    const int32_t d2 = n != 4 ? 0 : one ? 2 : (o + 2) / m - x0;
+                    const int32_t d3 = n != 4 ? 0 : one ? 3 : (o + 3) / m - x0;
+#else
                     const int32_t x0 = o / m;
                     const int32_t d1 = n == 4 ? (o + 1) / m - x0 : 0, d2 = n == 4 ? (o + 2) / m - x0 : 0;
                     const int32_t d3 = n == 4 ? (o + 3) / m - x0 : 0;
+#endif
                     const int8_t *xr = xw + x0, *wr = ww + o;
 #if !AOTC_QUANT_DSP && TFL_PMVE && AOTC_TFL_PORTABLE_MVE_DW /* 4 channels of multiplier 1 by Helium (the M55's
                                                               * portable-mve levels) */
