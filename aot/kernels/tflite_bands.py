@@ -707,21 +707,44 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     items = _spans(geometry, groups, sched, buffers, staging, scratch)
     tails = {name[:-len(TAIL)]: (nbytes, lo, hi) for name, nbytes, lo, hi in items if name.endswith(TAIL)}
     pairs = {f"scratch{g.k + 1}": f"scratch{g.k}" for g in groups}
-    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
-    at: dict[str, int] = {}
 
     def size(t: tuple[str, int, int, int]) -> int:
         return t[1] + tails.get(t[0], (0,))[0]
     heads = [t for t in items if not t[0].endswith(TAIL)]
-    for name, nbytes, lo, hi in sorted(heads, key=lambda t: (lines_first and t[0].startswith("scratch"), -size(t))):
-        parts = [(0, nbytes, lo, hi)] + ([(nbytes, *tails[name])] if name in tails else [])
-        offset = _lowest(placed, parts)
-        placed += [(offset + rel, offset + rel + n, a, b) for rel, n, a, b in parts]
-        at[name] = offset
-        if name in tails:
-            at[name + TAIL] = offset + nbytes
+    at, total = _place(sorted(heads, key=lambda t: (lines_first and t[0].startswith("scratch"), -size(t))), tails)
+    # from the top down, the longest lived first: where a carried buffer's head rows are dead while two blocks live
+    # after its reader's call would not both fit beside its rest, the head sits between them (issue 67: the stride-2
+    # depthwise's output row over the stem's head row and the 3 x 3 depthwise's output row before it)
+    down, low = _place(sorted(heads, key=lambda t: (t[0].startswith("scratch"), t[2] - t[3], -size(t))), tails, True)
+    if low < total:
+        at, total = down, low
     at.update({b: at[a] for b, a in pairs.items() if a in at})
-    return at, max((e for _, e, _, _ in placed), default=0)
+    return at, total
+
+
+def _place(order: list[tuple[str, int, int, int]], tails: dict[str, tuple[int, int, int]],
+           down: bool = False) -> tuple[dict[str, int], int]:
+    """_layout's blocks placed in `order`, each at the lowest aligned offset where its parts are clear of the blocks
+    live with them (down: from the top of the bytes down, each block's parts still in their order upwards); the
+    offsets by name (line<k>+TAIL too) and the bytes in all."""
+    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi), from the top where down
+    at: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for name, nbytes, lo, hi in order:
+        parts = [(0, nbytes, lo, hi)] + ([(nbytes, *tails[name])] if name in tails else [])
+        sizes[name] = -(-sum(p[1] for p in parts) // ALIGNMENT) * ALIGNMENT
+        if down:  # the parts from the block's top
+            parts = [(sizes[name] - rel - n, n, a, b) for rel, n, a, b in parts]
+        at[name] = _lowest(placed, parts)
+        placed += [(at[name] + rel, at[name] + rel + n, a, b) for rel, n, a, b in parts]
+    total = max((e for _, e, _, _ in placed), default=0)
+    if down:  # back to offsets from the bottom, aligned: the top rounded up to the alignment
+        total = -(-total // ALIGNMENT) * ALIGNMENT
+        at = {name: total - o - sizes[name] for name, o in at.items()}
+    for name in tails:
+        if name in at:
+            at[name + TAIL] = at[name] + next(n for m, n, _, _ in order if m == name)
+    return at, total
 
 
 TAIL = "+"  # _spans' name of a carried line buffer's rows after its head (the two parts of one block)

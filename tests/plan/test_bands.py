@@ -291,6 +291,28 @@ def test_the_stems_head_row_holds_the_grouped_pair():
     assert total == 16128 + 2688 + 448 + 5376 + 320 - 1632 == _run_layout(layers, sched, groups, scratch, 448)
 
 
+def test_the_layout_from_the_top_fits_172000_b():
+    """MobileNetV2 224's first run in groups of 8 a row a call at 172,000 B (21,472 B beside its 150,528 B input,
+    issue 67): placed largest first from the bottom, the stride-2 depthwise's output row (5,376 B, live from the pair
+    on) fits the stem's dead first row (3,584 B) only with 32 B of the blocks after it: 21,504 B. From the top down,
+    the longest lived first, the stem's first row sits between that row and the 3 x 3 depthwise's output row, both
+    dead at each other's calls: 21,472 B, and a byte-level run of the bands finds every row it reads."""
+    from aot.kernels.tflite_bands import Group, _layout
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    groups = [Group(3, 8, ((None, None),) * 12)]
+    scratch = {0: 4832, 1: 1760, 2: 1696, 3: 320, 4: 400, 5: 3264}  # each layer's kernel at its room there
+    sched = schedule_fine(layers, 1)
+    at, total = _layout(layers, groups, sched, sched.buffer_bytes(layers), 448, scratch)
+    assert total == 172000 - 150528 == _run_layout(layers, sched, groups, scratch, 448)
+    assert at["line4"] < at["line0"] + 3584 and at["line0"] < at["line4"] + 5376  # over the stem's first row
+    for rows in (1, 2):  # and where the other order is the lesser, it stays
+        for s in (schedule(layers, rows), schedule_fine(layers, rows)):
+            _run_layout(layers, s, groups, scratch, 448 * (s.bands[0].calls[4].oh or rows))
+
+
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
     b = compile_file(PERSON, Options(name="person", target=target, ram_budget=budget))
     b.write(out / "bundle")
