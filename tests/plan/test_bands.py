@@ -313,6 +313,32 @@ def test_the_layout_from_the_top_fits_172000_b():
             _run_layout(layers, s, groups, scratch, 448 * (s.bands[0].calls[4].oh or rows))
 
 
+def test_the_staging_block_starts_below_the_group_rows():
+    """The same run with its pair's depthwise node given (3 x 3, stride 2, no top or left padding): its staging block
+    (448 B, one group's output row) starts 16 B below the group's rows, its input, which the depthwise overwrites only
+    where no later position reads (tflite_int8.overlap_bytes' bound: position P's 8 outputs after the lowest input
+    byte P or a later one reads, 16 (P - 1) B in); the two one block of 2,704 B where they took 3,136 B, and a
+    byte-level run of the bands finds every row it reads. Without the node (the tests above) they stay apart."""
+    from types import SimpleNamespace
+
+    from aot.kernels.tflite_bands import Group, _layout, _stage_below
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 0, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    dw = SimpleNamespace(attrs={"kernel": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]})
+    groups = [Group(3, 8, ((None, dw),) * 12)]
+    scratch = {0: 4832, 1: 1760, 2: 1696, 3: 768, 4: 768, 5: 3264}
+    sched = schedule_fine(layers, 1)
+    assert _stage_below(layers, groups, sched) == 16
+    assert _stage_below(layers, [Group(3, 8, ((None, None),) * 12)], sched) is None
+    at, total = _layout(layers, groups, sched, sched.buffer_bytes(layers), 448, scratch)
+    assert at["line3"] == at["stage"] + 16
+    assert total == 21472 == _run_layout(layers, sched, groups, scratch, 448)
+    apart = _layout(layers, [Group(3, 8, ((None, None),) * 12)], sched, sched.buffer_bytes(layers), 448, scratch)
+    assert apart[1] > 21472
+
+
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
     b = compile_file(PERSON, Options(name="person", target=target, ram_budget=budget))
     b.write(out / "bundle")
