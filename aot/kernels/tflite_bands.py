@@ -591,8 +591,9 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
                 scratch = max(per_layer.values(), default=0)
                 layout, total = memo.layout(geometry, groups, sched, buffers, staging, per_layer,
                                             isinstance(room, dict)) if packed else (None, lines + scratch)
-                if isinstance(room, dict) and total > budget and len(rooms) < 3 + 2 * SHRINK:  # the blocks placed around
-                    rooms.append({m: max(r - (total - budget), 0) for m, r in room.items()})  # each other took more
+                if isinstance(room, dict) and total > budget and len(rooms) < 3 + 2 * SHRINK:  # the blocks placed
+                    rooms.append({m: max(r - (total - budget), 0) for m, r in room.items()})  # around each other took
+                    # more
                 assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
                 out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
                                                          tuple(m.name for m in layers), extra, layout), assumes)
