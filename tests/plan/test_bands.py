@@ -339,6 +339,28 @@ def test_the_staging_block_starts_below_the_group_rows():
     assert apart[1] > 21472
 
 
+def test_a_3x3_depthwise_under_a_budget_leaves_its_padded_span():
+    """_fit_depthwise (a RAM budget's "tiles", issue 67): MobileNetV2's 3 x 3 depthwise a row a call (112 wide, 32
+    channels) takes 3,168 B on its padded path, which needs a run of sums a row long; where the budget leaves less
+    (1,760 B at 172,000 B) its run goes below the row (the unpadded path, 16 B a position), within the budget, down
+    to DSP_DW_RUN_MIN positions; where the padded span fits, it stays."""
+    from aot.ir import Graph, Node, Tensor
+    from aot.kernels.tflite_int8 import DSP_DW_RUN_MIN, _depthwise_dsp_scratch, _fit_depthwise
+
+    w = np.zeros((1, 3, 3, 32), np.int8)
+    t = {"x": Tensor("x", (1, 3, 112, 32), "int8"), "w": Tensor("w", w.shape, "int8", w),
+         "y": Tensor("y", (1, 1, 112, 32), "int8")}
+    node = Node("TflDepthwiseConv2D", "dw", ["x", "w"], ["y"],
+                {"kernel": [3, 3], "strides": [1, 1], "dilations": [1, 1], "pads": [0, 1, 0, 1],
+                 "y_min": -128, "y_max": 127, "y_zero": -128})
+    g = Graph("g", [node], t, ["x"], ["y"])
+    padded = _depthwise_dsp_scratch(node, g)
+    assert padded > 3000 and _fit_depthwise(node, g, padded).scratch == padded
+    fit = _fit_depthwise(node, g, 1760)
+    assert fit.scratch <= 1760 and fit.detail == 1760 // 16 < 112
+    assert _fit_depthwise(node, g, 0).detail == DSP_DW_RUN_MIN
+
+
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
     b = compile_file(PERSON, Options(name="person", target=target, ram_budget=budget))
     b.write(out / "bundle")
