@@ -591,13 +591,17 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
                 scratch = max(per_layer.values(), default=0)
                 layout, total = memo.layout(geometry, groups, sched, buffers, staging, per_layer,
                                             isinstance(room, dict)) if packed else (None, lines + scratch)
-                if isinstance(room, dict) and total > budget and len(rooms) < 2 + SHRINK:  # the blocks placed around
-                    rooms.append({m: max(r - (total - budget), 0) for m, r in room.items()})  # each other took more
+                if isinstance(room, dict) and total > budget and len(rooms) < 3 + 2 * SHRINK:  # the blocks placed
+                    rooms.append({m: max(r - (total - budget), 0) for m, r in room.items()})  # around each other took
+                    # more
                 assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
                 out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
                                                          tuple(m.name for m in layers), extra, layout), assumes)
                 if packed and len(rooms) == 1 and _counted(out):  # then each layer's kernel given the bytes above
                     rooms.append(_rooms(geometry, groups, sched, buffers, staging, budget))  # the blocks at its calls
+                    gaps = _rooms(geometry, groups, sched, buffers, staging, budget, gaps=True)
+                    if gaps != rooms[-1]:  # or the widest gap between them (a layout placed from the top down)
+                        rooms.append(gaps)
                 if total <= budget:
                     first = False
                     cost = _estimate(node, graph, out)
@@ -618,7 +622,7 @@ SHRINK = 2  # the times a fit tries each layer's room less what its layout took 
 
 
 def _rooms(geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int], staging: int,
-           budget: int) -> dict[int, int]:
+           budget: int, gaps: bool = False) -> dict[int, int]:
     """Per layer, the bytes of `budget` above the blocks _layout keeps live during its calls (a grouped pair's two
     layers: during either), the most its kernel's scratch may take there; the layout of them all may still need
     more (the blocks placed around each other), which the fit checks."""
@@ -630,6 +634,13 @@ def _rooms(geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, bu
         k = paired.get(m, m)
         ends = [at[name] + nbytes for name, nbytes, lo, hi in spans if lo <= k <= hi and nbytes]
         out[m] = max(budget - max(ends, default=0), 0)
+        if gaps:  # the widest bytes under the budget clear of them (issue 67: _layout's from the top down leaves
+            # the room at the bottom)
+            live = sorted((at[name], at[name] + nbytes) for name, nbytes, lo, hi in spans if lo <= k <= hi and nbytes)
+            top = 0
+            for a, b in live:
+                out[m] = max(out[m], min(a, budget) - -(-top // ALIGNMENT) * ALIGNMENT)
+                top = max(top, b)
     return out
 
 
@@ -707,21 +718,71 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     items = _spans(geometry, groups, sched, buffers, staging, scratch)
     tails = {name[:-len(TAIL)]: (nbytes, lo, hi) for name, nbytes, lo, hi in items if name.endswith(TAIL)}
     pairs = {f"scratch{g.k + 1}": f"scratch{g.k}" for g in groups}
-    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi)
-    at: dict[str, int] = {}
 
     def size(t: tuple[str, int, int, int]) -> int:
         return t[1] + tails.get(t[0], (0,))[0]
     heads = [t for t in items if not t[0].endswith(TAIL)]
-    for name, nbytes, lo, hi in sorted(heads, key=lambda t: (lines_first and t[0].startswith("scratch"), -size(t))):
-        parts = [(0, nbytes, lo, hi)] + ([(nbytes, *tails[name])] if name in tails else [])
-        offset = _lowest(placed, parts)
-        placed += [(offset + rel, offset + rel + n, a, b) for rel, n, a, b in parts]
-        at[name] = offset
-        if name in tails:
-            at[name + TAIL] = offset + nbytes
+    at, total = _place(sorted(heads, key=lambda t: (lines_first and t[0].startswith("scratch"), -size(t))), tails)
+    # from the top down, the longest lived first: where a carried buffer's head rows are dead while two blocks live
+    # after its reader's call would not both fit beside its rest, the head sits between them (issue 67: the stride-2
+    # depthwise's output row over the stem's head row and the 3 x 3 depthwise's output row before it)
+    down, low = _place(sorted(heads, key=lambda t: (t[0].startswith("scratch"), t[2] - t[3], -size(t))), tails, True)
+    if low < total:
+        at, total = down, low
     at.update({b: at[a] for b, a in pairs.items() if a in at})
-    return at, max((e for _, e, _, _ in placed), default=0)
+    below = _stage_below(geometry, groups, sched) if staging else None
+    if below is not None:  # _spans' one block of the staging block and the group's rows after it
+        at[f"line{groups[0].k}"] = at["stage"] + below
+    return at, total
+
+
+def _stage_below(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule) -> int | None:
+    """How many bytes below its group's rows (the expansion's line buffer, its input) a run's one grouped pair's
+    depthwise may write its staging block (issue 67: 16 B for MobileNetV2's 3 x 3 stride-2 depthwise in groups of 8,
+    whose 448 B would otherwise take bytes of their own at the pair's calls): the bound aot/kernels/tflite_int8.py's
+    overlap_bytes puts on every DEPTHWISE_CONV_2D kernel, a position's outputs written after every input byte below
+    them that it or a later position reads, at each call's rows and top padding (the most). None where the run has
+    more than one pair (they share the staging block) or its nodes are not given."""
+    if len(groups) != 1 or groups[0].pairs[0][1] is None:
+        return None
+    g = groups[0]
+    lay, a = geometry[g.k + 1], g.pairs[0][1].attrs
+    c, w = g.size, geometry[g.k + 1].in_row // g.size
+    ow = lay.out_row // (g.size * len(g.pairs))
+    below = 0
+    for call in {(c_.oh, c_.pad_top) for band in sched.bands for c_ in band.calls[g.k + 1:g.k + 2] if c_.oh}:
+        oh, top = call
+        rows = np.maximum(np.arange(oh, dtype=np.int64) * lay.s - top, 0)
+        cols = np.maximum(np.arange(ow, dtype=np.int64) * a["strides"][1] - a["pads"][1], 0)
+        lowest = ((rows[:, None] * w + cols[None, :]) * c).ravel()
+        later = np.minimum.accumulate(lowest[::-1])[::-1]
+        below = max(below, int(np.max(np.arange(1, oh * ow + 1, dtype=np.int64) * c - later)))
+    return -(-below // math.lcm(ALIGNMENT, c)) * math.lcm(ALIGNMENT, c)
+
+
+def _place(order: list[tuple[str, int, int, int]], tails: dict[str, tuple[int, int, int]],
+           down: bool = False) -> tuple[dict[str, int], int]:
+    """_layout's blocks placed in `order`, each at the lowest aligned offset where its parts are clear of the blocks
+    live with them (down: from the top of the bytes down, each block's parts still in their order upwards); the
+    offsets by name (line<k>+TAIL too) and the bytes in all."""
+    placed: list[tuple[int, int, int, int]] = []  # (offset, end, lo, hi), from the top where down
+    at: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for name, nbytes, lo, hi in order:
+        parts = [(0, nbytes, lo, hi)] + ([(nbytes, *tails[name])] if name in tails else [])
+        sizes[name] = -(-sum(p[1] for p in parts) // ALIGNMENT) * ALIGNMENT
+        if down:  # the parts from the block's top
+            parts = [(sizes[name] - rel - n, n, a, b) for rel, n, a, b in parts]
+        at[name] = _lowest(placed, parts)
+        placed += [(at[name] + rel, at[name] + rel + n, a, b) for rel, n, a, b in parts]
+    total = max((e for _, e, _, _ in placed), default=0)
+    if down:  # back to offsets from the bottom, aligned: the top rounded up to the alignment
+        total = -(-total // ALIGNMENT) * ALIGNMENT
+        at = {name: total - o - sizes[name] for name, o in at.items()}
+    for name in tails:
+        if name in at:
+            at[name + TAIL] = at[name] + next(n for m, n, _, _ in order if m == name)
+    return at, total
 
 
 TAIL = "+"  # _spans' name of a carried line buffer's rows after its head (the two parts of one block)
@@ -757,7 +818,13 @@ def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched
             items.append((f"line{k}", head, 0, reader))
         if nbytes > head or not head:  # (a buffer of no bytes still has its offset)
             items.append((f"line{k}{TAIL}" if head else f"line{k}", nbytes - head, 0, n - 1))
-    if staging:
+    below = _stage_below(geometry, groups, sched) if staging else None
+    if below is not None:  # the staging block and the group's rows one block (the group's rows `below` bytes in)
+        k = groups[0].k
+        items = [(name, -(-max(below + nbytes, staging) // ALIGNMENT) * ALIGNMENT if name == f"line{k}" else nbytes,
+                  lo, hi) for name, nbytes, lo, hi in items]
+        items = [("stage" if name == f"line{k}" else name, nbytes, lo, hi) for name, nbytes, lo, hi in items]
+    elif staging:
         items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
     items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]
     for g in groups:  # a grouped pair's two layers take turns a group at a time: what is live at either, at both;

@@ -291,6 +291,76 @@ def test_the_stems_head_row_holds_the_grouped_pair():
     assert total == 16128 + 2688 + 448 + 5376 + 320 - 1632 == _run_layout(layers, sched, groups, scratch, 448)
 
 
+def test_the_layout_from_the_top_fits_172000_b():
+    """MobileNetV2 224's first run in groups of 8 a row a call at 172,000 B (21,472 B beside its 150,528 B input,
+    issue 67): placed largest first from the bottom, the stride-2 depthwise's output row (5,376 B, live from the pair
+    on) fits the stem's dead first row (3,584 B) only with 32 B of the blocks after it: 21,504 B. From the top down,
+    the longest lived first, the stem's first row sits between that row and the 3 x 3 depthwise's output row, both
+    dead at each other's calls: 21,472 B, and a byte-level run of the bands finds every row it reads."""
+    from aot.kernels.tflite_bands import Group, _layout
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 1, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    groups = [Group(3, 8, ((None, None),) * 12)]
+    scratch = {0: 4832, 1: 1760, 2: 1696, 3: 320, 4: 400, 5: 3264}  # each layer's kernel at its room there
+    sched = schedule_fine(layers, 1)
+    at, total = _layout(layers, groups, sched, sched.buffer_bytes(layers), 448, scratch)
+    assert total == 172000 - 150528 == _run_layout(layers, sched, groups, scratch, 448)
+    assert at["line4"] < at["line0"] + 3584 and at["line0"] < at["line4"] + 5376  # over the stem's first row
+    for rows in (1, 2):  # and where the other order is the lesser, it stays
+        for s in (schedule(layers, rows), schedule_fine(layers, rows)):
+            _run_layout(layers, s, groups, scratch, 448 * (s.bands[0].calls[4].oh or rows))
+
+
+def test_the_staging_block_starts_below_the_group_rows():
+    """The same run with its pair's depthwise node given (3 x 3, stride 2, no top or left padding): its staging block
+    (448 B, one group's output row) starts 16 B below the group's rows, its input, which the depthwise overwrites only
+    where no later position reads (tflite_int8.overlap_bytes' bound: position P's 8 outputs after the lowest input
+    byte P or a later one reads, 16 (P - 1) B in); the two one block of 2,704 B where they took 3,136 B, and a
+    byte-level run of the bands finds every row it reads. Without the node (the tests above) they stay apart."""
+    from types import SimpleNamespace
+
+    from aot.kernels.tflite_bands import Group, _layout, _stage_below
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 0, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    dw = SimpleNamespace(attrs={"kernel": [3, 3], "strides": [2, 2], "pads": [0, 0, 1, 1]})
+    groups = [Group(3, 8, ((None, dw),) * 12)]
+    scratch = {0: 4832, 1: 1760, 2: 1696, 3: 768, 4: 768, 5: 3264}
+    sched = schedule_fine(layers, 1)
+    assert _stage_below(layers, groups, sched) == 16
+    assert _stage_below(layers, [Group(3, 8, ((None, None),) * 12)], sched) is None
+    at, total = _layout(layers, groups, sched, sched.buffer_bytes(layers), 448, scratch)
+    assert at["line3"] == at["stage"] + 16
+    assert total == 21472 == _run_layout(layers, sched, groups, scratch, 448)
+    apart = _layout(layers, [Group(3, 8, ((None, None),) * 12)], sched, sched.buffer_bytes(layers), 448, scratch)
+    assert apart[1] > 21472
+
+
+def test_a_3x3_depthwise_under_a_budget_leaves_its_padded_span():
+    """_fit_depthwise (a RAM budget's "tiles", issue 67): MobileNetV2's 3 x 3 depthwise a row a call (112 wide, 32
+    channels) takes 3,168 B on its padded path, which needs a run of sums a row long; where the budget leaves less
+    (1,760 B at 172,000 B) its run goes below the row (the unpadded path, 16 B a position), within the budget, down
+    to DSP_DW_RUN_MIN positions; where the padded span fits, it stays."""
+    from aot.ir import Graph, Node, Tensor
+    from aot.kernels.tflite_int8 import DSP_DW_RUN_MIN, _depthwise_dsp_scratch, _fit_depthwise
+
+    w = np.zeros((1, 3, 3, 32), np.int8)
+    t = {"x": Tensor("x", (1, 3, 112, 32), "int8"), "w": Tensor("w", w.shape, "int8", w),
+         "y": Tensor("y", (1, 1, 112, 32), "int8")}
+    node = Node("TflDepthwiseConv2D", "dw", ["x", "w"], ["y"],
+                {"kernel": [3, 3], "strides": [1, 1], "dilations": [1, 1], "pads": [0, 1, 0, 1],
+                 "y_min": -128, "y_max": 127, "y_zero": -128})
+    g = Graph("g", [node], t, ["x"], ["y"])
+    padded = _depthwise_dsp_scratch(node, g)
+    assert padded > 3000 and _fit_depthwise(node, g, padded).scratch == padded
+    fit = _fit_depthwise(node, g, 1760)
+    assert fit.scratch <= 1760 and fit.detail == 1760 // 16 < 112
+    assert _fit_depthwise(node, g, 0).detail == DSP_DW_RUN_MIN
+
+
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
     b = compile_file(PERSON, Options(name="person", target=target, ram_budget=budget))
     b.write(out / "bundle")
