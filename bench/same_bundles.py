@@ -124,6 +124,8 @@ def main() -> int:
         same = subprocess.run(["diff", "-r", "-q", *(["-x", "metadata.json"] if args.code_only else []),
                                str(outs["base"]), str(outs["branch"])],
                               stdout=subprocess.PIPE, text=True)
+        if not outs["base"].exists() and not outs["branch"].exists():  # both refused: no bundle either side
+            same.returncode = 0
         errs = [(outs[side].parent / f"{name}.stderr").read_text() for side in ("base", "branch")]
         same.returncode |= int(errs[0] != errs[1])  # a refusal: the same message
         differ += same.returncode != 0
