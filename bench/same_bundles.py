@@ -54,17 +54,34 @@ CASES: list[tuple[str, str, str, int | None]] = [  # name, model, target, budget
     ("mnv2_172000", MOBILENET_V2, M4, 172000),
 ]
 QUICK = {"kws_9872", "ad_768", "ic_27136", "vww_28128", "ms_4176", "pd_19040", "m55_kws_9808"}
+# --cases plantime: the budgets brief plantime (issue 67, CI time) checks a faster planner on, none of them left out
+PLANTIME: list[tuple[str, str, str, int | None]] = [
+    *((f"vww_{b}", f"{KERAS}/vww_mobilenet_int8.tflite", M4, b) for b in (34100, 33000, 28128)),
+    *((f"kws_{b}", f"{KERAS}/kws_dscnn_int8.tflite", M4, b) for b in (19294, 12564, 10545)),
+    ("ic_39858", f"{KERAS}/ic_resnet8_int8.tflite", M4, 39858),
+    *((f"ad_{b}", f"{KERAS}/ad_autoencoder_int8.tflite", M4, b) for b in (3396, 1518)),
+    *((f"pd_{b}", f"{TFLM}/person_detect.tflite", M4, b) for b in (19040, 31731)),
+    ("ms_4176", f"{TFLM}/micro_speech_quantized.tflite", M4, 4176),
+    ("m55_vww_30000", f"{KERAS}/vww_mobilenet_int8.tflite", M55, 30000),
+    ("m55_kws_12018", f"{KERAS}/kws_dscnn_int8.tflite", M55, 12018),
+    ("mnv2_176128", MOBILENET_V2, M4, 176128),
+    ("mnv2_172000", MOBILENET_V2, M4, 172000),
+    ("vww_none", f"{KERAS}/vww_mobilenet_int8.tflite", M4, None),
+    ("pd_none", f"{TFLM}/person_detect.tflite", M4, None),
+]
 
 
 def compile_once(tree: Path, model: str, target: str, budget: int | None, out: Path) -> tuple[float, int]:
-    """aotc with `tree`'s sources: (CPU seconds of the child, its exit status)."""
+    """aotc with `tree`'s sources: (CPU seconds of the child, its exit status); its stderr in OUT's folder."""
     cmd = [sys.executable, "-m", "aot.cli", str(ROOT / model) if not os.path.isabs(model) else model,
            "-o", str(out), "--force", "--no-configure", "--target", target]
     if budget is not None:
         cmd += ["--ram-budget", str(budget)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    rc = subprocess.run(cmd, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f"{out.name}.stderr", "w") as err:
+        rc = subprocess.run(cmd, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                            stdout=subprocess.DEVNULL, stderr=err).returncode
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, rc
 
@@ -86,7 +103,7 @@ def curve_cases(target: str) -> list[tuple[str, str, str, int | None]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", required=True, type=Path, help="the base's source tree")
-    ap.add_argument("--cases", choices=("quick", "all", "curves"), default="all")
+    ap.add_argument("--cases", choices=("quick", "all", "curves", "plantime"), default="all")
     ap.add_argument("--target", default=M4, help="--cases curves: the rows of this board")
     ap.add_argument("--code-only", action="store_true", help="metadata.json left out of the comparison")
     ap.add_argument("--only", nargs="*", help="case names")
@@ -94,7 +111,8 @@ def main() -> int:
     ap.add_argument("--mobilenet", default=MOBILENET_V2, help="TFLM's MobileNetV2 224 (default: ../shared/models)")
     args = ap.parse_args()
     differ = 0
-    for name, model, target, budget in curve_cases(args.target) if args.cases == "curves" else CASES:
+    cases = {"curves": lambda: curve_cases(args.target), "plantime": lambda: PLANTIME}.get(args.cases, lambda: CASES)()
+    for name, model, target, budget in cases:
         if (args.only and name not in args.only) or (args.cases == "quick" and name not in QUICK and not args.only):
             continue
         model = args.mobilenet if model == MOBILENET_V2 else model
@@ -106,6 +124,10 @@ def main() -> int:
         same = subprocess.run(["diff", "-r", "-q", *(["-x", "metadata.json"] if args.code_only else []),
                                str(outs["base"]), str(outs["branch"])],
                               stdout=subprocess.PIPE, text=True)
+        if not outs["base"].exists() and not outs["branch"].exists():  # both refused: no bundle either side
+            same.returncode = 0
+        errs = [(outs[side].parent / f"{name}.stderr").read_text() for side in ("base", "branch")]
+        same.returncode |= int(errs[0] != errs[1])  # a refusal: the same message
         differ += same.returncode != 0
         print(f"{name:16} base {times['base'][0]:7.2f} s (rc {times['base'][1]})  branch {times['branch'][0]:7.2f} s "
               f"(rc {times['branch'][1]})  {'identical' if same.returncode == 0 else 'DIFFER'}", flush=True)

@@ -13,6 +13,7 @@ NodeContext and decides nothing. Shapes are static, so everything an emitter com
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -139,9 +140,10 @@ class Candidate:
     # one for the node); with `kernel`, what docs/kernels.md lists
     also: tuple[str, ...] = ()
 
-    @property
+    @functools.cached_property
     def symbols(self) -> tuple[str, ...]:
-        """Every C function it may call."""
+        """Every C function it may call (worked out once: select.choose checks each choice against it, some 10^5
+        times in a RAM budget's search)."""
         return tuple(s for s in (self.kernel, *self.also) if s)
 
     def applies_on(self, node: Node, graph: Graph, target: TargetTraits) -> bool:

@@ -258,15 +258,25 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     tight = peak_live = max(live, default=0)
     occupied, aligned = _occupied_per_step(buffers, nsteps)
 
+    choose = ops.choose_least if "tiles" in techniques and ops.choose_least is not None else ops.choose
+    step_of = {n.name: step for step, n in enumerate(graph.nodes)}
+
     def prepare(top: int, share: float, shares: dict[str, float] | None = None,
-                worth: Callable[[dict[str, Any]], bool] | None = None) -> tuple | None:
+                worth: Callable[[dict[str, Any]], bool] | None = None, like: tuple | None = None) -> tuple | None:
         """Each step's scratch sized for `share` of its slack under `top` bytes (`shares`: per node, where
         given), unplaced: (lower, peak, budgets, choices, scratch_buf, every); None where `worth` says the
-        kernels chosen could not be kept anyway."""
-        budgets = {n.name: max(int((shares or {}).get(n.name, share) * max(top - live[step], 0)), scratch_floor)
-                   for step, n in enumerate(graph.nodes)}
-        choose = ops.choose_least if "tiles" in techniques and ops.choose_least is not None else ops.choose
-        choices = {n.name: choose(n, graph, budgets[n.name]) for n in graph.nodes}
+        kernels chosen could not be kept anyway. like: (budgets, choices, name) of an attempt at the same top and
+        share whose `shares` differ from these at node `name` alone: the other nodes' budgets are the same, and so
+        are their kernels (choose is a function of the node and its budget), taken from there."""
+        if like is None:
+            budgets = {n.name: max(int((shares or {}).get(n.name, share) * max(top - live[step], 0)), scratch_floor)
+                       for step, n in enumerate(graph.nodes)}
+            choices = {n.name: choose(n, graph, budgets[n.name]) for n in graph.nodes}
+        else:
+            budgets, choices, name = dict(like[0]), dict(like[1]), like[2]
+            step = step_of[name]
+            budgets[name] = max(int((shares or {}).get(name, share) * max(top - live[step], 0)), scratch_floor)
+            choices[name] = choose(graph.nodes[step], graph, budgets[name])
         kept = [n.name for n in graph.nodes if choices[n.name].scratch and getattr(choices[n.name], "kept", False)]
         scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
                        if (size := choices[n.name].scratch) and n.name not in kept}
@@ -288,9 +298,10 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
         return arena, placement, lower, peak, budgets, choices, scratch_buf, every
 
     def attempt(top: int, share: float, shares: dict[str, float] | None = None,
-                worth: Callable[[dict[str, Any]], bool] | None = None, limit: int | None = None) -> tuple | None:
+                worth: Callable[[dict[str, Any]], bool] | None = None, limit: int | None = None,
+                like: tuple | None = None) -> tuple | None:
         """prepare, then placed: None where `worth` refuses it or its arena would be over `limit`."""
-        prep = prepare(top, share, shares, worth)
+        prep = prepare(top, share, shares, worth, like)
         return None if prep is None else placed(prep, limit)
 
     best = None
@@ -301,18 +312,30 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 best = tried
                 break
         if best is not None and ops.cost is not None:  # or a smaller share with a lower estimate, then more a step
+            priced: dict[str, tuple[Any, float]] = {}  # node -> the last choice priced and its estimate
+
             def price(choices: dict[str, Any]) -> float:
-                return sum(ops.cost(n, graph, choices[n.name]) for n in graph.nodes)  # type: ignore[misc]
+                """ops.cost summed over the nodes in their order (each node's last estimate kept: the attempts
+                mostly change one node's kernel)."""
+                terms = []
+                for n in graph.nodes:
+                    c = choices[n.name]
+                    hit = priced.get(n.name)
+                    if hit is None or hit[0] is not c:
+                        hit = priced[n.name] = (c, ops.cost(n, graph, c))  # type: ignore[misc]
+                    terms.append(hit[1])
+                return sum(terms)
             fit = (price(best[5]), -share, best, share)
             for smaller in (s for s in SCRATCH_SHARES if s < share):  # placed only where it would win
                 t = attempt(top, smaller, worth=lambda c, k=smaller, at=fit[:2]: (price(c), -k) < at, limit=top)
                 if t is not None and t[0] <= top:
                     fit = (price(t[5]), -smaller, t, smaller)
             _, _, best, share = fit
-            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth, top), top,
-                                  price)
+            best = _more_per_step(best, share, lambda shares, worth, like: attempt(top, share, shares, worth, top,
+                                                                                  like), top, price)
         elif best is not None and share < SCRATCH_SHARES[0]:
-            best = _more_per_step(best, share, lambda shares, worth: attempt(top, share, shares, worth, top), top)
+            best = _more_per_step(best, share, lambda shares, worth, like: attempt(top, share, shares, worth, top,
+                                                                                  like), top)
     # `need`'s cut: an attempt whose floor is over it is not placed. Its arena would be over `need` (so it is not the
     # plan wanted) and over the tight bound (so it would not have stopped the loop: were the best so far within
     # `need` and the loop still going, that best is over the tight bound, so `need` is too); the attempts within
@@ -362,20 +385,33 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
 
 
 def _remembered_cost(cost: Callable[..., float]) -> Callable[..., float]:
-    """OpMemory.cost, remembered for one plan_memory: its plans price every node's choice, and the choices are
-    the fits' remembered objects (select.op_memory), most of them the same from one attempt to the next (TFLM's
-    MobileNetV2 at 262,144 B: 40 % of the compile was estimates). The objects asked about are kept with each
+    """OpMemory.cost, remembered for every plan_memory given the same cost (a compile's budgeted searches: one
+    cost, hundreds of plan_memory calls on the same graphs and fits): its plans price every node's choice, and the
+    choices are the fits' remembered objects (select.op_memory), most of them the same from one attempt to the next
+    (TFLM's MobileNetV2 at 262,144 B: 40 % of the compile was estimates). The objects asked about are kept with each
     answer, so an id reused by a later object never finds another's."""
+    remembered = _REMEMBERED.get(id(cost))
+    if remembered is not None and remembered.cost is cost:  # type: ignore[attr-defined]
+        return remembered
     seen: dict[tuple[int, int, int, bool], tuple[Node, Graph, Any, float]] = {}
 
     def remembered(n: Node, g: Graph, choice: Any, overlapped: bool = False) -> float:
         key = (id(n), id(g), id(choice), overlapped)
         hit = seen.get(key)
         if hit is None or hit[0] is not n or hit[1] is not g or hit[2] is not choice:
+            if len(seen) >= _REMEMBERED_MAX:
+                seen.clear()
             hit = seen[key] = (n, g, choice, cost(n, g, choice, overlapped))
         return hit[3]
 
+    remembered.cost = cost  # type: ignore[attr-defined]
+    _REMEMBERED.clear()  # one cost at a time: the last one's estimates (a new compile's drop the old ones)
+    _REMEMBERED[id(cost)] = remembered
     return remembered
+
+
+_REMEMBERED: dict[int, Callable[..., float]] = {}  # id of the last OpMemory.cost -> its remembered estimates
+_REMEMBERED_MAX = 1 << 20
 
 
 def _bound_with_scratch(live: list[int], scratch: list[Buffer]) -> tuple[int, int]:
@@ -544,10 +580,12 @@ def _more_per_step(best: tuple, share: float, attempt: Callable[..., tuple | Non
     best_price = price(best[5]) if price is not None else 0.0
     for name in [k for k, c in best[5].items() if c.scratch]:
         for more in (s for s in SCRATCH_SHARES if s > share):
+            like = (best[4], best[5], name)  # best's shares are `shares`: the other nodes' kernels are best's
             if price is None:
-                tried = attempt({**shares, name: more}, lambda c, k=name, was=best[5][name].scratch: c[k].scratch > was)
+                tried = attempt({**shares, name: more}, lambda c, k=name, was=best[5][name].scratch: c[k].scratch > was,
+                                like)
             else:
-                tried = attempt({**shares, name: more}, lambda c, was=best_price: price(c) < was)
+                tried = attempt({**shares, name: more}, lambda c, was=best_price: price(c) < was, like)
             if tried is not None and tried[0] <= top:
                 shares[name], best = more, tried
                 if price is not None:
