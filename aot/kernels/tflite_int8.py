@@ -482,7 +482,8 @@ def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
     while run > floor and _depthwise_dsp_scratch(node, graph, run) > budget:
         run -= 1
     if padded and _depthwise_dsp_scratch(node, graph, run) > budget:  # a run below the row leaves the padded span
-        run = max(min(budget // 16, ow - 1), min(DSP_DW_RUN_MIN, most))  # (issue 67): 4 words of sums a position
+        short = max(min(budget // 16, ow - 1), min(DSP_DW_RUN_MIN, most))  # (issue 67): 4 words of sums a position,
+        run = min(run, short)  # never longer than the row's run (a row narrower than DSP_DW_RUN_MIN: KWS's 5)
     return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph, run),
                         detail=run if run < most else None)
 

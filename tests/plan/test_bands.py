@@ -361,6 +361,24 @@ def test_a_3x3_depthwise_under_a_budget_leaves_its_padded_span():
     assert _fit_depthwise(node, g, 0).detail == DSP_DW_RUN_MIN
 
 
+def test_a_narrow_rows_depthwise_keeps_its_row_run_under_any_budget():
+    """_fit_depthwise on rows narrower than DSP_DW_RUN_MIN (KWS DS-CNN's 25 x 5 planes, 64 channels): where not even
+    a run of a row fits, the run stays a row long (the padded path's least), never DSP_DW_RUN_MIN positions, which
+    took more scratch and moved KWS's least arena from 9,872 to 10,048 B (mv2172's run below the row)."""
+    from aot.ir import Graph, Node, Tensor
+    from aot.kernels.tflite_int8 import _depthwise_dsp_scratch, _fit_depthwise
+
+    w = np.zeros((1, 3, 3, 64), np.int8)
+    t = {"x": Tensor("x", (1, 25, 5, 64), "int8"), "w": Tensor("w", w.shape, "int8", w),
+         "y": Tensor("y", (1, 25, 5, 64), "int8")}
+    node = Node("TflDepthwiseConv2D", "dw", ["x", "w"], ["y"],
+                {"kernel": [3, 3], "strides": [1, 1], "dilations": [1, 1], "pads": [1, 1, 1, 1],
+                 "y_min": -128, "y_max": 127, "y_zero": 0})
+    g = Graph("g", [node], t, ["x"], ["y"])
+    least = _fit_depthwise(node, g, 0)
+    assert least.detail == 5 and least.scratch == _depthwise_dsp_scratch(node, g, 5) < _depthwise_dsp_scratch(node, g)
+
+
 def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
     b = compile_file(PERSON, Options(name="person", target=target, ram_budget=budget))
     b.write(out / "bundle")
