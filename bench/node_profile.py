@@ -75,8 +75,9 @@ void aotc_prof_tap(const char *node, const char *tensor) {
 """
 
 
-def bundle_profile(out: Path, repeat: int) -> list[tuple[str, str, float]]:
-    """(node, tensor it writes, min us) per node of the bundle in OUT, in run order."""
+def bundle_profile(out: Path, repeat: int, cflags: str | None = None) -> list[tuple[str, str, float]]:
+    """(node, tensor it writes, min us) per node of the bundle in OUT, in run order; cflags (e.g.
+    -march=x86-64-v3) builds it as for another machine (AOTC_NATIVE off), as bench/host_models.py --isa does."""
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -85,8 +86,9 @@ def bundle_profile(out: Path, repeat: int) -> list[tuple[str, str, float]]:
         runner.write_text(runner.read_text() + TIMER_C)
         (work / "tap.h").write_text("void aotc_prof_tap(const char *node, const char *tensor);\n"
                                     "#define AOTC_TAP(node, tensor, type, data, nbytes) aotc_prof_tap(node, tensor)\n")
-        flags = f"-include {work / 'tap.h'}"
-        subprocess.run([cmake_exe(), "-S", str(work / "bundle"), "-B", str(work / "build"),
+        flags = f"-include {work / 'tap.h'}" + (f" {cflags}" if cflags else "")
+        isa = ["-DAOTC_NATIVE=OFF"] if cflags else []
+        subprocess.run([cmake_exe(), "-S", str(work / "bundle"), "-B", str(work / "build"), *isa,
                         "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_C_FLAGS={flags}"], check=True, capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(work / "build"), "-j2"], check=True, capture_output=True)
         inputs = seeded_inputs(meta)
