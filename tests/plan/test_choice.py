@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from conftest import require_tool
 
@@ -345,8 +346,13 @@ def test_a_looser_budget_is_not_slower_under_qemu(tmp_path):
 def test_a_looser_budget_is_not_slower_on_vww_under_qemu(tmp_path):
     """VWW on the M4 (mps2-an386, Release) at the budgets `bench/curves.py` found dominated (issue 67): 37,184 B
     took a run in bands through DEPTHWISE_CONV_2D_1 (10,999,630 est. cycles) and ran 0.3 % slower than 35,674 B
-    (10,966,115), whose run starts after it; now it takes the run beside the layer, no slower (within TIE)."""
+    (10,966,115), whose run starts after it; now it takes the run beside the layer, no slower (within TIE). Both
+    builds' outputs are LiteRT's reference kernels' (the M4's DSP paths under a budget: overlaps, tiles below their
+    floor, the depthwise's shorter runs, a run in row bands; tests/targets/test_tflite_cortex_m.py left this
+    budget's board run to this test)."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from tflite_reference import reference
+
     from aot.curve import TIE, Measurer
 
     m = Measurer("mps2-an386", "Release", tmp_path)
@@ -357,6 +363,8 @@ def test_a_looser_budget_is_not_slower_on_vww_under_qemu(tmp_path):
         assert same in (None, True), budget
         counts[budget] = cycles
     assert counts[37184] <= counts[35674] * (1 + TIE), counts
+    want = list(reference(VWW, list(m.inputs), tmp_path).values())
+    assert all(np.array_equal(g, w) for g, w in zip(m.reference.values(), want, strict=True)), "not LiteRT's outputs"
 
 
 @pytest.mark.full
