@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import require_tool
+from modelcheck import sanitize_args
 
 from aot.build import build, cmake_exe, configure, run_bundle
 from aot.compiler import Options, compile_file
@@ -115,8 +116,7 @@ def test_smaller_library_identical_on_the_host_under_sanitizers(tmp_path):
     tried = small["flash_budget"]["levels_tried"]  # in the ladder's order: the level kept is the first that meets it
     assert small["flash_budget"]["level"] == next(t["level"] for t in tried if t["flash_bytes"] <= full // 2), tried
     assert small["flash_budget"]["level"] != "none"
-    sanitize = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-                "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+    sanitize = sanitize_args(tmp_path / "small" / "bundle")
     for name in ("plain", "small"):
         subprocess.run([cmake_exe(), "-S", str(tmp_path / name / "bundle"), "-B", str(tmp_path / name),
                         "-DAOTC_WARNINGS_AS_ERRORS=ON", *(sanitize if name == "small" else ())],

@@ -27,7 +27,7 @@ import onnx
 import pytest
 import zoo
 from conftest import require_tool
-from modelcheck import aotc, build_bundle
+from modelcheck import RELEASE_AT_O0, RELEASE_AT_O1, aotc, build_bundle
 from opcheck import assert_close
 
 from aot.kernels.winograd import LANE_M, PITCH_PAD
@@ -211,7 +211,7 @@ def test_int8_tflite_convs_split_bit_exact_with_litert(tmp_path, sanitizer):
     # TFL_PK_DW_ACROSS_BYTES
     flags = (f"-fsanitize={sanitizer} -fno-omit-frame-pointer{recover} -DTFL_PK_POOL_MIN_MACS=0 "
              "-DTFL_PK_DW_ACROSS_BYTES=0")
-    meta = build_bundle(SPLIT_INT8, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
+    meta = build_bundle(SPLIT_INT8, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS={flags}", RELEASE_AT_O1))
     assert meta["threads"]["threaded_kernels"] == ["aotc_tfl_conv_add_s8_packed", "aotc_tfl_conv_s8_packed",
                                                    "aotc_tfl_depthwise_s8_packed", "aotc_tfl_fc_s8_packed"]
     results = []
@@ -244,7 +244,7 @@ def test_int8_tflite_attention_split_bit_identical(tmp_path):
     flags = ("-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all "
              "-DTFL_PK_POOL_MIN_MACS=0 -DTFL_MM_POOL_MIN_MACS=0")
     out = tmp_path / "out"
-    meta = build_bundle(model, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS=-O1 {flags}",))
+    meta = build_bundle(model, out, "--threads", "2", cmake_args=(f"-DCMAKE_C_FLAGS={flags}", RELEASE_AT_O1))
     assert {"aotc_tfl_batch_matmul_s8", "aotc_tfl_fc_s8_packed"} <= set(meta["threads"]["threaded_kernels"])
     results = []
     for no_pool in (False, True):
@@ -354,7 +354,7 @@ def test_qlinear_convs_split_bit_identical(tmp_path, dtype):
     for sanitizer, isa in [b for b in builds if dtype == "int8" or b[0] != "thread"]:
         out = tmp_path / (sanitizer.replace(",", "_") + isa.replace(" ", "_"))
         recover = " -fno-sanitize-recover=all" if "undefined" in sanitizer else ""
-        flags = (f"-DCMAKE_C_FLAGS=-O1 -fsanitize={sanitizer} -fno-omit-frame-pointer{recover}{isa}",
+        flags = (f"-DCMAKE_C_FLAGS=-fsanitize={sanitizer} -fno-omit-frame-pointer{recover}{isa}", RELEASE_AT_O0,
                  *(("-DAOTC_NATIVE=OFF",) if isa else ()))
         meta = build_bundle(tmp_path / "qconv.onnx", out, "--threads", "2", cmake_args=flags)
         assert {"aotc_qconv_depthwise_i8", "aotc_qconv_patches_i8"} <= {
