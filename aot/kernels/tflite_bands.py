@@ -715,7 +715,8 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     bytes above the blocks live at its calls, _rooms), each at the lowest offset (aligned) where its parts (a carried
     buffer's head and the rest after it) are clear of those live with them. The offsets by name (line<k>, stage,
     scratch<m>; line<k>+TAIL where the head is split off) and the bytes in all."""
-    items = _spans(geometry, groups, sched, buffers, staging, scratch)
+    below = _stage_below(geometry, groups, sched) if staging else None
+    items = _spans(geometry, groups, sched, buffers, staging, scratch, below)
     tails = {name[:-len(TAIL)]: (nbytes, lo, hi) for name, nbytes, lo, hi in items if name.endswith(TAIL)}
     pairs = {f"scratch{g.k + 1}": f"scratch{g.k}" for g in groups}
 
@@ -730,7 +731,6 @@ def _layout(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sche
     if low < total:
         at, total = down, low
     at.update({b: at[a] for b, a in pairs.items() if a in at})
-    below = _stage_below(geometry, groups, sched) if staging else None
     if below is not None:  # _spans' one block of the staging block and the group's rows after it
         at[f"line{groups[0].k}"] = at["stage"] + below
     return at, total
@@ -801,9 +801,10 @@ def _lowest(placed: list[tuple[int, int, int, int]], parts: list[tuple[int, int,
 
 
 def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched: Schedule, buffers: list[int],
-           staging: int, scratch: dict[int, int]) -> list[tuple[str, int, int, int]]:
+           staging: int, scratch: dict[int, int], below: int | None = None) -> list[tuple[str, int, int, int]]:
     """_layout's blocks: (name, bytes, first layer, last layer whose calls it is live during); a carried line
-    buffer's rows after its head (_head) a block of their own (line<k>+TAIL), placed right after the head."""
+    buffer's rows after its head (_head) a block of their own (line<k>+TAIL), placed right after the head. below:
+    _stage_below's answer where the caller has it (worked out here otherwise)."""
     n = len(geometry)
     ends = {g.k: g.k + 1 for g in groups}  # a grouped pair's expansion reads as long as its depthwise
     items: list[tuple[str, int, int, int]] = []
@@ -818,12 +819,12 @@ def _spans(geometry: list[Layer], groups: tuple[Group, ...] | list[Group], sched
             items.append((f"line{k}", head, 0, reader))
         if nbytes > head or not head:  # (a buffer of no bytes still has its offset)
             items.append((f"line{k}{TAIL}" if head else f"line{k}", nbytes - head, 0, n - 1))
-    below = _stage_below(geometry, groups, sched) if staging else None
+    if below is None and staging:
+        below = _stage_below(geometry, groups, sched)
     if below is not None:  # the staging block and the group's rows one block (the group's rows `below` bytes in)
-        k = groups[0].k
-        items = [(name, -(-max(below + nbytes, staging) // ALIGNMENT) * ALIGNMENT if name == f"line{k}" else nbytes,
-                  lo, hi) for name, nbytes, lo, hi in items]
-        items = [("stage" if name == f"line{k}" else name, nbytes, lo, hi) for name, nbytes, lo, hi in items]
+        line = f"line{groups[0].k}"
+        items = [("stage", -(-max(below + nbytes, staging) // ALIGNMENT) * ALIGNMENT, lo, hi) if name == line
+                 else (name, nbytes, lo, hi) for name, nbytes, lo, hi in items]
     elif staging:
         items.append(("stage", staging, min(g.k for g in groups), max(g.k for g in groups) + 1))
     items += [(f"scratch{m}", nbytes, m, m) for m, nbytes in scratch.items() if nbytes]

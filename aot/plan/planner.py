@@ -268,14 +268,16 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
         kernels chosen could not be kept anyway. like: (budgets, choices, name) of an attempt at the same top and
         share whose `shares` differ from these at node `name` alone: the other nodes' budgets are the same, and so
         are their kernels (choose is a function of the node and its budget), taken from there."""
+        def budget(step: int, name: str) -> int:
+            return max(int((shares or {}).get(name, share) * max(top - live[step], 0)), scratch_floor)
+
         if like is None:
-            budgets = {n.name: max(int((shares or {}).get(n.name, share) * max(top - live[step], 0)), scratch_floor)
-                       for step, n in enumerate(graph.nodes)}
+            budgets = {n.name: budget(step, n.name) for step, n in enumerate(graph.nodes)}
             choices = {n.name: choose(n, graph, budgets[n.name]) for n in graph.nodes}
         else:
             budgets, choices, name = dict(like[0]), dict(like[1]), like[2]
             step = step_of[name]
-            budgets[name] = max(int((shares or {}).get(name, share) * max(top - live[step], 0)), scratch_floor)
+            budgets[name] = budget(step, name)
             choices[name] = choose(graph.nodes[step], graph, budgets[name])
         kept = [n.name for n in graph.nodes if choices[n.name].scratch and getattr(choices[n.name], "kept", False)]
         scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
