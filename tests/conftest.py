@@ -13,7 +13,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 
 import pytest
@@ -170,6 +170,20 @@ def tiered(cases: Iterable, fast: Container) -> list:
     is the arguments of one case, as parametrize takes several names)."""
     return [case if case in fast else pytest.param(*(case if isinstance(case, tuple) else (case,)),
                                                    marks=pytest.mark.full) for case in cases]
+
+
+def levels_in_turn(cases: Iterable, levels: Sequence[str] = ("-O3", "-Os"), each: int = 1) -> list:
+    """A parametrize list of (*case, level) for every case at every level, where the full tier runs each case at
+    `each` of the levels in turn (case k at levels k, k + 1, ...: every case and every level stay in CI) and the
+    other pairs in the exhaustive tier. For a module's builds of one source under many macro sets at each
+    optimisation level: CI checks each set's own code at one level and each level's code generation on several
+    sets, in half the board runs (two levels); `--tier all` every pair."""
+    out = []
+    for k, case in enumerate(cases):
+        args = case if isinstance(case, tuple) else (case,)
+        ours = {levels[(k + j) % len(levels)] for j in range(each)}
+        out += [pytest.param(*args, level, marks=() if level in ours else pytest.mark.slow) for level in levels]
+    return out
 
 
 def first_fast(cases: Iterable, n: int = 1) -> list:

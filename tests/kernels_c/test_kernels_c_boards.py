@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from conftest import levels_in_turn, require_tool
 from kernel_builds import (
     BOARD_SHAPES,
     CORTEX_M4,
@@ -118,9 +118,9 @@ CORES_OF_THEIR_OWN = {"m7": ("mps2-an500", ["-mcpu=cortex-m7", "-mthumb", "-mflo
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize(("family", "shapes"), [("tflite_int8", 100), ("quant", 80)])
-@pytest.mark.parametrize("core", sorted(CORES_OF_THEIR_OWN))
+@pytest.mark.parametrize(("core", "family", "shapes", "level"),
+                         levels_in_turn((c, f, n) for c in sorted(CORES_OF_THEIR_OWN)
+                                        for f, n in (("tflite_int8", 100), ("quant", 80))))
 def test_dsp_paths_in_the_m7_and_m33_orders(tmp_path, objects, core, family, shapes, level):
     """The int8 kernels on qemu's mps2-an500 (Cortex-M7) and mps2-an505 (M33) at the levels of a Release and a
     MinSizeRel bundle, where the core's schedules replace the M4's: test_tflite_int8_kernels.c (FULLY_CONNECTED of 1
@@ -136,8 +136,7 @@ def test_dsp_paths_in_the_m7_and_m33_orders(tmp_path, objects, core, family, sha
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+@pytest.mark.parametrize(("entry", "level"), levels_in_turn(["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"]))
 def test_conv_dsp_paths_on_the_m4(tmp_path, objects, entry, level):
     """CONV_2D on the M4's DSP path at the levels IC02's benchmark builds at (test_tflite_int8_kernels.c's entries,
     LiteRT's reference arithmetic in tflite_int8_ref.c bit for bit): patches of several blocks (3 x 3 over 29 to 40
@@ -182,8 +181,7 @@ CLANG_CORES = {"m4": ["-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"], "m7": ["-mcpu=cor
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O2", "-Os"])
-@pytest.mark.parametrize("core", sorted(CLANG_CORES))
+@pytest.mark.parametrize(("core", "level"), levels_in_turn(sorted(CLANG_CORES), ("-O2", "-Os")))
 def test_dsp_kernels_compile_with_clang_for_cortex_m(tmp_path, core, level):
     """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4, and for the M7 and
     M33, whose loops have orders of their own (quant_dsp.h's AOTC_DSP_M7, AOTC_DSP_M33: clang's assembler took no
@@ -217,8 +215,8 @@ HELIUM_ENTRIES = {
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-O2", "-Os", "-O0"])  # -O0: a Debug build's (the assembly's C forms)
-@pytest.mark.parametrize("op", sorted(HELIUM_ENTRIES))
+@pytest.mark.parametrize(("op", "level"),  # -O0: a Debug build's (the assembly's C forms)
+                         levels_in_turn(sorted(HELIUM_ENTRIES), ("-O3", "-O2", "-Os", "-O0"), each=2))
 def test_helium_paths_on_the_m55(tmp_path, objects, op, level):
     """CONV_2D (alone and with its fused ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED by Helium's paths on the M55,
     at each level a bundle builds at (the assembly loops take every general register there but sp and pc: each
@@ -274,8 +272,7 @@ MULT_COMPACT_DW = ["-DAOTC_TFL_DW_DSP=0", "-DAOTC_TFL_DW_MULT=0", "-DAOTC_TFL_DW
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("pairs", [1, 0])
+@pytest.mark.parametrize(("pairs", "level"), levels_in_turn([1, 0]))
 def test_compact_multiplier_path_on_the_m4(tmp_path, objects, level, pairs):
     """DEPTHWISE_CONV_2D at depth multipliers above 1 by the compact multiplier path (tfl_depthwise_s8_multc, issue 67)
     on the M4 at a Release's and a MinSizeRel's level, two positions a turn and (AOTC_TFL_DW_MULTC_PAIRS 0, the
@@ -305,8 +302,7 @@ PLAIN_DW = {"dw-plain": [f"-DAOTC_TFL_DW_{m}=0" for m in ("DSP", "MULT", "COMPAC
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("form", sorted(PLAIN_DW))
+@pytest.mark.parametrize(("form", "level"), levels_in_turn(sorted(PLAIN_DW)))
 def test_plain_depthwise_loop_on_the_m4(tmp_path, objects, form, level):
     """DEPTHWISE_CONV_2D by the plain loop on the M4: at the dw-plain level its faster form (4 output channels at a
     time, their input channels' offsets at a depth multiplier above 1, at multiplier 1 0 to 3 without divisions; at
@@ -332,8 +328,7 @@ COMPACT_CONV = [f"-DAOTC_TFL_CONV_{m}=0" for m in ("ROWS", "RGB", "FUSED", "SING
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+@pytest.mark.parametrize(("entry", "level"), levels_in_turn(["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"]))
 def test_compact_conv_path_on_the_m4(tmp_path, objects, entry, level):
     """CONV_2D (alone and with its residual ADD fused) by the compact DSP path (tfl_conv_s8_compact, issue 67) on the
     M4 at a Release's and a MinSizeRel's level: test_tflite_int8_kernels.c's entries (patches of any length, a last
@@ -348,8 +343,8 @@ def test_compact_conv_path_on_the_m4(tmp_path, objects, entry, level):
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", "aotc_tfl_depthwise_s8"])
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
+@pytest.mark.parametrize(("entry", "level"),
+                         levels_in_turn(["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8", "aotc_tfl_depthwise_s8"]))
 def test_portable_loops_on_the_m4(tmp_path, objects, entry, level):
     """CONV_2D (alone and with its residual ADD) and DEPTHWISE_CONV_2D by the portable kernels' plain loops on the M4
     (AOTC_NO_INTRINSICS, the --flash-budget level "portable" builds at -Os; issue 67: the convs two positions by two
@@ -378,8 +373,7 @@ FC_FORMS = {
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("form", list(FC_FORMS))
+@pytest.mark.parametrize(("form", "level"), levels_in_turn(FC_FORMS))
 def test_fc_flash_budget_forms_on_the_m4(tmp_path, objects, form, level):
     """FULLY_CONNECTED in each --flash-budget level's form on the M4 at a Release's and a MinSizeRel's level:
     test_tflite_int8_kernels.c's entry (1 to 4 rows, inputs 1 to 160 with tails of 1 to 3 past the last quad, 1 to 32
@@ -397,9 +391,8 @@ def test_fc_flash_budget_forms_on_the_m4(tmp_path, objects, form, level):
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("pairs", [1, 0])
-@pytest.mark.parametrize("entry", ["aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8"])
+@pytest.mark.parametrize(("entry", "pairs", "level"),
+                         levels_in_turn((e, p) for e in ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8") for p in (1, 0)))
 def test_small_conv_path_on_the_m4(tmp_path, objects, entry, pairs, level):
     """CONV_2D (alone and with its residual ADD fused) by the compact path one position at a time (tfl_conv_s8_small,
     the --flash-budget levels "conv-small" and, one output channel a turn, "conv-smallest"; issue 67) on the M4 at a
@@ -549,8 +542,7 @@ M55_FORMS: dict[str, tuple[list[str], str, Callable[[Path], bool]]] = {
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("level", ["-O3", "-Os"])
-@pytest.mark.parametrize("form", list(M55_FORMS))
+@pytest.mark.parametrize(("form", "level"), levels_in_turn(M55_FORMS))
 def test_helium_flash_budget_forms_on_the_m55(tmp_path, objects, form, level):
     """The M55's --flash-budget forms (issue 67: AOTC_TFL_MVE_CONV_FAST, _CONV, _DW, _FC 0, with the DSP levels' macros
     as aotc_symbols.h sets them) at a Release's and a MinSizeRel's level on mps3-an547: test_tflite_int8_kernels.c's
