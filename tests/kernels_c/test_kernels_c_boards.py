@@ -5,7 +5,9 @@ test (every int8 / uint8 kernel against quant_ref.c, exactly) runs on every Cort
 extension's paths on the M4 (with and without their inline assembly) and the M55, plain C and the integer
 requantisation on the M3. The tests of REF_FAMILIES run on the M4 and the M55. All kernel sources and tests
 must also compile cleanly with clang. One board run and the clang check are in the fast tier (each skips
-where its tools are missing); the rest in the full one.
+where its tools are missing); the rest in the full one, where the tests of one source under many macro sets
+(the --flash-budget forms, the cores' own orders) run each set at one optimisation level, the levels in turn
+(conftest.levels_in_turn), and `--tier all` every set at every level.
 """
 
 from __future__ import annotations
