@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -527,30 +527,24 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
 
 
 TOP_LADDER = 1.005  # the tops a budget's scratch is sized under: 1,024 B x 1.005^k, every one below the budget
-COARSE = 4  # the rungs k tried first: every 4th (and the highest below the budget); then those within 3 of the best
 
 
-def _ladder(low: int, high: int) -> list[tuple[int, int]]:
-    """The ladder's rungs (k, top) with tops in (low, high), aligned: the same for every budget, so a looser one
-    tries each rung a tighter one does first (and its own)."""
-    rungs: dict[int, int] = {}  # top -> its first rung
-    t, k = 1024.0, 0
+def _ladder(low: int, high: int) -> list[int]:
+    """The ladder's tops in (low, high), aligned: the same for every budget, so a looser one tries each top a
+    tighter one does (and its own)."""
+    tops, t = [], 1024.0
     while t < high:
         if t > low:
-            rungs.setdefault(int(t) // ALIGNMENT * ALIGNMENT, k)
+            tops.append(int(t) // ALIGNMENT * ALIGNMENT)
         t *= TOP_LADDER
-        k += 1
-    return [(k, top) for top, k in rungs.items()]
+    return list(dict.fromkeys(tops))
 
 
 def _cheapest_tops(graph: Graph, ops: OpMemory, scratch_floor: int,
                    configs: list[tuple[frozenset[str], frozenset[str], Plan]], budget: int, chosen: Plan) -> Plan:
     """Of `chosen` (the first config's plan at the budget) and each config's plans with the scratch sized under
     the ladder's tops below the budget (the trial placements, then the best placed in full), the one within the
-    budget with the least estimate (ops.cost, counting the overlaps that slow a kernel down). The trials take the
-    ladder's every COARSE-th rung, then the rungs around the cheapest of those: the estimate falls in steps as
-    the tops rise (a kernel's blocks grow), so the least lies near the coarse one's (bench/same_bundles.py's 30
-    budgeted cases but MobileNetV2's: every bundle as by trying every rung, in 0.87x the CPU time, VWW's 0.86x)."""
+    budget with the least estimate (ops.cost, counting the overlaps that slow a kernel down)."""
     assert ops.cost is not None
     cost = ops.cost
 
@@ -560,37 +554,20 @@ def _cheapest_tops(graph: Graph, ops: OpMemory, scratch_floor: int,
 
     best, best_price = chosen, price(chosen)
     for k, (tech, nodes, least) in enumerate(configs):
-        def trial(top: int, tech: frozenset[str] = tech, nodes: frozenset[str] = nodes) -> float | None:
+        tops = _ladder(least.arena_bytes, budget)
+        found: tuple[float, int] | None = None
+        for top in tops:
             p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, quick=True, need=budget)
-            return price(p) if p is not None else None
-
-        rungs = _ladder(least.arena_bytes, budget)
-        i = _cheapest_rung(rungs, trial)
-        for top in ([budget] if k else []) + ([rungs[i][1]] if i is not None else []):  # the first's at the budget
+            cost_p = price(p) if p is not None else None
+            if cost_p is not None and (found is None or cost_p < found[0]):
+                found = (cost_p, top)
+        for top in ([budget] if k else []) + ([found[1]] if found else []):  # the first's at the budget: chosen
             p = _plan(graph, ops, scratch_floor, tech, top=top, overlap_nodes=nodes, need=budget)
             if p is not None and (cost_p := price(p)) < best_price:
                 best, best_price = p, cost_p
         if least.arena_bytes <= budget and price(least) < best_price:
             best, best_price = least, price(least)
     return best
-
-
-def _cheapest_rung(rungs: list[tuple[int, int]], trial: Callable[[int], float | None]) -> int | None:
-    """The index of the rung whose trial (the estimate of a plan under its top, None where none meets the budget)
-    is least, the lower top on ties, None where no trial meets it: every COARSE-th rung and the highest, then the
-    rungs within COARSE - 1 of the cheapest of those."""
-    priced: dict[int, float | None] = {}
-
-    def search(indices: Iterable[int]) -> tuple[float, int] | None:
-        for i in indices:
-            if i not in priced:
-                priced[i] = trial(rungs[i][1])
-        return min(((c, i) for i, c in priced.items() if c is not None), default=None)
-
-    found = search([i for i, (rung, _) in enumerate(rungs) if rung % COARSE == 0 or i == len(rungs) - 1])
-    if found is not None:
-        found = search(range(max(found[1] - COARSE + 1, 0), min(found[1] + COARSE, len(rungs))))
-    return None if found is None else found[1]
 
 
 def _more_per_step(best: tuple, share: float, attempt: Callable[..., tuple | None], top: int,
