@@ -471,7 +471,9 @@ def test_tflite_int8_portable_loops(tmp_path, objects):
     the sanitizers: the unbudgeted host build takes the one-channel loops, not these."""
     require_tool("gcc")
     exe = tmp_path / "test_tflite_int8_kernels_portable"
-    compile_and_link(objects, "gcc", c_sources("tflite_int8"), [*WARNINGS, *SANITIZE, "-DAOTC_NO_INTRINSICS"], exe)
+    # at the family's sanitized level (-O1): 14 s compiled and run, against 37 s at -O0
+    flags = [*WARNINGS, *sanitize_for("tflite_int8"), "-DAOTC_NO_INTRINSICS"]
+    compile_and_link(objects, "gcc", c_sources("tflite_int8"), flags, exe)
     for only in ("aotc_tfl_conv", "aotc_tfl_depthwise_s8"):
         out = run_checked([str(exe), str(SEED + 5), str(SHAPES["tflite_int8"] // 4), only], timeout=300,
                           env=sanitizer_env())
