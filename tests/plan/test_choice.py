@@ -3,9 +3,9 @@ estimate aot/kernels/tflite_cost.py): of the options that meet the budget the on
 kept, the first on ties; a looser budget never gets a higher estimate (MLPerf Tiny's autoencoder in the fast
 tier, DS-CNN, IC ResNet-8 and a written NCHW model in the full tier, VWW in the exhaustive one), and under qemu
 never more cycles (on the M4: the autoencoder, DS-CNN and IC ResNet-8 in the full tier; VWW on the M4 and the M55 in
-the exhaustive one). A VWW compile under a budget takes a minute or more of CPU: the full tier keeps one (its least
-budget); the VWW estimate pair, the M4's pair under qemu and the M55's three budgets (500 s of CI's full tier) run
-in `--tier all`."""
+the exhaustive one). A VWW compile under a budget takes a minute or more of CPU: this file keeps one in the full
+tier (its least budget); the VWW estimate pair, the M4's pair under qemu and the M55's three budgets (500 s of
+CI's full tier) run in `--tier all`."""
 
 from __future__ import annotations
 
