@@ -511,6 +511,34 @@ class _RunMemo:
     def __init__(self) -> None:
         self.kernels: dict[tuple[int, tuple[tuple[int, int], ...], int, bool], tuple[list[KernelChoice], int, int]] = {}
         self.layouts: dict[tuple[int, bool, tuple[tuple[int, int], ...], bool], tuple[dict[str, int], int]] = {}
+        self.forms: dict[tuple[bool, bool, int], tuple[Schedule, list[int], int, int] | None] = {}
+        self.shapes: dict[tuple[int, bool, int], tuple[tuple[int, int], ...]] = {}
+
+    def form(self, geometry: list[Layer], groups: tuple[Group, ...], fine: bool, packed: bool,
+             rows: int) -> tuple[Schedule, list[int], int, int] | None:
+        """A form's schedule of bands of `rows` rows, its line buffers' bytes, its staging block's and the bytes of
+        both (packed: as _layout shares them), whatever the budget; None where the form has no such schedule (or
+        nothing _layout could share)."""
+        key = (fine, packed, rows)
+        if key not in self.forms:
+            sched = next((s for s in _schedules(geometry, rows, groups) if s.fine == fine), None)
+            if sched is None or (packed and not (sched.fine or groups)):
+                self.forms[key] = None
+            else:
+                buffers = sched.buffer_bytes(geometry)
+                staging = _staging(geometry, groups, sched)
+                lines = self.layout(geometry, groups, sched, buffers, staging, {})[1] if packed \
+                    else sum(buffers) + staging
+                self.forms[key] = (sched, buffers, staging, lines)
+        return self.forms[key]
+
+    def call_shapes(self, sched: Schedule, k: int) -> tuple[tuple[int, int], ...]:
+        """Layer k's call shapes (input rows, output rows) in the bands of `sched`, fewest output rows first."""
+        key = (sched.rows, sched.fine, k)
+        if key not in self.shapes:
+            self.shapes[key] = tuple(sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
+                                            key=lambda s: (s[1], s[0])))
+        return self.shapes[key]
 
     def layout(self, geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int],
                staging: int, scratch: dict[int, int], lines_first: bool = False) -> tuple[dict[str, int], int]:
@@ -575,14 +603,12 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
     for fine, packed in ((False, False), (False, True), (True, False), (True, True)):
         first = True  # this form's first height that fits: tried whatever its band count
         for rows in range(geometry[-1].oh, 0, -1):
-            sched = next((s for s in _schedules(geometry, rows, groups) if s.fine == fine), None)
-            if sched is None or (packed and not (sched.fine or groups)):  # nothing _layout could share
-                continue
             if not first and rows not in _heights(geometry[-1].oh):
                 continue
-            buffers = sched.buffer_bytes(geometry)
-            staging = _staging(geometry, groups, sched)
-            lines = memo.layout(geometry, groups, sched, buffers, staging, {})[1] if packed else sum(buffers) + staging
+            form = memo.form(geometry, groups, fine, packed, rows)
+            if form is None:
+                continue
+            sched, buffers, staging, lines = form
             if lines > budget and rows > 1:
                 continue
             rooms: list[int | dict[int, int]] = [max(budget - lines, 0)]
@@ -683,8 +709,7 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
         if m.op == "Transpose":  # a copy in the band loop: no kernel, no scratch
             inner[m.name] = KernelChoice("", 0)
             continue
-        shapes = tuple(sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
-                              key=lambda s: (s[1], s[0])))
+        shapes = memo.call_shapes(sched, k)
         own = by_layer.get(k, [m])
         mine = room if isinstance(room, int) else room[k]
         key = (k, shapes, mine, least)

@@ -451,10 +451,25 @@ class _Terms(dict):  # type: ignore[type-arg]
 
 
 def _terms(node: Node, graph: Graph, choice: Any, rows: tuple[int, int], helium: bool) -> list[tuple[str, float]]:
-    """_layer_features of a band's call as (key, value) in the order it adds them."""
+    """_layer_features of a band's call as (key, value) in the order it adds them; remembered (the band search
+    estimates the same layers' calls at the same choices again and again: tflite_bands._RunMemo keeps the choices),
+    by the node, the choice and the node's tensors themselves (held with the entry, so that no id is reused)."""
+    tensors = tuple(graph.tensors.get(t) for t in (*node.inputs, *node.outputs))
+    key = (id(node), id(choice), rows, helium)
+    hit = _TERMS.get(key)
+    if hit is not None and hit[0] is node and hit[1] is choice \
+            and all(a is b for a, b in zip(hit[2], tensors, strict=True)):
+        return hit[3]
     rec = _Terms()
     _layer_features(node, graph, choice, rec, rows=rows, helium=helium)
+    if len(_TERMS) >= _TERMS_MAX:
+        _TERMS.clear()
+    _TERMS[key] = (node, choice, tensors, rec.terms)
     return rec.terms
+
+
+_TERMS: dict[tuple[int, int, tuple[int, int], bool], tuple[Node, Any, tuple[Any, ...], list[tuple[str, float]]]] = {}
+_TERMS_MAX = 1 << 16
 
 
 def _exact(v: float) -> bool:
