@@ -449,11 +449,20 @@ REQUANTIZE_REF(aotc_tfl_requantize_u8_s8_ref, uint8_t, int8_t, -128, 127, 1)
 
 /* ---- SOFTMAX ------------------------------------------------------------------------------------------------ */
 
+/* exp of the scaled difference d = x - max (Q5.26 in, Q0.31 out), as reference_ops::Softmax works it out for each
+ * element; remembered in `seen` by -d (an int8 difference: 256 values), so that a row of thousands costs at most
+ * 256 of them (under qemu the 64-bit fixed point took two thirds of the family's test) */
+static int64_t softmax8_exp(const aotc_tfl_softmax_params *p, int64_t d, int64_t seen[256]) {
+    if (seen[-d] < 0) seen[-d] = fx_exp_negative(srdhm(d * ((int64_t)1 << p->shift), p->mult, 32), 5, 32);
+    return seen[-d];
+}
+
 /* reference_ops::Softmax on int8 (kScaledDiffIntegerBits 5, kAccumulationIntegerBits 12), out_bits 8 or 16:
  * output zero point -2^(out_bits - 1) */
 static void softmax8_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int out_bits, void *y) {
     const int64_t lo = -((int64_t)1 << (out_bits - 1)), hi = -lo - 1;
-    int64_t r, k;
+    int64_t r, k, seen[256];
+    for (k = 0; k < 256; ++k) seen[k] = -1;
     for (r = 0; r < p->rows; ++r) {
         const int8_t *xr = x + r * p->depth;
         int64_t top = -128, sum = 0, scale;
@@ -461,7 +470,7 @@ static void softmax8_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int 
         for (k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
         for (k = 0; k < p->depth; ++k) {
             if (xr[k] - top < p->diff_min) continue;
-            sum = wrap_bits(sum + rdbpot(fx_exp_negative(srdhm((xr[k] - top) * ((int64_t)1 << p->shift), p->mult, 32), 5, 32), 12), 32);
+            sum = wrap_bits(sum + rdbpot(softmax8_exp(p, xr[k] - top, seen), 12), 32);
         }
         while (headroom < 32 && !(((uint64_t)sum << headroom) & 0x80000000u)) ++headroom; /* leading zeros */
         over = 12 - headroom;
@@ -469,7 +478,7 @@ static void softmax8_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int 
         for (k = 0; k < p->depth; ++k) {
             int64_t v = lo;
             if (xr[k] - top >= p->diff_min) {
-                const int64_t e = fx_exp_negative(srdhm((xr[k] - top) * ((int64_t)1 << p->shift), p->mult, 32), 5, 32);
+                const int64_t e = softmax8_exp(p, xr[k] - top, seen);
                 v = clamp_ref(rdbpot(srdhm(scale, e, 32), over + 31 - out_bits) + lo, lo, hi);
             }
             if (out_bits == 8) ((int8_t *)y)[r * p->depth + k] = (int8_t)v;
