@@ -145,10 +145,13 @@ def runtime_symbols_all() -> list[str]:
 
 def shippable_runtime_files() -> list[Path]:
     """The C files of runtime_c/ that a bundle can ship (sorted): include/'s headers, every kernel family's
-    files, the built-in vendors' runtimes (runtime_c/vendor/<v>/, not their tools/)."""
+    files, the built-in vendors' runtimes (runtime_c/vendor/<v>/, not their tools/). Not the families' reference
+    kernels (F_ref.c, the C tests' alone): a change to one changes no bundle, so it must not rename every bundle's
+    symbols (runtime_digest)."""
     rt = runtime_dir()
     found = [*rt.glob("include/*"), *kernels_dir().rglob("*"), *rt.glob("vendor/*/*")]
-    return sorted(p for p in found if p.is_file() and p.suffix in (".c", ".h"))
+    return sorted(p for p in found if p.is_file() and p.suffix in (".c", ".h")
+                  and not (p.parent.parent == kernels_dir() and p.name == f"{p.parent.name}_ref.c"))
 
 
 @functools.cache

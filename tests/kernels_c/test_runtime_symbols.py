@@ -148,6 +148,7 @@ def test_every_bundle_renames_every_runtime_symbol_and_hashes_every_shippable_fi
     shipped |= {p.relative_to(runtime_dir()).as_posix() for src in vendor_runtime_sources()
                 for p in src.parent.glob("*.[ch]")}
     assert shipped <= hashed, sorted(shipped - hashed)
+    assert not any(h.endswith("_ref.c") for h in hashed) and "kernels/tflite_int8/tflite_int8_ref.c" not in shipped
 
 
 def test_used_sources_follow_calls_across_files():
