@@ -80,6 +80,7 @@ static inline int32_t aotc_qx86_chunks(int32_t items, int32_t most, int split) {
  * qconv_quad_lanes). */
 #if !AOTC_QUANT_VNNI && defined(__AVX2__) && !defined(AOTC_NO_INTRINSICS)
 #include <immintrin.h>
+#include "avx2_lanes.h" /* the 4 x 16 register block (quant_impl.h qavx2_lanes) */
 #define AOTC_QUANT_AVX2 1
 #else
 #define AOTC_QUANT_AVX2 0

@@ -561,57 +561,20 @@ static void AOTC_Q(qavx2_weights)(const aotc_qconv_params *p, const int8_t *AOTC
     }
 }
 
-/* acc[c][0..16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) with wb's 4 channels */
+/* acc[c][0..16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) with wb's 4 channels: the register block
+ * common/avx2_lanes.h shares with the .tflite convs, on this family's layout (pair rows `width` positions apart, the
+ * 4 channels' weights of a pair row together), from 0 */
 static void AOTC_Q(qavx2_lanes)(const int16_t *AOTC_RESTRICT pairs, int32_t width, int32_t t0, int32_t nj,
                                 const int32_t *AOTC_RESTRICT wb, int first, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
-    const int32_t *px = (const int32_t *)(const void *)pairs + t0;
-    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
-    int32_t j;
-    if (first) {
-        a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = _mm256_setzero_si256();
-    } else {
-        a00 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0 + 8));
-        a10 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0)), a11 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0 + 8));
-        a20 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0 + 8));
-        a30 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0)), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0 + 8));
-    }
-    for (j = 0; j < nj; ++j) {
-        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width));
-        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width + 8));
-        const __m256i w0 = _mm256_set1_epi32(wb[4 * j]), w1 = _mm256_set1_epi32(wb[4 * j + 1]);
-        const __m256i w2 = _mm256_set1_epi32(wb[4 * j + 2]), w3 = _mm256_set1_epi32(wb[4 * j + 3]);
-        a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, w0)), a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, w0));
-        a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, w1)), a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, w1));
-        a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, w2)), a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, w2));
-        a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, w3)), a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, w3));
-    }
-    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a00), _mm256_storeu_si256((__m256i *)(acc[0] + t0 + 8), a01);
-    _mm256_storeu_si256((__m256i *)(acc[1] + t0), a10), _mm256_storeu_si256((__m256i *)(acc[1] + t0 + 8), a11);
-    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a20), _mm256_storeu_si256((__m256i *)(acc[2] + t0 + 8), a21);
-    _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
+    aotc_avx2_lanes16((const int32_t *)(const void *)pairs + t0, width, wb, 4, nj, NULL, first, acc[0] + t0,
+                      AOTC_QCONV_PATCH_TILE);
 }
 
 /* qavx2_lanes on the last 8 positions of a block whose width is 8 past a multiple of 16 */
 static void AOTC_Q(qavx2_lanes8)(const int16_t *AOTC_RESTRICT pairs, int32_t width, int32_t t0, int32_t nj,
                                  const int32_t *AOTC_RESTRICT wb, int first, int32_t acc[4][AOTC_QCONV_PATCH_TILE]) {
-    const int32_t *px = (const int32_t *)(const void *)pairs + t0;
-    __m256i a0, a1, a2, a3;
-    int32_t j;
-    if (first) {
-        a0 = a1 = a2 = a3 = _mm256_setzero_si256();
-    } else {
-        a0 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a1 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0));
-        a2 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a3 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0));
-    }
-    for (j = 0; j < nj; ++j) {
-        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(px + (int64_t)j * width));
-        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j])));
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 1])));
-        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 2])));
-        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x0, _mm256_set1_epi32(wb[4 * j + 3])));
-    }
-    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a0), _mm256_storeu_si256((__m256i *)(acc[1] + t0), a1);
-    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a2), _mm256_storeu_si256((__m256i *)(acc[3] + t0), a3);
+    aotc_avx2_lanes8((const int32_t *)(const void *)pairs + t0, width, wb, 4, nj, NULL, first, acc[0] + t0,
+                     AOTC_QCONV_PATCH_TILE);
 }
 
 /* aotc_requant of 8 sums (v) in 8 lanes: the same float product, clamp and rounding to nearest even (cvtps2dq in the

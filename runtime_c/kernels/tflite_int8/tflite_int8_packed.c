@@ -24,6 +24,7 @@
 /* AVX2 without AVX-512 VNNI (an x86-64-v3 build): the CONV_2D sums by vpmaddwd (tfl_pk_avx2_pair) */
 #if !TFL_PK_VNNI && defined(__AVX2__) && !defined(AOTC_NO_INTRINSICS)
 #include <immintrin.h>
+#include "avx2_lanes.h" /* the 4 x 16 register block (tfl_pk_avx2_lanes16) */
 #define TFL_PK_AVX2 1
 #else
 #define TFL_PK_AVX2 0
@@ -1180,59 +1181,19 @@ static __attribute__((noinline)) void tfl_pk_avx2_pairs(const uint8_t *const *a,
 }
 
 /* acc[c][t0, t0 + 16) (+)= the sums of pair rows [0, nj) of positions [t0, t0 + 16) with 4 channels' pairs of 16-bit
- * weights (pair row j's channel c: word 16 j + c of ww, tfl_pk_avx2_wrows), from the bias bv[c] where first */
+ * weights (pair row j's channel c: word 16 j + c of ww, tfl_pk_avx2_wrows), from the bias bv[c] where first: the
+ * register block common/avx2_lanes.h shares with the QDQ convs, on this family's layout (pair rows 64 positions apart) */
 static __attribute__((noinline)) void tfl_pk_avx2_lanes16(const int32_t *pairs, int32_t t0, int32_t nj,
                                                           const int32_t *ww, const int32_t *bv, int first,
                                                           int32_t (*acc)[64]) {
-    const int32_t *px = pairs + t0, *end = ww + 16 * nj;
-    __m256i a00, a01, a10, a11, a20, a21, a30, a31;
-    if (first) {
-        a00 = a01 = _mm256_set1_epi32(bv[0]), a10 = a11 = _mm256_set1_epi32(bv[1]);
-        a20 = a21 = _mm256_set1_epi32(bv[2]), a30 = a31 = _mm256_set1_epi32(bv[3]);
-    } else {
-        a00 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a01 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0 + 8));
-        a10 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0)), a11 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0 + 8));
-        a20 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a21 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0 + 8));
-        a30 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0)), a31 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0 + 8));
-    }
-    for (; ww < end; ww += 16, px += 64) {
-        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)px);
-        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(px + 8));
-        const __m256i w0 = _mm256_set1_epi32(ww[0]), w1 = _mm256_set1_epi32(ww[1]);
-        const __m256i w2 = _mm256_set1_epi32(ww[2]), w3 = _mm256_set1_epi32(ww[3]);
-        a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(x0, w0)), a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(x1, w0));
-        a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(x0, w1)), a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(x1, w1));
-        a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(x0, w2)), a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(x1, w2));
-        a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(x0, w3)), a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(x1, w3));
-    }
-    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a00), _mm256_storeu_si256((__m256i *)(acc[0] + t0 + 8), a01);
-    _mm256_storeu_si256((__m256i *)(acc[1] + t0), a10), _mm256_storeu_si256((__m256i *)(acc[1] + t0 + 8), a11);
-    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a20), _mm256_storeu_si256((__m256i *)(acc[2] + t0 + 8), a21);
-    _mm256_storeu_si256((__m256i *)(acc[3] + t0), a30), _mm256_storeu_si256((__m256i *)(acc[3] + t0 + 8), a31);
+    aotc_avx2_lanes16(pairs + t0, 64, ww, 16, nj, bv, first, acc[0] + t0, 64);
 }
 
 /* tfl_pk_avx2_lanes16 on 8 positions (a run's last, where its width is 8 past a multiple of 16) */
 static __attribute__((noinline)) void tfl_pk_avx2_lanes8(const int32_t *pairs, int32_t t0, int32_t nj,
                                                          const int32_t *ww, const int32_t *bv, int first,
                                                          int32_t (*acc)[64]) {
-    const int32_t *px = pairs + t0, *end = ww + 16 * nj;
-    __m256i a0, a1, a2, a3;
-    if (first) {
-        a0 = _mm256_set1_epi32(bv[0]), a1 = _mm256_set1_epi32(bv[1]);
-        a2 = _mm256_set1_epi32(bv[2]), a3 = _mm256_set1_epi32(bv[3]);
-    } else {
-        a0 = _mm256_loadu_si256((const __m256i *)(acc[0] + t0)), a1 = _mm256_loadu_si256((const __m256i *)(acc[1] + t0));
-        a2 = _mm256_loadu_si256((const __m256i *)(acc[2] + t0)), a3 = _mm256_loadu_si256((const __m256i *)(acc[3] + t0));
-    }
-    for (; ww < end; ww += 16, px += 64) {
-        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)px);
-        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[0])));
-        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[1])));
-        a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[2])));
-        a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x0, _mm256_set1_epi32(ww[3])));
-    }
-    _mm256_storeu_si256((__m256i *)(acc[0] + t0), a0), _mm256_storeu_si256((__m256i *)(acc[1] + t0), a1);
-    _mm256_storeu_si256((__m256i *)(acc[2] + t0), a2), _mm256_storeu_si256((__m256i *)(acc[3] + t0), a3);
+    aotc_avx2_lanes8(pairs + t0, 64, ww, 16, nj, bv, first, acc[0] + t0, 64);
 }
 
 /* a block's packed quads (16 channels x 4 bytes each) widened to 16 bits as pair rows: pair row j's channel c at word
