@@ -513,6 +513,18 @@ class _RunMemo:
         self.layouts: dict[tuple[int, bool, tuple[tuple[int, int], ...], bool], tuple[dict[str, int], int]] = {}
         self.forms: dict[tuple[bool, bool, int], tuple[Schedule, list[int], int, int] | None] = {}
         self.shapes: dict[tuple[int, bool, int], tuple[tuple[int, int], ...]] = {}
+        self.choices: dict[int, list[tuple[Node, KernelChoice]]] = {}
+
+    def interned(self, node: Node, choice: KernelChoice) -> KernelChoice:
+        """The node's choice as the object an equal choice of it was first given (the choices are frozen): the
+        estimates remember their terms by the choices themselves (tflite_cost._terms, _band_features), and a layer
+        takes the same kernel at most of the rooms its fits give it."""
+        seen = self.choices.setdefault(id(node), [])
+        for n, c in seen:
+            if n is node and c == choice:
+                return c
+        seen.append((node, choice))
+        return choice
 
     def form(self, geometry: list[Layer], groups: tuple[Group, ...], fine: bool, packed: bool,
              rows: int) -> tuple[Schedule, list[int], int, int] | None:
@@ -718,7 +730,7 @@ def _fit_kernels(graph: Graph, layers: list[Node], sched: Schedule, by_layer: di
             choices: list[KernelChoice] = []
             most = 0
             for n in own:
-                choice = choose(n, _band_graph(graph, n, *shapes[-1]), mine, least)
+                choice = memo.interned(n, choose(n, _band_graph(graph, n, *shapes[-1]), mine, least))
                 choices.append(choice)
                 most = max(most, *(_kernel_scratch(n, choice, _band_graph(graph, n, h, oh)) for h, oh in shapes))
             calls = (len(own) - 1) * sum(1 for c in sched.bands if c.calls[k].oh)

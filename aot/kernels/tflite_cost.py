@@ -479,10 +479,34 @@ def _exact(v: float) -> bool:
 
 def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float], helium: bool = False) -> None:
     """A fused run (aot/kernels/tflite_bands.py BandChoice): every layer's calls on its band rows, the rows
-    moved to the line buffers' tops between bands."""
+    moved to the line buffers' tops between bands. Remembered where `out` starts empty (features): the band search
+    estimates many fits of one run that differ only in what the terms do not read (the bytes, their layout), with
+    the same schedule and the same layers' choices (tflite_bands._RunMemo keeps them); by those objects themselves
+    (held with the entry, so that no id is reused), with the run's layers and groups."""
     d = getattr(choice, "detail", None)
     if d is None or not hasattr(d, "schedule"):
         return
+    if out:
+        _band_features_uncached(node, graph, d, out, helium)
+        return
+    groups = node.attrs.get("groups", ())
+    held = (d.schedule, *d.inner.values(), *node.attrs["layers"], *(n for g in groups for p in g.pairs for n in p))
+    key = (tuple(map(id, held)), tuple(d.inner), helium)
+    hit = _BANDS.get(key)
+    if hit is None or not all(a is b for a, b in zip(hit[0], held, strict=True)):
+        _band_features_uncached(node, graph, d, out, helium)
+        if len(_BANDS) >= _BANDS_MAX:
+            _BANDS.clear()
+        _BANDS[key] = hit = (held, dict(out))
+    else:
+        out.update(hit[1])
+
+
+_BANDS: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, float]]] = {}
+_BANDS_MAX = 1 << 14
+
+
+def _band_features_uncached(node: Node, graph: Graph, d: Any, out: dict[str, float], helium: bool) -> None:
     layers, geometry = node.attrs["layers"], node.attrs["geometry"]
     groups = node.attrs.get("groups", ())
     own = {g.k + h: [p[h] for p in g.pairs] for g in groups for h in (0, 1)}
