@@ -505,8 +505,10 @@ def _fits_of(layers: list[Node], geometry: list[Layer],
 class _RunMemo:
     """What a run's fits work out again and again at other budgets, by what it depends on within the run (its
     layers, geometry and groups fixed): _fit_kernels' answer for one layer by the layer's place in the run, the rows
-    of its calls, its room and `least` (its nodes' choices in order, its scratch, the calls its groups add); and
-    _layout's by the band height, the form (fine), the layers' scratch and lines_first."""
+    of its calls, its room and `least` (its nodes' choices in order, its scratch, the calls its groups add);
+    _layout's by the band height, the form (fine), the layers' scratch and lines_first; each form's schedule and
+    line bytes by height (form), each layer's call shapes by schedule (call_shapes); and each layer's distinct
+    choices (interned)."""
 
     def __init__(self) -> None:
         self.kernels: dict[tuple[int, tuple[tuple[int, int], ...], int, bool], tuple[list[KernelChoice], int, int]] = {}

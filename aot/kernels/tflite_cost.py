@@ -497,7 +497,7 @@ def _band_features(node: Node, graph: Graph, choice: Any, out: dict[str, float],
         _band_features_uncached(node, graph, d, out, helium)
         if len(_BANDS) >= _BANDS_MAX:
             _BANDS.clear()
-        _BANDS[key] = hit = (held, dict(out))
+        _BANDS[key] = (held, dict(out))
     else:
         out.update(hit[1])
 

@@ -118,7 +118,7 @@ def object_store(directory: Path) -> dict:
 
 def is_harness(src: Path) -> bool:
     """A test program's own C, not a kernel under test: the test, a family's reference, a board's startup."""
-    return src.parent == TESTS_C or src.stem.endswith("_ref") or src.name == "startup.c"
+    return src.parent == TESTS_C or is_reference(src) or src.name == "startup.c"
 
 
 def is_reference(src: Path) -> bool:
