@@ -384,6 +384,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--profile", action="store_true",
                        help="a Cortex-M bundle: also list the instructions (and the M4's estimated cycles) of one "
                        "inference per function")
+        p.add_argument("--nodes", action="store_true",
+                       help="a Cortex-M bundle: also list the instructions and estimated cycles of each node of one "
+                            "inference (a copy built with AOTC_TAPS in OUT/compare, its tap calls marked under qemu)")
         p.add_argument("--wait-state", type=_wait_state, metavar="REGION:N", action="append", default=[],
                        help="a bundle for a board with a cycle model (M4, M33, M7, M55): charge N more estimated "
                             "cycles for every data access to the board's REGION (an assumed wait state; qemu models "
@@ -672,7 +675,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print(format_board_table([row]), end="")
         if args.profile:
             print("\n" + format_board_profile(row), end="")
+        if args.nodes:
+            from aot.bench import insn_count_plugin, load_inputs, seeded_inputs
+            from aot.bench_nodes import format_node_profile, node_counts
+
+            inputs = load_inputs(args.inputs, meta) if args.inputs else seeded_inputs(meta)
+            rows = node_counts(out, meta, inputs, insn_count_plugin(out / "aotc-qemu-plugin"))
+            print("\n" + format_node_profile(rows, row.instructions, row.cycles), end="")
         return 0
+    if args.nodes:
+        raise AotcError(f"--nodes counts a board bundle's nodes under qemu: {out} is built for this host "
+                        "(bench/node_profile.py times a host bundle's nodes)")
     row = bench_one(out, meta, inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
                     instructions=args.instructions, rounds=args.rounds, tflite=args.tflite,
                     ort_threads=args.ort_threads, openvino=args.openvino)

@@ -46,7 +46,11 @@
  * div=N (SDIV/UDIV, default 7: the TRMs give 2 to 12 by the operands), unaligned=0 (do not charge
  * unaligned loads and stores), detail=FILE (instructions and cycles per timing class),
  * ws=ORIGIN:SIZE:N (hex origin and size, N cycles: every data access in that range costs N more, an
- * assumed wait state per access of a slower memory; up to 8 ranges; docs/firmware.md "Memory pools").
+ * assumed wait state per access of a slower memory; up to 8 ranges; docs/firmware.md "Memory pools"),
+ * mark=ADDR (hex, up to 16) with marks=FILE: each time a block starting at a marked address runs, a line
+ * "k insns cycles" goes to FILE (the mark's index in the order given, the counts so far): `aotc bench --nodes`
+ * marks the model's run function and aotc_tap, which the generated code calls after each node, so the
+ * counts between two marks are one node's.
  *
  *     cc -O2 -shared -fPIC -o libinsn_count.so runtime_c/tools/qemu_insn_count.c
  *     qemu-system-arm ... -plugin ./libinsn_count.so[,arg=pcs=FILE][,arg=cycles=m4] -kernel runner.elf */
@@ -99,6 +103,17 @@ typedef struct {
 } slot;
 static slot *table;
 static char *pcs_path;
+
+/* mark= and marks=: the marked block addresses and every time one ran, in order */
+#define MAX_MARKS 16
+static uint64_t mark_at[MAX_MARKS];
+static unsigned n_marks;
+static char *marks_path;
+typedef struct {
+    uint64_t k, insns, cycles;
+} hit;
+static hit *hits;
+static size_t n_hits, cap_hits;
 
 static slot *slot_for(uint64_t pc) {
     uint32_t h = (uint32_t)((pc >> 1) * 2654435761u) & (SLOTS - 1);
@@ -763,14 +778,36 @@ static void estimate_block(struct qemu_plugin_tb *tb, size_t n, slot *s) {
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS, b);
 }
 
+/* a marked block ran: the counts so far (its own block's included, as every mark's) */
+static void on_mark(unsigned int vcpu, void *userdata) {
+    (void)vcpu;
+    if (n_hits == cap_hits) {
+        hit *more = realloc(hits, (cap_hits = cap_hits ? 2 * cap_hits : 4096) * sizeof *hits);
+        if (more == NULL) {
+            fprintf(stderr, "insn_count: out of memory for marks\n");
+            exit(1);
+        }
+        hits = more;
+    }
+    hits[n_hits].k = (uint64_t)(uintptr_t)userdata;
+    hits[n_hits].insns = executed;
+    hits[n_hits].cycles = cycles;
+    ++n_hits;
+}
+
 /* each translated block adds its instruction count every time it runs */
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     const size_t n = qemu_plugin_tb_n_insns(tb);
-    slot *s = table != NULL ? slot_for(qemu_plugin_tb_vaddr(tb)) : NULL;
+    const uint64_t vaddr = qemu_plugin_tb_vaddr(tb);
+    slot *s = table != NULL ? slot_for(vaddr) : NULL;
+    unsigned k;
     (void)id;
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &executed, n);
     if (s != NULL) qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &s->count, n);
     if (estimate) estimate_block(tb, n, s);
+    for (k = 0; k < n_marks; ++k)
+        if (vaddr == mark_at[k])
+            qemu_plugin_register_vcpu_tb_exec_cb(tb, on_mark, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)k);
 }
 
 static void write_detail(void) {
@@ -808,6 +845,18 @@ static void at_qemu_exit(qemu_plugin_id_t id, void *userdata) {
     fprintf(stderr, "insns: %llu\n", (unsigned long long)executed);
     if (estimate) fprintf(stderr, "cycles: %llu\n", (unsigned long long)cycles);
     if (estimate && detail_path != NULL) write_detail();
+    if (marks_path != NULL) {
+        FILE *f = fopen(marks_path, "w");
+        size_t i;
+        if (f == NULL) {
+            fprintf(stderr, "insn_count: cannot write %s\n", marks_path);
+        } else {
+            for (i = 0; i < n_hits; ++i)
+                fprintf(f, "%llu %llu %llu\n", (unsigned long long)hits[i].k, (unsigned long long)hits[i].insns,
+                        (unsigned long long)hits[i].cycles);
+            fclose(f);
+        }
+    }
     if (table != NULL) {
         FILE *f = fopen(pcs_path, "w");
         uint32_t i;
@@ -873,6 +922,14 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
             ++n_waits;
         } else if (strncmp(argv[i], "detail=", 7) == 0) {
             detail_path = argv[i] + 7;
+        } else if (strncmp(argv[i], "mark=", 5) == 0) {
+            if (n_marks == MAX_MARKS) {
+                fprintf(stderr, "insn_count: more than %d mark= addresses\n", MAX_MARKS);
+                return -1;
+            }
+            mark_at[n_marks++] = strtoull(argv[i] + 5, NULL, 16) & ~1ull; /* a Thumb symbol's address: bit 0 set */
+        } else if (strncmp(argv[i], "marks=", 6) == 0) {
+            marks_path = argv[i] + 6;
         } else {
             fprintf(stderr, "insn_count: unknown argument %s\n", argv[i]);
             return -1;

@@ -250,6 +250,39 @@ def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
 
 
 @pytest.mark.full
+def test_bench_nodes_splits_an_inference_by_node(builds):
+    """aotc bench --nodes on a board: one row per node the generated code taps, in its order, with that node's
+    instructions and the M4's estimated cycles (the plugin's marks at the run function and at each tap call of
+    the AOTC_TAPS copy); the rows add up to the normal build's inference within the tap calls' cost."""
+    b = get_build(builds, "mcu_convs", "mps2-an386")
+    require_tool("cc")
+    r = run([*AOTC, "bench", str(b.out), "--nodes"])
+    row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    instructions, cycles = (int(c) for c in [c.strip() for c in row.strip("|").split("|")][2:4])
+    nodes = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
+             if re.match(r"\| \d+ \|", line)]
+    code = (b.out / "bundle" / "src" / f"{b.meta['name']}.c").read_text()
+    tapped = re.findall(r'AOTC_TAP\("([^"]+)"', code.split(f"{b.meta['name']}_run(")[-1])
+    assert [n[1] for n in nodes] == tapped, r.stdout
+    per_i, per_c = [int(n[3]) for n in nodes], [int(n[4]) for n in nodes]
+    assert all(i > 0 for i in per_i) and all(i < c < 4 * i for i, c in zip(per_i, per_c, strict=True)), r.stdout
+    convs = [int(n[4]) for n in nodes if "Conv" in n[2]]
+    assert convs and sum(convs) > 0.5 * cycles, r.stdout
+    assert abs(sum(per_i) - instructions) <= 0.02 * instructions, r.stdout
+    assert abs(sum(per_c) - cycles) <= 0.02 * cycles, r.stdout
+
+
+def test_bench_nodes_on_a_host_bundle_is_refused(tmp_path):
+    """--nodes counts under qemu: on a host bundle it says so (exit 2), before building anything."""
+    src, out = tmp_path / "mlp.onnx", tmp_path / "out"
+    onnx.save(zoo.mlp(), src)
+    run([*AOTC, str(src), "-o", str(out)])
+    r = subprocess.run([*AOTC, "bench", str(out), "--nodes"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--nodes" in r.stderr and "host" in r.stderr, r.stderr
+    assert not (out / "compare").exists()
+
+
+@pytest.mark.full
 @pytest.mark.parametrize("target,core", [("mps2-an505", "m33"), ("mps2-an500", "m7"), ("mps3-an547", "m55")])
 def test_bench_estimates_the_cycles_of_the_m33_m7_and_m55(builds, target, core):
     """aotc bench runs the plugin with the board's core model (aot.bench.CYCLE_MODELS): an estimate
