@@ -1,4 +1,5 @@
-"""--threads N against onnxruntime: ResNet-18 224 and MobileNet-v2 224 (examples/zoo.py), each
+"""--threads N against onnxruntime: ResNet-18 224 and MobileNet-v2 224 (examples/zoo.py; --models adds
+ResNet-50 224), each
 compiled once with one thread and once with N, timed in interleaved rounds beside onnxruntime at one
 thread, at N and at its default (one intra-op thread per core). Every round times all five back to
 back, so load that comes and goes on a shared machine hits them alike; the ratios are per round,
@@ -12,7 +13,8 @@ the N-thread ratio by phase (near: both round trips under FAR_NS; far: both abov
 changed phase in between counts in neither). The far phase comes and goes over minutes: --far K
 runs more rounds, up to --max-rounds, until each model has K far ones.
 
-    python bench/threads.py [--threads 2] [--rounds 7] [--repeat 10] [--far K] [--max-rounds 60] [--work DIR]
+    python bench/threads.py [--models resnet50_224 mobilenetv2_224] [--threads 2] [--rounds 7]
+                           [--repeat 10] [--far K] [--max-rounds 60] [--work DIR]
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ import zoo  # noqa: E402
 from aot.bench import _ort_session, settle_after_ort, time_ort  # noqa: E402
 from aot.build import cmake_exe, run_bundle  # noqa: E402
 
-MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224}
+MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224,
+          "resnet50_224": zoo.resnet50_224}
+DEFAULT = ["resnet18_224", "mobilenetv2_224"]
 FAR_NS = 200  # a cache line's round trip between the cores above this: the far phase
 
 
@@ -70,6 +74,7 @@ def spread(xs: list[float]) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="+", choices=sorted(MODELS), default=DEFAULT)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeat", type=int, default=10)
@@ -85,7 +90,7 @@ def main() -> None:
     print(f"| model | aotc {n}T ms | ort 1T ms | ort {n}T ms | ort default ms | aotc 1T / ort 1T | "
           f"aotc {n}T / ort {n}T | aotc {n}T / ort default | aotc {n}T speed-up over aotc 1T |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name in MODELS:
+    for name in args.models:
         (o1, m1), (on, mn) = build(work, name, 1), build(work, name, n)
         x = zoo.random_inputs(onnx.load(str(work / f"{name}.onnx")))
         feeds, inputs = x, list(x.values())
@@ -116,7 +121,7 @@ def main() -> None:
     print(f"(per-round ratios: median (min-max) over {args.rounds} or more rounds of {args.repeat} runs each)")
     print(f"\n| model | phase | rounds | cache-line round trip ns | aotc {n}T / ort default |")
     print("|---|---|---:|---:|---:|")
-    for name in MODELS:
+    for name in args.models:
         for phase, near in (("near", True), ("far", False)):
             rows = [((a + b) / 2, r) for m, a, b, r in phases
                     if m == name and (a < FAR_NS) == near and (b < FAR_NS) == near]

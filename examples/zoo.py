@@ -273,6 +273,28 @@ def resnet18_224() -> onnx.ModelProto:
     return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
 
 
+def _bottleneck(b: Builder, x: str, width: int, stride: int) -> str:
+    """torchvision's ResNet-50 block (v1.5: the stride on the 3x3 conv)."""
+    cout = 4 * width
+    y = b.relu(b.bn(b.conv(x, width, 1, pad=0, bias=False)))
+    y = b.relu(b.bn(b.conv(y, width, 3, stride=stride, bias=False)))
+    y = b.bn(b.conv(y, cout, 1, pad=0, bias=False))
+    short = x if stride == 1 and b.shapes[x][1] == cout else b.bn(b.conv(x, cout, 1, stride=stride, pad=0,
+                                                                           bias=False))
+    return b.relu(b.add(y, short))
+
+
+def resnet50_224() -> onnx.ModelProto:
+    """ResNet-50 at ImageNet size (1x3x224x224, 1000 classes): a benchmark model, not in MODELS."""
+    b = Builder("resnet50_224", opset=13)
+    x = b.input("input", (1, 3, 224, 224))
+    x = b.pool("MaxPool", b.relu(b.bn(b.conv(x, 64, 7, stride=2, pad=3, bias=False))), 3, 2, pad=1)
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for k in range(blocks):
+            x = _bottleneck(b, x, width, stride if k == 0 else 1)
+    return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
+
+
 def squeezenet11_224() -> onnx.ModelProto:
     """SqueezeNet 1.1 at ImageNet size (1x3x224x224, 1000 classes), torchvision's layout: a benchmark model, not
     in MODELS (Fire modules: 1x1 squeeze, 1x1 and 3x3 expands joined by Concat, on 55, 27 and 13-wide planes)."""
@@ -428,7 +450,8 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 # Benchmark models (bench/models.py), not in the test suite; resnet18_224 is opt-in there (slow).
 BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mobilenetv1_96": mobilenetv1_96, "mobilenetv2_96": mobilenetv2_96, "dscnn_kws": dscnn_kws,
-    "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224, "ae_dense": ae_dense,
+    "resnet18_224": resnet18_224, "resnet50_224": resnet50_224, "mobilenetv2_224": mobilenetv2_224,
+    "ae_dense": ae_dense,
     "efficientnet_b0_224": efficientnet_b0_224, "squeezenet11_224": squeezenet11_224,
     "mobilenet_v3_small": mobilenet_v3_small,
 }
