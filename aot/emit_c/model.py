@@ -106,6 +106,9 @@ class _RowView:
     def written_in_place(self, part: str, whole: str, byte_offset: int) -> bool:
         return False  # rows are copied one by one: nothing is planned in place inside them
 
+    def spare_slots(self, node: Node, tensor: str) -> tuple[int, int, int] | None:
+        return None  # a row of a bounded tensor: no whole slot to lend
+
     def extent_var(self, tensor: str) -> str:
         return self.em.extent_var(tensor)
 
@@ -643,6 +646,34 @@ class ModelEmitter:
 
     def _shares_storage(self, out: str, src: str) -> bool:
         return out in self.plan.aliases or self.written_in_place(out, src, 0)
+
+    def spare_slots(self, node: Node, tensor: str) -> tuple[int, int, int] | None:
+        """(its offset, its bytes, the offset of node's first output) where `tensor` is an input that `node` reads
+        last, in an arena slot that holds nothing else while node runs but node's own outputs (which the plan may
+        have put over it: an overlap): bytes of it that node has read for the last time are node's to reuse (a fused
+        run keeps rows there, aot/kernels/tflite_bands.py). None otherwise (a graph input read in place from the
+        caller's buffer, a graph output, a view, a tensor a later node reads)."""
+        p, g = self.plan, self.graph
+        if tensor not in p.offsets or tensor in p.aliases or tensor in g.outputs or tensor in self.read_in_place \
+                or not node.outputs or node.outputs[0] not in p.offsets or p.pools or node.name not in p.steps:
+            return None
+        step = p.steps.index(node.name)
+        if any(n.name in p.steps and p.steps.index(n.name) > step for n in g.consumers().get(tensor, [])):
+            return None
+        lo, hi = p.offsets[tensor], p.offsets[tensor] + g.tensors[tensor].nbytes
+        mine = {tensor, *node.outputs}
+        for b in [*p.buffers, *p.slices, *p.scratch_buffers.values()]:
+            if set(b.tensors) & mine:
+                continue
+            for delta, n, first, last in b.segs:
+                at = b.offset + delta
+                if first <= step <= last and at < hi and lo < at + n:
+                    return None
+        if node.name in p.scratch_buffers:  # the node's own scratch: apart from the slot
+            b = p.scratch_buffers[node.name]
+            if b.offset < hi and lo < b.offset + b.nbytes:
+                return None
+        return lo, hi - lo, p.offsets[node.outputs[0]]
 
     def written_in_place(self, part: str, whole: str, byte_offset: int) -> bool:
         """True when the plan put tensor `part` at `byte_offset` inside `whole` (a Concat input)."""

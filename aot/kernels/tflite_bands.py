@@ -11,6 +11,7 @@ plan_with_bands, through aot/select.py fuse_in_bands)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -991,6 +992,12 @@ def _emit_band_run(ctx: NodeContext) -> None:
                    for g in groups.values())
     if sched.fine:
         said += "; the layers before the last a row a call, pulled as their readers need them (schedule_fine)"
+    slot = ctx.emitter.spare_slots(ctx.node, layers[0].inputs[0])
+    out_bytes = ctx.graph.tensors[layers[-1].outputs[0]].nbytes
+    kept = {k: r for k, g in groups.items() if (r := keep_rows(sched, geometry, g, slot, out_bytes)) is not None}
+    said += "".join(f"; {r.bands} of its bands start {layers[k].name}'s group rows from the {r.rows} row(s) a group "
+                    f"the band before kept ({r.nbytes} B in the bytes of the input it has read, keep_rows)"
+                    for k, r in kept.items())
     ctx.comment(f"{names}: {len(sched.bands)} bands of {sched.rows} row(s) of the last output, full width; "
                 f"line buffers of {', '.join(str(r) for r in sched.buffer_rows)} rows "
                 f"({sum(d.buffers)} B) and {d.kernel_scratch} B of kernel scratch in this node's scratch "
@@ -1056,7 +1063,7 @@ def _emit_band_run(ctx: NodeContext) -> None:
         if k in groups:
             _emit_group(ctx, d, groups[k], f, x, ctx.ptr(layers[k + 1].outputs[0]) if k + 1 == last
                         else f"aotc_line{k + 1}", geometry, own(k, groups[k].pairs[0][0]),
-                        own(k + 1, groups[k].pairs[0][1]))
+                        own(k + 1, groups[k].pairs[0][1]), kept.get(k))
             continue
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
         ctx.line(f"            aotc_p{k}.h = aotc_r[{f + 1}], aotc_p{k}.pad_top = aotc_r[{f + 2}], "
@@ -1072,27 +1079,137 @@ def _emit_band_run(ctx: NodeContext) -> None:
     ctx.line("}")
 
 
+@dataclass(frozen=True)
+class KeptRows:
+    """A grouped pair's expansion rows kept from one band to the next where bytes of the run's input allow
+    (keep_rows): per band, where the kept rows are (bytes from the input's start), where they were (the last
+    band that saved them stored them there: moved first), how many rows the expansion need not compute again and
+    how many it saves for the next band."""
+
+    table: np.ndarray  # [bands, 4] int32: at, moved from, rows used, rows saved (zeros where the pair is not called)
+    rows: int  # the most rows saved a group
+    nbytes: int  # the store: rows x the group's row x the groups
+
+    @property
+    def bands(self) -> int:
+        """The bands that use kept rows."""
+        return int(np.count_nonzero(self.table[:, 2]))
+
+
+def keep_rows(sched: Schedule, geometry: list[Layer], g: Group, input_slot: tuple[int, int, int] | None,
+              output_bytes: int) -> KeptRows | None:
+    """Where a grouped pair's expansion may keep its rows between bands rather than compute them again (issue 67).
+    Its line buffer holds one group's rows, so each band computes every row the depthwise reads, the rows the
+    band before read too (a 3 x 3 stride-2 depthwise: 3 rows for 2 new, 1.5x the expansion's work). Those rows of
+    every group take `groups x rows x row` bytes the budget has no room for at the run's start; but the run reads
+    its input from the top down and writes its output (half as many bytes a band in MobileNetV2's first run) over
+    the rows read, so the bytes between the output written and the input still to read grow band by band. From
+    the band where they hold the store, the store sits at the top of that gap (moved up each band the pair runs)
+    and the expansion computes only the rows it has not kept. `input_slot`: the run's input's (offset, bytes) and
+    the output's offset in the arena (ModelEmitter.spare_slots), None where the input's bytes are not the run's
+    to reuse; `output_bytes`: the output's. None where no band can keep a row."""
+    k = g.k
+    e, dw = geometry[k], geometry[k + 1]
+    if input_slot is None or geometry[0].first_only or geometry[0].in_free is not None \
+            or (e.k, e.s, e.p, e.d) != (1, 1, 0, 1):
+        return None
+    in_off, in_bytes, out_off = input_slot
+    bands = sched.bands
+    # the depthwise's input rows each band the pair runs: the rows the expansion computes (all of them: recompute)
+    ranges: dict[int, tuple[int, int]] = {}
+    c0 = 0
+    for b, band in enumerate(bands):
+        ce, cd = band.calls[k], band.calls[k + 1]
+        if not cd.oh:
+            continue
+        c1 = c0 + cd.oh
+        n0 = max(c0 * dw.s - dw.p, 0)
+        n1 = min((c1 - 1) * dw.s - dw.p + (dw.k - 1) * dw.d + 1, dw.h)
+        if (ce.oh, ce.h, ce.pad_top, ce.y_row, cd.x_row, cd.h) != (n1 - n0, n1 - n0, 0, 0, 0, n1 - n0):
+            return None  # not the recomputing pair this assumes
+        ranges[b] = (n0, n1)
+        c0 = c1
+    pair = sorted(ranges)
+    overlaps = [max(0, ranges[a][1] - ranges[b][0]) for a, b in itertools.pairwise(pair)]
+    if not any(overlaps) or any(ranges[b][0] < ranges[a][0] or ov >= ranges[b][1] - ranges[b][0]
+                                for (a, b), ov in zip(itertools.pairwise(pair), overlaps, strict=True)):
+        return None
+    rows = max(overlaps)
+    store = rows * e.out_row * len(g.pairs)
+    # per band: the input's bytes no band from it on reads (its first layer's rows before the least it reads)
+    dead, least = [0] * len(bands), in_bytes
+    for b in range(len(bands) - 1, -1, -1):
+        first = bands[b].calls[0]
+        if first.oh:
+            least = min(least, first.x_row * geometry[0].in_row)
+        dead[b] = least
+    # per band: the output's bytes written by its end
+    written, most = [0] * len(bands), 0
+    for b, band in enumerate(bands):
+        last = band.calls[-1]
+        if last.oh:
+            most = max(most, (last.y_row + last.oh) * geometry[-1].out_row)
+        written[b] = min(most, output_bytes)
+    at: dict[int, int | None] = {}
+    for i, b in enumerate(pair):
+        until = pair[i + 1] - 1 if i + 1 < len(pair) else len(bands) - 1  # the store stays here until then
+        s = (in_off + dead[b] - store) // ALIGNMENT * ALIGNMENT
+        clear = s + store <= out_off or out_off + written[until] <= s
+        at[b] = s - in_off if s >= in_off and clear else None
+    table = np.zeros((len(bands), 4), np.int64)
+    for i, (a, b) in enumerate(itertools.pairwise(pair)):
+        if at[a] is None or at[b] is None or not overlaps[i]:
+            continue
+        table[a, 0], table[a, 3] = at[a], overlaps[i]  # a saves its last rows
+        table[b, 0], table[b, 1], table[b, 2] = at[b], at[a], overlaps[i]  # b moves them up and starts with them
+    if not table[:, 2].any():
+        return None
+    for b in pair:  # a band that only uses or only saves still names where the store is
+        if table[b, 0] == 0 and at[b] is not None:
+            table[b, 0] = at[b]
+    return KeptRows(table.astype(np.int32), rows, store)
+
+
 def _emit_group(ctx: NodeContext, d: BandChoice, g: Group, f: int, x: str, y: str, geometry: list[Layer],
-                own_e: str, own_d: str) -> None:
+                own_e: str, own_d: str, kept: KeptRows | None = None) -> None:
     """A grouped pair's calls in a band (Group): per group, the expansion's rows the depthwise needs (all of them:
     its line buffer keeps none) from x into its line buffer of one group, the depthwise's new rows into the staging
-    block, then copied to the group's channels of its output rows in y."""
+    block, then copied to the group's channels of its output rows in y. With `kept` (keep_rows), a band's first
+    rows of each group come from the store the band before saved them to, and the expansion computes the rest."""
     k, fd = g.k, f + CALL_FIELDS
     e, dw = g.pairs[0]
     ow_c = geometry[k + 1].out_row
+    row = geometry[k].out_row
     layer_e, layer_d = ctx.node.attrs["layers"][k:k + 2]
     c = ow_c // ctx.graph.tensors[layer_d.outputs[0]].shape[2]
     ctx.line(f"        if (aotc_r[{fd + 4}] > 0) {{ /* {c_comment(layer_e.name)} and {c_comment(layer_d.name)}, "
              f"{len(g.pairs)} groups of {g.size} channels */")
     ctx.line(f"            int8_t *const aotc_y = {y} + (size_t)aotc_r[{fd + 3}] * {ow_c}u;")
     ctx.line(f"            const int32_t aotc_n = aotc_r[{fd + 4}] * {ow_c // c};")
+    u = ""
+    if kept is not None:
+        table = ctx.const_array("kept", kept.table.ravel(),
+                                f"per band: where {layer_e.name}'s kept rows are and were (bytes from the run's "
+                                "input), the rows used and saved a group (keep_rows)")
+        base = f"(int8_t *){ctx.ptr(ctx.node.attrs['layers'][0].inputs[0])}"
+        ctx.line(f"            const int32_t *const aotc_kt = {table} + (size_t)aotc_b * 4u;")
+        ctx.line(f"            int8_t *const aotc_keep = {base} + aotc_kt[0]; "
+                 f"/* each group's {kept.rows} row(s) kept from the band before */")
+        ctx.line("            const int32_t aotc_u = aotc_kt[2], aotc_v = aotc_kt[3];")
+        ctx.line(f"            if (aotc_u > 0 && aotc_kt[1] != aotc_kt[0]) memmove(aotc_keep, {base} + aotc_kt[1], "
+                 f"{kept.nbytes}u); /* up to where the input is read now */")
+        u = " - aotc_u"
     ctx.line(f"            for (int32_t aotc_g = 0; aotc_g < {len(g.pairs)}; ++aotc_g) {{")
     ctx.line(f"                aotc_tfl_conv_params aotc_q = *aotc_p{k}e[aotc_g];")
-    ctx.line(f"                aotc_q.h = aotc_r[{f + 1}], aotc_q.pad_top = aotc_r[{f + 2}], "
-             f"aotc_q.oh = aotc_r[{f + 4}];")
-    ctx.line(f"                {_conv_kernel(layer_e, ctx.graph)}(&aotc_q, {x} + (size_t)aotc_r[{f}] * "
-             f"{geometry[k].in_row}u, aotc_w{k}e[aotc_g], aotc_b{k}e[aotc_g], aotc_line{k} + (size_t)aotc_r[{f + 3}] * "
-             f"{geometry[k].out_row}u, {own_e});")
+    if kept is not None:
+        ctx.line(f"                memcpy(aotc_line{k}, aotc_keep + (size_t)aotc_g * {kept.rows * row}u, "
+                 f"(size_t)aotc_u * {row}u);")
+    ctx.line(f"                aotc_q.h = aotc_r[{f + 1}]{u}, aotc_q.pad_top = aotc_r[{f + 2}], "
+             f"aotc_q.oh = aotc_r[{f + 4}]{u};")
+    shift = " + aotc_u" if kept is not None else ""
+    ctx.line(f"                {_conv_kernel(layer_e, ctx.graph)}(&aotc_q, {x} + (size_t)(aotc_r[{f}]{shift}) * "
+             f"{geometry[k].in_row}u, aotc_w{k}e[aotc_g], aotc_b{k}e[aotc_g], aotc_line{k} + "
+             f"(size_t)(aotc_r[{f + 3}]{shift}) * {row}u, {own_e});")
     ctx.line(f"                aotc_q = *aotc_p{k}d[aotc_g];")
     ctx.line(f"                aotc_q.h = aotc_r[{fd + 1}], aotc_q.pad_top = aotc_r[{fd + 2}], "
              f"aotc_q.oh = aotc_r[{fd + 4}];")
@@ -1102,6 +1219,9 @@ def _emit_group(ctx: NodeContext, d: BandChoice, g: Group, f: int, x: str, y: st
     ctx.line(f"                    memcpy(aotc_y + (size_t)aotc_i * {c}u + (size_t)aotc_g * {g.size}u, "
              f"aotc_stage + (size_t)aotc_i * {g.size}u, {g.size}u);")
     ctx.line("                }")
+    if kept is not None:
+        ctx.line(f"                memcpy(aotc_keep + (size_t)aotc_g * {kept.rows * row}u, aotc_line{k} + "
+                 f"(size_t)(aotc_r[{f + 4}] - aotc_v) * {row}u, (size_t)aotc_v * {row}u); /* for the next band */")
     ctx.line("            }")
     ctx.line("        }")
 

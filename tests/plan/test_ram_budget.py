@@ -505,6 +505,43 @@ def test_a_mobilenet_v2_stage_a_row_a_call_on_the_m4_and_m55(tmp_path, board):
         assert np.array_equal(got, want), k
 
 
+# MBV2_LAYERS with MobileNetV2's expansion ratio (8 -> 96): the stride-2 depthwise's output is more than the input,
+# so the run goes on through the projection, whose output (8 channels) grows slower than the input is read
+KEEP_LAYERS = (("CONV_2D", 3, 2, 16, 3), ("DEPTHWISE_CONV_2D", 3, 1, 16, 3), ("CONV_2D", 1, 1, 8, 0),
+               ("CONV_2D", 1, 1, 96, 3), ("DEPTHWISE_CONV_2D", 3, 2, 96, 3), ("CONV_2D", 1, 1, 8, 0))
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("board", ["host", "mps2-an386", "mps3-an547"])
+def test_a_grouped_expansion_keeps_its_rows_in_the_input_read(tmp_path, board):
+    """Issue 67: a grouped pair's expansion computes again each band the rows its stride-2 depthwise read the band
+    before (its line buffer holds one group). Where the run's output grows slower than its input is read, the bytes
+    between them hold each group's last row from one band to the next (tflite_bands.keep_rows), and the expansion
+    computes only the rows it did not keep: at 17,000 B (the least arenas: 16,016 B on the host, 16,800 B on the M4,
+    16,672 B on the M55), 11 of the 16 bands that call the pair start from kept rows, and the bundle (on the host
+    under ASan and UBSan; on the M4's DSP paths and the M55's Helium ones under qemu) gives every output element of
+    LiteRT's reference kernels."""
+    if board != "host":
+        require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    model = _nchw_conv_model(tmp_path / "keep.tflite", KEEP_LAYERS, 64)
+    extra = {"sanitize": True} if board == "host" else {"target": board}
+    meta = build_bundle(model, tmp_path / "keep", "--ram-budget", "17000", **extra)
+    assert meta["memory"]["arena_bytes"] <= 17000
+    run = meta["memory"]["ram_budget"]["traded"]["bands"]["runs"][0]
+    assert "_grouped" in run["node"] and run["layers"][-1] == "CONV_2D_6", run
+    code = (tmp_path / "keep" / "bundle" / "src" / "keep.c").read_text()
+    assert re.search(r"11 of its bands start CONV_2D_4's group rows from the 1 row\(s\) a group", code), code[:2000]
+    rng = np.random.default_rng(23)
+    for k in range(3 if board == "host" else 2):
+        feeds = [rng.integers(-128, 128, (1, 3, 64, 64)).astype(np.int8)]
+        want = list(reference(model, feeds, tmp_path).values())[0]
+        got = run_bundle(tmp_path / "keep", feeds)[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want), k
+
+
 def test_a_depthwise_multiplier_layer_takes_the_conv_form_where_its_own_path_has_no_room():
     """TFLM micro_speech's depthwise layer (one input channel, depth multiplier 8) runs tfl_depthwise_s8_mult on
     the M4, whose least scratch (3,376 B) is more than the conv's patches need: at 6,000 B it would get none and
