@@ -91,7 +91,20 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
             raise
         first = e
     plan = _memo(plan)  # the searches below plan the same fused graphs again (the plain one's first peak, _tighter)
-    g, p = _search(graph, plan, layer_of, fuse, ram_budget, estimate, in_place, True, first)
+    try:
+        g, p = _search(graph, plan, layer_of, fuse, ram_budget, estimate, in_place, True, first)
+    except BudgetError as refused:
+        # the greedy order compares the runs by what they leave live at once; the run from a channels-first input's
+        # TRANSPOSE copied in its bands can leave less than the TRANSPOSE in place and the runs after it, whose
+        # forms go further down later (TFLM's MobileNetV2 on the M55: 230,496 B against 279,552 B at the first
+        # peak, then a least of 223,872 B against 170,656 B on the M4, which took the in-place form): where the
+        # budget is not met, the search again with the in-place form only
+        if in_place is None:
+            raise
+        try:
+            g, p = _search(graph, plan, layer_of, fuse, ram_budget, estimate, in_place, True, first, True)
+        except BudgetError as again:
+            raise (again if again.least_bytes < refused.least_bytes else refused) from None
     if estimate is None or not _new_forms(g):
         return g, p
     # the plain forms' search (the runs as they are, the TRANSPOSE copied in the run's bands): the new forms take
@@ -154,78 +167,91 @@ def _new_forms(graph: Graph) -> bool:
 def _search(graph: Graph, plan: Callable[[Graph, int | None], Plan], layer_of: Callable[[Node, Graph], Any],
             fuse: Callable[..., Graph | None], ram_budget: int, estimate: Callable[[Graph, Plan], float] | None,
             in_place: Callable[[Graph, int], Graph | None] | None, grouping: bool,
-            first: BudgetError) -> tuple[Graph, Plan]:
+            first: BudgetError, prefer_in_place: bool = False) -> tuple[Graph, Plan]:
     """plan_with_bands' greedy search from the plan without bands (first: its refusal); grouping: the run chosen
-    is tried with its pairs a group of channels at a time too."""
+    is tried with its pairs a group of channels at a time too; prefer_in_place: a Transpose that may be written over
+    its input starts no run copying it, only its in-place form and the runs after it are candidates."""
     err = first
     assert err.least is not None
     original = graph
     fused: list[Node] = []
-    for _ in range(MAX_FUSED):
-        best: tuple[tuple[int, ...], Graph, Plan | BudgetError] | None = None
-        peak = err.least.peak_step
-        runs = runs_through(graph, peak, layer_of)
-        lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
-        beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
+    resumed = False
+    while True:
+        for _ in range(MAX_FUSED):
+            best: tuple[tuple[int, ...], Graph, Plan | BudgetError] | None = None
+            peak = err.least.peak_step
+            runs = runs_through(graph, peak, layer_of)
+            lo, hi = min((i for i, _ in runs), default=0), max((j for _, j in runs), default=0)
+            beside = _runs_beside(graph, peak, layer_of, runs) if estimate is not None else []
 
-        def tried(i: int, j: int, grouped: bool | int, permuted: Graph | None, graph: Graph = graph,
-                  beside: list[tuple[int, int]] = beside, lo: int = lo,
-                  hi: int = hi) -> tuple[tuple[Any, ...], Graph, Plan | BudgetError] | None:
-            """Steps i..j fused (of `permuted` where given: the graph with its input's Transpose in place; grouped:
-            their pairs a group of channels at a time), planned, and their key."""
-            base = graph if permuted is None else permuted
-            g = fuse(base, i, j, True) if grouped else fuse(base, i, j)
-            if g is None:  # no pair of the run to take a group of channels at a time
-                return None
-            try:
-                p: Plan | BudgetError = plan(g, ram_budget)
-            except BudgetError as e:
-                if e.least is None:
-                    raise
-                p = e
-            band = g.nodes[i]
-            if permuted is None and (i, j) in beside and not isinstance(p, Plan):
-                return None  # beside the peak: a candidate only where it meets the budget
-            if isinstance(p, Plan) and estimate is not None:
-                p = _tighter(g, p, plan, ram_budget, estimate)
-            if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
-                key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i, grouped)
-            else:
-                live = _pressure(p.least, g)  # the steps lo..hi less the layers the run took into one node
-                key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i,
-                       grouped)
-            return key, g, p
+            def tried(i: int, j: int, grouped: bool | int, permuted: Graph | None, graph: Graph = graph,
+                      beside: list[tuple[int, int]] = beside, lo: int = lo, hi: int = hi,
+                      fused: list[Node] = fused) -> tuple[tuple[Any, ...], Graph, Plan | BudgetError] | None:
+                """Steps i..j fused (of `permuted` where given: the graph with its input's Transpose in place; grouped:
+                their pairs a group of channels at a time), planned, and their key."""
+                base = graph if permuted is None else permuted
+                g = fuse(base, i, j, True) if grouped else fuse(base, i, j)
+                if g is None:  # no pair of the run to take a group of channels at a time
+                    return None
+                try:
+                    p: Plan | BudgetError = plan(g, ram_budget)
+                except BudgetError as e:
+                    if e.least is None:
+                        raise
+                    p = e
+                band = g.nodes[i]
+                if permuted is None and (i, j) in beside and not isinstance(p, Plan):
+                    return None  # beside the peak: a candidate only where it meets the budget
+                if isinstance(p, Plan) and estimate is not None:
+                    p = _tighter(g, p, plan, ram_budget, estimate)
+                if isinstance(p, Plan):  # by the estimated cycles where given (aot/plan/choice.py), else the calls
+                    key = (0, estimate(g, p) if estimate is not None else _calls(p, fused + [band]), j - i, grouped)
+                else:
+                    live = _pressure(p.least, g)  # the steps lo..hi less the layers the run took into one node
+                    key = (1, p.least_bytes, max(live[lo:hi - (j - i) + 1], default=0), _over(live, ram_budget), j - i,
+                           grouped)
+                return key, g, p
 
-        chosen: tuple[int, int, Graph | None] | None = None
-        for i, j, permuted in [*((i, j, None) for i, j in [*runs, *beside]),
-                               *_runs_after_in_place(graph, runs, layer_of, in_place)]:
-            t = tried(i, j, False, permuted)
-            if t is not None and (best is None or t[0] < best[0]):
-                best, chosen = t, (i, j, permuted)
-        if grouping and chosen is not None and (chosen[2] is not None or chosen[:2] in runs):
-            t = tried(*chosen[:2], True, chosen[2])  # the run chosen, its pairs a group of channels at a time
-            if t is not None and best is not None and t[0] < best[0]:
-                best = t
-            if best is not None and best[0][0] == 1:  # still over: groups of half as many channels (issue 67)
-                t = tried(*chosen[:2], SMALL_GROUP, chosen[2])
-                if t is not None and t[0] < best[0]:
+            chosen: tuple[int, int, Graph | None] | None = None
+            after = _runs_after_in_place(graph, runs, layer_of, in_place)
+            starts = {i - 1 for i, _, _ in after} if prefer_in_place else set()  # the Transposes that may go in place
+            for i, j, permuted in [*((i, j, None) for i, j in [*runs, *beside] if not starts & set(range(i, j + 1))),
+                                   *after]:
+                t = tried(i, j, False, permuted)
+                if t is not None and (best is None or t[0] < best[0]):
+                    best, chosen = t, (i, j, permuted)
+            if grouping and chosen is not None and (chosen[2] is not None or chosen[:2] in runs):
+                t = tried(*chosen[:2], True, chosen[2])  # the run chosen, its pairs a group of channels at a time
+                if t is not None and best is not None and t[0] < best[0]:
                     best = t
-        was = _pressure(err.least, graph)
-        if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
-                err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):
-            break  # no run through the peak, or none that brings the plan closer to the budget
-        graph = best[1]
-        fused.append(next(n for n in graph.nodes if n.name not in {m.name for m in fused}
-                          and n.attrs.get("band_run")))
-        if isinstance(best[2], Plan):
-            return graph, _reported(best[2], graph, original, plan, first)
-        err = best[2]
-    if fused:  # still over: the grouped runs fused a second time in groups of SMALLER_GROUPS channels (issue 67)
+                if best is not None and best[0][0] == 1:  # still over: groups of half as many channels (issue 67)
+                    t = tried(*chosen[:2], SMALL_GROUP, chosen[2])
+                    if t is not None and t[0] < best[0]:
+                        best = t
+            was = _pressure(err.least, graph)
+            if best is None or (isinstance(best[2], BudgetError) and best[0][1:4] >= (
+                    err.least_bytes, max(was[lo:hi + 1], default=0), _over(was, ram_budget))):
+                break  # no run through the peak, or none that brings the plan closer to the budget
+            graph = best[1]
+            fused.append(next(n for n in graph.nodes if n.name not in {m.name for m in fused}
+                              and n.attrs.get("band_run")))
+            if isinstance(best[2], Plan):
+                return graph, _reported(best[2], graph, original, plan, first)
+            err = best[2]
+        if not fused:
+            break
+        # still over: the grouped runs fused a second time in groups of SMALLER_GROUPS channels (issue 67)
+        was = err.least.peak_step
         graph, met = _smaller_groups(graph, plan, fuse, ram_budget, err)
         if isinstance(met, Plan):
             return graph, _reported(met, graph, original, plan, first)
         err = met
         fused = [n for n in graph.nodes if n.attrs.get("band_run")]
+        # the smaller groups took the run off the peak, to another step as high (TFLM's MobileNetV2 on the M55: the
+        # first run's and a depthwise layer's both 181,632 B): the search goes on from there, once
+        if resumed or err.least is None or err.least.peak_step == was:
+            break
+        resumed = True
     convs = "int8 convs" if any(n.op.startswith("Tfl") for n in original.nodes) else "convs"  # TFLite's or ONNX's
     if not fused:
         raise BudgetError(f"{first}; no run of {convs} through its peak can go in row bands (fused tiles) "
@@ -285,7 +311,10 @@ def _smaller_groups(graph: Graph, plan: Callable[[Graph, int | None], Plan], fus
             try:
                 return g, plan(g, ram_budget)
             except BudgetError as e:
-                if e.least is None or not isinstance(best, BudgetError) or e.least_bytes >= best.least_bytes:
+                off_peak = e.least is not None and isinstance(best, BudgetError) and best.least is not None and \
+                    best.least.peak_step == i and e.least.peak_step != i  # as high, but elsewhere now
+                if e.least is None or not isinstance(best, BudgetError) or \
+                        (e.least_bytes >= best.least_bytes and not (off_peak and e.least_bytes == best.least_bytes)):
                     break
                 graph, best = g, e
     return graph, best
