@@ -518,3 +518,42 @@ def test_banded_person_identical_on_the_m4_and_m55(tmp_path, board):
         if refs is not None:
             assert np.array_equal(got[name], refs[r]), r
     assert json.loads((tmp_path / "banded" / "bundle" / "metadata.json").read_text())["memory"]["arena_bytes"] <= BUDGET
+
+
+def test_kept_rows_sit_between_the_output_written_and_the_input_still_read():
+    """keep_rows (issue 67) on MobileNetV2 224's first run in groups of 8 a row a call, its output written over its
+    input from the same byte: each band that keeps rows saves the rows the next band's depthwise reads again, that
+    band starts from exactly those, and from the save to the next band's move the store holds no byte of the input
+    a band from then on reads and none of the output written by then. Where the gap cannot hold the store (the first
+    bands) the expansion computes every row, as before; with no slot to reuse, nothing is kept."""
+    from aot.kernels.tflite_bands import Group, keep_rows
+
+    layers = [Layer(224, 112, 3, 2, 1, 1, 672, 3584), Layer(112, 112, 3, 1, 1, 1, 3584, 3584),
+              Layer(112, 112, 1, 1, 0, 1, 3584, 1792), Layer(112, 112, 1, 1, 0, 1, 1792, 896, recompute=True),
+              Layer(112, 56, 3, 2, 0, 1, 896, 5376), Layer(56, 56, 1, 1, 0, 1, 5376, 1344)]
+    group = Group(3, 8, ((None, None),) * 12)
+    sched = schedule_fine(layers, 1)
+    assert keep_rows(sched, layers, group, None, 75264) is None
+    kept = keep_rows(sched, layers, group, (0, 150528, 0), 75264)
+    assert kept is not None and kept.rows == 1 and kept.nbytes == 12 * 896
+    rows_read: list[tuple[int, int]] = []  # per band the expansion's rows the depthwise reads (absolute)
+    done = 0
+    for band in sched.bands:
+        c = band.calls[4]
+        rows_read.append((2 * done, min(2 * (done + c.oh) + 1, 112)) if c.oh else (0, 0))
+        done += c.oh
+    first_read = [min((b.calls[0].x_row * 672 for b in sched.bands[k:] if b.calls[0].oh), default=150528)
+                  for k in range(len(sched.bands))]
+    written = np.maximum.accumulate([(b.calls[5].y_row + b.calls[5].oh) * 1344 if b.calls[5].oh else 0
+                                     for b in sched.bands])
+    pair = [k for k, b in enumerate(sched.bands) if b.calls[4].oh]
+    t = kept.table
+    for a, b in zip(pair, pair[1:], strict=False):
+        if t[a, 3]:  # a saves: b uses them, moved from where a put them
+            assert t[b, 2] == t[a, 3] == rows_read[a][1] - rows_read[b][0] == 1 and t[b, 1] == t[a, 0]
+            held = range(a, b)  # from a's save to b's move
+            assert all(t[a, 0] + kept.nbytes <= first_read[k] for k in held)
+            assert all(written[k] <= t[a, 0] for k in held)
+        else:
+            assert t[b, 2] == 0
+    assert t[pair[0], 2] == 0 and 40 <= np.count_nonzero(t[:, 2]) < len(pair)
