@@ -51,7 +51,7 @@ from aot.errors import AotcError
 from aot.ir import np_dtype
 from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
 from aot.refs.ort import import_onnxruntime
-from aot.targets import bundle_target, require_tools
+from aot.targets import Target, bundle_target, require_tools
 
 if TYPE_CHECKING:
     import onnx
@@ -818,6 +818,22 @@ def insn_count_plugin(directory: Path) -> Path:
 CYCLE_MODELS = {"mps2-an386": "m4", "mps2-an505": "m33", "mps2-an500": "m7", "mps3-an547": "m55"}
 
 
+def run_under_plugin(target: Target, out: Path, runner: Path, plugin: Path, args: list[str], repeat: int,
+                     cwd: Path) -> subprocess.CompletedProcess:
+    """OUT's bare-metal runner under qemu with aotc's plugin and its `args`, on cwd's inputs.bin, doing `repeat`
+    timed inferences after its first."""
+    from aot.build import RUN_TIMEOUT_S, runner_command
+
+    cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", str(repeat)])
+    k = cmd.index("-kernel")
+    cmd[k:k] = ["-plugin", ",".join([str(plugin), *(f"arg={a}" for a in args)])]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, stdin=subprocess.DEVNULL,
+                              timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise AotcError(f"runner of {out} did not finish within {RUN_TIMEOUT_S} s under qemu") from None
+
+
 def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
                  profile: dict[str, int] | None = None, cycle_profile: dict[str, int] | None = None,
                  *, cycles: bool = True, wait_states: dict[str, int] | None = None) -> tuple[int, int | None]:
@@ -829,8 +845,6 @@ def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
     `cycle_profile`, they are filled with one inference's instructions and cycles per function of the
     image, the same difference taken block address by block address. `wait_states`: region -> cycles
     each data access to it costs more in the estimate (an assumption: qemu models no wait states)."""
-    from aot.build import RUN_TIMEOUT_S, runner_command
-
     target = bundle_target(meta)
     model = CYCLE_MODELS.get(target.name) if cycles else None
     waits = [f"ws={target.region(r).origin:x}:{target.region(r).size:x}:{n}"
@@ -842,16 +856,9 @@ def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
     with tempfile.TemporaryDirectory(prefix="aotc-insn-") as tmp:
         (Path(tmp) / "inputs.bin").write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
         for repeat in (1, 3):
-            cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", str(repeat)])
-            k = cmd.index("-kernel")
             pcs = Path(tmp) / f"pcs{repeat}.txt"
             args = [*([f"pcs={pcs}"] if by_pc else []), *([f"cycles={model}"] if model else []), *waits]
-            cmd[k:k] = ["-plugin", ",".join([str(plugin), *(f"arg={a}" for a in args)])]
-            try:
-                r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
-                                   timeout=RUN_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise AotcError(f"runner of {out} did not finish within {RUN_TIMEOUT_S} s under qemu") from None
+            r = run_under_plugin(target, out, runner, plugin, args, repeat, Path(tmp))
             m = re.search(r"insns: (\d+)", r.stderr)
             c = re.search(r"cycles: (\d+)", r.stderr)
             if r.returncode != 0 or not m or (model and not c):

@@ -13,7 +13,6 @@ per-node sum can differ from `aotc bench`'s whole-inference count by a little; t
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +36,8 @@ class NodeCount:
 def node_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path) -> list[NodeCount]:
     """Per node of the last of two inferences (the first warms nothing on a board, but the runner always
     makes it): the debug variant built (OUT/compare), run once to name its taps and once under the plugin."""
-    from aot.bench import CYCLE_MODELS
-    from aot.build import RUN_TIMEOUT_S, run_bundle, runner_command, runner_path
+    from aot.bench import CYCLE_MODELS, run_under_plugin
+    from aot.build import run_bundle, runner_path
     from aot.compare import _labels, debug_variant, read_taps
     from aot.footprint import parse_elf
     from aot.targets import bundle_target
@@ -60,16 +59,9 @@ def node_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path) -
     with tempfile.TemporaryDirectory(prefix="aotc-nodes-") as tmp:
         (Path(tmp) / "inputs.bin").write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
         marks = Path(tmp) / "marks.txt"
-        cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", "1"])
         args = [*([f"cycles={model}"] if model else []), f"mark={funcs[entry]:x}", f"mark={funcs['aotc_tap']:x}",
                 f"marks={marks}"]
-        k = cmd.index("-kernel")
-        cmd[k:k] = ["-plugin", ",".join([str(plugin), *(f"arg={a}" for a in args)])]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
-                               timeout=RUN_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise AotcError(f"runner of {dbg} did not finish within {RUN_TIMEOUT_S} s under qemu") from None
+        r = run_under_plugin(target, dbg, runner, plugin, args, 1, Path(tmp))
         if r.returncode != 0 or not marks.is_file():
             raise AotcError(f"counting the nodes of {dbg} under qemu failed (exit {r.returncode}): "
                             f"{(r.stderr or r.stdout).strip()[-300:]}")
