@@ -254,7 +254,7 @@ def test_bench_nodes_splits_an_inference_by_node(builds):
     """aotc bench --nodes on a board: one row per node the generated code taps, in its order, with that node's
     instructions and the M4's estimated cycles (the plugin's marks at the run function and at each tap call of
     the AOTC_TAPS copy); the rows add up to the normal build's inference within the tap calls' cost."""
-    b = get_build(builds, "mcu_convs", "mps2-an386")
+    b = get_build(builds, "mlp", "mps2-an386")
     require_tool("cc")
     r = run([*AOTC, "bench", str(b.out), "--nodes"])
     row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
@@ -266,8 +266,8 @@ def test_bench_nodes_splits_an_inference_by_node(builds):
     assert [n[1] for n in nodes] == tapped, r.stdout
     per_i, per_c = [int(n[3]) for n in nodes], [int(n[4]) for n in nodes]
     assert all(i > 0 for i in per_i) and all(i < c < 4 * i for i, c in zip(per_i, per_c, strict=True)), r.stdout
-    convs = [int(n[4]) for n in nodes if "Conv" in n[2]]
-    assert convs and sum(convs) > 0.5 * cycles, r.stdout
+    gemms = [int(n[4]) for n in nodes if "Gemm" in n[2]]  # a dense net at batch 1: nearly all in its GEMVs
+    assert len(gemms) == 3 and sum(gemms) > 0.9 * cycles, r.stdout
     assert abs(sum(per_i) - instructions) <= 0.02 * instructions, r.stdout
     assert abs(sum(per_c) - cycles) <= 0.02 * cycles, r.stdout
 
