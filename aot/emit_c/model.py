@@ -662,16 +662,17 @@ class ModelEmitter:
             return None
         lo, hi = p.offsets[tensor], p.offsets[tensor] + g.tensors[tensor].nbytes
         mine = {tensor, *node.outputs}
-        for b in [*p.buffers, *p.slices, *p.scratch_buffers.values()]:
+        own = p.scratch_buffers.get(node.name)
+        for b in [*p.buffers, *p.slices, *(s for s in p.scratch_buffers.values() if s is not own)]:
             if set(b.tensors) & mine:
                 continue
             for delta, n, first, last in b.segs:
                 at = b.offset + delta
                 if first <= step <= last and at < hi and lo < at + n:
                     return None
-        if node.name in p.scratch_buffers:  # the node's own scratch: apart from the slot
-            b = p.scratch_buffers[node.name]
-            if b.offset < hi and lo < b.offset + b.nbytes:
+        if node.name in p.scratch:  # the node's own scratch (at the plan's offset for it): apart from the slot
+            at, n = p.scratch[node.name], own.nbytes if own is not None else 0
+            if at < hi and lo < at + n:
                 return None
         return lo, hi - lo, p.offsets[node.outputs[0]]
 
