@@ -56,6 +56,8 @@ from aot.targets import Target, bundle_target, require_tools
 if TYPE_CHECKING:
     import onnx
 
+    from aot.bench_nodes import NodeCount
+
 
 def _median(values: list[float]) -> float | None:
     """The median of per-round ratios; None for a reference that was not timed."""
@@ -915,6 +917,7 @@ class BoardRow:
     profile: dict[str, int] | None = None  # one inference's instructions per function, most first
     cycles: int | None = None  # estimated cycles of one inference (None: no timing model for the core)
     cycle_profile: dict[str, int] | None = None  # estimated cycles per function
+    nodes: list[NodeCount] | None = None  # with bench_board's `nodes`: per node, in the order they run
 
     @property
     def per_mac(self) -> float:
@@ -933,7 +936,7 @@ class BoardRow:
 
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
                 plugin_dir: Path | None = None, profile: bool = False,
-                wait_states: dict[str, int] | None = None) -> BoardRow:
+                wait_states: dict[str, int] | None = None, nodes: bool = False) -> BoardRow:
     """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4, M33, M7 or M55) per inference,
     MACs from the model, and the outputs' error against onnxruntime on the same inputs (LiteRT, for a
     bundle compiled from a .tflite file); with `profile`, also per function. `wait_states`: region ->
@@ -982,8 +985,13 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
         float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
         for s, r in zip(meta["outputs"], refs, strict=True))
     text = parse_elf(runner_path(out, meta).read_bytes()).sizes()["text"]
+    per_node = None
+    if nodes:
+        from aot.bench_nodes import node_counts
+
+        per_node = node_counts(out, meta, inputs, plugin)
     return BoardRow(meta["name"], target.name, count, macs, err, text, per_function,
-                    cycles, cycles_per_function)
+                    cycles, cycles_per_function, per_node)
 
 
 def _tflm_signal_ops(path: Path) -> bool:

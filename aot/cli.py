@@ -671,17 +671,14 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             raise AotcError(f"--openvino times engines on this host: {out} is built for a board, whose runs under "
                             "qemu are counted in instructions, not timed")
         row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile,
-                          wait_states=dict(args.wait_state))
+                          wait_states=dict(args.wait_state), nodes=args.nodes)
         print(format_board_table([row]), end="")
         if args.profile:
             print("\n" + format_board_profile(row), end="")
-        if args.nodes:
-            from aot.bench import insn_count_plugin, load_inputs, seeded_inputs
-            from aot.bench_nodes import format_node_profile, node_counts
+        if row.nodes is not None:
+            from aot.bench_nodes import format_node_profile
 
-            inputs = load_inputs(args.inputs, meta) if args.inputs else seeded_inputs(meta)
-            rows = node_counts(out, meta, inputs, insn_count_plugin(out / "aotc-qemu-plugin"))
-            print("\n" + format_node_profile(rows, row.instructions, row.cycles), end="")
+            print("\n" + format_node_profile(row.nodes, row.instructions, row.cycles), end="")
         return 0
     if args.nodes:
         raise AotcError(f"--nodes counts a board bundle's nodes under qemu: {out} is built for this host "

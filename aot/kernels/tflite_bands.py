@@ -1164,9 +1164,6 @@ def keep_rows(sched: Schedule, geometry: list[Layer], g: Group, input_slot: tupl
         table[b, 0], table[b, 1], table[b, 2] = at[b], at[a], overlaps[i]  # b moves them up and starts with them
     if not table[:, 2].any():
         return None
-    for b in pair:  # a band that only uses or only saves still names where the store is
-        if table[b, 0] == 0 and at[b] is not None:
-            table[b, 0] = at[b]
     return KeptRows(table.astype(np.int32), rows, store)
 
 
