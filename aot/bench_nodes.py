@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from aot.errors import AotcError
+from aot.qemu_plugin import CYCLE_MODELS, run_under_plugin
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,6 @@ class NodeCount:
 def node_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path) -> list[NodeCount]:
     """Per node of the last of two inferences (the first warms nothing on a board, but the runner always
     makes it): the debug variant built (OUT/compare), run once to name its taps and once under the plugin."""
-    from aot.bench import CYCLE_MODELS, run_under_plugin
     from aot.build import run_bundle, runner_path
     from aot.compare import _labels, debug_variant, read_taps
     from aot.footprint import parse_elf
