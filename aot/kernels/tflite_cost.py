@@ -48,9 +48,10 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
 On the M55 (Helium's kernels, `helium=True`, constants COST_HELIUM in M55 est. cycles) the budget trades other
 things: Helium's CONV_2D (tfl_conv_s8_mve) takes a 1 x 1 layer 4 output channels over every position only where y
 is apart from x, so an overlapped output costs (per position and per output: mve_pw_overlap_pos, _out); its 3 x 3
-DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) runs the same whatever the run of sums or the overlap, and pays its
-set-up per call (4 channels' taps and terms a group: mve_dw_group_call); the other depthwise layers take the DSP
-paths, counted as on the M4 (COST's constants: not fitted on the M55).
+DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) runs the same whatever the overlap, and pays its set-up per call (4
+channels' taps and terms a group: mve_dw_group_call), as long as its ring of rows fits the scratch: a run of sums
+shortened below a row's span leaves the DSP path to run the layer (per output: mve_dw_lost_out); the other depthwise
+layers take the DSP paths, counted as on the M4 (COST's constants: not fitted on the M55).
 
 Other nodes (and the host's kernels) count 0: their choices are not traded by a budget on the paths this
 models. COST's constants were fitted (least squares, non-negative) to the est. cycles that `aotc curve
@@ -172,6 +173,11 @@ COST_HELIUM: dict[str, float] = {
     "mve_pw_overlap_pos": 6.63,
     "mve_pw_overlap_out": 2.138,
     "mve_dw_group_call": 1565.0,
+    # a 3 x 3 depthwise Helium's kernel would take, run by the DSP path instead (its scratch too small for Helium's
+    # ring: a shortened run), per output: TFLM's MobileNetV2 224 at --ram-budget 181632, DEPTHWISE_CONV_2D_21 (28 x 28
+    # x 192, overlapping its input) on 256 B of scratch 9,024,706 est. cycles against 6,545,458 on Helium's path
+    # without a budget (`aotc bench --nodes`, mps3-an547 Release, 150,528 outputs)
+    "mve_dw_lost_out": 16.47,
     "band_move_byte": 1.47,
     "conv_add_call": 0.0,  # (not measured on the M55, whose fused ADD takes Helium's conv: as before there)
 }
@@ -418,7 +424,12 @@ def _helium_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[s
             _add(out, "mve_pw_overlap_out", positions * oc)
         return True
     if node.op == "TflDepthwiseConv2D" and _helium_depthwise(node, graph):
-        _add(out, "mve_dw_group_call", oc / 4)
+        if choice.scratch < 16 * ((ow - 1) * node.attrs["strides"][1] + 3):
+            # its ring of 4 bands of a row's span does not fit the scratch (a shortened run's: the band left out),
+            # so tfl_depthwise_s8_mve refuses the layer and the DSP path runs it
+            _add(out, "mve_dw_lost_out", positions * oc)
+        else:
+            _add(out, "mve_dw_group_call", oc / 4)
         return True
     return False
 

@@ -414,7 +414,8 @@ def test_resnet8_without_a_budget_takes_the_bands_a_tighter_budget_takes(tmp_pat
 
 def test_the_m55s_estimate_counts_an_overlapped_pointwise_conv_not_an_overlapped_depthwise():
     """On Helium's kernels the overlaps cost the other way round (tflite_cost's docstring): a 1 x 1 CONV_2D over
-    its input leaves tfl_conv_s8_mve's path over every position, the 3 x 3 depthwise runs the same."""
+    its input leaves tfl_conv_s8_mve's path over every position, the 3 x 3 depthwise runs the same, unless its
+    scratch is too small for Helium's ring of rows."""
     from aot.ir import Graph, Node, Tensor
     from aot.kernels.base import KernelChoice
     from aot.kernels.tflite_int8 import HELIUM, M_PROFILE
@@ -425,10 +426,19 @@ def test_the_m55s_estimate_counts_an_overlapped_pointwise_conv_not_an_overlapped
     dw = Node("TflDepthwiseConv2D", "d", ["y", "w2", "b2"], ["z"],
               {"kernel": (3, 3), "dilations": (1, 1), "strides": (1, 1)})
     g = Graph("g", [conv, dw], t, ["x"], ["z"])
-    mve, dsp = KernelChoice("k", 100, facts=HELIUM), KernelChoice("k", 100, facts=M_PROFILE)
+    mve, dsp = KernelChoice("k", 100, facts=HELIUM), KernelChoice("k", 4096, facts=M_PROFILE)
     assert tflite_cost.estimate(conv, g, mve, True, helium=True) > tflite_cost.estimate(conv, g, mve, helium=True)
     assert tflite_cost.estimate(dw, g, dsp, True, helium=True) == tflite_cost.estimate(dw, g, dsp, helium=True)
     assert tflite_cost.overlap_costs(conv, g, helium=True) and not tflite_cost.overlap_costs(dw, g, helium=True)
+
+    # a run of sums shortened below what Helium's ring of 4 bands of the row's span needs (16 x 12 bytes here):
+    # the DSP path runs the layer, each output at mve_dw_lost_out more (TFLM's MobileNetV2 at --ram-budget 181632
+    # took such a run for 4 KiB and ran 1.056x the unbudgeted cycles, slower than at 176128 B)
+    ring = 16 * ((10 - 1) * 1 + 3)
+    kept, lost = KernelChoice("k", ring, detail=12, facts=M_PROFILE), KernelChoice("k", ring - 4, facts=M_PROFILE)
+    assert tflite_cost.features(dw, g, kept, helium=True) == {"mve_dw_group_call": 8.0}
+    assert tflite_cost.features(dw, g, lost, helium=True) == {"mve_dw_lost_out": 10 * 10 * 32}
+    assert tflite_cost.estimate(dw, g, lost, helium=True) > 4 * tflite_cost.estimate(dw, g, kept, helium=True)
 
 
 @pytest.mark.slow  # (--tier all: tests/README.md, "Tiers")
