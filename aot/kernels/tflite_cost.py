@@ -47,7 +47,8 @@ each a count the choice fixes (features) times a constant in M4 est. cycles (COS
 
 On the M55 (Helium's kernels, `helium=True`, constants COST_HELIUM in M55 est. cycles) the budget trades other
 things: Helium's CONV_2D (tfl_conv_s8_mve) takes a 1 x 1 layer 4 output channels over every position only where y
-is apart from x, so an overlapped output costs (per position and per output: mve_pw_overlap_pos, _out); its 3 x 3
+is apart from x, so an overlapped output costs (per position and per output: mve_pw_overlap_pos, _out; per output
+where its requantisation is not Helium's usual one, mve_pw_overlap_unusual_out); its 3 x 3
 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) runs the same whatever the overlap, and pays its set-up per call (4
 channels' taps and terms a group: mve_dw_group_call), as long as its ring of rows fits the scratch: a run of sums
 shortened below a row's span leaves the DSP path to run the layer (per output: mve_dw_lost_out); the other depthwise
@@ -172,6 +173,12 @@ COST_HELIUM: dict[str, float] = {
     **COST,
     "mve_pw_overlap_pos": 6.63,
     "mve_pw_overlap_out": 2.138,
+    # the same where the layer's requantisation is not tfl_mve_requant_usual's (a clamp inside int8's range: ReLU6
+    # at a zero point above -128), per output: TFLM's MobileNetV2 224 at --ram-budget 172000 (aotc d552bde), its
+    # CONV_2D_29 (28 x 28, 32 -> 192) and CONV_2D_48 (14 x 14, 64 -> 384) overlapped ran 1,025,867 and 494,996 est.
+    # cycles more than without a budget, 6.81 and 6.58 an output (`aotc bench --nodes`, mps3-an547 Release); the
+    # usual terms above estimated a third of that
+    "mve_pw_overlap_unusual_out": 6.736,
     "mve_dw_group_call": 1565.0,
     # a 3 x 3 depthwise Helium's kernel would take, run by the DSP path instead (its scratch too small for Helium's
     # ring: a shortened run), per output: TFLM's MobileNetV2 224 at --ram-budget 181632, DEPTHWISE_CONV_2D_21 (28 x 28
@@ -420,8 +427,11 @@ def _helium_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[s
     positions = n * (oh if rows is None else rows[1]) * ow
     if getattr(choice.facts, "isa", None) == "helium":  # CONV_2D, with or without the fused ADD
         if overlapped and node.op == "TflConv2D" and _pointwise(node):
-            _add(out, "mve_pw_overlap_pos", positions)
-            _add(out, "mve_pw_overlap_out", positions * oc)
+            if _helium_usual(node):
+                _add(out, "mve_pw_overlap_pos", positions)
+                _add(out, "mve_pw_overlap_out", positions * oc)
+            else:  # the path apart from x requantises a position at a time too: the other path's calls cost more
+                _add(out, "mve_pw_overlap_unusual_out", positions * oc)
         return True
     if node.op == "TflDepthwiseConv2D" and _helium_depthwise(node, graph):
         if choice.scratch < 16 * ((ow - 1) * node.attrs["strides"][1] + 3):
@@ -432,6 +442,12 @@ def _helium_features(node: Node, graph: Graph, choice: KernelChoice, out: dict[s
             _add(out, "mve_dw_group_call", oc / 4)
         return True
     return False
+
+
+def _helium_usual(node: Node) -> bool:
+    """tfl_mve_requant_usual's requantisation (tflite_int8_mve.h): int8's own clamp, every shift to the right."""
+    a = node.attrs
+    return a["y_min"] == -128 and a["y_max"] == 127 and all(s < 0 for s in a["shift"])
 
 
 def _fc_block_features(outs: int, inner: int, kq: int, ob: int) -> dict[str, float]:

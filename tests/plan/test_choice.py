@@ -422,7 +422,8 @@ def test_the_m55s_estimate_counts_an_overlapped_pointwise_conv_not_an_overlapped
 
     t = {"x": Tensor("x", (1, 10, 10, 16), "int8"), "y": Tensor("y", (1, 10, 10, 32), "int8"),
          "z": Tensor("z", (1, 10, 10, 32), "int8")}
-    conv = Node("TflConv2D", "c", ["x", "w", "b"], ["y"], {"kernel": (1, 1), "strides": (1, 1), "pads": (0, 0)})
+    conv = Node("TflConv2D", "c", ["x", "w", "b"], ["y"], {"kernel": (1, 1), "strides": (1, 1), "pads": (0, 0),
+                                                         "y_min": -128, "y_max": 127, "shift": [-3] * 32})
     dw = Node("TflDepthwiseConv2D", "d", ["y", "w2", "b2"], ["z"],
               {"kernel": (3, 3), "dilations": (1, 1), "strides": (1, 1)})
     g = Graph("g", [conv, dw], t, ["x"], ["z"])
@@ -430,6 +431,12 @@ def test_the_m55s_estimate_counts_an_overlapped_pointwise_conv_not_an_overlapped
     assert tflite_cost.estimate(conv, g, mve, True, helium=True) > tflite_cost.estimate(conv, g, mve, helium=True)
     assert tflite_cost.estimate(dw, g, dsp, True, helium=True) == tflite_cost.estimate(dw, g, dsp, helium=True)
     assert tflite_cost.overlap_costs(conv, g, helium=True) and not tflite_cost.overlap_costs(dw, g, helium=True)
+    # a clamp inside int8's range (ReLU6 at a zero point above -128): Helium's path apart from x requantises a
+    # position at a time as well, and the overlapped path's calls cost more (MobileNetV2's CONV_2D_29, _48)
+    relu6 = Node("TflConv2D", "c6", conv.inputs, conv.outputs, {**conv.attrs, "y_min": 15})
+    assert set(tflite_cost.features(relu6, g, mve, True, helium=True)) == {"mve_pw_overlap_unusual_out"}
+    usual = tflite_cost.estimate(conv, g, mve, True, helium=True)
+    assert tflite_cost.estimate(relu6, g, mve, True, helium=True) > usual
 
     # a run of sums shortened below what Helium's ring of 4 bands of the row's span needs (16 x 12 bytes here):
     # the DSP path runs the layer, each output at mve_dw_lost_out more (TFLM's MobileNetV2 at --ram-budget 181632
