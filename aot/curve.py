@@ -341,8 +341,9 @@ class Measurer:
         `say(what)` shows each step (the build, the counting) after `label`."""
         import numpy as np
 
-        from aot.bench import CYCLE_MODELS, board_counts, insn_count_plugin, seeded_inputs
+        from aot.bench import board_counts, seeded_inputs
         from aot.build import build, configure, run_bundle
+        from aot.qemu_plugin import CYCLE_MODELS, insn_count_plugin
 
         tree = self.work / f"build-{kind}"
         _sync(bundle, tree)
@@ -376,8 +377,8 @@ def ram_curve(model: str, compile_at: Callable[[int | None], Any], measurer: Mea
               points: int | None, say: Callable[[str], Any]) -> Curve:
     """The RAM curve: `compile_at(budget)` is the compile at --ram-budget budget (None: none), raising
     BudgetError when refused; `say(what)` is a context manager showing progress."""
-    from aot.bench import CYCLE_MODELS
     from aot.plan import BudgetError
+    from aot.qemu_plugin import CYCLE_MODELS
 
     curve = Curve("ram", model, measurer.target, "est. cycles" if measurer.target in CYCLE_MODELS
                   else "instructions")
@@ -416,8 +417,8 @@ def flash_curve(model: str, compile_at: Callable[[int], Any], measurer: Measurer
                 say: Callable[[str], Any]) -> Curve:
     """The flash curve: `compile_at(budget)` is the compile at --flash-budget budget, raising
     FlashBudgetError when refused. The first point is the unbudgeted library (a budget it meets)."""
-    from aot.bench import CYCLE_MODELS
     from aot.flash import FlashBudgetError
+    from aot.qemu_plugin import CYCLE_MODELS
 
     curve = Curve("flash", model, measurer.target, "est. cycles" if measurer.target in CYCLE_MODELS
                   else "instructions")
