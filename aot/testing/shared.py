@@ -392,9 +392,20 @@ def sampled(case_id: str) -> bool:
     """Whether a case is in the sample when AOTC_TEST_SAMPLE=k asks for about one case in k (a fixed choice by
     the case's name, so every run takes the same ones): the fast tier's op cases (tests/conftest.py) and the
     sanitizer reruns' (tests/kernels/test_sanitized_ops.py; every case under --tier all). Its tests parametrized
-    by case_id are deselected; a case another test asks for is built then (SharedBuild)."""
+    by case_id are deselected; a case another test asks for is built then (SharedBuild). A case leave_out names
+    is not in the sample."""
     k = int(os.environ.get("AOTC_TEST_SAMPLE", "1"))
-    return k <= 1 or zlib.crc32(case_id.encode()) % k == 0
+    return case_id not in _LEFT_OUT and (k <= 1 or zlib.crc32(case_id.encode()) % k == 0)
+
+
+_LEFT_OUT: set[str] = set()
+
+
+def leave_out(case_ids: Iterable[str]) -> None:
+    """Leave these cases out of the sample: no test this run runs is parametrized by them (a test runner's
+    selection, e.g. tests/conftest.py's, where CI's full tier deselects the tests that passed in its fast tier).
+    The shared builds then do not compile them; a test that asks for one builds it then."""
+    _LEFT_OUT.update(case_ids)
 
 
 def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_include_dirs: tuple[Path, ...] = (),
