@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from aot.build import run_bundle, runner_path
+from aot.build import read_outputs, run_bundle, runner_path
 from aot.errors import AotcError
 from aot.ir import np_dtype
 from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
@@ -796,7 +796,8 @@ def tflite_macs(path: Path) -> int:
 
 def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
                  profile: dict[str, int] | None = None, cycle_profile: dict[str, int] | None = None,
-                 *, cycles: bool = True, wait_states: dict[str, int] | None = None) -> tuple[int, int | None]:
+                 *, cycles: bool = True, wait_states: dict[str, int] | None = None,
+                 outputs: dict[str, np.ndarray] | None = None) -> tuple[int, int | None]:
     """Instructions and estimated cycles of one inference on a bare-metal board: the runner under
     qemu-system-arm with aotc's plugin, doing 1 and then 3 timed inferences after its first;
     (count(3) - count(1)) / 2 leaves out startup, init and the semihosting I/O (the counts grow
@@ -804,7 +805,8 @@ def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
     boards of CYCLE_MODELS (None for the others, or without `cycles`). With `profile` and
     `cycle_profile`, they are filled with one inference's instructions and cycles per function of the
     image, the same difference taken block address by block address. `wait_states`: region -> cycles
-    each data access to it costs more in the estimate (an assumption: qemu models no wait states)."""
+    each data access to it costs more in the estimate (an assumption: qemu models no wait states). `outputs` is
+    filled with the inference's outputs by name (run_bundle's, from the counted run: no run of its own)."""
     target = bundle_target(meta)
     model = CYCLE_MODELS.get(target.name) if cycles else None
     waits = [f"ws={target.region(r).origin:x}:{target.region(r).size:x}:{n}"
@@ -825,6 +827,8 @@ def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
                 raise AotcError(f"counting instructions of {out} under qemu failed (exit {r.returncode}): "
                                 f"{(r.stderr or r.stdout).strip()[-300:]}")
             counts.append((int(m.group(1)), int(c.group(1)) if c else None))
+            if outputs is not None and repeat == 1:
+                outputs.update(read_outputs(Path(tmp) / "outputs.bin", meta, r.stdout))
             if by_pc:
                 rows = (ln.split() for ln in pcs.read_text().splitlines())
                 per_pc.append({int(f[0], 16): (int(f[1]), int(f[2]) if len(f) > 2 else 0) for f in rows})
@@ -901,7 +905,7 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     cycles each data access to it adds to the estimate (--wait-state)."""
     import onnx
 
-    from aot.build import build, run_bundle
+    from aot.build import build
     from aot.footprint import parse_elf
     from aot.frontend.tflite import is_tflite
 
@@ -923,9 +927,9 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
     per_function: dict[str, int] | None = {} if profile else None
     cycles_per_function: dict[str, int] | None = {} if profile and target.name in CYCLE_MODELS else None
+    outputs: dict[str, np.ndarray] = {}
     count, cycles = board_counts(out, meta, inputs, plugin, per_function, cycles_per_function,
-                                 wait_states=wait_states)
-    outputs, _ = run_bundle(out, meta, inputs)
+                                 wait_states=wait_states, outputs=outputs)
     if is_tflite(source):  # the file's own runtime is the reference
         macs = tflite_macs(source)
         try:

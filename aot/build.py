@@ -147,6 +147,28 @@ def runner_command(target: Target, runner: Path, args: list[str]) -> list[str]:
     return [*target.emulator, "-semihosting-config", semihosting, "-kernel", str(runner)]
 
 
+def read_outputs(out_file: Path, meta: dict, stdout: str) -> dict[str, np.ndarray]:
+    """The outputs a runner wrote to `out_file` (in the model's order, then the rows of each output whose count is
+    known only at run time), keyed by name; the vendors' counters its `stdout` reports (Artifact.counters) are
+    shown."""
+    raw = out_file.read_bytes()
+    outputs: dict[str, np.ndarray] = {}
+    pos = 0
+    for spec in meta["outputs"]:
+        n = spec["nbytes"]
+        dtype = np_dtype(spec["dtype"])  # bfloat16, float8, int4 (one a byte, as ml_dtypes holds it): ml_dtypes'
+        outputs[spec["name"]] = np.frombuffer(raw[pos:pos + n], dtype=dtype).reshape(spec["shape"]).copy()
+        pos += n
+    for spec in meta["outputs"]:  # rows known only at run time: the runner wrote how many after the outputs
+        if "extent" in spec:
+            rows = int(np.frombuffer(raw[pos:pos + 8], dtype="<i8")[0])
+            pos += 8
+            outputs[spec["name"]] = np.take(outputs[spec["name"]], np.arange(rows), axis=spec["extent"]["axis"])
+    for counter in re.findall(r"^aotc-runner: counter (\S+=\S+)$", stdout, re.MULTILINE):
+        print(f"aotc: {counter}")  # vendor counters of the run (Artifact.counters), e.g. simulated cycles
+    return outputs
+
+
 def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0, taps: Path | None = None,
                timing: dict[str, float] | None = None) -> tuple[dict[str, np.ndarray], float | None]:
     """Run OUT's runner on `inputs` (model order); outputs keyed by name, and the median time
@@ -182,25 +204,11 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0,
             raise AotcError(f"runner failed (exit {r.returncode}{where}): {_tail(r.stderr + r.stdout)}")
         if not out_file.is_file():
             raise AotcError(f"runner of {out} wrote no outputs: {_tail(r.stderr + r.stdout)}")
-        raw = out_file.read_bytes()
+        outputs = read_outputs(out_file, meta, r.stdout)
         if taps:
             if not (Path(tmp) / "taps.bin").is_file():
                 raise AotcError(f"runner of {out} wrote no taps: {_tail(r.stderr + r.stdout)}")
             shutil.move(Path(tmp) / "taps.bin", taps)
-    outputs: dict[str, np.ndarray] = {}
-    pos = 0
-    for spec in meta["outputs"]:
-        n = spec["nbytes"]
-        dtype = np_dtype(spec["dtype"])  # bfloat16, float8, int4 (one a byte, as ml_dtypes holds it): ml_dtypes'
-        outputs[spec["name"]] = np.frombuffer(raw[pos:pos + n], dtype=dtype).reshape(spec["shape"]).copy()
-        pos += n
-    for spec in meta["outputs"]:  # rows known only at run time: the runner wrote how many after the outputs
-        if "extent" in spec:
-            rows = int(np.frombuffer(raw[pos:pos + 8], dtype="<i8")[0])
-            pos += 8
-            outputs[spec["name"]] = np.take(outputs[spec["name"]], np.arange(rows), axis=spec["extent"]["axis"])
-    for counter in re.findall(r"^aotc-runner: counter (\S+=\S+)$", r.stdout, re.MULTILINE):
-        print(f"aotc: {counter}")  # vendor counters of the run (Artifact.counters), e.g. simulated cycles
     m = re.search(r"median_ns=([0-9.]+)", r.stdout)
     if timing is not None:
         line = re.search(r"^aotc-runner: runs=.*$", r.stdout, re.MULTILINE)

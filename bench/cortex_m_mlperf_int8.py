@@ -55,7 +55,7 @@ import record  # noqa: E402
 from quantcheck import output_lsb  # noqa: E402
 
 from aot.bench import board_counts, format_board_profile, graph_macs, insn_count_plugin, tflite_macs  # noqa: E402
-from aot.build import RUN_TIMEOUT_S, build, run_bundle, runner_command, runner_path  # noqa: E402
+from aot.build import RUN_TIMEOUT_S, build, runner_command, runner_path  # noqa: E402
 from aot.footprint import parse_elf  # noqa: E402
 from aot.npz import bundle_outputs, onnx_feeds, quantize_io  # noqa: E402
 from aot.targets import bundle_target  # noqa: E402
@@ -157,9 +157,10 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
     inputs = inputs_for(meta)
     per_function: dict[str, int] | None = {} if profile else None
     cycle_profile: dict[str, int] | None = {} if profile else None
-    count, cycles = board_counts(out, meta, inputs, insn_count_plugin(work), per_function, cycle_profile)
+    outputs: dict = {}
+    count, cycles = board_counts(out, meta, inputs, insn_count_plugin(work), per_function, cycle_profile,
+                                 outputs=outputs)
     tool_insns, tool_cycles = tool_counts(out, meta, inputs, tool) if tool and board == "an386" else (None, None)
-    outputs, _ = run_bundle(out, meta, inputs)
     refs = references(model, meta, inputs, work)
     # float outputs (a DequantizeLinear's) in LSB of its scale; integer outputs as they are
     steps = output_lsb(onnx.load(str(model))) if model.suffix == ".onnx" else [None] * len(refs)
