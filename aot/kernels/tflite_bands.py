@@ -517,6 +517,7 @@ class _RunMemo:
         self.forms: dict[tuple[bool, bool, int], tuple[Schedule, list[int], int, int] | None] = {}
         self.shapes: dict[tuple[int, bool, int], tuple[tuple[int, int], ...]] = {}
         self.choices: dict[int, list[tuple[Node, KernelChoice]]] = {}
+        self.live: dict[tuple[int, bool], list[list[tuple[int, int]]]] = {}
 
     def interned(self, node: Node, choice: KernelChoice) -> KernelChoice:
         """The node's choice as the object an equal choice of it was first given (the choices are frozen): the
@@ -554,6 +555,14 @@ class _RunMemo:
             self.shapes[key] = tuple(sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
                                             key=lambda s: (s[1], s[0])))
         return self.shapes[key]
+
+    def live_blocks(self, geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int],
+                    staging: int) -> list[list[tuple[int, int]]]:
+        """_live_blocks, remembered by the schedule (its buffers and staging follow from it within the run)."""
+        key = (sched.rows, sched.fine)
+        if key not in self.live:
+            self.live[key] = _live_blocks(geometry, groups, sched, buffers, staging)
+        return self.live[key]
 
     def layout(self, geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int],
                staging: int, scratch: dict[int, int], lines_first: bool = False) -> tuple[dict[str, int], int]:
@@ -639,8 +648,9 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
                 out = KernelChoice("", total, BandChoice(sched, tuple(buffers), scratch, inner, staging,
                                                          tuple(m.name for m in layers), extra, layout), assumes)
                 if packed and len(rooms) == 1 and _counted(out):  # then each layer's kernel given the bytes above
-                    rooms.append(_rooms(geometry, groups, sched, buffers, staging, budget))  # the blocks at its calls
-                    gaps = _rooms(geometry, groups, sched, buffers, staging, budget, gaps=True)
+                    # the blocks at its calls
+                    rooms.append(_rooms(geometry, groups, sched, buffers, staging, budget, memo=memo))
+                    gaps = _rooms(geometry, groups, sched, buffers, staging, budget, gaps=True, memo=memo)
                     if gaps != rooms[-1]:  # or the widest gap between them (a layout placed from the top down)
                         rooms.append(gaps)
                 if total <= budget:
@@ -663,26 +673,32 @@ SHRINK = 2  # the times a fit tries each layer's room less what its layout took 
 
 
 def _rooms(geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int], staging: int,
-           budget: int, gaps: bool = False) -> dict[int, int]:
+           budget: int, gaps: bool = False, memo: _RunMemo | None = None) -> dict[int, int]:
     """Per layer, the bytes of `budget` above the blocks _layout keeps live during its calls (a grouped pair's two
     layers: during either), the most its kernel's scratch may take there; the layout of them all may still need
     more (the blocks placed around each other), which the fit checks."""
-    at, _ = _layout(geometry, groups, sched, buffers, staging, {})
-    spans = _spans(geometry, groups, sched, buffers, staging, {})
-    paired = {g.k + 1: g.k for g in groups}
+    live = (memo or _RunMemo()).live_blocks(geometry, groups, sched, buffers, staging)
     out = {}
-    for m in range(len(geometry)):
-        k = paired.get(m, m)
-        ends = [at[name] + nbytes for name, nbytes, lo, hi in spans if lo <= k <= hi and nbytes]
-        out[m] = max(budget - max(ends, default=0), 0)
+    for m, blocks in enumerate(live):
+        out[m] = max(budget - max((b for _, b in blocks), default=0), 0)
         if gaps:  # the widest bytes under the budget clear of them (issue 67: _layout's from the top down leaves
             # the room at the bottom)
-            live = sorted((at[name], at[name] + nbytes) for name, nbytes, lo, hi in spans if lo <= k <= hi and nbytes)
             top = 0
-            for a, b in live:
+            for a, b in blocks:
                 out[m] = max(out[m], min(a, budget) - -(-top // ALIGNMENT) * ALIGNMENT)
                 top = max(top, b)
     return out
+
+
+def _live_blocks(geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int],
+                 staging: int) -> list[list[tuple[int, int]]]:
+    """Per layer, the (start, end) bytes of the blocks _layout keeps live during its calls, in order: _rooms's
+    answer at any budget."""
+    at, _ = _layout(geometry, groups, sched, buffers, staging, {})
+    spans = _spans(geometry, groups, sched, buffers, staging, {})
+    paired = {g.k + 1: g.k for g in groups}
+    return [sorted((at[name], at[name] + nbytes) for name, nbytes, lo, hi in spans
+                   if lo <= paired.get(m, m) <= hi and nbytes) for m in range(len(geometry))]
 
 
 def _heights(oh: int) -> frozenset[int]:
