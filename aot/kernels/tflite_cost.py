@@ -52,7 +52,9 @@ where its requantisation is not Helium's usual one, mve_pw_overlap_unusual_out);
 DEPTHWISE_CONV_2D (tfl_depthwise_s8_mve) runs the same whatever the overlap, and pays its set-up per call (4
 channels' taps and terms a group: mve_dw_group_call), as long as its ring of rows fits the scratch: a run of sums
 shortened below a row's span leaves the DSP path to run the layer (per output: mve_dw_lost_out); the other depthwise
-layers take the DSP paths, counted as on the M4 (COST's constants: not fitted on the M55).
+layers take the DSP paths, counted as on the M4 (COST's constants: not fitted on the M55). A run in row bands
+moves, copies and recomputes rows at the M55's own costs (band_move_byte, band_group_copy_byte, band_recompute_*:
+fitted on its runs).
 
 Other nodes (and the host's kernels) count 0: their choices are not traded by a budget on the paths this
 models. COST's constants were fitted (least squares, non-negative) to the est. cycles that `aotc curve
@@ -166,9 +168,16 @@ MEASURED = frozenset({"conv_add_call", "conv_undoubled_out", "dw_no_column", "ba
 # est. cycles of the M55 (mps3-an547, aotc's Helium timing model; the module's docstring), measured on VWW
 # MobileNet at aotc ebeafee (`aotc bench --profile`, Release): tfl_conv_s8_mve ran 94,094 more est. cycles with
 # CONV_2D_2 (2,304 positions, 16 channels) overlapped, 249,136 more with 12 of the 1 x 1 layers (3,402 positions,
-# 105,984 outputs): solved for a cost per position and one per output. A run in 6 row bands (3 layers, 12 more
-# calls) cost tfl_depthwise_s8_mve 18,780 more (2 + 4 groups a call: 1,565 a group's call) and memmove 4,844 for
-# 3,296 bytes of kept rows. The DSP paths' terms are COST's.
+# 105,984 outputs): solved for a cost per position and one per output. The runs in row bands: mve_dw_group_call
+# and the band terms below, fitted by bench/cost_fit_m55.py (non-negative least squares, each run's error relative
+# to its measured extra) to 15 runs of TFLM's person_detect (--ram-budget 19040, 23884), VWW (27824, 33334), KWS
+# (9808), IC ResNet-8 (26800) and TFLM's MobileNetV2 224 (172000, 181632) at aotc 0a54be1: each run's est. cycles
+# (`aotc bench --nodes`, mps3-an547 Release) less its layers' without a budget. COST's (the M4's) band terms had put
+# MobileNetV2's first run (TRANSPOSE_0..CONV_2D_9 grouped, 181632 B) at 41.0 M extra for 9.7 M measured, now 9.4 M:
+# Helium recomputes a grouped expansion's halo rows at a fraction of the DSP path's cycles a MAC (band_recompute_mac
+# 0, its outputs' cost in band_recompute_out). The runs' estimates went from 1.2-4.2x their measured extra to
+# 0.8-1.2x (VWW's at 27824 from 1.17x to 0.56x; IC's conv run 0.2x before and after: its calls, which no Helium term
+# counts). The DSP paths' terms are COST's.
 COST_HELIUM: dict[str, float] = {
     **COST,
     "mve_pw_overlap_pos": 6.63,
@@ -179,7 +188,7 @@ COST_HELIUM: dict[str, float] = {
     # cycles more than without a budget, 6.81 and 6.58 an output (`aotc bench --nodes`, mps3-an547 Release); the
     # usual terms above estimated a third of that
     "mve_pw_overlap_unusual_out": 6.736,
-    "mve_dw_group_call": 1565.0,
+    "mve_dw_group_call": 726.81,  # (1,565 from VWW's one run of 6 bands before the fit)
     # a 3 x 3 depthwise Helium's kernel would take, run by another path instead (its scratch too small for Helium's
     # ring: a shortened run), per output, the more of two measurements (`aotc bench --nodes`, mps3-an547 Release):
     # TFLM's person_detect at --ram-budget 21462, DEPTHWISE_CONV_2D_5 (24 x 24 x 32) on 256 B of scratch 1,153,545 est.
@@ -187,7 +196,10 @@ COST_HELIUM: dict[str, float] = {
     # DEPTHWISE_CONV_2D_21 (28 x 28 x 192, overlapping its input) 9,024,706 against 6,545,458 (16.47). Which path runs
     # it depends on the paths the bundle links (the plain loop where the DSP path's other forms are left out)
     "mve_dw_lost_out": 47.48,
-    "band_move_byte": 1.47,
+    "band_move_byte": 1.528,  # (1.47: memmove's 4,844 for VWW's 3,296 bytes before the fit)
+    "band_recompute_out": 10.166,
+    "band_recompute_mac": 0.0,
+    "band_group_copy_byte": 1.26,
     "conv_add_call": 0.0,  # (not measured on the M55, whose fused ADD takes Helium's conv: as before there)
 }
 

@@ -9,6 +9,7 @@ CI's full tier) run in `--tier all`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -193,7 +194,6 @@ def test_the_fit_compiles_a_point_as_it_was_measured(monkeypatch):
     same option compiles to other blocks than were measured (issue 67, costfit3: 90 blocks measured, 18 fitted). The
     features of forced_ad_autoencoder.json's 1518 "greedy" are the stored ones whatever COST holds. The planted bug:
     planned_under ignoring the file's cost (then fc_block 18, not 90)."""
-    import json
     import sys
 
     root = Path(__file__).resolve().parents[2]
@@ -208,6 +208,26 @@ def test_the_fit_compiles_a_point_as_it_was_measured(monkeypatch):
     assert cost_fit.same_features(got, row["features"]), (got, row["features"])
     assert tflite_cost.COST == before  # restored after
     sys.modules.pop("cost_fit", None)
+
+
+def test_the_m55s_band_terms_estimate_its_measured_runs(monkeypatch):
+    """COST_HELIUM's terms of the runs in row bands, fitted on the M55 (bench/cost_fit_m55.py), against the 15 runs
+    they were fitted to (bench/results/cost_fit/m55_band_runs.json: each run's est. cycles under qemu over its layers'
+    without a budget): every run of 20 K cycles or more estimated at 0.5-1.25x its measured extra. With the M4's band
+    terms MobileNetV2's first run on the M55 was 4.2x (41.0 M for 9.7 M) and KWS's 2.0x."""
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(root / "bench"))
+    fit = __import__("cost_fit_m55")
+    runs = fit.band_runs(json.loads(fit.POINTS.read_text()))
+    assert len(runs) == 15
+    ratios = {name: sum(tflite_cost.COST_HELIUM[k] * v for k, v in d.items()) / extra
+              for name, extra, d in runs if extra >= 20_000}
+    assert len(ratios) == 13 and all(0.5 <= r <= 1.25 for r in ratios.values()), ratios
+    first = next(r for name, r in ratios.items() if "181632 bands_CONV_2D_2_" in name)
+    assert 0.9 <= first <= 1.1, first
+    sys.modules.pop("cost_fit_m55", None)
 
 
 @pytest.mark.full
