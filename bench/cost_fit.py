@@ -96,18 +96,12 @@ def planned_under(cost: dict[str, float] | None) -> Iterator[None]:
         tflite_cost.COST.update(saved)
 
 
-def _compile(model: Path, budget: int | None, force: str | None = None,
-             cost: dict[str, float] | None = None) -> tuple:
-    """(the bundle, its schedule's summed features) at the budget, the option named `force` taken, planned under
-    `cost` (None: this checkout's COST)."""
+@contextmanager
+def captured_plans() -> Iterator[list[tuple]]:
+    """A list that receives the (graph, plan) of each select_and_plan while compiling: the last is the schedule the
+    bundle holds, whose choices' features a fit reads."""
     seen: list[tuple] = []
-    real, real_cheapest = compiler.select_and_plan, compiler.cheapest
-
-    def forced(options, estimate):  # noqa: ANN001, ANN202
-        return real_cheapest([o for o in options if o[0] == force], estimate)
-
-    if force is not None:
-        compiler.cheapest = forced
+    real = compiler.select_and_plan
 
     def spy(graph, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
         sel, plan = real(graph, *a, **k)
@@ -116,11 +110,28 @@ def _compile(model: Path, budget: int | None, force: str | None = None,
 
     compiler.select_and_plan = spy
     try:
-        with planned_under(cost):
+        yield seen
+    finally:
+        compiler.select_and_plan = real
+
+
+def _compile(model: Path, budget: int | None, force: str | None = None,
+             cost: dict[str, float] | None = None) -> tuple:
+    """(the bundle, its schedule's summed features) at the budget, the option named `force` taken, planned under
+    `cost` (None: this checkout's COST)."""
+    real_cheapest = compiler.cheapest
+
+    def forced(options, estimate):  # noqa: ANN001, ANN202
+        return real_cheapest([o for o in options if o[0] == force], estimate)
+
+    if force is not None:
+        compiler.cheapest = forced
+    try:
+        with planned_under(cost), captured_plans() as seen:
             bundle = compiler.compile_file(model, replace(compiler.Options(name="m", target="mps2-an386",
                                                                            build_type="Release"), ram_budget=budget))
     finally:
-        compiler.select_and_plan, compiler.cheapest = real, real_cheapest
+        compiler.cheapest = real_cheapest
     graph, plan = seen[-1]
     total: dict[str, float] = {}
     over = set(plan.techniques.get("overlap", ()))

@@ -30,6 +30,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
+from cost_fit import captured_plans  # noqa: E402  (bench/, beside this script)
+
 import aot.compiler as compiler  # noqa: E402
 from aot.kernels import tflite_cost  # noqa: E402
 
@@ -54,20 +56,9 @@ def measure(model: Path, budget: int | None, work: Path) -> dict:
     from aot.build import build, configure
     from aot.qemu_plugin import insn_count_plugin
 
-    seen: list[tuple] = []
-    real = compiler.select_and_plan
-
-    def spy(graph, *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
-        sel, plan = real(graph, *a, **k)
-        seen.append((graph, plan))
-        return sel, plan
-
-    compiler.select_and_plan = spy
-    try:
+    with captured_plans() as seen:
         bundle = compiler.compile_file(model, replace(compiler.Options(name="m", target=M55, build_type="Release"),
                                                       ram_budget=budget))
-    finally:
-        compiler.select_and_plan = real
     graph, plan = seen[-1]
     over = set(plan.techniques.get("overlap", ()))
     features = {n.name: f for n in graph.nodes if n.name in plan.choices

@@ -228,6 +228,7 @@ def test_the_m55s_band_terms_estimate_its_measured_runs(monkeypatch):
     first = next(r for name, r in ratios.items() if "181632 bands_CONV_2D_2_" in name)
     assert 0.9 <= first <= 1.1, first
     sys.modules.pop("cost_fit_m55", None)
+    sys.modules.pop("cost_fit", None)
 
 
 @pytest.mark.full
