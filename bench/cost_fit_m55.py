@@ -78,9 +78,9 @@ def band_runs(points: list[dict]) -> list[tuple[str, int, dict[str, float]]]:
     unbudgeted = {p["model"]: p for p in points if p["budget"] is None}
     runs = []
     for p in points:
-        base = unbudgeted[p["model"]] if p["budget"] is not None else None
-        if base is None:
+        if p["budget"] is None:
             continue
+        base = unbudgeted[p["model"]]
         for row in p["nodes"]:
             f = p["features"].get(row["node"], {})
             if not row["node"].startswith("bands_") or "mve_dw_lost_out" in f:
@@ -139,8 +139,7 @@ def main() -> None:
         points = []
         for model, budgets in CASES.items():
             for budget in (None, *budgets):
-                points.append(measure(ROOT / model if not Path(model).is_absolute() else Path(model), budget,
-                                      args.work))
+                points.append(measure(ROOT / model, budget, args.work))  # (an absolute model path stays as it is)
                 print(f"{Path(model).stem} {budget}: {points[-1]['arena']} B, "
                       f"{sum(r['cycles'] for r in points[-1]['nodes']):,} est. cycles", flush=True)
         args.points.write_text(json.dumps(points, indent=1) + "\n")

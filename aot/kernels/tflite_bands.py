@@ -649,8 +649,8 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer
                                                          tuple(m.name for m in layers), extra, layout), assumes)
                 if packed and len(rooms) == 1 and _counted(out):  # then each layer's kernel given the bytes above
                     # the blocks at its calls
-                    rooms.append(_rooms(geometry, groups, sched, buffers, staging, budget, memo=memo))
-                    gaps = _rooms(geometry, groups, sched, buffers, staging, budget, gaps=True, memo=memo)
+                    rooms.append(_rooms(geometry, groups, sched, buffers, staging, budget, memo))
+                    gaps = _rooms(geometry, groups, sched, buffers, staging, budget, memo, gaps=True)
                     if gaps != rooms[-1]:  # or the widest gap between them (a layout placed from the top down)
                         rooms.append(gaps)
                 if total <= budget:
@@ -673,11 +673,11 @@ SHRINK = 2  # the times a fit tries each layer's room less what its layout took 
 
 
 def _rooms(geometry: list[Layer], groups: tuple[Group, ...], sched: Schedule, buffers: list[int], staging: int,
-           budget: int, gaps: bool = False, memo: _RunMemo | None = None) -> dict[int, int]:
+           budget: int, memo: _RunMemo, gaps: bool = False) -> dict[int, int]:
     """Per layer, the bytes of `budget` above the blocks _layout keeps live during its calls (a grouped pair's two
     layers: during either), the most its kernel's scratch may take there; the layout of them all may still need
     more (the blocks placed around each other), which the fit checks."""
-    live = (memo or _RunMemo()).live_blocks(geometry, groups, sched, buffers, staging)
+    live = memo.live_blocks(geometry, groups, sched, buffers, staging)
     out = {}
     for m, blocks in enumerate(live):
         out[m] = max(budget - max((b for _, b in blocks), default=0), 0)
