@@ -45,6 +45,10 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
 # and the compact one's two outputs a turn (left out at "fc-small": one a turn); on the M55 neither's rows are compiled
 # where Helium's FULLY_CONNECTED is (tflite_int8_fc.c TFL_FC_DSP_ROWS: it takes every layer they would)
 FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
+# the DSP path's blocks under a RAM budget (tfl_fc_s8_dsp_blocks: x widened kq quads, the sums of ob outputs at a
+# time; the smallest DSP path's chunks of x), compiled only where a layer's choice takes them: beside the whole rows' loop they cost every unbudgeted
+# build cycles and flash (issue 67)
+FC_BLOCK_PATHS = ("AOTC_TFL_FC_BLOCKS",)
 # the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
 # "conv-small" and "conv-smallest" levels)
 SMALL_CONV_PATHS = ("AOTC_TFL_CONV_2X2", "AOTC_TFL_CONV_PAIRS")
@@ -53,7 +57,7 @@ MULTC_PATHS = ("AOTC_TFL_DW_MULTC_PAIRS",)
 # the plain depthwise loop's faster form at depth multiplier 1 without divisions (kept at the "dw-plain" level alone;
 # left out at the levels after it where a layer has multiplier 1, and on the M55, whose Helium depthwise takes those)
 LOOP_M1_PATHS = ("AOTC_TFL_DW_LOOP_M1",)
-PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + SMALL_CONV_PATHS + MULTC_PATHS + LOOP_M1_PATHS
+PATHS = DW_PATHS + CONV_PATHS + FC_PATHS + FC_BLOCK_PATHS + SMALL_CONV_PATHS + MULTC_PATHS + LOOP_M1_PATHS
 # the portable kernels' faster loops (--flash-budget level "portable"; "portable-small" leaves them out)
 PORTABLE_FAST = "AOTC_TFL_PORTABLE_FAST"
 # the portable kernels' conv and depthwise dot products by Helium intrinsics on the M55 (the "portable-mve" level, issue
@@ -96,8 +100,8 @@ FILE_PATHS = {"tflite_int8_conv.c": (*CONV_PATHS, *SMALL_CONV_PATHS, PORTABLE_FA
               "tflite_int8_depthwise.c": (*DW_PATHS, *MULTC_PATHS, *LOOP_M1_PATHS, PORTABLE_FAST, MVE_DW_WITH_DSP,
                                           MVE_FAMILIES["dw"], MVE_FAMILIES["dw-compact"], PORTABLE_MVE, PORTABLE_MVE_RQ,
                                           PORTABLE_MVE_DW, PORTABLE_MVE_RQ_DW),
-              "tflite_int8_fc.c": (*FC_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"], MVE_FAMILIES["fc-quad"],
-                                   MVE_FAMILIES["fc-dsp"]),
+              "tflite_int8_fc.c": (*FC_PATHS, *FC_BLOCK_PATHS, PORTABLE_FAST, MVE_FAMILIES["fc"],
+                                   MVE_FAMILIES["fc-quad"], MVE_FAMILIES["fc-dsp"]),
               "tflite_int8_pool.c": (MVE_FAMILIES["pool-dsp"],)}
 
 _CONV = ("aotc_tfl_conv_s8", "aotc_tfl_conv_add_s8")
@@ -225,8 +229,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     has none); `compact_conv` (issue 67): every conv path but the fused ADD's and AOTC_TFL_CONV_COMPACT (taken only
     where FUSED and PLAIN are 0), the convs by tfl_conv_s8_compact; `compact_fc` (issue 67): AOTC_TFL_FC_DSP where a
     FULLY_CONNECTED layer takes the M-profile kernel, the layers then by the compact rows (tfl_fc_rows_compact, two
-    outputs a turn), and with `small_fc` AOTC_TFL_FC_PAIRS too (one output a turn); the FC paths are left out only so,
-    the unbudgeted bundles' configuration stays as it was; `small_conv` (1 or 2, with compact_conv): AOTC_TFL_CONV_2X2
+    outputs a turn), and with `small_fc` AOTC_TFL_FC_PAIRS too (one output a turn), the FC paths left out only so;
+    AOTC_TFL_FC_BLOCKS wherever no FULLY_CONNECTED layer takes a RAM budget's blocks, but on the M55 (a model of
+    FULLY_CONNECTED layers alone sets its macros too there); `small_conv` (1 or 2, with compact_conv): AOTC_TFL_CONV_2X2
     (the compact conv one position at a time, tfl_conv_s8_small) and at 2 AOTC_TFL_CONV_PAIRS too (one channel a turn),
     left out only so; AOTC_TFL_DW_SMALL_MULT4 only where a layer of a depth multiplier of 4, 8, ... has no scratch (a
     --ram-budget's: the plain loop's multiplier-4 path then beside its smallest form, issue 67); `single_dwm` (with
@@ -252,6 +257,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     for node, c in layers(graph, choices):
         # (il4: "arm-dsp"; Helium's path, whose layers the DSP path took before it had a candidate: "helium")
         fc = fc or c.kernel == "aotc_tfl_fc_s8" and c.facts.isa in ("m-profile", "arm-dsp", "helium")
+        # (a RAM budget's blocks: tflite_int8.py _fc_blocked's choice)
+        if c.kernel == "aotc_tfl_fc_s8" and isinstance(c.detail, tuple) and c.detail[:1] == ("blocks",):
+            need.update(FC_BLOCK_PATHS)
         families |= ({"conv", "conv-fast", "conv-quad"} if c.kernel in _CONV
                      else {"fc", "fc-quad"} if c.kernel == "aotc_tfl_fc_s8" else set())
         if c.kernel == "aotc_tfl_conv_add_s8":  # whichever path: the ADD's code is tfl_conv_s8's
@@ -307,7 +315,9 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     families |= {"fc-dsp"} if fc and compact_fc and small_fc and not fc_pairs_pay(graph) else set()
     families |= {"pool-dsp"} if any(n.op == "TflAveragePool2D" for n in graph.nodes) else set()  # (no kernel choice)
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
-    return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc else ()
+    if helium:  # (Helium's FULLY_CONNECTED: the DSP rows, blocks and all, compiled only where a level leaves it out)
+        need.update(FC_BLOCK_PATHS)
+    return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc or fc and not helium else ()
 
 
 def work(node: Node, graph: Graph) -> int:

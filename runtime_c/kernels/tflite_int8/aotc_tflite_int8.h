@@ -707,6 +707,11 @@ static inline int64_t tfl_dsp_dwm_words(const aotc_tfl_conv_params *p) {
 #ifndef AOTC_TFL_FC_SMALL
 #define AOTC_TFL_FC_SMALL 1
 #endif
+/* FC_BLOCKS (issue 67): FULLY_CONNECTED's DSP paths in a RAM budget's blocks (p->kq, p->ob); 0 where no layer takes
+ * them (aot/kernels/dsp_paths.py): beside the whole rows' loop they cost an unbudgeted bundle cycles and flash */
+#ifndef AOTC_TFL_FC_BLOCKS
+#define AOTC_TFL_FC_BLOCKS 1
+#endif
 #ifndef AOTC_TFL_POOL_DSP
 #define AOTC_TFL_POOL_DSP 1
 #endif

@@ -98,33 +98,21 @@ static void tfl_fc_rows_compact(const uint32_t *xw, int32_t nq, const int8_t *w,
 #define TFL_FC_ROWS(xw, nq, w, ld, n, il, init, sums) tfl_fc_rows_compact(xw, nq, w, ld, n, il, init, sums)
 #endif
 
-static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                         int8_t *y, uint32_t *xw) {
+#if AOTC_TFL_FC_BLOCKS
+/* A RAM budget's blocks (out % 4 == 0: no block of 4 sums overlaps another): kq quads of x widened at a time, the sums
+ * of ob outputs at a time, carried over the chunks of x. Apart from the whole rows' loop, and compiled only where a
+ * layer takes it (AOTC_TFL_FC_BLOCKS, aot/kernels/dsp_paths.py): inside that loop its registers spilled the loop's,
+ * 0.7 % of the autoencoder's unbudgeted est. cycles on the M4 and 0.8 KB of its flash (issue 67). */
+__attribute__((noinline)) static void tfl_fc_s8_dsp_blocks(const aotc_tfl_fc_params *p, const int8_t *x,
+                                                           const int8_t *w, const int32_t *bias, int8_t *y,
+                                                           uint32_t *xw, int32_t kq, int32_t ob) {
     const int32_t in = p->in, out = p->out, nq = in / 4, xz = p->x_zero;
-    /* a RAM budget's blocks (out % 4 == 0: no block of 4 sums overlaps another): kq quads of x widened at a
-     * time, the sums of ob outputs at a time */
-    const int blocked = out % 4 == 0 && ((p->kq > 0 && p->kq < nq) || (p->ob > 0 && p->ob < out));
-    const int32_t kq = blocked && p->kq > 0 && p->kq < nq ? p->kq : nq;
-    const int32_t ob = blocked && p->ob > 0 && p->ob < out ? p->ob : out;
     const uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
     int32_t *sums = (int32_t *)(xw + 2 * kq);
     int32_t r, o, o0, q, k;
-    if (xw == NULL || out < 4) return 0;
     for (r = 0; r < p->rows; ++r) {
         const int8_t *xr = x + (int64_t)r * in;
         int8_t *yr = y + (int64_t)r * out;
-        if (!blocked) {
-            tfl_fc_widen(xr, nq, zz, xw);
-            TFL_FC_ROWS(xw, nq, w, in, out, p->il4, bias, sums); /* (il4: no tail, in % 4 == 0) */
-            if (4 * nq < in) {
-                for (o = 0; o < out; ++o) {
-                    const int8_t *wr = w + (int64_t)o * in;
-                    for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wr[k];
-                }
-            }
-            tfl_dsp_fc_store(sums, out, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, yr);
-            continue;
-        }
         if (kq == nq) tfl_fc_widen(xr, nq, zz, xw); /* once for every block of outputs */
         for (o0 = 0; o0 < out; o0 += ob) {
             const int32_t nb = out - o0 < ob ? out - o0 : ob; /* a multiple of 4 */
@@ -139,6 +127,35 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
                 for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wb[(int64_t)o * in + k];
             tfl_dsp_fc_store(sums, nb, p->mult + o0, p->shift + o0, p->y_zero, p->y_min, p->y_max, yr + o0);
         }
+    }
+}
+#endif
+
+static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                         int8_t *y, uint32_t *xw) {
+    const int32_t in = p->in, out = p->out, nq = in / 4, xz = p->x_zero;
+    const uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+    int32_t *sums = (int32_t *)(xw + 2 * nq);
+    int32_t r, o, k;
+    if (xw == NULL || out < 4) return 0;
+#if AOTC_TFL_FC_BLOCKS
+    if (out % 4 == 0 && ((p->kq > 0 && p->kq < nq) || (p->ob > 0 && p->ob < out))) {
+        tfl_fc_s8_dsp_blocks(p, x, w, bias, y, xw, p->kq > 0 && p->kq < nq ? p->kq : nq,
+                             p->ob > 0 && p->ob < out ? p->ob : out);
+        return 1;
+    }
+#endif
+    for (r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * in;
+        tfl_fc_widen(xr, nq, zz, xw);
+        TFL_FC_ROWS(xw, nq, w, in, out, p->il4, bias, sums); /* (il4: no tail, in % 4 == 0) */
+        if (4 * nq < in) {
+            for (o = 0; o < out; ++o) {
+                const int8_t *wr = w + (int64_t)o * in;
+                for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wr[k];
+            }
+        }
+        tfl_dsp_fc_store(sums, out, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, y + (int64_t)r * out);
     }
     return 1;
 }
@@ -175,7 +192,8 @@ __attribute__((noinline)) static int32_t tfl_fc_dot_small(const uint32_t *xw, in
 static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                          int8_t *y, uint32_t *xw) {
     const int32_t in = p->in, out = p->out, nq = in / 4, xz = p->x_zero;
-    const int32_t kq = p->kq > 0 && p->kq < nq ? p->kq : nq, st = p->il4 ? 16 : 4; /* (il4: in % 4 == 0, no tail) */
+    /* (il4: in % 4 == 0, no tail; a RAM budget's chunks of x only where compiled, AOTC_TFL_FC_BLOCKS) */
+    const int32_t kq = AOTC_TFL_FC_BLOCKS && p->kq > 0 && p->kq < nq ? p->kq : nq, st = p->il4 ? 16 : 4;
     const uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
     if (xw == NULL) return 0;
     for (int32_t r = 0; r < p->rows; ++r) {
