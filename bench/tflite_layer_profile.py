@@ -72,7 +72,9 @@ def openvino_kinds(model: Path, isa: str, repeat: int, compiles: int = 3) -> dic
     shape[0] = 1
     m.reshape(shape)
     tables = [openvino_once(core.compile_model(m, "CPU", {"PERF_COUNT": "YES", "INFERENCE_NUM_THREADS": "1",
-                                                          "NUM_STREAMS": "1"}), shape, repeat)
+                                                          "NUM_STREAMS": "1",
+                                                          # f32 as aot.bench holds it: bf16 otherwise on a CPU with it
+                                                          "INFERENCE_PRECISION_HINT": "f32"}), shape, repeat)
               for _ in range(compiles)]
     return {k: min((t[k] for t in tables if k in t), key=lambda r: r[0]) for k in set().union(*tables)}
 
