@@ -46,8 +46,8 @@ CONV_PATHS = ("AOTC_TFL_CONV_ROWS", "AOTC_TFL_CONV_RGB", "AOTC_TFL_CONV_FUSED", 
 # where Helium's FULLY_CONNECTED is (tflite_int8_fc.c TFL_FC_DSP_ROWS: it takes every layer they would)
 FC_PATHS = ("AOTC_TFL_FC_DSP", "AOTC_TFL_FC_PAIRS")
 # the DSP path's blocks under a RAM budget (tfl_fc_s8_dsp_blocks: x widened kq quads, the sums of ob outputs at a
-# time; the smallest DSP path's chunks of x), compiled only where a layer's choice takes them: beside the whole rows' loop they cost every unbudgeted
-# build cycles and flash (issue 67)
+# time; the smallest DSP path's chunks of x), compiled only where a layer's choice takes them: beside the whole rows'
+# loop they cost every unbudgeted build cycles and flash (issue 67)
 FC_BLOCK_PATHS = ("AOTC_TFL_FC_BLOCKS",)
 # the compact conv path's 2 x 2 kernel and, in its one-position form, its two channels a turn (left out at the
 # "conv-small" and "conv-smallest" levels)
