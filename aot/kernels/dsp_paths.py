@@ -317,7 +317,7 @@ def left_out(graph: Graph, choices: dict[str, KernelChoice], general: bool = Fal
     alone |= {MVE_FAMILIES[f] for f in mve_off if f in families} if helium else set()
     if helium:  # (Helium's FULLY_CONNECTED: the DSP rows, blocks and all, compiled only where a level leaves it out)
         need.update(FC_BLOCK_PATHS)
-    return tuple(sorted((set(PATHS) - need) | alone)) if dsp or compact_fc and fc or fc and not helium else ()
+    return tuple(sorted((set(PATHS) - need) | alone)) if dsp or fc and (compact_fc or not helium) else ()
 
 
 def work(node: Node, graph: Graph) -> int:
