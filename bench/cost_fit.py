@@ -63,7 +63,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 import aot.compiler as compiler  # noqa: E402
+from aot.ir import Graph  # noqa: E402
 from aot.kernels import tflite_cost  # noqa: E402
+from aot.plan.buffers import Plan  # noqa: E402
 
 MODELS = {"kws_dscnn_int8.tflite": "bench/models/keras/kws_dscnn_int8.tflite",
           "vww_mobilenet_int8.tflite": "bench/models/keras/vww_mobilenet_int8.tflite",
@@ -132,14 +134,19 @@ def _compile(model: Path, budget: int | None, force: str | None = None,
                                                                            build_type="Release"), ram_budget=budget))
     finally:
         compiler.cheapest = real_cheapest
-    graph, plan = seen[-1]
     total: dict[str, float] = {}
-    over = set(plan.techniques.get("overlap", ()))
-    for n in graph.nodes:
-        if n.name in plan.choices:
-            for k, v in tflite_cost.features(n, graph, plan.choices[n.name], n.name in over).items():
-                total[k] = total.get(k, 0.0) + v
+    for f in plan_features(*seen[-1]).values():
+        for k, v in f.items():
+            total[k] = total.get(k, 0.0) + v
     return bundle, total
+
+
+def plan_features(graph: Graph, plan: Plan, helium: bool = False) -> dict[str, dict[str, float]]:
+    """Each node the plan chose a kernel for: its estimate's features (tflite_cost.features; overlapped where the
+    plan overlaps it), those with any."""
+    over = set(plan.techniques.get("overlap", ()))
+    return {n.name: f for n in graph.nodes if n.name in plan.choices
+            and (f := tflite_cost.features(n, graph, plan.choices[n.name], n.name in over, helium=helium))}
 
 
 def measure(model: Path, budgets: list[int], out: Path) -> None:

@@ -30,7 +30,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from cost_fit import captured_plans  # noqa: E402  (bench/, beside this script)
+from cost_fit import captured_plans, plan_features  # noqa: E402  (bench/, beside this script)
 
 import aot.compiler as compiler  # noqa: E402
 from aot.kernels import tflite_cost  # noqa: E402
@@ -59,10 +59,7 @@ def measure(model: Path, budget: int | None, work: Path) -> dict:
     with captured_plans() as seen:
         bundle = compiler.compile_file(model, replace(compiler.Options(name="m", target=M55, build_type="Release"),
                                                       ram_budget=budget))
-    graph, plan = seen[-1]
-    over = set(plan.techniques.get("overlap", ()))
-    features = {n.name: f for n in graph.nodes if n.name in plan.choices
-                and (f := tflite_cost.features(n, graph, plan.choices[n.name], n.name in over, helium=True))}
+    features = plan_features(*seen[-1], helium=True)
     out = work / f"{model.stem}_{budget}"
     bundle.write(out / "bundle")
     configure(out, M55, build_type="Release")
