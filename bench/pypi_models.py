@@ -105,6 +105,9 @@ PACKAGES = (
         Model("rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", ("--input-shape", "x=1,3,48,320")),
         Model("rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", ("--input-shape", "x=1,3,48,192")))),
     Package("nudenet", "3.4.2", (Model("nudenet/320n.onnx", ("--input-shape", "images=1,3,320,320"), low=0.0),)),
+    # Google's file-type classifier (a jax2tf export: one-hot bytes, dense, layer norm, a 5-tap Conv1D, GELU's tanh
+    # form, a max over positions; issue 64 timed it against onnxruntime)
+    Package("magika", "1.0.3", (Model("magika/models/standard_v3_3/model.onnx", ("--input-shape", "bytes=1,2048")),)),
     Package("openwakeword", "0.4.0", tuple(Model(f"openwakeword/resources/models/{m}", o, low=lo, high=hi)
                                            for m, o, lo, hi in (
         ("melspectrogram.onnx", ("--input-shape", "input=1,1280"), -32768.0, 32767.0),

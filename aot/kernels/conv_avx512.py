@@ -25,6 +25,7 @@ from aot.kernels.conv_geometry import ConvGeometry
 PWC_KMIN = define("conv_pwc_avx512.c", "PWC_KMIN")  # fewest input channels per group
 PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
 POSX_KMAX = define("conv_posx_avx512.h", "POSX_KMAX")  # largest K
+POSX_LINE_TMAX = define("conv_posx_avx512.h", "POSX_LINE_TMAX")  # most taps of a 1-D conv
 IGX_RGB_WMAX = define("conv_igx3_avx512.c", "IGX_RGB_WMAX")  # widest row of the channels-last RGB path
 IGB_M = define("conv_igb_avx512.c", "IGB_M")  # output channels per block
 STEMX_NHWC_FLOATS = define("conv_stem_avx512.h", "STEMX_NHWC_FLOATS")  # the channels-last stem's row buffer
@@ -81,6 +82,9 @@ def x86_kernel(c: ConvGeometry) -> str | None:
             return "aotc_conv_pwc_f32"
     if not c.nhwc and depth1 and cg == 1 and cg * kh * kw <= POSX_KMAX and mg >= 32 and ow <= 64:
         return "aotc_conv_posx_f32"  # a one-channel stem
+    if plain2d and not k1 and mg >= 8 and ((ih, oh, kh, ph, sw) == (1, 1, 1, 0, 1) and kw <= POSX_LINE_TMAX
+                                           or (iw, ow, kw, pw, sh) == (1, 1, 1, 0, 1) and kh <= POSX_LINE_TMAX):
+        return "aotc_conv_posx_f32"  # a 1-D conv (conv_posx_avx512.h's posx_line)
     if plain2d and k3s1same and mg % IGB_M == 0 and (oh - 2) * (ow - 2) < 64 and cg > 64:
         return "aotc_conv_igb_f32"
     # channels last: 3 x 3, while the input rows of two output rows fit the kernel's stack buffer (conv_stem_avx512.h)

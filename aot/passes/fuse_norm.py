@@ -9,7 +9,7 @@ writes LayerNorm and Gelu as chains of plain ops:
     Gelu        y = Mul(Mul(x, Add(Erf(Div(x, sqrt 2) | Mul(x, 1 / sqrt 2)), 1)), 0.5)
                 (or the 0.5 applied to x or to Add(Erf, 1) first)
                 and its tanh form (Keras' gelu(approximate=True) through tf2onnx), Erf(...) above being
-                Tanh(Mul(sqrt(2 / pi), Add(x, Mul(0.044715, Pow(x, 3) | Mul(x, Mul(x, x))))))
+                Tanh(Mul(sqrt(2 / pi), Add(x, 0.044715 x^3))), the cube and its constant any tree of Muls (or Pow(x, 3))
 
 Each chain becomes one LayerNormalization (statistics in one pass over each row, no mean, d, var
 or std buffers: aotc_layer_norm_f32) or one Gelu (one pass instead of five). The fused node takes
@@ -193,30 +193,35 @@ class _Matcher:
         if w is None or not self.only_read_by(w_name, u):
             return
         for x, m_name in ((w.inputs[0], w.inputs[1]), (w.inputs[1], w.inputs[0])):
-            m = self.made_by(m_name, "Mul")
-            if m is None or not self.only_read_by(m_name, w):
-                continue
-            cube_name = next((i for i in m.inputs if self.g.const(i) is None), None)
-            if cube_name is None or not _near(self.scalar(self.other(m, cube_name)), 0.044715):
-                continue
-            cube = self.cube_of(cube_name, x, m)
-            if cube is not None:
-                self.gelu_tail(x, tanh, [*cube, m, w, u, tanh], "tanh")
+            product = self.product_of(m_name, w, x)
+            if product is not None and product[1] == 3 and _near(product[2], 0.044715):
+                self.gelu_tail(x, tanh, [*product[0], w, u, tanh], "tanh")
                 return
 
-    def cube_of(self, t: str, x: str, reader: Node) -> list[Node] | None:
-        """The nodes that make t = x^3, read only by `reader`: Pow(x, 3), or Mul(x, Mul(x, x)) in either order."""
+    def product_of(self, t: str, reader: Node, x: str, depth: int = 0) -> tuple[list[Node], int, float] | None:
+        """t as a product of x's and scalar constants, made by Muls (and Pow(x, 3)) that only this product reads
+        (`reader` reads t): the nodes, in order, how many x's and the constants' product; None where another
+        tensor is a factor. Any tree of them: tf2onnx writes 0.044715 * Pow(x, 3) or x * (x * x) times the
+        constant, jax2tf (Magika's classifier) x * (x * (0.044715 * x))."""
+        if t == x:
+            return [], 1, 1.0
+        if (c := self.scalar(t)) is not None:
+            return [], 0, c
         n = self.producers.get(t)
-        if n is None or n.name in self.absorbed or not self.only_read_by(t, reader):
+        if n is None or depth > 4 or n.name in self.absorbed or not self.only_read_by(t, reader):
             return None
         if n.op == "Pow" and n.inputs[0] == x and _near(self.scalar(n.inputs[1]), 3.0):
-            return [n]
-        if n.op == "Mul" and x in n.inputs:
-            sq = self.producers.get(self.other(n, x) or "")
-            if sq is not None and sq.op == "Mul" and sq.inputs == [x, x] and sq.name not in self.absorbed \
-                    and self.only_read_by(sq.outputs[0], n):
-                return [sq, n]
-        return None
+            return [n], 3, 1.0
+        if n.op != "Mul":
+            return None
+        nodes: list[Node] = []
+        xs, const = 0, 1.0
+        for i in n.inputs:
+            part = self.product_of(i, n, x, depth + 1)
+            if part is None:
+                return None
+            nodes, xs, const = [*nodes, *part[0]], xs + part[1], const * part[2]
+        return [*nodes, n], xs, const
 
     def gelu_tail(self, x: str, f: Node, chain: list[Node], approximate: str) -> None:
         """From f (Erf or Tanh, the last of `chain`): Add(f, 1) times x times 0.5, in any of the three orders."""

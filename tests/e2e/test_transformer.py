@@ -102,6 +102,17 @@ def tf2onnx_gelu_tanh(cube: str = "pow") -> list[onnx.NodeProto]:
             helper.make_node("Mul", ["half", "x"], ["h"]), helper.make_node("Mul", ["h", "t1"], ["y"])]
 
 
+def jax2tf_gelu_tanh() -> list[onnx.NodeProto]:
+    """x -> y: GELU's tanh form as jax2tf writes it (Magika's file-type classifier): x (0.5 (1 + tanh(sqrt(2 / pi)
+    (x + x (x (0.044715 x)))))), the constant inside the cube's Muls."""
+    return [_const("c2", 0.044715), helper.make_node("Mul", ["c2", "x"], ["v0"]),
+            helper.make_node("Mul", ["x", "v0"], ["v1"]), helper.make_node("Mul", ["x", "v1"], ["v2"]),
+            helper.make_node("Add", ["x", "v2"], ["w"]), _const("c1", math.sqrt(2 / math.pi)),
+            helper.make_node("Mul", ["c1", "w"], ["u"]), helper.make_node("Tanh", ["u"], ["t"]), _const("one", 1.0),
+            helper.make_node("Add", ["one", "t"], ["t1"]), _const("half", 0.5),
+            helper.make_node("Mul", ["half", "t1"], ["h"]), helper.make_node("Mul", ["x", "h"], ["y"])]
+
+
 def _ln_case(case_id: str, x: np.ndarray, ops: set[str], **kw) -> tuple[Case, set[str]]:
     nodes, consts = torchscript_layer_norm(kw.pop("d", x.shape[-1]), **kw)
     return _case(case_id, nodes, x, consts, opset=kw.get("opset", 14)), ops
@@ -130,6 +141,7 @@ CASES: list[tuple[Case, set[str]]] = [
     _gelu_case("ts_gelu_mul_rsqrt2", "mul", _f32(4, 40)),
     (_case("tf2onnx_gelu_tanh", tf2onnx_gelu_tanh(), _f32(3, 5, 67) * np.float32(3.0), opset=13), {"Gelu"}),
     (_case("tf2onnx_gelu_tanh_mul_cube", tf2onnx_gelu_tanh("mul"), _f32(4, 40), opset=13), {"Gelu"}),
+    (_case("jax2tf_gelu_tanh", jax2tf_gelu_tanh(), _f32(4, 40) * np.float32(3.0), opset=13), {"Gelu"}),
 ]
 # the mean is also a graph output: the chain cannot disappear into one node
 _nodes, _consts = torchscript_layer_norm(16)

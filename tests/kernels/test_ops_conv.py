@@ -445,6 +445,13 @@ def test_matches_onnxruntime(built, case_id):
 # (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_avx512.h (RGB stems, 3 x 3
 # and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
 NATIVE = [
+    # 1-D convs at stride 1 on posx's line tiles (conv_posx_avx512.h's posx_line): jax2tf's Conv1D as a [5, 1] kernel
+    # on a W of 1 (full blocks of 32 and a partial one), a line along W with pads (8 channels and 4 single ones), and
+    # ONNX 1-D convs, grouped and dilated with pads, and of 9 taps
+    conv_fused("posx_line_h5_res_relu", (1, 24, 70, 1), (16, 24, 5, 1), "relu"),
+    conv_fused("posx_line_w3_pads_clip", (2, 8, 1, 45), (12, 8, 1, 3), "clip", residual=False, pads=[0, 1, 0, 1]),
+    conv("posx_line_1d_dilated_grouped", (1, 16, 50), (16, 8, 3), group=2, pads=[2, 2], dilations=[2]),
+    conv("posx_line_1d_k9_no_bias", (1, 5, 40), (8, 5, 9), pads=[4, 4], bias=False),
     conv_fused("igb3_res_relu_7x7", (1, 72, 7, 7), (48, 72, 3, 3), "relu", pads=[1, 1, 1, 1]),
     conv_fused("igb3_clip_m24", (1, 68, 5, 9), (24, 68, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
     conv_fused("igb3_leaky_batch", (2, 65, 9, 8), (8, 65, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
@@ -632,6 +639,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx3s2_f32") for c in NATIVE if c.id.startswith("igx3s2_")],
     ("conv_s2_rows10_stays_implicit", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx1_f32") for c in NATIVE if c.id.startswith("igx1_")],
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_posx_f32") for c in NATIVE if c.id.startswith("posx_line_")],
     ("posx_1x1_packed_res_relu", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
     ("posx_1x1_packed_grouped_leaky", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_pwc_f32") for c in NATIVE if c.id.startswith("pwc_")],

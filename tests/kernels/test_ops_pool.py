@@ -260,8 +260,8 @@ def test_global_pool_matches_numpy(built, case_id):
 
 # the float MaxPools built -march=native, as bundles are: on an AVX-512 host their 2-D windows take the kernels
 # of pool_avx512.h's rows (a pool one of them is given and does not take aborts:
-# runtime_c/kernels/common/paths_avx512.h)
-NATIVE = [c for c in CASES if c.model.graph.node[0].op_type == "MaxPool"
+# runtime_c/kernels/common/paths_avx512.h); GlobalMaxPool's planes in AVX vectors (pool_global.c)
+NATIVE = [c for c in CASES if c.model.graph.node[0].op_type in ("MaxPool", "GlobalMaxPool")
           and c.model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT]
 
 

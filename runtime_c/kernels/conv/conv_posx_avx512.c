@@ -14,7 +14,7 @@ void aotc_conv_posx_f32(const aotc_conv_params *p, const float *x, const float *
                           p->in_size[2] == p->out_size[2];
     if (pointwise ? p->in_nhwc == 0 && p->out_nhwc == 0 && p->in_size[0] == 1 && p->out_size[0] == 1 &&
                         p->kernel[0] == 1 && p->pads[0] == 0 && posx_pointwise(p, x, wt, bias, res, y, 1, 0)
-                  : posx_stem(p, x, wt, bias, res, y))
+                  : posx_stem(p, x, wt, bias, res, y) || posx_line(p, x, wt, bias, res, y))
         return;
     X86_PATH_MISSED("aotc_conv_posx_f32");
 #else

@@ -177,6 +177,137 @@ MK_UNUSED static int posx_pointwise(const aotc_conv_params *p, const float *x, c
     return 1;
 }
 
+/* ---- 1-D convs along a run of positions: each tap a shifted load of the input's rows ---- */
+
+#define POSX_LINE_TMAX 16 /* most taps (the edge blocks' load masks live on the stack) */
+
+/* The conv's positions as one line (a 1-D conv, or a 2-D one whose other axis is 1 in input, output and kernel, as
+ * jax2tf writes a Conv1D): its length in and out, taps, dilation and start pad; 0 where the conv is not such a
+ * line at stride 1 in NCHW, or has more than POSX_LINE_TMAX taps. */
+typedef struct {
+    int32_t len, out_len, taps, dil, pad;
+} posx_line_shape;
+
+static int posx_line_of(const aotc_conv_params *p, posx_line_shape *ls) {
+    int32_t a = p->kernel[1] > 1 || p->in_size[2] == 1 ? 1 : 2; /* the axis of the line: H, or W */
+    const int32_t o = 3 - a;                                     /* the other: its size 1 everywhere */
+    if (p->in_nhwc != 0 || p->out_nhwc != 0 || p->in_size[0] != 1 || p->out_size[0] != 1 || p->kernel[0] != 1 ||
+        p->pads[0] != 0 || p->in_size[o] != 1 || p->out_size[o] != 1 || p->kernel[o] != 1 || p->pads[o] != 0 ||
+        p->strides[a] != 1 || p->kernel[a] > POSX_LINE_TMAX)
+        return 0;
+    ls->len = p->in_size[a], ls->out_len = p->out_size[a], ls->taps = p->kernel[a];
+    ls->dil = p->dilations[a], ls->pad = p->pads[a];
+    return 1;
+}
+
+/* MR output channels x 32 positions of a line conv: per input channel and tap two loads of the input (FULL: no
+ * masks; else tap t's masks mk[2 t], mk[2 t + 1], zero where the tap falls outside the line, and the store's masks
+ * mk[2 T], mk[2 T + 1]) and 2 MR multiply-adds with weights broadcast from W^T's packed panel (row (c, t)) */
+#define POSX_LINE_TILE(NAME, MR, FULL)                                                                 \
+    static MK_NOINLINE void NAME(const posx_tile *T, const posx_line_shape *ls, const float *w, const float *bias, \
+                                 const float *res, float *y, const __mmask16 *mk) {                    \
+        __m512 a0[MR], a1[MR];                                                                         \
+        const float *xc = T->x;                                                                        \
+        const int32_t taps = ls->taps, dil = ls->dil, cg = T->k / taps;                                \
+        int32_t i, c, t;                                                                               \
+        _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) a0[i] = a1[i] = _mm512_set1_ps(bias != NULL ? bias[i] : 0.0f); \
+        for (c = 0; c < cg; ++c, xc += T->xs) {                                                        \
+            for (t = 0; t < taps; ++t, w += PANEL) {                                                   \
+                const float *xp = xc + (ptrdiff_t)t * dil;                                             \
+                const __m512 x0 = (FULL) ? _mm512_loadu_ps(xp) : _mm512_maskz_loadu_ps(mk[2 * t], xp); \
+                const __m512 x1 = (FULL) ? _mm512_loadu_ps(xp + 16) : _mm512_maskz_loadu_ps(mk[2 * t + 1], xp + 16); \
+                _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) {                                   \
+                    const __m512 wv = _mm512_set1_ps(w[i]);                                            \
+                    a0[i] = _mm512_fmadd_ps(wv, x0, a0[i]);                                            \
+                    a1[i] = _mm512_fmadd_ps(wv, x1, a1[i]);                                            \
+                }                                                                                      \
+            }                                                                                          \
+        }                                                                                              \
+        _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) {                                           \
+            const __mmask16 s0 = (FULL) ? (__mmask16)0xFFFF : mk[2 * taps];                            \
+            const __mmask16 s1 = (FULL) ? (__mmask16)0xFFFF : mk[2 * taps + 1];                        \
+            __m512 r0 = a0[i], r1 = a1[i];                                                             \
+            if (res != NULL) {                                                                         \
+                r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(s0, res + i * T->ys));                    \
+                r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(s1, res + i * T->ys + 16));               \
+            }                                                                                          \
+            if (T->act == AOTC_ACT_LEAKY) {                                                            \
+                const __m512 lk = _mm512_set1_ps(T->leak);                                             \
+                r0 = _mm512_mask_mul_ps(r0, _mm512_cmp_ps_mask(r0, _mm512_setzero_ps(), _CMP_LT_OQ), r0, lk); \
+                r1 = _mm512_mask_mul_ps(r1, _mm512_cmp_ps_mask(r1, _mm512_setzero_ps(), _CMP_LT_OQ), r1, lk); \
+            } else {                                                                                   \
+                const __m512 lo = _mm512_set1_ps(T->lo), hi = _mm512_set1_ps(T->hi);                   \
+                r0 = _mm512_min_ps(_mm512_max_ps(r0, lo), hi);                                         \
+                r1 = _mm512_min_ps(_mm512_max_ps(r1, lo), hi);                                         \
+            }                                                                                          \
+            _mm512_mask_storeu_ps(y + i * T->ys, s0, r0);                                              \
+            _mm512_mask_storeu_ps(y + i * T->ys + 16, s1, r1);                                         \
+        }                                                                                              \
+    }
+POSX_LINE_TILE(posx_line8, 8, 0)
+POSX_LINE_TILE(posx_line8_full, 8, 1)
+POSX_LINE_TILE(posx_line1, 1, 0)
+#undef POSX_LINE_TILE
+
+typedef struct {
+    const aotc_conv_params *p;
+    const float *x, *w, *bias, *res;
+    float *y;
+    posx_line_shape ls;
+    int32_t nblk; /* blocks of 32 output positions */
+} posx_line_job;
+
+static void posx_line_items(void *arg, int32_t begin, int32_t end) {
+    const posx_line_job *J = (const posx_line_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const posx_line_shape *ls = &J->ls;
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, K = cg * ls->taps;
+    const ptrdiff_t group_w = (ptrdiff_t)(mg + PANEL - 1) / PANEL * PANEL * K;
+    __mmask16 mk[2 * POSX_LINE_TMAX + 2];
+    int32_t item, t, m, v;
+    posx_tile T;
+    T.xs = ls->len, T.ys = ls->out_len, T.ldw = 0, T.k = K, T.m = mg;
+    posx_set_act(&T, p);
+    for (item = begin; item < end; ++item) {
+        const int32_t b = item % J->nblk, gi = item / J->nblk, g = gi % p->group, n = gi / p->group;
+        const int32_t h0 = 32 * b, i0 = h0 - ls->pad; /* the first output position, the input position of its tap 0 */
+        const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * ls->out_len + h0;
+        /* interior: every tap's 32 inputs inside the line, 32 outputs */
+        const int full = i0 >= 0 && i0 + 31 + (ls->taps - 1) * ls->dil < ls->len && h0 + 32 <= ls->out_len;
+        for (t = 0; t <= ls->taps; ++t) /* tap t's load masks, then (t = taps) the store's */
+            for (v = 0; v < 2; ++v) {
+                const int32_t first = i0 + 16 * v + t * ls->dil; /* the input position of lane 0 */
+                const int32_t outs = ls->out_len - h0 - 16 * v;  /* lanes that are outputs */
+                mk[2 * t + v] = t == ls->taps ? posx_lanes(outs)
+                                              : (__mmask16)(posx_lanes(ls->len - first) & posx_lanes(outs) &
+                                                            (__mmask16)~posx_lanes(-first));
+            }
+        T.x = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * ls->len + i0;
+        T.y = J->y + yo, T.res = J->res != NULL ? J->res + yo : NULL;
+        for (m = 0; m < mg; m += m + 8 <= mg ? 8 : 1) {
+            const float *w = J->w + g * group_w + (ptrdiff_t)(m / PANEL) * K * PANEL + m % PANEL;
+            const float *bias = J->bias != NULL ? J->bias + (ptrdiff_t)g * mg + m : NULL;
+            const float *res = T.res != NULL ? T.res + m * T.ys : NULL;
+            if (m + 8 <= mg) (full ? posx_line8_full : posx_line8)(&T, ls, w, bias, res, T.y + m * T.ys, mk);
+            else posx_line1(&T, ls, w, bias, res, T.y + m * T.ys, mk);
+        }
+    }
+}
+
+/* A 1-D conv at stride 1 (posx_line_of) into at least 8 output channels per group, weights as W^T's packed
+ * panels: 1, else 0. Why (issue 64): a file-type classifier's 256 -> 512 Conv1D of 5 taps over 512 positions
+ * (jax2tf's [5, 1] kernel on a W of 1) took 84 % of its time in the implicit GEMM's tiles of 6 positions x 16
+ * channels, at 85 % of the FMA peak; here a tap is a vector load of 16 neighbouring inputs, shared by 8 channels. */
+MK_UNUSED static int posx_line(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                               const float *res, float *y) {
+    posx_line_job J;
+    if (!posx_act_ok(p) || p->out_c / p->group < 8 || !posx_line_of(p, &J.ls)) return 0;
+    J.p = p, J.x = x, J.w = wt, J.bias = bias, J.res = res, J.y = y;
+    J.nblk = (J.ls.out_len + 31) / 32;
+    aotc_parallel_for(posx_line_items, &J, p->batch * p->group * J.nblk);
+    return 1;
+}
+
 /* ---- one-channel 2-D convs: patches copied row by row into a buffer on the stack ---- */
 
 #define POSX_COL_FLOATS 8192 /* the patch buffer: K rows of a chunk's positions, 32 KiB */

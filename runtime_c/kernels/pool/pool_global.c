@@ -5,6 +5,30 @@
 
 #include <float.h>
 
+/* A plane's maximum: with AVX in 16 lanes, two vectors of 8 (issue 64: one chain of `m = x > m ? x : m`, the order
+ * a NaN-skipping maximum needs, is not reordered by the compiler, and a file-type classifier's 512 planes of 508
+ * took 143 us, 4.8x onnxruntime's time; 12 us so). NaNs are skipped as in the chain (vmaxps(x, m) is m where x is a
+ * NaN), and the lanes' maxima combined the same way. Elsewhere the chain (the Cortex-M cores' code unchanged). */
+#if defined(__AVX__) && !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+
+void aotc_global_maxpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
+    int32_t c, i, j;
+    for (c = 0; c < planes; ++c, x += size) {
+        __m256 m0 = _mm256_set1_ps(-FLT_MAX), m1 = m0;
+        float lane[16], m = -FLT_MAX;
+        for (i = 0; i + 16 <= size; i += 16) {
+            m0 = _mm256_max_ps(_mm256_loadu_ps(x + i), m0);
+            m1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), m1);
+        }
+        _mm256_storeu_ps(lane, m0);
+        _mm256_storeu_ps(lane + 8, m1);
+        for (; i < size; ++i) m = x[i] > m ? x[i] : m;
+        for (j = 0; j < 16; ++j) m = lane[j] > m ? lane[j] : m;
+        y[c] = m;
+    }
+}
+#else
 void aotc_global_maxpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
     int32_t c, i;
     for (c = 0; c < planes; ++c, x += size) {
@@ -13,6 +37,7 @@ void aotc_global_maxpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
         y[c] = m;
     }
 }
+#endif
 
 /* Helium (a Cortex-M55; -DAOTC_NO_MVE: the plain C): small planes (a classifier's last 3 x 3 or
  * 6 x 6) 4 at a time, a lane each, summed by gathers element by element. sum_runs spent 145
