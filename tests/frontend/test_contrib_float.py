@@ -186,6 +186,11 @@ QLSTM = [
     _qlstm("qlstm_no_bias_clip_input_forget", 6, 1, 4, 8, bias=False, clip=0.8, input_forget=1),
     _qlstm("qlstm_activations", 5, 2, 4, 8, activations=["HardSigmoid", "Tanh", "Softsign"],
            activation_alpha=[0.25], activation_beta=[0.4]),
+    # longer than a chunk of steps whose X W are one product (aot/kernels/recurrent.py's Q8_CHUNK): whole chunks
+    # and a last partial one, forward, reverse and both ways
+    _qlstm("qlstm_chunks_reverse", 37, 2, 9, 16, direction="reverse"),
+    _qlstm("qlstm_chunks_bidirectional", 35, 1, 20, 8, direction="bidirectional", states=True),
+    _qlstm("qlstm_chunks_forward_uint8", 33, 3, 6, 12, weights="uint8", per_unit=True),
 ]
 for _name in ("kws_lstm_qdyn", "kws_lstm_stream_qdyn"):
     _m = onnx.load(MODELS / f"{_name}.onnx")

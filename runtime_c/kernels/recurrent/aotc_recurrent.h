@@ -109,8 +109,10 @@ typedef struct {
                           * fields and offsets are not used) */
     aotc_lstm_q8_weights weights[2];
     /* work layout, in bytes from work: X quantized (seq*batch*input), H quantized (batch*hidden), the
-     * int32 products (batch*gates*hidden), the gates, H and C (floats) */
-    int32_t off_xq, off_hq, off_acc, off_gates, off_h, off_c;
+     * int32 products of H R (batch*gates*hidden) and of a chunk's X W (chunk*batch*gates*hidden), the gates,
+     * H and C (floats) */
+    int32_t off_xq, off_hq, off_acc, off_xacc, off_gates, off_h, off_c;
+    int32_t chunk; /* steps whose X W are one product (W read once for them) */
 } aotc_lstm_q8_params;
 
 void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float *initial_h, const float *initial_c,

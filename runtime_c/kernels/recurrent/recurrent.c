@@ -384,12 +384,49 @@ static void matmul_u8s8(int32_t m, int32_t n, int32_t k, const uint8_t *a, int32
     }
 }
 
+/* Cores with caches: a chunk of steps' X W as one product (aotc_lstm_q8_params' chunk), W read from L2 once for
+ * the chunk, not once a step. A Cortex-M reads its flash at the same cost either way (the compiler gives it
+ * chunks of one step), and compiles none of it. */
+#if !defined(__ARM_ARCH_PROFILE) || __ARM_ARCH_PROFILE != 'M'
+#define LSTM_Q8_CHUNKS 1
+
+/* matmul_u8s8 a panel at a time over up to 16 rows: the panel from L1 for each of them */
+static void matmul_u8s8_rows(int32_t m, int32_t n, int32_t k, const uint8_t *a, int32_t a_zero, const int8_t *b,
+                             int32_t b_zero, const int32_t *b_sums, int32_t *acc) {
+    const int32_t quads = (k + 3) / 4;
+    int32_t i0, i, j, q, r;
+    for (i0 = 0; i0 < m; i0 += 16) {
+        const int32_t rows = m - i0 < 16 ? m - i0 : 16;
+        int32_t a_sums[16];
+        for (i = 0; i < rows; ++i) {
+            const uint8_t *ar = a + (ptrdiff_t)(i0 + i) * k;
+            for (a_sums[i] = 0, r = 0; r < k; ++r) a_sums[i] += ar[r];
+        }
+        for (q = 0; q < n; q += AOTC_LSTM_Q8_PANEL) {
+            const int32_t width = n - q < AOTC_LSTM_Q8_PANEL ? n - q : AOTC_LSTM_Q8_PANEL;
+            const int8_t *panel = b + (ptrdiff_t)q * 4 * quads;
+            for (i = 0; i < rows; ++i) {
+                int32_t *row = acc + (ptrdiff_t)(i0 + i) * n, sums[AOTC_LSTM_Q8_PANEL];
+                panel_sums(a + (ptrdiff_t)(i0 + i) * k, k, panel, sums);
+                for (j = 0; j < width; ++j) row[q + j] = sums[j] - b_zero * a_sums[i] - a_zero * b_sums[q + j];
+            }
+        }
+    }
+}
+#else
+#define LSTM_Q8_CHUNKS 0
+#endif
+
 void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float *initial_h, const float *initial_c,
                       const float *peep, float *y, float *y_h, float *y_c, uint8_t *work) {
     const aotc_rnn_params *rp = &p->rnn;
     const int32_t hid = rp->hidden, gh = 4 * hid, batch = rp->batch, in = rp->input, seq = rp->seq;
     uint8_t *xq = work + p->off_xq, *hq = work + p->off_hq;
     int32_t *acc = (int32_t *)(void *)(work + p->off_acc);
+#if LSTM_Q8_CHUNKS
+    int32_t *xacc = (int32_t *)(void *)(work + p->off_xacc);
+    const int32_t chunk = p->chunk;
+#endif
     float *gates = (float *)(void *)(work + p->off_gates), *h = (float *)(void *)(work + p->off_h);
     float *c = (float *)(void *)(work + p->off_c);
     float x_scale, h_scale;
@@ -407,14 +444,29 @@ void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float 
             if (initial_c) memcpy(c + (ptrdiff_t)b * hid, initial_c + state_at(rp, d, b), (size_t)hid * sizeof(float));
             else memset(c + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
         }
+#if LSTM_Q8_CHUNKS
+        int32_t t0 = 0; /* the first step of the chunk in xacc */
+#endif
         for (s = 0; s < seq; ++s) {
             const int32_t t = backward ? seq - 1 - s : s;
             int32_t h_zero;
             /* x_t W: the step's batch rows of X */
-            matmul_u8s8(batch, gh, in, xq + (ptrdiff_t)t * batch * in, x_zero, wt->w, wt->w_zero, wt->w_sums, acc);
+            const int32_t *xa = acc;
+#if LSTM_Q8_CHUNKS
+            if (chunk > 1) {
+                if (s % chunk == 0) { /* the next chunk's steps' X W in one product: t0 .. t0 + n - 1 */
+                    const int32_t n = seq - s < chunk ? seq - s : chunk;
+                    t0 = backward ? seq - s - n : s;
+                    matmul_u8s8_rows(n * batch, gh, in, xq + (ptrdiff_t)t0 * batch * in, x_zero, wt->w, wt->w_zero,
+                                     wt->w_sums, xacc);
+                }
+                xa = xacc + (ptrdiff_t)(t - t0) * batch * gh;
+            } else
+#endif
+                matmul_u8s8(batch, gh, in, xq + (ptrdiff_t)t * batch * in, x_zero, wt->w, wt->w_zero, wt->w_sums, acc);
             for (b = 0; b < batch; ++b) {
                 for (j = 0; j < gh; ++j) {
-                    gates[(ptrdiff_t)b * gh + j] = (float)acc[(ptrdiff_t)b * gh + j] * (x_scale * wt->w_scale[j]);
+                    gates[(ptrdiff_t)b * gh + j] = (float)xa[(ptrdiff_t)b * gh + j] * (x_scale * wt->w_scale[j]);
                 }
             }
             /* + h R: the whole batch's H quantized together */
