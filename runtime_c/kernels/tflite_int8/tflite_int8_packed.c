@@ -193,6 +193,18 @@ TFL_PK_INLINE __m512i tfl_pk_requant_u32(__m512i a, __m512i m, __m512i mo, __m51
     return _mm512_srav_epi32(h, sh);
 }
 
+/* tfl_pk_requant_u32 less its correction of negative sums, for a conv without a fused ADD whose range starts at or
+ * above its zero point (y_min >= y_zero: a ReLU's): the correction moves a result by 1 only at a negative sum's tie,
+ * (h + 2^(e - 1)) a multiple of 2^e with h < 0, where the uncorrected result is z or less, so y_min either way (as
+ * tflite_int8_amx.h's TFL_AMX_RQ_RELU); 8 operations, not 10 */
+TFL_PK_INLINE __m512i tfl_pk_requant_u32_relu(__m512i a, __m512i m, __m512i mo, __m512i ce, __m512i co, __m512i sh) {
+    const __m512i hi = _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+    const __m512i a2 = _mm512_add_epi32(a, a);
+    const __m512i we = _mm512_add_epi64(_mm512_mul_epi32(a2, m), ce);
+    const __m512i wo = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a2, 32), mo), co);
+    return _mm512_srav_epi32(_mm512_permutex2var_epi32(we, hi, wo), sh);
+}
+
 /* |a| < 2^30 for every sum of k byte products (unsigned bytes, weights >= -128) from the bias b (16 lanes) */
 TFL_PK_INLINE int tfl_pk_sums_small(__m512i b, int64_t k) {
     return (int64_t)_mm512_reduce_max_epu32(_mm512_abs_epi32(b)) + 255 * 128 * k < ((int64_t)1 << 30);
@@ -536,6 +548,9 @@ TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int6
 }
 
 #define TFL_PK_MR4 6 /* output positions a register tile of CONV_2D over 2 to 4 blocks of 16 channels */
+/* tfl_pk_conv_tile's u32 (1: no ADD, every block's requantisation u32, in registers; 0: the output stage apart) */
+#define TFL_PK_TILE_LIN 2  /* the fused ADD's linear form in registers */
+#define TFL_PK_TILE_RELU 3 /* as 1, a ReLU's range: tfl_pk_requant_u32_relu */
 
 /* a tile's sums (position r's at sums[4 r ..], nb blocks; the last block's channels m) requantised to y (a residual
  * at res where the ADD is fused): a block's requantisation in registers for the tile's positions, back into sums,
@@ -642,7 +657,7 @@ TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64
         TFL_PK_DP(0) TFL_PK_DP(1) TFL_PK_DP(2) TFL_PK_DP(3) TFL_PK_DP(4) TFL_PK_DP(5)
 #undef TFL_PK_DP
     }
-    if (u32) {
+    if (u32 == 1) {
         /* no ADD and every block's requantisation tfl_pk_requant_u32: in registers, the constants read in place */
         const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
 #define TFL_PK_RQ(r, j)                                                                                         \
@@ -654,6 +669,26 @@ TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64
         TFL_PK_RQ_ROW(0) TFL_PK_RQ_ROW(1) TFL_PK_RQ_ROW(2) TFL_PK_RQ_ROW(3) TFL_PK_RQ_ROW(4) TFL_PK_RQ_ROW(5)
 #undef TFL_PK_RQ_ROW
 #undef TFL_PK_RQ
+    } else if (u32 == TFL_PK_TILE_RELU) { /* the same without the negative sums' correction */
+        const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
+#define TFL_PK_RQ(r, j)                                                                                         \
+    if (mr > r && nb > j)                                                                                       \
+        s##r##j = tfl_pk_requant_u32_relu(s##r##j, rqs[j].u_m, rqs[j].u_mo, rqs[j].u_ce, rqs[j].u_co, rqs[j].u_sh);
+#define TFL_PK_RQ_ROW(r)                                                                                        \
+    TFL_PK_RQ(r, 0) TFL_PK_RQ(r, 1) TFL_PK_RQ(r, 2) TFL_PK_RQ(r, 3)                                             \
+    if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
+        TFL_PK_RQ_ROW(0) TFL_PK_RQ_ROW(1) TFL_PK_RQ_ROW(2) TFL_PK_RQ_ROW(3) TFL_PK_RQ_ROW(4) TFL_PK_RQ_ROW(5)
+#undef TFL_PK_RQ_ROW
+#undef TFL_PK_RQ
+    } else if (u32 == TFL_PK_TILE_LIN) {
+        /* the ADD fused by its linear form (tfl_pk_lin_col), every block's requantisation u32: in registers too, a
+         * row's residuals read before its outputs are stored (y may be the residual) */
+        const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
+#define TFL_PK_LQ(r, j)                                                                                             if (mr > r && nb > j) {                                                                                             const __m512i v_ = _mm512_min_epi32(_mm512_max_epi32(tfl_pk_requant_u32(s##r##j, rqs[j].u_m, rqs[j].u_mo,                                                                                 rqs[j].u_ce, rqs[j].u_co,                                                                                       rqs[j].u_t, rqs[j].u_sh),                                                                    o->lo), o->hi);                                            const __m512i e_ = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(j == nb - 1 ? m : 0xFFFF, res + r * ys + 16 * j));         s##r##j = _mm512_srav_epi32(_mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(v_, o->la),                                                                                  _mm512_mullo_epi32(e_, o->lb)), o->lc), o->lsh);     }
+#define TFL_PK_LQ_ROW(r)                                                                                            TFL_PK_LQ(r, 0) TFL_PK_LQ(r, 1) TFL_PK_LQ(r, 2) TFL_PK_LQ(r, 3)                                                 if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
+        TFL_PK_LQ_ROW(0) TFL_PK_LQ_ROW(1) TFL_PK_LQ_ROW(2) TFL_PK_LQ_ROW(3) TFL_PK_LQ_ROW(4) TFL_PK_LQ_ROW(5)
+#undef TFL_PK_LQ_ROW
+#undef TFL_PK_LQ
     } else {
         /* the sums out of registers once, for the output stage apart (inlined here, its temporaries made gcc 12 keep
          * a copy of every sum on the stack at each quad) */
@@ -687,7 +722,8 @@ TFL_PK_INLINE void tfl_pk_conv_tiles(const aotc_tfl_conv_params *p, const uint8_
                       tfl_pk_sums_small(b[j], (int64_t)4 * rows * rq));
     }
     y += c0, res += c0;
-    for (j = 0, u32 = !o->add; j < nb; ++j) u32 = u32 && rqs[j].u32;
+    for (j = 0, u32 = 1; j < nb; ++j) u32 = u32 && rqs[j].u32;
+    u32 = !u32 ? 0 : o->add ? (o->lin ? TFL_PK_TILE_LIN : 0) : p->y_min >= p->y_zero ? TFL_PK_TILE_RELU : 1;
     for (t = 0; t + TFL_PK_MR4 <= n; t += TFL_PK_MR4)
         tfl_pk_conv_tile(a + t, rows, rowstep, rq, wb, wstep, b, TFL_PK_MR4, nb, m, o, rqs, y + (int64_t)t * oc,
                          res + (int64_t)t * oc, oc, u32);
