@@ -38,6 +38,32 @@ static inline __mmask16 posx_lanes(ptrdiff_t n) {
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }
 
+/* One output channel's 32 sums (r0, r1) + the residual's (res, or NULL), the activation, stored to y (lanes mk0,
+ * mk1; full: all 32, loaded and stored without masks) */
+static MK_INLINE void posx_finish(const posx_tile *T, __m512 r0, __m512 r1, const float *res, float *y, __mmask16 mk0,
+                                  __mmask16 mk1, int full) {
+    if (res != NULL) {
+        r0 = _mm512_add_ps(r0, full ? _mm512_loadu_ps(res) : _mm512_maskz_loadu_ps(mk0, res));
+        r1 = _mm512_add_ps(r1, full ? _mm512_loadu_ps(res + 16) : _mm512_maskz_loadu_ps(mk1, res + 16));
+    }
+    if (T->act == AOTC_ACT_LEAKY) {
+        const __m512 lk = _mm512_set1_ps(T->leak);
+        r0 = _mm512_mask_mul_ps(r0, _mm512_cmp_ps_mask(r0, _mm512_setzero_ps(), _CMP_LT_OQ), r0, lk);
+        r1 = _mm512_mask_mul_ps(r1, _mm512_cmp_ps_mask(r1, _mm512_setzero_ps(), _CMP_LT_OQ), r1, lk);
+    } else {
+        const __m512 lo = _mm512_set1_ps(T->lo), hi = _mm512_set1_ps(T->hi);
+        r0 = _mm512_min_ps(_mm512_max_ps(r0, lo), hi);
+        r1 = _mm512_min_ps(_mm512_max_ps(r1, lo), hi);
+    }
+    if (full) {
+        _mm512_storeu_ps(y, r0);
+        _mm512_storeu_ps(y + 16, r1);
+    } else {
+        _mm512_mask_storeu_ps(y, mk0, r0);
+        _mm512_mask_storeu_ps(y + 16, mk1, r1);
+    }
+}
+
 /* MR output channels x 32 positions (lanes mk0, mk1; FULL: all 32, loaded and stored without
  * masks, which took 4 % off KWS's 1 x 1 convs on Zen 4). ROWS: W is [m][K] rows ldw apart; else
  * W^T's packed panels (k rows of PANEL, MR | PANEL). */
@@ -59,32 +85,8 @@ static inline __mmask16 posx_lanes(ptrdiff_t n) {
                 a1[i] = _mm512_fmadd_ps(wv, x1, a1[i]);                                                \
             }                                                                                          \
         }                                                                                              \
-        _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) {                                           \
-            __m512 r0 = a0[i], r1 = a1[i];                                                             \
-            if (res != NULL && (FULL)) {                                                               \
-                r0 = _mm512_add_ps(r0, _mm512_loadu_ps(res + i * T->ys));                              \
-                r1 = _mm512_add_ps(r1, _mm512_loadu_ps(res + i * T->ys + 16));                         \
-            } else if (res != NULL) {                                                                  \
-                r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(mk0, res + i * T->ys));                   \
-                r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(mk1, res + i * T->ys + 16));              \
-            }                                                                                          \
-            if (T->act == AOTC_ACT_LEAKY) {                                                            \
-                const __m512 lk = _mm512_set1_ps(T->leak);                                             \
-                r0 = _mm512_mask_mul_ps(r0, _mm512_cmp_ps_mask(r0, _mm512_setzero_ps(), _CMP_LT_OQ), r0, lk); \
-                r1 = _mm512_mask_mul_ps(r1, _mm512_cmp_ps_mask(r1, _mm512_setzero_ps(), _CMP_LT_OQ), r1, lk); \
-            } else {                                                                                   \
-                const __m512 lo = _mm512_set1_ps(T->lo), hi = _mm512_set1_ps(T->hi);                   \
-                r0 = _mm512_min_ps(_mm512_max_ps(r0, lo), hi);                                         \
-                r1 = _mm512_min_ps(_mm512_max_ps(r1, lo), hi);                                         \
-            }                                                                                          \
-            if (FULL) {                                                                                \
-                _mm512_storeu_ps(y + i * T->ys, r0);                                                   \
-                _mm512_storeu_ps(y + i * T->ys + 16, r1);                                              \
-            } else {                                                                                   \
-                _mm512_mask_storeu_ps(y + i * T->ys, mk0, r0);                                         \
-                _mm512_mask_storeu_ps(y + i * T->ys + 16, mk1, r1);                                    \
-            }                                                                                          \
-        }                                                                                              \
+        _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i)                                             \
+            posx_finish(T, a0[i], a1[i], res != NULL ? res + i * T->ys : NULL, y + i * T->ys, mk0, mk1, FULL); \
     }
 POSX_TILE(posx_rows8, 8, 1, 0)
 POSX_TILE(posx_rows8_full, 8, 1, 1)
@@ -223,26 +225,9 @@ static int posx_line_of(const aotc_conv_params *p, posx_line_shape *ls) {
                 }                                                                                      \
             }                                                                                          \
         }                                                                                              \
-        _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) {                                           \
-            const __mmask16 s0 = (FULL) ? (__mmask16)0xFFFF : mk[2 * taps];                            \
-            const __mmask16 s1 = (FULL) ? (__mmask16)0xFFFF : mk[2 * taps + 1];                        \
-            __m512 r0 = a0[i], r1 = a1[i];                                                             \
-            if (res != NULL) {                                                                         \
-                r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(s0, res + i * T->ys));                    \
-                r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(s1, res + i * T->ys + 16));               \
-            }                                                                                          \
-            if (T->act == AOTC_ACT_LEAKY) {                                                            \
-                const __m512 lk = _mm512_set1_ps(T->leak);                                             \
-                r0 = _mm512_mask_mul_ps(r0, _mm512_cmp_ps_mask(r0, _mm512_setzero_ps(), _CMP_LT_OQ), r0, lk); \
-                r1 = _mm512_mask_mul_ps(r1, _mm512_cmp_ps_mask(r1, _mm512_setzero_ps(), _CMP_LT_OQ), r1, lk); \
-            } else {                                                                                   \
-                const __m512 lo = _mm512_set1_ps(T->lo), hi = _mm512_set1_ps(T->hi);                   \
-                r0 = _mm512_min_ps(_mm512_max_ps(r0, lo), hi);                                         \
-                r1 = _mm512_min_ps(_mm512_max_ps(r1, lo), hi);                                         \
-            }                                                                                          \
-            _mm512_mask_storeu_ps(y + i * T->ys, s0, r0);                                              \
-            _mm512_mask_storeu_ps(y + i * T->ys + 16, s1, r1);                                         \
-        }                                                                                              \
+        _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i)                                             \
+            posx_finish(T, a0[i], a1[i], res != NULL ? res + i * T->ys : NULL, y + i * T->ys, mk[2 * taps],     \
+                        mk[2 * taps + 1], FULL);                                                       \
     }
 POSX_LINE_TILE(posx_line8, 8, 0)
 POSX_LINE_TILE(posx_line8_full, 8, 1)

@@ -657,38 +657,42 @@ TFL_PK_INLINE void tfl_pk_conv_tile(const uint8_t *const *a, int32_t rows, int64
         TFL_PK_DP(0) TFL_PK_DP(1) TFL_PK_DP(2) TFL_PK_DP(3) TFL_PK_DP(4) TFL_PK_DP(5)
 #undef TFL_PK_DP
     }
-    if (u32 == 1) {
-        /* no ADD and every block's requantisation tfl_pk_requant_u32: in registers, the constants read in place */
+    if (u32 == 1 || u32 == TFL_PK_TILE_RELU || u32 == TFL_PK_TILE_LIN) {
+        /* every block's requantisation tfl_pk_requant_u32 (less its correction of negative sums with a ReLU's range),
+         * no ADD or the ADD by its linear form (tfl_pk_lin_col): in registers, the constants read in place, a row's
+         * residuals read before its outputs are stored (y may be the residual) */
         const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
-#define TFL_PK_RQ(r, j)                                                                                         \
-    if (mr > r && nb > j)                                                                                       \
-        s##r##j = tfl_pk_requant_u32(s##r##j, rqs[j].u_m, rqs[j].u_mo, rqs[j].u_ce, rqs[j].u_co, rqs[j].u_t, rqs[j].u_sh);
-#define TFL_PK_RQ_ROW(r)                                                                                        \
-    TFL_PK_RQ(r, 0) TFL_PK_RQ(r, 1) TFL_PK_RQ(r, 2) TFL_PK_RQ(r, 3)                                             \
+#define TFL_PK_RQ(r, j, FORM)                                                                                   \
+    if (mr > r && nb > j) {                                                                                     \
+        const tfl_pk_rq *q_ = &rqs[j];                                                                          \
+        if ((FORM) == TFL_PK_TILE_RELU) {                                                                       \
+            s##r##j = tfl_pk_requant_u32_relu(s##r##j, q_->u_m, q_->u_mo, q_->u_ce, q_->u_co, q_->u_sh);        \
+        } else {                                                                                                \
+            s##r##j = tfl_pk_requant_u32(s##r##j, q_->u_m, q_->u_mo, q_->u_ce, q_->u_co, q_->u_t, q_->u_sh);    \
+        }                                                                                                       \
+        if ((FORM) == TFL_PK_TILE_LIN) {                                                                        \
+            const __m512i v_ = _mm512_min_epi32(_mm512_max_epi32(s##r##j, o->lo), o->hi);                     \
+            const __m512i e_ = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(j == nb - 1 ? m : 0xFFFF, res + r * ys + 16 * j)); \
+            const __m512i t_ = _mm512_add_epi32(_mm512_mullo_epi32(v_, o->la), _mm512_mullo_epi32(e_, o->lb)); \
+            s##r##j = _mm512_srav_epi32(_mm512_add_epi32(t_, o->lc), o->lsh);                                   \
+        }                                                                                                       \
+    }
+#define TFL_PK_RQ_ROW(r, FORM)                                                                                  \
+    TFL_PK_RQ(r, 0, FORM) TFL_PK_RQ(r, 1, FORM) TFL_PK_RQ(r, 2, FORM) TFL_PK_RQ(r, 3, FORM)                     \
     if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
-        TFL_PK_RQ_ROW(0) TFL_PK_RQ_ROW(1) TFL_PK_RQ_ROW(2) TFL_PK_RQ_ROW(3) TFL_PK_RQ_ROW(4) TFL_PK_RQ_ROW(5)
+#define TFL_PK_RQ_ROWS(FORM)                                                                                    \
+    TFL_PK_RQ_ROW(0, FORM) TFL_PK_RQ_ROW(1, FORM) TFL_PK_RQ_ROW(2, FORM) TFL_PK_RQ_ROW(3, FORM)                 \
+    TFL_PK_RQ_ROW(4, FORM) TFL_PK_RQ_ROW(5, FORM)
+        if (u32 == TFL_PK_TILE_LIN) {
+            TFL_PK_RQ_ROWS(TFL_PK_TILE_LIN)
+        } else if (u32 == TFL_PK_TILE_RELU) {
+            TFL_PK_RQ_ROWS(TFL_PK_TILE_RELU)
+        } else {
+            TFL_PK_RQ_ROWS(1)
+        }
+#undef TFL_PK_RQ_ROWS
 #undef TFL_PK_RQ_ROW
 #undef TFL_PK_RQ
-    } else if (u32 == TFL_PK_TILE_RELU) { /* the same without the negative sums' correction */
-        const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
-#define TFL_PK_RQ(r, j)                                                                                         \
-    if (mr > r && nb > j)                                                                                       \
-        s##r##j = tfl_pk_requant_u32_relu(s##r##j, rqs[j].u_m, rqs[j].u_mo, rqs[j].u_ce, rqs[j].u_co, rqs[j].u_sh);
-#define TFL_PK_RQ_ROW(r)                                                                                        \
-    TFL_PK_RQ(r, 0) TFL_PK_RQ(r, 1) TFL_PK_RQ(r, 2) TFL_PK_RQ(r, 3)                                             \
-    if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
-        TFL_PK_RQ_ROW(0) TFL_PK_RQ_ROW(1) TFL_PK_RQ_ROW(2) TFL_PK_RQ_ROW(3) TFL_PK_RQ_ROW(4) TFL_PK_RQ_ROW(5)
-#undef TFL_PK_RQ_ROW
-#undef TFL_PK_RQ
-    } else if (u32 == TFL_PK_TILE_LIN) {
-        /* the ADD fused by its linear form (tfl_pk_lin_col), every block's requantisation u32: in registers too, a
-         * row's residuals read before its outputs are stored (y may be the residual) */
-        const __mmask64 mask = (((__mmask64)1 << (16 * (nb - 1))) - 1) | ((__mmask64)m << (16 * (nb - 1)));
-#define TFL_PK_LQ(r, j)                                                                                             if (mr > r && nb > j) {                                                                                             const __m512i v_ = _mm512_min_epi32(_mm512_max_epi32(tfl_pk_requant_u32(s##r##j, rqs[j].u_m, rqs[j].u_mo,                                                                                 rqs[j].u_ce, rqs[j].u_co,                                                                                       rqs[j].u_t, rqs[j].u_sh),                                                                    o->lo), o->hi);                                            const __m512i e_ = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(j == nb - 1 ? m : 0xFFFF, res + r * ys + 16 * j));         s##r##j = _mm512_srav_epi32(_mm512_add_epi32(_mm512_add_epi32(_mm512_mullo_epi32(v_, o->la),                                                                                  _mm512_mullo_epi32(e_, o->lb)), o->lc), o->lsh);     }
-#define TFL_PK_LQ_ROW(r)                                                                                            TFL_PK_LQ(r, 0) TFL_PK_LQ(r, 1) TFL_PK_LQ(r, 2) TFL_PK_LQ(r, 3)                                                 if (mr > r) _mm512_mask_storeu_epi8(y + r * ys, mask, tfl_pk_pack4(o, s##r##0, s##r##1, s##r##2, s##r##3));
-        TFL_PK_LQ_ROW(0) TFL_PK_LQ_ROW(1) TFL_PK_LQ_ROW(2) TFL_PK_LQ_ROW(3) TFL_PK_LQ_ROW(4) TFL_PK_LQ_ROW(5)
-#undef TFL_PK_LQ_ROW
-#undef TFL_PK_LQ
     } else {
         /* the sums out of registers once, for the output stage apart (inlined here, its temporaries made gcc 12 keep
          * a copy of every sum on the stack at each quad) */
