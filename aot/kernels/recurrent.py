@@ -200,7 +200,7 @@ def _q8_layout(node: Node, chunk: int) -> dict[str, int]:
     a = node.attrs
     hid, batch = a["hidden"], a["batch"]
     # (a chunk of one step: its X W go to the gates before its H R are summed, into the same int32s)
-    sizes = {"xq": a["seq"] * batch * a["input"], "hq": batch * hid, "acc": 4 * batch * 4 * hid,
+    sizes = {"xq": chunk * batch * a["input"], "hq": batch * hid, "acc": 4 * batch * 4 * hid,
              "xacc": 4 * chunk * batch * 4 * hid if chunk > 1 else 0, "gates": 4 * batch * 4 * hid,
              "h": 4 * batch * hid, "c": 4 * batch * hid}
     offsets, at = {}, 0

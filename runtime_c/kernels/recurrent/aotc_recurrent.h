@@ -108,7 +108,7 @@ typedef struct {
     aotc_rnn_params rnn; /* the LSTM's shapes, clip, input_forget and activations (layout 0; its GEMM
                           * fields and offsets are not used) */
     aotc_lstm_q8_weights weights[2];
-    /* work layout, in bytes from work: X quantized (seq*batch*input), H quantized (batch*hidden), the
+    /* work layout, in bytes from work: a chunk's X quantized (chunk*batch*input), H quantized (batch*hidden), the
      * int32 products of H R (batch*gates*hidden) and of a chunk's X W (chunk*batch*gates*hidden), the gates,
      * H and C (floats) */
     int32_t off_xq, off_hq, off_acc, off_xacc, off_gates, off_h, off_c;

@@ -284,12 +284,12 @@ void aotc_rnn_f32(const aotc_rnn_params *p, const float *x, const float *w, cons
 
 /* ---- DynamicQuantizeLSTM (aotc_recurrent.h) ------------------------------------------------ */
 
-/* x[0, n) to uint8 with the scale and zero point of its range widened to hold 0 (DynamicQuantizeLinear's
- * formula, as quant_impl.h's aotc_dynamic_quantize_u8 and onnxruntime compute it); returns the zero point.
- * Kept here so that a recurrent bundle does not ship the quant family. */
-static int32_t quantize_u8(int32_t n, const float *x, uint8_t *q, float *scale) {
+/* The scale and zero point of x[0, n)'s range widened to hold 0 (DynamicQuantizeLinear's formula, as quant_impl.h's
+ * aotc_dynamic_quantize_u8 and onnxruntime compute it); returns the zero point. Kept here so that a recurrent bundle
+ * does not ship the quant family. */
+static int32_t range_u8(int32_t n, const float *x, float *scale) {
     float lo = 0.0f, hi = 0.0f, s, zero_f;
-    int32_t i, zero;
+    int32_t i;
     for (i = 0; i < n; ++i) {
         lo = x[i] < lo ? x[i] : lo;
         hi = x[i] > hi ? x[i] : hi;
@@ -297,14 +297,25 @@ static int32_t quantize_u8(int32_t n, const float *x, uint8_t *q, float *scale) 
     s = hi == lo ? 1.0f : (hi - lo) / 255.0f;
     zero_f = 0.0f - lo / s;
     zero_f = zero_f < 0.0f ? 0.0f : zero_f > 255.0f ? 255.0f : zero_f;
-    zero = (int32_t)rintf(zero_f);
+    *scale = s;
+    return (int32_t)rintf(zero_f);
+}
+
+/* x[0, n) to uint8 by the scale s and zero point zero (range_u8's) */
+static void to_u8(int32_t n, const float *x, float s, int32_t zero, uint8_t *q) {
+    int32_t i;
     for (i = 0; i < n; ++i) {
         float f = x[i] / s;
         f = f < (float)(0 - zero) ? (float)(0 - zero) : f;
         f = f > (float)(255 - zero) ? (float)(255 - zero) : f;
         q[i] = (uint8_t)((int32_t)rintf(f) + zero);
     }
-    *scale = s;
+}
+
+/* x[0, n) to uint8 by its own range (range_u8); returns the zero point */
+static int32_t quantize_u8(int32_t n, const float *x, uint8_t *q, float *scale) {
+    const int32_t zero = range_u8(n, x, scale);
+    to_u8(n, x, *scale, zero, q);
     return zero;
 }
 
@@ -430,9 +441,9 @@ void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float 
     float *gates = (float *)(void *)(work + p->off_gates), *h = (float *)(void *)(work + p->off_h);
     float *c = (float *)(void *)(work + p->off_c);
     float x_scale, h_scale;
-    /* every step's input at once, for both directions (onnxruntime quantizes each direction's, the same
-     * numbers) */
-    const int32_t x_zero = quantize_u8(seq * batch * in, x, xq, &x_scale);
+    /* the scale and zero point of every step's input, for both directions (onnxruntime quantizes each direction's,
+     * the same numbers); the steps' rows quantized as their products need them (xq holds a chunk's) */
+    const int32_t x_zero = range_u8(seq * batch * in, x, &x_scale);
     int32_t d, b, s, j;
     for (d = 0; d < rp->directions; ++d) {
         const aotc_lstm_q8_weights *wt = &p->weights[d];
@@ -457,13 +468,16 @@ void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float 
                 if (s % chunk == 0) { /* the next chunk's steps' X W in one product: t0 .. t0 + n - 1 */
                     const int32_t n = seq - s < chunk ? seq - s : chunk;
                     t0 = backward ? seq - s - n : s;
-                    matmul_u8s8_rows(n * batch, gh, in, xq + (ptrdiff_t)t0 * batch * in, x_zero, wt->w, wt->w_zero,
-                                     wt->w_sums, xacc);
+                    to_u8(n * batch * in, x + (ptrdiff_t)t0 * batch * in, x_scale, x_zero, xq);
+                    matmul_u8s8_rows(n * batch, gh, in, xq, x_zero, wt->w, wt->w_zero, wt->w_sums, xacc);
                 }
                 xa = xacc + (ptrdiff_t)(t - t0) * batch * gh;
             } else
 #endif
-                matmul_u8s8(batch, gh, in, xq + (ptrdiff_t)t * batch * in, x_zero, wt->w, wt->w_zero, wt->w_sums, acc);
+            {
+                to_u8(batch * in, x + (ptrdiff_t)t * batch * in, x_scale, x_zero, xq);
+                matmul_u8s8(batch, gh, in, xq, x_zero, wt->w, wt->w_zero, wt->w_sums, acc);
+            }
             for (b = 0; b < batch; ++b) {
                 for (j = 0; j < gh; ++j) {
                     gates[(ptrdiff_t)b * gh + j] = (float)xa[(ptrdiff_t)b * gh + j] * (x_scale * wt->w_scale[j]);
