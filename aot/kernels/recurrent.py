@@ -218,8 +218,8 @@ Q8_CHUNK = 16  # steps whose x W are one product, where the step's spare memory 
 def _fit_q8(node: Node, graph: Graph, budget: int, target: TargetTraits) -> KernelChoice:
     """On a core with caches, the most steps (up to Q8_CHUNK) whose products with W the spare memory holds: each
     chunk reads W once, not once a step (issue 64: a three-layer 256-unit LSTM read its 256 KiB W and R from L2
-    at every step, 1.10x onnxruntime's time; 0.83x at chunks of 16). A Cortex-M reads W from flash at the same
-    cost either way: one step (the C compiles no chunks there)."""
+    at every step, 1.18x onnxruntime's time; 1.00x with the memory for chunks of 16 in every layer). A Cortex-M
+    reads W from flash at the same cost either way: one step (the C compiles no chunks there)."""
     mcu = target.scalar_tiles or target.helium or target.dsp
     chunk = 1 if mcu else min(node.attrs["seq"], Q8_CHUNK)
     while chunk > 1 and _q8_layout(node, chunk)["bytes"] > budget:

@@ -212,7 +212,7 @@ class _Matcher:
             return None
         if n.op == "Pow" and n.inputs[0] == x and _near(self.scalar(n.inputs[1]), 3.0):
             return [n], 3, 1.0
-        if n.op != "Mul":
+        if n.op != "Mul" or (n.inputs[0] == n.inputs[1] != x):  # (a square of a product: not an exporter's cube)
             return None
         nodes: list[Node] = []
         xs, const = 0, 1.0
