@@ -18,9 +18,11 @@ compiler picks the kernel:
                 even and odd columns); kernels 3, 5 or 7 wide at column stride 1 or 2, any pads,
                 straight from the input in blocks of 16 outputs summed in registers, no scratch;
                 other shapes a direct loop, no scratch
-    pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
-                fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
-                (W^T packed here), so the vectors run along the output channels; positions ending in
+    pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place (with
+                AVX2 and no AVX-512, up to 256 input channels, register tiles of 6 output channels
+                x 16 positions: conv_pw_avx2.h); on fewer positions than a panel (a 3 x 3 plane)
+                and constant weights, X^T * W^T (W^T packed here), so the vectors run along the
+                output channels; positions ending in
                 a partial panel of at most half its columns, or of any width with at least 256 input
                 channels on at most 32 x 32 positions, go to the implicit GEMM
     winograd    2-D 3 x 3 same-size convs at stride 1, one group, where a model of its speed-up says it

@@ -369,6 +369,25 @@ def test_conv_ig_avx2_network_shapes(tmp_path, objects):
                       lambda i: "aotc_conv_implicit_f32")
 
 
+# test_conv_pw_avx2_shapes.c's shapes: callgrind's instructions in aotc_conv_pointwise_f32 a multiply-add at most, built
+# as a host bundle without AVX-512 builds it (-O3 -march=x86-64-v3; gcc 12). Measured at the commit that set them
+# (before it, on the GEMM core's generic tiles: -DAOTC_NO_X86_PW): 0.362 (0.443), 0.320 (0.378), 0.262 (0.304), 0.316
+# (0.413), 0.295 (0.423), 0.821 (1.778), 3.757 (11.566), 0.295 (0.500), 0.536 (1.146), 0.503 (1.269), past PW2_MAX_K
+# on the GEMM core 0.391 both, the two copied 0.371 (0.462) and 0.325 (0.371)
+PW_AVX2_INSTRUCTIONS_PER_MAC = [0.40, 0.35, 0.29, 0.35, 0.33, 0.9, 4.1, 0.33, 0.59, 0.55, 0.43, 0.41, 0.36]
+
+
+@pytest.mark.full
+def test_conv_pw_avx2_network_shapes(tmp_path, objects):
+    """The 1 x 1 convs' AVX2 path (conv_pw_avx2.h: tiles of up to 6 output channels x 16 positions on the input as it
+    is, a host without AVX-512) on MobileNetV2's and ResNet's layer sizes, with each kind of last tiles, planes ending
+    in a partial block of positions, groups, a batch of 2, residuals and each activation: the reference's result
+    under the sanitizers and, to the bit, the sums in the tiles' order, nothing written past the output, and
+    (callgrind) at most PW_AVX2_INSTRUCTIONS_PER_MAC instructions a multiply-add."""
+    _conv_avx2_shapes(tmp_path, objects, "test_conv_pw_avx2_shapes", PW_AVX2_INSTRUCTIONS_PER_MAC,
+                      lambda i: "aotc_conv_pointwise_f32")
+
+
 @pytest.mark.full
 @pytest.mark.parametrize("march", ["x86-64", "haswell", "skylake-avx512", "icelake-server"])
 def test_x86_int8_paths_compile_at_each_level(tmp_path, march):

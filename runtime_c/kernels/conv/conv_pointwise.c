@@ -2,6 +2,7 @@
  * (aotc_conv_pointwise_f32), or on few positions Y^T = X^T * W^T (aotc_conv_pointwise_t_f32). */
 #include "conv_internal.h"
 #include "conv_posx_avx512.h"
+#include "conv_pw_avx2.h"
 
 /* ---- 1 x 1 Conv: a GEMM on the input as it is ------------------------------------ */
 
@@ -106,6 +107,22 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     gp.cin_rs = 1; /* the bias, one value per row */
     gp.res_rs = npos;
     set_activation(&gp, p);
+#if PW2_ON /* AVX2 without AVX-512: register tiles on the input as it is (conv_pw_avx2.h) */
+    if (cg <= PW2_MAX_K && (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)) {
+        for (n = 0; n < p->batch; ++n) {
+            for (g = 0; g < p->group; ++g) {
+                const ptrdiff_t xo = ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * npos;
+                const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * npos;
+                pw2_job J;
+                J.x = x + xo, J.w = w + (ptrdiff_t)g * mg * cg, J.bias = bias != NULL ? bias + (ptrdiff_t)g * mg : NULL;
+                J.res = res != NULL ? res + yo : NULL, J.y = y + yo, J.npos = npos, J.m = mg, J.k = cg;
+                J.act = p->act, J.lo = p->act_lo, J.hi = p->act_hi, J.leak = p->act_alpha;
+                aotc_parallel_for(pw2_run, &J, (int32_t)((npos + 15) / 16));
+            }
+        }
+        return;
+    }
+#endif
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
 #if defined(AOTC_CONV_POSX)
     /* the register tiles below split by runs of 32 positions too: each thread its share of the positions, the
