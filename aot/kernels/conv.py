@@ -75,6 +75,7 @@ from aot.kernels.base import (
     TargetTraits,
     kept_scratch_bytes,
 )
+from aot.kernels.c_defines import define
 from aot.kernels.conv_geometry import ConvGeometry, ConvPlan, conv_geometry, x_shape, y_shape
 from aot.kernels.gemm import FLOAT_DTYPES, KC, PANEL, WORK_BYTES, pack_b, residual, work_bytes
 
@@ -91,6 +92,7 @@ IMPLICIT_NR = 16  # aotc_conv_implicit_f32's output channels per register tile w
 # implicit GEMM's tiles did as well as the GEMM core or better there (13 x 13: 5 %, 27 x 27: 1-3 %), but
 # 14-16 % worse on 28 x 28 (whole panels) and on fewer input channels.
 PWC_PLANE_MAX = 1024
+PW2_MAX_K = define("conv_pw_avx2.h", "PW2_MAX_K")  # conv_pw_avx2.h's most input channels per group
 PWC_WIDE_K = 256
 # aotc_conv_pwcs2_f32 (a stride-2 1 x 1 conv on a copy of its strided inputs) where the conv has at least
 # PWCS2_MIN_M output channels per group, twice its input channels, and an input of PWCS2_MIN_BYTES or more.
@@ -212,13 +214,19 @@ def _scalar_implicit(c: ConvGeometry, target: TargetTraits) -> bool:
     return (target.scalar_tiles or target.helium) and c.const_weights and c.nd <= 2
 
 
-def _implicit_beats_pointwise(c: ConvGeometry) -> bool:
+def _implicit_beats_pointwise(c: ConvGeometry, target: TargetTraits | None = None) -> bool:
     """A 1 x 1 conv on the implicit GEMM rather than the GEMM core: where the positions end in a
     partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
     tiles of IMPLICIT_NR; or on a partial panel with many input channels (SqueezeNet 1.1's 512 -> 1000 on
     13 x 13 and 256 -> 32 on 27 x 27), which AVX-512 runs as tiles of positions x 48 output channels
-    (conv_pwc_avx512.c: 7 % and 15 % faster than the GEMM core there)."""
+    (conv_pwc_avx512.c: 7 % and 15 % faster than the GEMM core there). Not on a host without AVX-512 (taken to be
+    x86 with AVX2, as Winograd's choice does) where conv_pw_avx2.h's tiles take the conv and its last block of 16
+    positions wastes at most an eighth of the lanes: 14 x 14, 64 -> 384 117 -> 97 us, 112 -> 672 316 -> 288 (7 x 7,
+    a quarter wasted: 160 -> 960 178 -> 197)."""
     npos = math.prod(c.y[2:])
+    if (target is not None and target.host and not target.avx512 and not target.portable
+            and c.in_c // c.group <= PW2_MAX_K and (-npos) % PANEL * 8 <= -(-npos // PANEL) * PANEL):
+        return False
     return ((0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0)
             or (npos % PANEL != 0 and npos <= PWC_PLANE_MAX and c.in_c // c.group >= PWC_WIDE_K))
 
@@ -392,7 +400,7 @@ KERNELS: tuple[Candidate, ...] = (
     # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
     *_implicit("1x1 as an implicit GEMM",
                lambda c, t: t.vector_unit and c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
-               and _implicit_beats_pointwise(c)),
+               and _implicit_beats_pointwise(c, t)),
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
                lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t),
