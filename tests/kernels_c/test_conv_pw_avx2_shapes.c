@@ -6,7 +6,7 @@
  * instructions under callgrind). MobileNetV2's and ResNet-50's layer sizes; output channels that leave each kind of
  * last tiles (m % 6 of 0 to 5, fewer than 6); planes that end in a partial block of 16 positions (masked loads and
  * stores), or hold fewer than 16; groups, a batch of 2, residuals, each activation; input channels past
- * PW2_MAX_K, which stay on the GEMM core; planes of a power of two, whose blocks are copied first (pw2_copies). */
+ * PW2_MAX_K, which stay on the GEMM core; planes of a power of two, whose blocks are copied first (pw2_copies); weights past PW2_W_BYTES (pw2_chunk). */
 #include "aotc_conv.h"
 #include "aotc_gemm.h"
 #include "kernel_test.h"
@@ -34,6 +34,7 @@ static const shape SHAPES_[] = {
     {"300->20 10x10 (the GEMM core)", 300, 20, 10, 10, 1, 1, 1, 1},
     {"16->32 64x64 (rows in one set of L1: copied)", 16, 32, 64, 64, 1, 0, 0, 1},
     {"48->22 32x32 clip residual batch 2 (copied)", 48, 22, 32, 32, 1, 2, 1, 2},
+    {"128->160 10x10 relu residual (chunks 128 + 32)", 128, 160, 10, 10, 1, 1, 1, 1},
 };
 #define NSHAPES ((int)(sizeof SHAPES_ / sizeof SHAPES_[0]))
 
