@@ -9,13 +9,14 @@
 #define AOTC_CONV_PW_AVX2_H
 #include "conv_internal.h"
 
+/* input channels up to which the tiles were faster than the GEMM core (even at 512; at 2048 a block's inputs
+ * outgrow L1: 1.3x its time); the compiler reads it (aot/kernels/conv.py), whatever the build's ISA */
+#define PW2_MAX_K 256
+
 #if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__) && !defined(AOTC_NO_X86_PW) && \
     (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define PW2_ON 1
-/* input channels up to which the tiles were faster than the GEMM core (even at 512; at 2048 a block's inputs
- * outgrow L1: 1.3x its time) */
-#define PW2_MAX_K 256
 
 typedef struct {
     const float *x, *w, *bias, *res;
