@@ -359,11 +359,15 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
     const int32_t n = p->n, inner = p->inner;
     const int64_t block = (int64_t)n * inner;
     int32_t o, k, i;
-    for (o = 0; o < p->outer; ++o, x += block, y += block) {
-        if (inner == 1 && (AOTC_SOFTMAX_X86 || AOTC_SOFTMAX_AVX2)) {
 #if AOTC_SOFTMAX_X86
-            aotc_softmax_avx512(x, y, (size_t)n);
-#elif AOTC_SOFTMAX_AVX2
+    if (inner == 1) { /* the rows two at a time */
+        aotc_softmax_rows_avx512(x, y, (size_t)n, (size_t)p->outer);
+        return;
+    }
+#endif
+    for (o = 0; o < p->outer; ++o, x += block, y += block) {
+        if (inner == 1 && AOTC_SOFTMAX_AVX2) {
+#if AOTC_SOFTMAX_AVX2
             aotc_softmax_avx2(x, y, (size_t)n); /* without AVX-512 */
 #endif
         } else if (inner == 1) {
