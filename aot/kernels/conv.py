@@ -257,6 +257,24 @@ def _fit_pwcs2(c: ConvGeometry, budget: int) -> KernelChoice | None:
                     need) if need <= budget else None
 
 
+def _pointwise_strided(c: ConvGeometry, target: TargetTraits) -> bool:
+    """A 1 x 1 conv at a stride above 1, no padding, on a host without AVX-512 (taken to be x86 with AVX2, as
+    Winograd's choice does): its strided positions copied, then the pointwise kernel's tiles (conv_pw_avx2.h, or
+    the GEMM core past PW2_MAX_K input channels). The implicit GEMM there reads the input a position at a time:
+    ResNet-50's stride-2 shortcuts at --isa avx2 took 1.3-1.6x OpenVINO's time (512 -> 1024 onto 14 x 14:
+    3.0 ms against 1.9)."""
+    return (target.host and not target.avx512 and not target.portable and target.vector_unit
+            and c.node.op != "ConvTranspose" and c.const_weights and all(k == 1 for k in c.kernel)
+            and any(s > 1 for s in c.strides) and not any(c.pads) and all(d == 1 for d in c.dilations))
+
+
+def _fit_pointwise_strided(c: ConvGeometry, budget: int) -> KernelChoice | None:
+    """The copy of the strided inputs (every image's channels on the output plane) and the GEMM core's work block."""
+    need = c.x[0] * c.x[1] * math.prod(c.y[2:]) * 4 + min(c.in_c // c.group, KC) * PANEL * 4
+    return c.choice("aotc_conv_pointwise_strided_f32", "1x1 strided, on a copy of its strided positions",
+                    need) if need <= budget else None
+
+
 def _fit_stride1(c: ConvGeometry, budget: int) -> KernelChoice | None:
     """Patch rows copied whole from a padded plane (junk columns <= 1/4 of the work)."""
     oh, ow = c.y[-2], c.y[-1]
@@ -411,6 +429,9 @@ KERNELS: tuple[Candidate, ...] = (
                                      facts=dataclasses.replace(THREADED, rounds_more=v.rounds_more)),
                           fit_on=_fit_winograd(v))
       for v in winograd.VARIANTS),
+    # a 1 x 1 strided conv on a host without AVX-512: its input's strided positions copied into scratch, then the
+    # pointwise kernel on the copy, where the step's spare memory holds the copy
+    _candidate("aotc_conv_pointwise_strided_f32", _fit_pointwise_strided, _pointwise_strided, facts=THREADED),
     # a 1 x 1 stride-2 conv with many output channels on AVX-512: its input's strided positions copied into scratch,
     # then the stride-1 tiles of conv_pwc_avx512.c (the same sums), where the step's spare memory holds the copy
     _candidate("aotc_conv_pwcs2_f32", _fit_pwcs2,

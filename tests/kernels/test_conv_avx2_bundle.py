@@ -2,9 +2,9 @@
 against onnxruntime (issue 64): a 3 x 3 conv on a 7 x 7 plane (16 of Winograd F(2 x 2)'s tiles, which an AVX2 host
 takes: aot/kernels/winograd.py min_tiles_avx2), and the 1 x 1 convs on planes of up to 256 positions whose tiles
 prefetch the next block of W^T (conv_implicit.c IG_PF: a loop of their own in ig_tile_y), with output channels that
-leave a narrow last block, a residual, and a strided one that does not prefetch; and a 1 x 1 conv of few input
-channels on a 14 x 14 plane, which conv_pw_avx2.h's register tiles take there (aot/kernels/conv.py
-_implicit_beats_pointwise)."""
+leave a narrow last block and a residual; a 1 x 1 conv of few input channels on a 14 x 14 plane, which
+conv_pw_avx2.h's register tiles take there (aot/kernels/conv.py _implicit_beats_pointwise); and a strided 1 x 1 conv,
+on a copy of its strided inputs (aotc_conv_pointwise_strided_f32)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ LAYERS = {
     "pw7": (512, 40, 1, 1, 7, True),        # 3 blocks of 16 (the last narrow): two prefetch the next
     "pw14": (384, 48, 1, 1, 14, True),      # 196 positions, 32 full tiles
     "pw14t": (64, 40, 1, 1, 14, True),      # conv_pw_avx2.h's tiles: 196 positions, the last block of 4
-    "pw7s2": (48, 32, 1, 2, 14, False),     # strided: no prefetch
+    "pw7s2": (48, 32, 1, 2, 14, False),     # strided: on a copy of its strided inputs
 }
 
 
@@ -84,5 +84,6 @@ def test_float_convs_at_avx2_match_onnxruntime(tmp_path: Path):
         assert_close(ours[name], ref, name)
     source = next((out / "bundle" / "src").glob("*.c")).read_text()
     assert source.count("aotc_conv_winograd_f32(") == 1
-    assert source.count("aotc_conv_implicit_f32(") == len(LAYERS) - 2  # (the 1 x 1 convs: ig_tile_y)
+    assert source.count("aotc_conv_implicit_f32(") == len(LAYERS) - 3  # (the 1 x 1 convs: ig_tile_y)
     assert source.count("aotc_conv_pointwise_f32(") == 1  # pw14t
+    assert source.count("aotc_conv_pointwise_strided_f32(") == 1  # pw7s2

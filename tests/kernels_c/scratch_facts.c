@@ -24,6 +24,7 @@ int64_t facts_conv(const char *kernel, const int32_t *f, int32_t threads) {
     if (!strcmp(kernel, "aotc_conv_s1_f32")) return aotc_conv_s1_f32_scratch_bytes(&p);
     if (!strcmp(kernel, "aotc_conv_pointwise_f32")) return aotc_conv_pointwise_f32_scratch_bytes(&p);
     if (!strcmp(kernel, "aotc_conv_pointwise_t_f32")) return aotc_conv_pointwise_t_f32_scratch_bytes(&p);
+    if (!strcmp(kernel, "aotc_conv_pointwise_strided_f32")) return aotc_conv_pointwise_strided_f32_scratch_bytes(&p);
     if (!strcmp(kernel, "aotc_conv_depthwise3x3_f32")) return aotc_conv_depthwise3x3_f32_scratch_bytes(&p);
     if (!strcmp(kernel, "aotc_conv3x3_flat_f32")) return aotc_conv3x3_flat_f32_scratch_bytes(&p);
     if (!strcmp(kernel, "aotc_conv_transpose_f32")) return aotc_conv_transpose_f32_scratch_bytes(&p);

@@ -33,17 +33,19 @@ from aot.paths import kernel_file, kernel_include_flags
 TESTS_C = Path(__file__).resolve().parent
 FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"]
 
-# the targets whose choices differ: an AVX-512 host, a plain host, a Cortex-M4 (scalar tiles, DSP), a
-# Cortex-M55 (Helium), and a host with threads (Winograd's lanes)
+# the targets whose choices differ: an AVX-512 host, a plain host, the machine's without AVX-512, a Cortex-M4
+# (scalar tiles, DSP), a Cortex-M55 (Helium), and a host with threads (Winograd's lanes)
 TARGETS = (
     TargetTraits(avx512=True, fast_math=True),
     TargetTraits(),
+    TargetTraits(host=True),
     TargetTraits(vector_unit=False, scalar_tiles=True, dsp=True),
     TargetTraits(helium=True),
     TargetTraits(threads=2, fast_math=True),
 )
 # Conv's kernels that take scratch, by their C function (the others must ask for none)
 SCRATCH_KERNELS = {"aotc_conv_f32", "aotc_conv_s1_f32", "aotc_conv_pointwise_f32", "aotc_conv_pointwise_t_f32",
+                   "aotc_conv_pointwise_strided_f32",
                    "aotc_conv_depthwise3x3_f32", "aotc_conv3x3_flat_f32", "aotc_conv_transpose_f32",
                    "aotc_conv_winograd_f32", "aotc_conv_winograd4_f32"}
 

@@ -63,6 +63,12 @@ void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w,
 void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              const float *res, float *y, float *work);
 
+/* ONNX Conv with a 1 x 1 kernel, a stride above 1 and no padding: each input plane's strided positions copied
+ * into scratch, then aotc_conv_pointwise_f32 on the copy (its work block after the copy). For a host without
+ * AVX-512, whose implicit GEMM reads such an input a position at a time (aot/kernels/conv.py). */
+void aotc_conv_pointwise_strided_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                     const float *res, float *y, float *scratch);
+
 /* ONNX Conv with a 1 x 1 kernel, stride 1 and no padding, on fewer output positions than a
  * GEMM panel is wide: per image and group, Y^T = X^T * W^T, so that the vectors run along the
  * output channels. wt: each group's W^T (C/g x M/g), packed at compile time in panels of
@@ -278,6 +284,12 @@ static inline int64_t aotc_conv_s1_f32_scratch_bytes(const aotc_conv_params *p) 
 /* the GEMM core's work block, the most it reads (the kernel runs with NULL too, more slowly) */
 static inline int64_t aotc_conv_pointwise_f32_scratch_bytes(const aotc_conv_params *p) {
     return aotc_sgemm_work_bytes(p->in_c / p->group);
+}
+
+/* the copy of the strided inputs (every image's channels on the output plane), then the GEMM core's work block */
+static inline int64_t aotc_conv_pointwise_strided_f32_scratch_bytes(const aotc_conv_params *p) {
+    return (int64_t)p->batch * p->in_c * p->out_size[0] * p->out_size[1] * p->out_size[2] * (int64_t)sizeof(float) +
+           aotc_sgemm_work_bytes(p->in_c / p->group);
 }
 
 static inline int64_t aotc_conv_pointwise_t_f32_scratch_bytes(const aotc_conv_params *p) {

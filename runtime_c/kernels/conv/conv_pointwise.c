@@ -182,6 +182,33 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     }
 }
 
+/* ---- 1 x 1 Conv at a stride above 1: the pointwise conv on a copy of its strided inputs ---------- */
+
+void aotc_conv_pointwise_strided_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                     const float *res, float *y, float *scratch) {
+    const int32_t ih = p->in_size[1], iw = p->in_size[2], od = p->out_size[0], oh = p->out_size[1];
+    const int32_t ow = p->out_size[2], sd = p->strides[0], sy = p->strides[1], sx = p->strides[2];
+    const ptrdiff_t in_plane = (ptrdiff_t)p->in_size[0] * ih * iw, plane = (ptrdiff_t)od * oh * ow;
+    const ptrdiff_t planes = (ptrdiff_t)p->batch * p->in_c;
+    aotc_conv_params q = *p;
+    ptrdiff_t c;
+    int32_t d, r, o, i;
+    for (c = 0; c < planes; ++c) { /* each (image, channel) plane's positions on the output grid */
+        float *AOTC_RESTRICT dst = scratch + c * plane;
+        for (d = 0; d < od; ++d)
+            for (r = 0; r < oh; ++r, dst += ow) {
+                const float *AOTC_RESTRICT src = x + c * in_plane + ((ptrdiff_t)d * sd * ih + (ptrdiff_t)r * sy) * iw;
+                if (sx == 2) {
+                    for (o = 0; o < ow; ++o) dst[o] = src[2 * o];
+                } else {
+                    for (o = 0; o < ow; ++o) dst[o] = src[(ptrdiff_t)o * sx];
+                }
+            }
+    }
+    for (i = 0; i < 3; ++i) q.in_size[i] = p->out_size[i], q.strides[i] = 1;
+    aotc_conv_pointwise_f32(&q, scratch, w, bias, res, y, scratch + planes * plane);
+}
+
 /* ---- 1 x 1 Conv on a few positions: Y^T = X^T * W^T ------------------------------------ */
 
 void aotc_conv_pointwise_t_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
