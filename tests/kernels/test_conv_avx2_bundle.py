@@ -28,7 +28,7 @@ LAYERS = {
     "pw7": (512, 40, 1, 1, 7, True),        # 3 blocks of 16 (the last narrow): two prefetch the next
     "pw14": (384, 48, 1, 1, 14, True),      # 196 positions, 32 full tiles
     "pw14t": (64, 40, 1, 1, 14, True),      # conv_pw_avx2.h's tiles: 196 positions, the last block of 4
-    "pw7s2": (48, 32, 1, 2, 14, False),     # strided: on a copy of its strided inputs
+    "pw8s2": (48, 32, 1, 2, 16, False),     # strided: on a copy of its strided inputs (8 x 8 out)
 }
 
 
@@ -86,4 +86,4 @@ def test_float_convs_at_avx2_match_onnxruntime(tmp_path: Path):
     assert source.count("aotc_conv_winograd_f32(") == 1
     assert source.count("aotc_conv_implicit_f32(") == len(LAYERS) - 3  # (the 1 x 1 convs: ig_tile_y)
     assert source.count("aotc_conv_pointwise_f32(") == 1  # pw14t
-    assert source.count("aotc_conv_pointwise_strided_f32(") == 1  # pw7s2
+    assert source.count("aotc_conv_pointwise_strided_f32(") == 1  # pw8s2
