@@ -130,7 +130,8 @@ AVX2_FAMILIES = {
                                *(f"aotc_tfl_{k}_s8_packed" for k in ("conv", "conv_add", "depthwise", "fc"))]),
     # the ONNX int8 convs' patch quads and depthwise on vpmaddwd / vpmulld (quant_impl.h, AOTC_QUANT_AVX2)
     "quant": (SEED + 5, ["aotc_qconv_patches_i8"]),
-    # Softmax's rows on AVX2 (fast_math.h aotc_softmax_avx2: the max, e^x, the sum and the tails by VMASKMOVPS)
+    # Softmax's rows on AVX2 (fast_math.h aotc_softmax_rows_avx2: two rows at a time, an odd one last by
+    # aotc_softmax_avx2; the max, e^x, the sum and the tails by VMASKMOVPS)
     "norm": (SEED + 6, ["aotc_softmax_f32"]),
 }
 

@@ -451,13 +451,20 @@ static inline float aotc_max_avx2(const float *x, size_t n) {
     return _mm_cvtss_f32(h);
 }
 
+/* the sum of s's 8 lanes, pairs of halves, then of pairs */
+static inline float aotc_sum8(__m256 s) {
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
 /* y[0, n) = softmax of x[0, n) (y may be x): e^(x - max) by aotc_softmax_exp8, then times 1 / their sum. */
 static inline void aotc_softmax_avx2(const float *x, float *y, size_t n) {
     const size_t full = n & ~(size_t)7;
     const __m256i tail = aotc_tail8(full, n);
     const __m256 m = _mm256_set1_ps(aotc_max_avx2(x, n));
     __m256 s = _mm256_setzero_ps(), inv;
-    __m128 h;
     size_t i;
     for (i = 0; i < full; i += 8) {
         const __m256 e = aotc_softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
@@ -470,12 +477,54 @@ static inline void aotc_softmax_avx2(const float *x, float *y, size_t n) {
         _mm256_maskstore_ps(y + i, tail, e);
         s = _mm256_add_ps(s, e);
     }
-    h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    inv = _mm256_set1_ps(1.0f / _mm_cvtss_f32(h));
+    inv = _mm256_set1_ps(1.0f / aotc_sum8(s));
     for (i = 0; i < full; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
     if (i < n) _mm256_maskstore_ps(y + i, tail, _mm256_mul_ps(_mm256_maskload_ps(y + i, tail), inv));
+}
+
+/* aotc_softmax_avx2 on rows [0, rows) of n floats each (row r at x + r n; y may be x), two rows at a time with
+ * their passes interleaved, as aotc_softmax_rows_avx512 (ViT-tiny's attention rows of 197). Each row's floats are
+ * aotc_softmax_avx2's. */
+static inline void aotc_softmax_rows_avx2(const float *x, float *y, size_t n, size_t rows) {
+    const size_t full = n & ~(size_t)7;
+    const __m256i tail = aotc_tail8(full, n);
+    const __m256 live = _mm256_castsi256_ps(tail);
+    size_t r, i;
+    for (r = 0; r + 2 <= rows; r += 2) {
+        const float *xa = x + r * n, *xb = xa + n;
+        float *ya = y + r * n, *yb = ya + n;
+        const __m256 ma = _mm256_set1_ps(aotc_max_avx2(xa, n)), mb = _mm256_set1_ps(aotc_max_avx2(xb, n));
+        __m256 sa = _mm256_setzero_ps(), sb = _mm256_setzero_ps(), ia, ib;
+        for (i = 0; i < full; i += 8) {
+            const __m256 ea = aotc_softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(xa + i), ma));
+            const __m256 eb = aotc_softmax_exp8(_mm256_sub_ps(_mm256_loadu_ps(xb + i), mb));
+            _mm256_storeu_ps(ya + i, ea);
+            _mm256_storeu_ps(yb + i, eb);
+            sa = _mm256_add_ps(sa, ea);
+            sb = _mm256_add_ps(sb, eb);
+        }
+        if (i < n) {
+            const __m256 da = _mm256_sub_ps(_mm256_maskload_ps(xa + i, tail), ma);
+            const __m256 db = _mm256_sub_ps(_mm256_maskload_ps(xb + i, tail), mb);
+            const __m256 ea = _mm256_and_ps(live, aotc_softmax_exp8(da));
+            const __m256 eb = _mm256_and_ps(live, aotc_softmax_exp8(db));
+            _mm256_maskstore_ps(ya + i, tail, ea);
+            _mm256_maskstore_ps(yb + i, tail, eb);
+            sa = _mm256_add_ps(sa, ea);
+            sb = _mm256_add_ps(sb, eb);
+        }
+        ia = _mm256_set1_ps(1.0f / aotc_sum8(sa));
+        ib = _mm256_set1_ps(1.0f / aotc_sum8(sb));
+        for (i = 0; i < full; i += 8) {
+            _mm256_storeu_ps(ya + i, _mm256_mul_ps(_mm256_loadu_ps(ya + i), ia));
+            _mm256_storeu_ps(yb + i, _mm256_mul_ps(_mm256_loadu_ps(yb + i), ib));
+        }
+        if (i < n) {
+            _mm256_maskstore_ps(ya + i, tail, _mm256_mul_ps(_mm256_maskload_ps(ya + i, tail), ia));
+            _mm256_maskstore_ps(yb + i, tail, _mm256_mul_ps(_mm256_maskload_ps(yb + i, tail), ib));
+        }
+    }
+    if (r < rows) aotc_softmax_avx2(x + r * n, y + r * n, n);
 }
 #else
 #define AOTC_SOFTMAX_AVX2 0

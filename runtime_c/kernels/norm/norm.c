@@ -365,12 +365,14 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
         return;
     }
 #endif
-    for (o = 0; o < p->outer; ++o, x += block, y += block) {
-        if (inner == 1 && AOTC_SOFTMAX_AVX2) {
 #if AOTC_SOFTMAX_AVX2
-            aotc_softmax_avx2(x, y, (size_t)n); /* without AVX-512 */
+    if (inner == 1) { /* without AVX-512: the rows two at a time too */
+        aotc_softmax_rows_avx2(x, y, (size_t)n, (size_t)p->outer);
+        return;
+    }
 #endif
-        } else if (inner == 1) {
+    for (o = 0; o < p->outer; ++o, x += block, y += block) {
+        if (inner == 1) {
             const float m = row_max(x, n);
             float part[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum, inv;
             for (i = 0; i < n; ++i) y[i] = aotc_exp_flush(x[i] - m); /* y may be x: same index */
