@@ -352,13 +352,17 @@ CASES += NHWC_OUT
 
 # AVX-512 tiles of 8 output channels x 32 positions (conv_posx_avx512.h), built -march=native below:
 # 1 x 1 with K outside 8/16/24/32 (a last tile of fewer than 8 channels, a masked last block,
-# groups and batches, K = 128), and one-channel stems (KWS's 10 x 4 stride 2, rows too wide for one vpermps in chunks of
-# 5 rows, a dilated one on a batch of 2)
+# groups and batches, K = 128, outputs past L2), and one-channel stems (KWS's 10 x 4 stride 2, rows too wide for one
+# vpermps in chunks of 5 rows, a dilated one on a batch of 2)
 POSX = [
     conv_fused("posx_1x1_k40_res_clip", (1, 40, 9, 7), (20, 40, 1, 1), "clip"),
     conv("posx_1x1_kws", (1, 64, 25, 5), (64, 64, 1, 1), bias=False),
     conv_fused("posx_1x1_grouped_batch_leaky", (2, 96, 8, 8), (32, 48, 1, 1), "leaky", group=2),
     conv_fused("posx_1x1_k128_relu", (1, 128, 4, 8), (24, 128, 1, 1), "relu", residual=False),
+    # outputs of 2 MiB or more: each group of 8 output channels over a span of positions (POSX_OUT_BYTES; two spans
+    # of the 1.1 MiB of inputs, POSX_SPAN_BYTES), a batch, a last group of 6 channels, a masked last block; grouped
+    conv_fused("posx_1x1_spans_batch_res_clip", (2, 36, 80, 97), (70, 36, 1, 1), "clip"),
+    conv_fused("posx_1x1_spans_grouped_leaky", (1, 48, 96, 96), (144, 24, 1, 1), "leaky", group=2, residual=False),
     conv_fused("posx_stem_kws_res_relu", (1, 1, 49, 10), (36, 1, 10, 4), "relu", strides=[2, 2], pads=[4, 1, 5, 1]),
     conv_fused("posx_stem_wide_rows_chunks", (1, 1, 40, 60), (32, 1, 5, 5), "clip", pads=[2, 2, 2, 2]),
     conv_fused("posx_stem_batch_dilated_leaky", (2, 1, 20, 17), (40, 1, 3, 5), "leaky", residual=False,
