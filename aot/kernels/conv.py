@@ -224,8 +224,7 @@ def _implicit_beats_pointwise(c: ConvGeometry, target: TargetTraits | None = Non
     positions wastes at most an eighth of the lanes: 14 x 14, 64 -> 384 117 -> 97 us, 112 -> 672 316 -> 288 (7 x 7,
     a quarter wasted: 160 -> 960 178 -> 197)."""
     npos = math.prod(c.y[2:])
-    if (target is not None and target.host and not target.avx512 and not target.portable
-            and c.in_c // c.group <= PW2_MAX_K and not _pw2_wastes(c)):
+    if target is not None and _avx2_host(target) and c.in_c // c.group <= PW2_MAX_K and not _pw2_wastes(c):
         return False
     return ((0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0)
             or (npos % PANEL != 0 and npos <= PWC_PLANE_MAX and c.in_c // c.group >= PWC_WIDE_K))
@@ -257,6 +256,11 @@ def _fit_pwcs2(c: ConvGeometry, budget: int) -> KernelChoice | None:
                     need) if need <= budget else None
 
 
+def _avx2_host(target: TargetTraits) -> bool:
+    """A host build without AVX-512, taken to be x86 with AVX2 (as Winograd's choice does): conv_pw_avx2.h's tiles."""
+    return target.host and not target.avx512 and not target.portable
+
+
 def _pw2_wastes(c: ConvGeometry) -> bool:
     """conv_pw_avx2.h's last block of 16 positions leaves more than an eighth of its lanes idle (7 x 7: a quarter)."""
     npos = math.prod(c.y[2:])
@@ -270,7 +274,7 @@ def _pointwise_strided(c: ConvGeometry, target: TargetTraits) -> bool:
     ResNet-50's stride-2 shortcuts at --isa avx2 took 1.3-1.6x OpenVINO's time (512 -> 1024 onto 14 x 14:
     3.0 ms against 1.9). Not where the tiles would waste their last block (ResNet-18's 256 -> 512 onto 7 x 7: 161 ->
     234 us), unless the input channels take the GEMM core (ResNet-50's 1024 -> 2048 onto 7 x 7: 2871 -> 2561)."""
-    return (target.host and not target.avx512 and not target.portable and target.vector_unit
+    return (_avx2_host(target) and target.vector_unit
             and not (c.in_c // c.group <= PW2_MAX_K and _pw2_wastes(c))
             and c.node.op != "ConvTranspose" and c.const_weights and all(k == 1 for k in c.kernel)
             and any(s > 1 for s in c.strides) and not any(c.pads) and all(d == 1 for d in c.dilations))

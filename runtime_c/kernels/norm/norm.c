@@ -359,15 +359,13 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
     const int32_t n = p->n, inner = p->inner;
     const int64_t block = (int64_t)n * inner;
     int32_t o, k, i;
+#if AOTC_SOFTMAX_X86 || AOTC_SOFTMAX_AVX2
+    if (inner == 1) { /* the rows two at a time (fast_math.h) */
 #if AOTC_SOFTMAX_X86
-    if (inner == 1) { /* the rows two at a time */
         aotc_softmax_rows_avx512(x, y, (size_t)n, (size_t)p->outer);
-        return;
-    }
-#endif
-#if AOTC_SOFTMAX_AVX2
-    if (inner == 1) { /* without AVX-512: the rows two at a time too */
+#else
         aotc_softmax_rows_avx2(x, y, (size_t)n, (size_t)p->outer);
+#endif
         return;
     }
 #endif
