@@ -85,7 +85,7 @@ def x86_kernel(c: ConvGeometry) -> str | None:
     if plain2d and not k1 and mg >= 8 and ((ih, oh, kh, ph, sw) == (1, 1, 1, 0, 1) and kw <= POSX_LINE_TMAX
                                            or (iw, ow, kw, pw, sh) == (1, 1, 1, 0, 1) and kh <= POSX_LINE_TMAX):
         return "aotc_conv_posx_f32"  # a 1-D conv (conv_posx_avx512.h's posx_line)
-    if plain2d and k3s1same and mg % IGB_M == 0 and (oh - 2) * (ow - 2) < 64 and cg > 64:
+    if plain2d and k3s1same and mg % IGB_M == 0:  # (on any plane: conv_igb_avx512.c, "Why")
         return "aotc_conv_igb_f32"
     # channels last: 3 x 3, while the input rows of two output rows fit the kernel's stack buffer (conv_stem_avx512.h)
     if (not c.nhwc or (kh == 3 and STEMX_NHWC_ROWS * c.x[1] * (iw + STEMX_SLACK) <= STEMX_NHWC_FLOATS)) \

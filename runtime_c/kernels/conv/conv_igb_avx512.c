@@ -1,14 +1,12 @@
-/* aotc_conv_igb_f32: the AVX-512F path of the implicit GEMM for 3 x 3 same-size convs with many input
- * channels on small planes (ResNet-18's 512-channel 7 x 7 convs). Built without AVX-512F it runs the
- * implicit GEMM (paths_avx512.h).
+/* aotc_conv_igb_f32: the AVX-512F path of the implicit GEMM for 3 x 3 same-size convs that neither Winograd (which
+ * comes first where its transforms fit the step's memory and it expects a gain) nor conv_ig_avx512.h's igx3 takes.
+ * Built without AVX-512F it runs the implicit GEMM (paths_avx512.h).
  *
  * Why: the implicit GEMM's tiles go by class of positions (interior, border rows and columns,
- * corners), each split into tiles of at most 6 positions x 16 output channels. On small planes
- * most classes are a few positions (a 7 x 7 output: 9 classes of 1 to 25 positions), so most
- * tiles run 1 to 4 accumulator chains and every tile streams its block of W^T (295 KiB for 512
- * input channels) from L2 again: ResNet-18's 7 x 7 convs ran at about a third of the FMA peak.
- * conv_ig_avx512.h's igx3 (16 positions x 16 channels) takes at most 32 input channels: 16 weight
- * broadcasts and one input load feed 16 multiply-adds, and one block of W^T per tile.
+ * corners), each split into tiles of at most 6 positions x 16 output channels, and every tile streams
+ * its block of W^T (147 KiB for 256 input channels) from L2 again. On small planes most classes are a
+ * few positions (a 7 x 7 output: 9 classes of 1 to 25 positions), so most tiles run 1 to 4 accumulator
+ * chains: ResNet-18's 7 x 7 convs ran at about a third of the FMA peak.
  *
  *   igb3   3 x 3, stride 1, pads of 1 (same size), output channels per group a multiple of 8:
  *          a register block of P vectors of 16 positions (a flat run of the output plane, P <= 3)
@@ -20,12 +18,15 @@
  *          A plane's last few positions alone in its last vector (7 x 7's 49th) go by igb3_tail,
  *          the input broadcast into vectors of the 8 channels: ResNet-18's 7 x 7 convs 3.05 ->
  *          2.5 ms, about 80 % of the FMA peak.
- *          Only on small planes (an interior class of fewer than 64 positions): on larger ones
- *          the implicit GEMM's 6 x 16 tiles ran ResNet-18's 56 x 56 to 14 x 14 convs at about
- *          86 % of the FMA peak, this block at about 79 % (7 x 7: 65 %, the GEMM 30 to 40 %),
- *          and on more than 64 input channels per group: ResNet-8's 8 x 8 64 -> 64 conv ran
- *          about 5 % faster in the implicit GEMM (its 4 vectors a plane go as a block of 3 and a
- *          block of 1, whose 8 broadcasts feed 8 multiply-adds).
+ *          On any plane and any number of input channels: it first took only planes whose interior
+ *          has fewer than 64 positions and more than 64 input channels per group, from an earlier
+ *          machine's measurement of ResNet-18's 56 x 56 to 14 x 14 convs (the implicit GEMM about 86 %
+ *          of the FMA peak, this block 79 %). On this VM's Intel Xeon (2 MiB L2; one thread, chains
+ *          of 2 to 4 same convs with ReLU at the tight arena, where Winograd finds no memory, min of 6 to 8
+ *          alternating rounds, 2026-12-01) this block ran in 0.52 to 0.78 x the implicit GEMM's time on
+ *          every shape tried: 256 -> 256 on 14 x 14 14.0 -> 9.3 ms (OpenVINO 9.6), on 28 x 28 62.7 ->
+ *          35.3 ms, 512 -> 512 on 28 x 28 0.52 x, 64 -> 64 on 8 x 8 (ResNet-8's) 0.73 x, 40 on 32 x 32
+ *          0.60 x, 24 on 56 x 56 0.54 x, 8 on 14 x 14 0.54 x; outputs within 1e-5.
  *
  * Bias, residual and activation in registers (x86c_finish), stored once, NCHW. W^T is the
  * implicit GEMM's packing: per group, panels of PANEL output channels, k_rows rows of PANEL floats,
@@ -161,8 +162,7 @@ static int igb(const aotc_conv_params *p, const float *x, const float *wt, const
     igx_job J = igx_job_for(p, x, wt, bias, res, y);
     if (p->out_nhwc != 0 || !igx_plain2d(p) || !x86c_act_ok(p)) return 0;
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&
-        p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % IGB_M == 0 &&
-        (ptrdiff_t)(OH - 2) * (OW - 2) < 64 && p->in_c / p->group > 64) {
+        p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % IGB_M == 0) {
         aotc_parallel_for(igb3_items, &J, p->batch * p->group * (mg / IGB_M) * ((J.nvec + 2) / 3));
         return 1;
     }
