@@ -462,6 +462,9 @@ NATIVE = [
     conv_fused("igb3_tail3_res_leaky", (1, 66, 9, 11), (16, 66, 3, 3), "leaky", pads=[1, 1, 1, 1]),
     conv("igb3_grouped_no_bias", (1, 160, 6, 6), (16, 80, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
     conv_fused("igb3_8x8_c96_res", (1, 96, 8, 8), (32, 96, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    # a plane of 360 positions at the tight arena, where Winograd finds no memory (igb on any plane since 1efd0b6)
+    dataclasses.replace(conv_fused("igb3_20x18_c256_tight", (1, 256, 20, 18), (16, 256, 3, 3), "relu",
+                                   pads=[1, 1, 1, 1]), scratch_floor=0),
     conv_fused("ig3_res_relu_7x7", (1, 40, 7, 7), (48, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
     conv_fused("ig3_clip_m24", (1, 36, 5, 9), (24, 36, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
     conv_fused("ig3_leaky_batch", (2, 33, 9, 8), (8, 33, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
