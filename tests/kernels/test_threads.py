@@ -112,13 +112,15 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
 
 def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: bool = True,
           winograd: str = "aotc_conv_winograd_f32") -> None:
-    """`host`: built for this machine, whose AVX-512 (if it has it) sends the 6 x 6 1 x 1 conv to its path;
+    """`host`: built for this machine, whose AVX-512 (if it has it) sends the 6 x 6 1 x 1 conv and the 40 -> 128
+    3 x 3 one to their paths;
     `winograd`: the Winograd kernel the 20 x 20 conv takes (the 12 x 12 one takes F(2 x 2) either way)."""
     assert meta["threads"]["count"] == 2
-    pwc = ["aotc_conv_pwc_f32"] if host and host_has_avx512() else []
+    # (AVX-512: the 40 -> 128 3 x 3 conv on conv_igb_avx512.c's blocks, the stride-2 one on the implicit GEMM's)
+    pwc, igb = (["aotc_conv_pwc_f32"], ["aotc_conv_igb_f32"]) if host and host_has_avx512() else ([], [])
     winograds = sorted({winograd, "aotc_conv_winograd_f32"})
     assert meta["threads"]["threaded_kernels"] == [
-        "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32", "aotc_conv_implicit_f32",
+        "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32", *igb, "aotc_conv_implicit_f32",
         "aotc_conv_pointwise_f32", *pwc, *winograds, "aotc_gemm_f32", "aotc_matmul_f32"]
     # the lanes, each matrix padded by PITCH_PAD floats (4 KiB aliasing, aotc_conv.h), the bands' tiles rounded
     # up to panels of 16: the 20 x 20 conv's by bands, a band's transformed inputs and the products of all 128
