@@ -21,6 +21,7 @@ from opcheck import assert_close
 from aot.build import cmake_exe
 from aot.compiler import Options, compile_model
 from aot.csource.format import c_float
+from aot.targets import host_has_avx512
 
 
 @pytest.mark.parametrize("name", tiered(["lenet", "mobilenetv2"], {"lenet"}))
@@ -178,8 +179,6 @@ def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):
     if floor == 0:
         assert meta["memory"]["arena_bytes"] == meta["memory"]["tight_bound_bytes"]
         # the scratch-free 3 x 3 kernel: AVX-512's block (conv_igb_avx512.c), else the implicit GEMM's tiles
-        from aot.targets import host_has_avx512
-
         scratch_free = "aotc_conv_igb_f32(" if host_has_avx512() else "aotc_conv_implicit_f32("
         assert scratch_free in (out / "bundle" / "src" / f"{name}.c").read_text()
     fin, fout = meta["inputs"][0]["field"], meta["outputs"][0]["field"]

@@ -445,7 +445,7 @@ def test_matches_onnxruntime(built, case_id):
 # Built -march=native only (below): the AVX-512 paths of conv_igb_avx512.c (igb3: 3 x 3 same-size
 # convs that Winograd and igx3 leave, output channels a multiple of 8; 3 vectors of positions x 8 output
 # channels, planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue, 33 to 96
-# input channels; ig3_m12: 12 output channels, the implicit GEMM's tiles) and conv_dwk_avx512.c
+# input channels; implicit3_m12: 12 output channels, the implicit GEMM's tiles) and conv_dwk_avx512.c
 # (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_avx512.h (RGB stems, 3 x 3
 # and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
 NATIVE = [
@@ -471,7 +471,7 @@ NATIVE = [
     conv_fused("ig3_tail3_res_leaky", (1, 34, 9, 11), (16, 34, 3, 3), "leaky", pads=[1, 1, 1, 1]),
     conv("ig3_grouped_no_bias", (1, 80, 6, 6), (16, 40, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
     conv_fused("ig3_8x8_c64_resnet8", (1, 64, 8, 8), (64, 64, 3, 3), "relu", pads=[1, 1, 1, 1]),
-    conv_fused("ig3_m12_res_relu_10x9", (1, 40, 10, 9), (12, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("implicit3_m12_res_relu_10x9", (1, 40, 10, 9), (12, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
     # conv_ig_avx512.h's igx3 past 32 input channels: planes of at least 28 x 28, up to 128 channels (a
     # 29-wide plane's vectors span rows); one position fewer goes to the implicit GEMM
     conv_fused("igx3_c40_28x28_res_relu", (1, 40, 28, 28), (16, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
@@ -640,9 +640,8 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
 
 
 @pytest.mark.parametrize("case_id,kernel,avx512_kernel", [
-    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igb_f32") for c in NATIVE if c.id.startswith(("igb3_", "ig3_"))
-      and c.id != "ig3_m12_res_relu_10x9"],
-    ("ig3_m12_res_relu_10x9", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igb_f32") for c in NATIVE if c.id.startswith(("igb3_", "ig3_"))],
+    ("implicit3_m12_res_relu_10x9", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
     ("igx3_c40_28x28_res_relu", "aotc_conv_implicit_f32", "aotc_conv_igx3_f32"),
     ("igx3_c72_30x29_clip", "aotc_conv_implicit_f32", "aotc_conv_igx3_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx3s2_f32") for c in NATIVE if c.id.startswith("igx3s2_")],
