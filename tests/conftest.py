@@ -13,6 +13,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import zlib
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 
@@ -149,6 +150,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--skip-passed", metavar="FILE",
                      help="deselect the tests FILE names (--record-passed's): .ci/run's full tier does not run again "
                           "what passed in its fresh-machine run of the fast tier")
+    parser.addoption("--part", metavar="K/N", type=_part,
+                     help="of the tests the full tier adds to the fast one, only part K of N (part_of: each test "
+                          "function's cases spread over the parts, a function of one case in one part); .ci/run "
+                          "runs part (commits on HEAD) mod 2 of 2, so two consecutive commits' CI runs run them all")
+
+
+def _part(text: str) -> tuple[int, int]:
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 0 <= int(k) < int(n)):
+        raise pytest.UsageError(f"--part {text}: K/N with 0 <= K < N")
+    return int(k), int(n)
+
+
+def part_of(items: list[pytest.Item], n: int) -> dict[str, int]:
+    """nodeid -> the part (0 .. n - 1) of each test: a test function's cases in collection order take the parts in
+    turn from one that a hash of the function's id picks, so a function of n cases or more runs in every part and the
+    parts share each sweep; a stable hash (crc32), so a test keeps its part from run to run."""
+    seen: dict[str, int] = {}
+    out = {}
+    for item in items:
+        func = item.nodeid.split("[", 1)[0]
+        k = seen.get(func, zlib.crc32(func.encode()))
+        seen[func] = k + 1
+        out[item.nodeid] = k % n
+    return out
 
 
 def current_tier() -> str:
@@ -212,11 +238,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     skip_passed = config.getoption("skip_passed")
     passed = set(Path(skip_passed).read_text().splitlines()) if skip_passed else set()
+    part = config.getoption("part")
+    # --part: the full tier's own tests of the other parts (the fast tier's always run)
+    added = [i for i in items if item_tier(i) == "full" or (item_tier(i) == "fast" and not _in_fast_sample(i))]
+    other = {i for i, k in part_of(added, part[1]).items() if k != part[0]} if part else set()
     keep, drop = [], []
     for item in items:
         case_id = _case_id(item)
         left_out = sample > 1 and isinstance(case_id, str) and not sampled(case_id)
-        (drop if left_out or item.nodeid in passed or tiers.index(item_tier(item)) > upto else keep).append(item)
+        (drop if left_out or item.nodeid in passed or item.nodeid in other or tiers.index(item_tier(item)) > upto
+         else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -225,6 +256,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         from aot.testing.shared import leave_out
 
         leave_out({_case_id(i) for i in drop} - {_case_id(i) for i in keep} - {None})
+
+
+def _in_fast_sample(item: pytest.Item) -> bool:
+    """Whether the fast tier's share of the op cases (FAST_SAMPLE, opcheck.sampled's choice) takes `item`'s, if any."""
+    case_id = _case_id(item)
+    return case_id is None or zlib.crc32(case_id.encode()) % FAST_SAMPLE == 0
 
 
 def _case_id(item: pytest.Item) -> str | None:

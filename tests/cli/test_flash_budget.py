@@ -731,7 +731,7 @@ def test_heliums_fc_one_output_at_a_time_on_the_m55_autoencoder(tmp_path, monkey
         assert "tfl_fc_s8_mve" not in got[name]["nm"] and "aotc_tfl_fc_s8" in got[name]["image"], name
 
 
-@pytest.mark.full
+@pytest.mark.slow  # (--tier all, 78 s in CI; the full tier: test_heliums_levels_on_the_m55, on KWS)
 def test_heliums_portable_levels_on_the_m55_ic_resnet8(tmp_path, monkeypatch):
     """Issue 67 on the M55 (mps3-an547): IC ResNet-8 (3 x 3 convs, fused ADDs, no depthwise layer) from
     mve-conv-compact through the portable-mve levels, each alone, Release, under qemu: the flash falls level by level

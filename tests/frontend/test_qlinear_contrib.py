@@ -7,6 +7,8 @@ equal onnxruntime's, bit for bit."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import onnx
 import pytest
@@ -50,21 +52,28 @@ def float_cnn(seed: int = 5) -> onnx.ModelProto:
 
 
 FEEDS = {"x": np.random.default_rng(7).standard_normal((1, 3, 12, 12)).astype(np.float32)}
-MODELS = {act: quantized(float_cnn(), "QOperator", activations=act) for act in ("uint8", "int8")}
-CASES = [Case(f"qlinear_cnn_{act}", expose_integers(m), FEEDS) for act, m in MODELS.items()]
+ACTIVATIONS = ("uint8", "int8")
+
+
+@functools.cache
+def models() -> dict[str, onnx.ModelProto]:
+    """The CNN quantized with each activation type: in a test, not at import (onnxruntime's quantizer imports sympy
+    and took 7 s of every worker's collection)."""
+    return {act: quantized(float_cnn(), "QOperator", activations=act) for act in ACTIVATIONS}
 
 
 def test_quantize_static_writes_the_qlinear_ops():
-    for m in MODELS.values():
+    for m in models().values():
         assert QLINEAR <= {n.op_type for n in m.graph.node if n.domain == "com.microsoft"}
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    return shared_build(CASES, tmp_path_factory.mktemp("qlinear_contrib"))
+    cases = [Case(f"qlinear_cnn_{act}", expose_integers(m), FEEDS) for act, m in models().items()]
+    return shared_build(cases, tmp_path_factory.mktemp("qlinear_contrib"))
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+@pytest.mark.parametrize("case_id", [f"qlinear_cnn_{act}" for act in ACTIVATIONS])
 def test_qlinear_ops_match_onnxruntime_exactly(results, case_id):
     case = results.cases[case_id]
     ours, refs = results.run(case_id), reference(case)

@@ -12,7 +12,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from conftest import compiler_launcher, require_tool
+from conftest import compiler_launcher, current_tier, require_tool
 
 from aot.emit_c.runtime_files import family_files
 from aot.paths import cmake_dir, kernel_file, kernel_include_flags, kernels_dir
@@ -137,7 +137,8 @@ def unsanitized(flags: list[str]) -> list[str]:
 
 
 def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
-                     link: list[str] = (), harness_level: str | None = None) -> None:
+                     link: list[str] = (), harness_level: str | None = None,
+                     reference_level: str | None = None) -> None:
     """Each source to an object (two at a time: the machine has two cores), then one link. With `harness_level`
     the test's own C (is_harness) builds at that level whatever level the kernels are tested at: under qemu an
     -Os or -O0 reference took a third or more of a run. A sanitized build's reference builds without the sanitizers
@@ -146,7 +147,9 @@ def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[st
     (15 of 30 s of tflite_int8's compiles that missed)."""
     incs = [*kernel_include_flags(), f"-I{TESTS_C}", *([f"-I{objects['include']}"] if "include" in objects else [])]
     harness_flags = [f for f in flags if not f.startswith("-O")] + [harness_level] if harness_level else flags
-    reference_flags = [f for f in unsanitized(harness_flags) if not f.startswith("-D")]
+    reference_flags = [f for f in unsanitized(flags if reference_level is None else
+                                              [*(f for f in flags if not f.startswith("-O")), reference_level])
+                       if not f.startswith("-D")]
 
     def one(src: Path) -> Path:
         src_flags = reference_flags if is_reference(src) else harness_flags if is_harness(src) else flags
@@ -171,10 +174,18 @@ def run_checked(cmd: list[str], timeout: int, env: dict[str, str] | None = None)
     return r.stdout
 
 
+def board_shapes(shapes: int) -> int:
+    """The random shapes a board run draws where its test asks for `shapes`: all of them in `--tier all`, the first
+    half (the same seed) in the fast and full tiers. qemu's runs were most of the board tests' time in CI (497 of
+    837 s of tools' time in test_kernels_c_boards.py, 2026-12-01); the host builds of the same C draw 600-1,000."""
+    return shapes if current_tier() == "all" else max(1, shapes // 2)
+
+
 def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: list[str], shapes: int,
                  only: str = "") -> str:
-    """The family's C test built for a Cortex-M board and run under qemu (semihosting); `only`: a word of the names
-    of the entries to run, where the test takes one (test_tflite_int8_kernels.c)."""
+    """The family's C test built for a Cortex-M board and run under qemu (semihosting), board_shapes(shapes) random
+    shapes an entry; `only`: words of the names of the entries to run, separated by '|', where the test takes them
+    (test_tflite_int8_kernels.c)."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     support = cmake_dir() / "cortex-m"
     exe = tmp_path / f"test_{family}_kernels.elf"
@@ -183,8 +194,9 @@ def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: li
     link = [f"-T{support / f'{board}.ld'}", f"-L{support}", "--specs=nano.specs", "--specs=rdimon.specs",
             "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
     compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), support / "startup.c"], flags, exe, link,
-                     harness_level="-O2")
-    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes, *([only] if only else [])))
+                     harness_level="-Og", reference_level="-O2")
+    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, board_shapes(shapes),
+                                         *([only] if only else [])))
     return run_checked(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
                         "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
 

@@ -18,7 +18,7 @@ Three builds of each, by tier (tests/README.md):
   baseline build compiling the code the native one does (in `--tier all`). The pool test also runs with
   AOTC_NO_INTRINSICS: the plain-C twins of pool_int8.c's SSE2 paths and of pool_avx512.h's AVX-512 float
   MaxPool (pool.c's maxpool_rows_f32), which the native build must take on hosts with AVX-512F; the
-  tflite_int8 test with -march=haswell: the elementwise kernels' AVX2 lanes.
+  tflite_int8 test with -march=x86-64-v3: the elementwise kernels' AVX2 lanes.
 
 The same tests on the Cortex-M boards under qemu, and the kernels under clang: test_kernels_c_boards.py.
 """
@@ -76,8 +76,10 @@ TIER = {"plain": (), "native": pytest.mark.full, "generic": pytest.mark.full,
 # the fast tier's 95 s in this file (conv 23 s, elementwise 22 s, tflite_int8 12 s, against 1-6 s for each other
 # family), and the full tier (CI) runs the same code against the same references in its native build, under
 # the sanitizers. The fast tier still runs their kernels against onnxruntime and LiteRT through the op and model
-# tests (tests/kernels/test_ops_conv.py, test_ops_elementwise.py, tests/frontend/test_tflite.py), at -O2.
-PLAIN_IN_ALL = {"conv", "elementwise", "tflite_int8"}
+# tests (tests/kernels/test_ops_conv.py, test_ops_elementwise.py, tests/frontend/test_tflite.py), at -O2. Likewise
+# quant's and fused's (12-13 s each of the fast tier's run in CI, 2026-12-01: tests/kernels/test_quant.py and the
+# elementwise op tests run their kernels).
+PLAIN_IN_ALL = {"conv", "elementwise", "tflite_int8", "quant", "fused"}
 
 
 
@@ -121,7 +123,8 @@ def test_pool_kernels_plain_c(tmp_path, objects):
     assert "MISMATCH" not in out and "aotc_maxpool_u8" in out and " ok " in out, out
 
 
-# the families with AVX2 paths of their own (-march=haswell, no AVX-512): the seed and the entries that must run
+# the families with AVX2 paths of their own (-march=x86-64-v3, as a host bundle without AVX-512 builds): the seed and
+# the entries that must run
 AVX2_FAMILIES = {
     # the elementwise MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D (alone and with the
     # residual ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed.c TFL_PK_AVX2), MAX_POOL_2D's
@@ -139,15 +142,15 @@ AVX2_FAMILIES = {
 @pytest.mark.full
 @pytest.mark.parametrize("family", sorted(AVX2_FAMILIES))
 def test_kernels_avx2(tmp_path, objects, family):
-    """A family's test built for AVX2 without AVX-512 (-march=haswell), under the sanitizers: the paths hosts
+    """A family's test built for AVX2 without AVX-512 (-march=x86-64-v3), under the sanitizers: the paths hosts
     without AVX-512 take, which neither the native build (AVX-512 where the host has it) nor the generic one (SSE2)
-    compiles (AVX2_FAMILIES)."""
+    compiles (AVX2_FAMILIES). (The kernels' objects are the AVX2 shape tests' below: the same flags.)"""
     require_tool("gcc")
     if platform.machine() != "x86_64" or not host_has_avx2():
         pytest.skip("an x86-64 host with AVX2")
     seed, entries = AVX2_FAMILIES[family]
     exe = tmp_path / f"test_{family}_kernels_avx2"
-    compile_and_link(objects, "gcc", c_sources(family), [*WARNINGS, *sanitize_for(family), "-march=haswell"], exe)
+    compile_and_link(objects, "gcc", c_sources(family), [*WARNINGS, *sanitize_for(family), "-march=x86-64-v3"], exe)
     out = run_checked([str(exe), str(seed), str(SHAPES[family] // 3)], timeout=300, env=sanitizer_env())
     assert "MISMATCH" not in out and " ok " in out, out
     assert all(e in out for e in entries), out

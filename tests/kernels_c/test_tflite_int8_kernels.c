@@ -1874,15 +1874,30 @@ static const entry ENTRIES[] = {
 #endif
 };
 
+/* Whether `name` holds one of the words of `only` (separated by '|'; every name where `only` is NULL). */
+static int selected(const char *name, const char *only) {
+    char word[64];
+    while (only != NULL) {
+        const char *bar = strchr(only, '|');
+        size_t n = bar != NULL ? (size_t)(bar - only) : strlen(only);
+        if (n >= sizeof word) n = sizeof word - 1;
+        memcpy(word, only, n);
+        word[n] = '\0';
+        if (strstr(name, word) != NULL) return 1;
+        only = bar != NULL ? bar + 1 : NULL;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
-    const char *only = argc > 3 ? argv[3] : NULL; /* the entries whose name holds it (all: none given) */
+    const char *only = argc > 3 ? argv[3] : NULL; /* the entries whose name holds a word of it (all: none given) */
     int failed = check_reference();
     size_t e;
     int32_t i;
     for (e = 0; e < sizeof ENTRIES / sizeof ENTRIES[0]; ++e) {
         int bad = 0;
-        if (only != NULL && strstr(ENTRIES[e].name, only) == NULL) continue;
+        if (only != NULL && !selected(ENTRIES[e].name, only)) continue;
         for (i = 0; i < shapes && !bad; ++i) bad = ENTRIES[e].check(ENTRIES[e].arg);
         printf("%-34s %s (%d shapes)\n", ENTRIES[e].name, bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;

@@ -202,6 +202,7 @@ def test_overlap_bytes_of_the_issues_layers():
     assert _tfl("TflConv2D", (2, 4, 4, 8), (2, 4, 4, 8), (1, 1), (1, 1), (0, 0)) is None  # batches above 1
 
 
+@pytest.mark.full  # (9 s of the fast tier's run in CI: its budget tests are the autoencoder's and the bands')
 def test_kws_within_the_issues_budget():
     """MLPerf Tiny's DS-CNN on the M4 within 12.0 KB (issue 53's target; 19,968 B without a budget): its
     convs overlapping their inputs, smaller blocks where the budget is tight."""

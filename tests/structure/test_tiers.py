@@ -4,7 +4,7 @@ entirely, so a change that breaks any file's subject fails the quick check, not 
 from __future__ import annotations
 
 import pytest
-from conftest import WITHOUT_FAST, item_tier
+from conftest import WITHOUT_FAST, item_tier, part_of
 
 # Files whose every test is of a kind the fast tier leaves out (tests/README.md), each in the full tier whole
 # (`pytestmark = pytest.mark.full`), their subject's fast tests elsewhere:
@@ -38,3 +38,24 @@ def test_marks_place_a_test_in_its_tier(request: pytest.FixtureRequest, marks: t
     for mark in marks:
         item.add_marker(mark, append=False)  # each as if closer than the one before
     assert item_tier(item) == tier
+
+
+class _Item:
+    def __init__(self, nodeid: str):
+        self.nodeid = nodeid
+
+
+def test_parts_split_each_sweep_and_cover_every_test():
+    """--part K/N (.ci/run: half the full tier's own tests a commit): the parts are disjoint and cover every test,
+    a function of N cases or more runs in every part, its cases spread evenly, and a test keeps its part however
+    many other tests a run collects."""
+    items = [_Item(f"tests/a.py::test_sweep[{k}]") for k in range(7)] + [_Item("tests/a.py::test_one")] + \
+        [_Item(f"tests/b.py::test_pair[{k}]") for k in range(2)]
+    for n in (2, 3):
+        parts = part_of(items, n)
+        assert sorted(parts) == sorted(i.nodeid for i in items) and set(parts.values()) <= set(range(n))
+        sweep = [parts[f"tests/a.py::test_sweep[{k}]"] for k in range(7)]
+        assert all(sweep.count(p) in (7 // n, 7 // n + 1) for p in range(n))
+        assert len({parts[f"tests/b.py::test_pair[{k}]"] for k in range(2)}) == 2  # a pair: two parts
+        alone = part_of([i for i in items if "test_sweep" in i.nodeid], n)
+        assert all(alone[k] == parts[k] for k in alone)

@@ -10,6 +10,7 @@ the residual adds fuse into the convolutions (accel_sim.qconv_add) and the outpu
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -71,24 +72,43 @@ def _pair(case_id: str, model: onnx.ModelProto, feeds: dict, vendor=VENDOR) -> l
     return [Case(f"{case_id}_device", model, feeds, vendors=(vendor,)), Case(f"{case_id}_host", model, feeds)]
 
 
-CASES: list[Case] = []
-for _name, _fmt, _act in MODELS:
-    _fp32 = zoo.build(_name)
-    _q = quantized(_fp32, _fmt, activations=_act)
-    _feeds = zoo.random_inputs(_fp32, seed=7)
-    CASES += _pair(f"{_name}_{_fmt}_{_act}", expose_integers(_q), _feeds)
-    CASES.append(Case(f"{_name}_{_fmt}_{_act}_fused_device", _q, _feeds, vendors=(VENDOR,)))
-_BLOCKS = blocks_model()
-_BLOCK_FEEDS = zoo.random_inputs(_BLOCKS, seed=7)
-for _fmt, _act in (("QDQ", "int8"), ("QOperator", "uint8")):
-    _q = quantized(_BLOCKS, _fmt, activations=_act)
-    CASES += _pair(f"blocks_{_fmt}_{_act}", expose_integers(_q), _BLOCK_FEEDS)
-    for _spm in (1024, 4096):  # every layer tiled; the fused residual adds tiled too
-        CASES.append(Case(f"blocks_{_fmt}_{_act}_tiled{_spm}_device", expose_integers(_q), _BLOCK_FEEDS,
-                          vendors=(tiny(_spm),)))
-        CASES.append(Case(f"blocks_{_fmt}_{_act}_tiled{_spm}_fused_device", _q, _BLOCK_FEEDS, vendors=(tiny(_spm),)))
-BY_ID = {c.id: c for c in CASES}
-DEVICE_IDS = [c.id for c in CASES if c.id.endswith("_device")]
+BLOCK_FORMS = (("QDQ", "int8"), ("QOperator", "uint8"))
+SPMS = (1024, 4096)  # every layer tiled; the fused residual adds tiled too
+
+
+@functools.cache
+def blocks() -> onnx.ModelProto:
+    return blocks_model()
+
+
+@functools.cache
+def cases() -> dict[str, Case]:
+    """The cases by id, quantized when a test first asks (onnxruntime's quantizer on 8 models took 9 s of every
+    worker's collection at import): CASE_IDS, in that order."""
+    out: list[Case] = []
+    for name, fmt, act in MODELS:
+        fp32 = zoo.build(name)
+        q = quantized(fp32, fmt, activations=act)
+        feeds = zoo.random_inputs(fp32, seed=7)
+        out += _pair(f"{name}_{fmt}_{act}", expose_integers(q), feeds)
+        out.append(Case(f"{name}_{fmt}_{act}_fused_device", q, feeds, vendors=(VENDOR,)))
+    feeds = zoo.random_inputs(blocks(), seed=7)
+    for fmt, act in BLOCK_FORMS:
+        q = quantized(blocks(), fmt, activations=act)
+        out += _pair(f"blocks_{fmt}_{act}", expose_integers(q), feeds)
+        for spm in SPMS:
+            out.append(Case(f"blocks_{fmt}_{act}_tiled{spm}_device", expose_integers(q), feeds, vendors=(tiny(spm),)))
+            out.append(Case(f"blocks_{fmt}_{act}_tiled{spm}_fused_device", q, feeds, vendors=(tiny(spm),)))
+    assert [c.id for c in out] == CASE_IDS
+    return {c.id: c for c in out}
+
+
+CASE_IDS = [i for name, fmt, act in MODELS for i in (f"{name}_{fmt}_{act}_device", f"{name}_{fmt}_{act}_host",
+                                                     f"{name}_{fmt}_{act}_fused_device")]
+CASE_IDS += [i for fmt, act in BLOCK_FORMS for i in (
+    f"blocks_{fmt}_{act}_device", f"blocks_{fmt}_{act}_host",
+    *(f"blocks_{fmt}_{act}_tiled{spm}{fused}_device" for spm in SPMS for fused in ("", "_fused")))]
+DEVICE_IDS = [i for i in CASE_IDS if i.endswith("_device")]
 
 
 def host_twin(case_id: str) -> str:
@@ -101,7 +121,7 @@ def host_twin(case_id: str) -> str:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    build = shared_build(CASES, tmp_path_factory.mktemp("accel_sim_int8"))
+    build = shared_build(list(cases().values()), tmp_path_factory.mktemp("accel_sim_int8"))
     build.ensure([host_twin(i) for i in DEVICE_IDS if i in build.libs])  # what the device cases are compared with
     return build
 
@@ -129,7 +149,7 @@ def compare_integers(ours: list[np.ndarray], refs: list[np.ndarray]) -> tuple[fl
 
 def offloaded_ops(case_id: str) -> tuple[set[str], set[str]]:
     """(ops run on accel_sim, ops left on the host) of a case's partition."""
-    g = partition_model(BY_ID[case_id].model, Options(vendors=BY_ID[case_id].vendors)).graph
+    g = partition_model(cases()[case_id].model, Options(vendors=cases()[case_id].vendors)).graph
     host = {n.op for n in g.nodes if n.op != "Call"}
     device = set()
     for fn in g.functions.values():
@@ -159,14 +179,14 @@ def test_within_one_lsb_of_onnxruntime(results, case_id):
     assert worst <= 1 and share >= 0.999, f"{case_id}: {share:.4%} identical, max {worst} LSB"
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in CASES if c.id.endswith("_device") and "_tiled" not in c.id])
+@pytest.mark.parametrize("case_id", [i for i in DEVICE_IDS if "_tiled" not in i])
 def test_integer_layers_run_on_the_device(case_id):
     device, host = offloaded_ops(case_id)
     # (exposed, a lone Flatten between the host's Q/DQ pairs is not worth a device call)
     assert host <= {"QuantizeLinear", "DequantizeLinear"} | (set() if "_fused" in case_id else {"Flatten"}), host
     assert device and device <= INTEGER_OPS, device
     if "_fused" in case_id and not case_id.startswith("lenet"):
-        g = partition_model(BY_ID[case_id].model, Options(vendors=(VENDOR,))).graph
+        g = partition_model(cases()[case_id].model, Options(vendors=(VENDOR,))).graph
         (fn,) = g.functions.values()
         assert any(n.op == "Composite" and n.attrs["composite"] == "accel_sim.qconv_add" for n in fn.graph.nodes)
 
@@ -183,15 +203,15 @@ def test_tiled_layers_use_the_8bit_instructions(spm):
     the fused residual adds are quantized VADDs; weights are one byte each, biases four."""
     from aot.compiler import codegen_functions
 
-    case = BY_ID[f"blocks_QDQ_int8_tiled{spm}_fused_device"]
+    case = cases()[f"blocks_QDQ_int8_tiled{spm}_fused_device"]
     parted = partition_model(case.model, Options(name="blocks", vendors=case.vendors))
     (art,) = codegen_functions(parted.graph, "host", parted.vendors).values()
     program = next(v for k, v in art.files.items() if k.endswith(".asim"))
     ops = _opcodes(program)
     assert {isa.Op.CONV, isa.Op.MATMUL, isa.Op.POOL, isa.Op.VADD} <= ops
     assert (isa.Op.VREQ in ops) == (spm == 1024)
-    weights = sum(int(np.prod(t.dims)) for t in _BLOCKS.graph.initializer if len(t.dims) > 1)
-    biases = sum(int(np.prod(t.dims)) for t in _BLOCKS.graph.initializer if len(t.dims) == 1)
+    weights = sum(int(np.prod(t.dims)) for t in blocks().graph.initializer if len(t.dims) > 1)
+    biases = sum(int(np.prod(t.dims)) for t in blocks().graph.initializer if len(t.dims) == 1)
     consts = isa.Header.parse(program).const_bytes
     assert weights + 4 * biases <= consts < weights + 12 * biases + 1024  # int8 weights, int32 bias, f32 scales
 
@@ -224,7 +244,7 @@ def test_on_a_cortex_m_board(results, tmp_path, case_id):                     # 
     as the device simulated on the host (every activation of the QDQ models) and the same cycles
     as the report."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
-    case = BY_ID[case_id]
+    case = cases()[case_id]
     onnx.save(case.model, tmp_path / "m.onnx")
     out = tmp_path / "out"
     meta = build_bundle(tmp_path / "m.onnx", out, "--vendor", "accel_sim", target="mps2-an386")
