@@ -153,7 +153,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--part", metavar="K/N", type=_part,
                      help="of the tests the full tier adds to the fast one, only part K of N (part_of: each test "
                           "function's cases spread over the parts, a function of one case in one part); .ci/run "
-                          "runs part (commits on HEAD) mod 2 of 2, so two consecutive commits' CI runs run them all")
+                          "runs part (commits on HEAD) mod 3 of 3, so three consecutive commits' CI runs run them all")
 
 
 def _part(text: str) -> tuple[int, int]:

@@ -140,11 +140,13 @@ def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[st
                      link: list[str] = (), harness_level: str | None = None,
                      reference_level: str | None = None) -> None:
     """Each source to an object (two at a time: the machine has two cores), then one link. With `harness_level`
-    the test's own C (is_harness) builds at that level whatever level the kernels are tested at: under qemu an
-    -Os or -O0 reference took a third or more of a run. A sanitized build's reference builds without the sanitizers
-    (unsanitized). The reference builds without the kernels' macros (-D: the forms under test), which it does not
-    read, so that the run's compiler cache finds it again: the board tests built it once per macro set and level
-    (15 of 30 s of tflite_int8's compiles that missed)."""
+    the test's own C (is_harness) builds at that level whatever level the kernels are tested at, and with
+    `reference_level` the family's reference at its own: under qemu an -Os or -O0 reference took a third or more
+    of a run, and the boards' test programs took 3x the compile at -O2 that they take at -Og (the M4's
+    test_elementwise_kernels.c 8.5 s against 2.9 s), where they run in about the same time. A sanitized build's
+    reference builds without the sanitizers (unsanitized). The reference builds without the kernels' macros (-D:
+    the forms under test), which it does not read, so that the run's compiler cache finds it again: the board
+    tests built it once per macro set and level (15 of 30 s of tflite_int8's compiles that missed)."""
     incs = [*kernel_include_flags(), f"-I{TESTS_C}", *([f"-I{objects['include']}"] if "include" in objects else [])]
     harness_flags = [f for f in flags if not f.startswith("-O")] + [harness_level] if harness_level else flags
     reference_flags = [f for f in unsanitized(flags if reference_level is None else
@@ -175,10 +177,16 @@ def run_checked(cmd: list[str], timeout: int, env: dict[str, str] | None = None)
 
 
 def board_shapes(shapes: int) -> int:
-    """The random shapes a board run draws where its test asks for `shapes`: all of them in `--tier all`, the first
-    half (the same seed) in the fast and full tiers. qemu's runs were most of the board tests' time in CI (497 of
-    837 s of tools' time in test_kernels_c_boards.py, 2026-12-01); the host builds of the same C draw 600-1,000."""
-    return shapes if current_tier() == "all" else max(1, shapes // 2)
+    """The random shapes an entry a board run draws where its test asks for `shapes`: all of them in `--tier all`,
+    half as many in the fast and full tiers where the test asks for more than BOARD_FEW. qemu's runs were most of the
+    board tests' time in CI (497 of 837 s of tools' time in test_kernels_c_boards.py, 2026-12-01); the host builds of
+    the same C draw 600-1,000. (One seed's draws run on across a program's entries, so an entry after the first
+    draws other shapes at another count: a run of few shapes was sized to fit the board's memory, the M55's conv
+    test's 12 among them, and keeps its count.)"""
+    return shapes if current_tier() == "all" or shapes <= BOARD_FEW else shapes // 2
+
+
+BOARD_FEW = 24
 
 
 def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: list[str], shapes: int,
