@@ -102,12 +102,28 @@ def c_sources(family: str) -> list[Path]:
 ISA_READS = re.compile(r"__AVX|__SSE|immintrin|__ARM|__aarch64__|__x86_64__|AOTC_NO_INTRINSICS|AOTC_DW3_BLOCK")
 
 
+# what in a kernel's C is the M-profile's own (the DSP extension, Helium, the inline assembly)
+M_PROFILE_READS = re.compile(r"__ARM_FEATURE|arm_mve\.h|mve_select\.h|microkernel\.h|AOTC_NO_ASM|AOTC_NO_MVE|AOTC_DSP")
+
+
+def _reads(family: str, pattern: re.Pattern, harness: bool = True) -> bool:
+    """Whether the shipped files and headers of the families the family's test calls (and with `harness` its test
+    and reference) match `pattern`."""
+    shipped = {kernel_file(f) for fam in CALLS[family] for f in family_files(fam)}
+    return any(pattern.search(p.read_text()) for p in {*(c_sources(family) if harness else ()), *shipped})
+
+
 def reads_the_isa(family: str) -> bool:
     """Whether the C the family's test links (its test, the shipped files and headers of the families it calls,
     its reference) has a path that depends on the ISA or AOTC_DW3_BLOCK: else its baseline-ISA build compiles
     the same code as its native one."""
-    shipped = {kernel_file(f) for fam in CALLS[family] for f in family_files(fam)}
-    return any(ISA_READS.search(p.read_text()) for p in {*c_sources(family), *shipped})
+    return _reads(family, ISA_READS)
+
+
+def has_m_profile_code(family: str) -> bool:
+    """Whether the kernels the family's test calls have code of the M-profile's own: else they compile the same C
+    for the M4 and the M55."""
+    return _reads(family, M_PROFILE_READS, harness=False)
 
 
 def object_store(directory: Path) -> dict:

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import kernel_builds
 import pytest
 from conftest import levels_in_turn, require_tool
 from kernel_builds import (
@@ -29,6 +28,7 @@ from kernel_builds import (
     TESTS_C,
     WARNINGS,
     board_shapes,
+    has_m_profile_code,
     object_store,
     run_on_board,
     write_fused_ops_header,
@@ -61,19 +61,13 @@ M_BUILDS = {
 }
 
 
-# what in a family's C is the M-profile's own (the DSP extension, Helium, the inline assembly): the families that have
-# none compile the same C for both boards, each board in turn in the full tier (_boards_in_turn)
-M_PROFILE_READS = re.compile(r"__ARM_FEATURE|arm_mve\.h|mve_select\.h|microkernel\.h|AOTC_NO_ASM|AOTC_NO_MVE|AOTC_DSP")
-
-
 def _boards_in_turn(families: list[str]) -> list:
     """(family, build) for each family on the M4 and the M55: in the full tier both where the family has M-profile
     code, else one, the boards in turn (family k on board k mod 2: every board keeps families), the other in the
     exhaustive tier."""
     out, k = [], 0
     for f in families:
-        files = {kernel_file(x) for fam in kernel_builds.CALLS[f] for x in family_files(fam)}
-        own = any(M_PROFILE_READS.search(p.read_text()) for p in files)
+        own = has_m_profile_code(f)
         for j, b in enumerate(("m4-asm", "m55-mve")):
             out.append(pytest.param(f, b, marks=() if own or j == k % 2 else pytest.mark.slow))
         k += not own
