@@ -763,7 +763,7 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
 
 # On the M-profile boards the DSP path (tflite_int8_fc.c) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; on the host the packed kernel a row of the input
-# (tflite_int8_packed.c); the plain loop needs none.
+# (tflite_int8_packed_fc.c); the plain loop needs none.
 FC_PACKED = packed_candidate("aotc_tfl_fc_s8_packed", lambda n, g: pack_kp(g.tensors[n.inputs[1]].shape[1]),
                              threaded=True)  # several rows (VNNI): panels of 64 outputs over a --threads pool
 _FC_DENSE = dsp_dense_kernels(

@@ -318,8 +318,8 @@ BUNDLES = {
     "mnv2_tight": (None, ("--ram-budget", RAM_BUDGET)),
     "mnv2_threads": (None, ("--threads", 2)),
 }
-# On the host, sine_int8's portable kernels are other files than its default's (tflite_int8_packed.c, the longest
-# compile here): the default sine bundle is left out. A board has no threads.
+# On the host, sine_int8's portable kernels are other files than its default's (tflite_int8_packed_fc.c): the
+# default sine bundle is left out. A board has no threads.
 LEFT_OUT = {"host": {"sine"}, "mps2-an386": {"mnv2_threads"}}
 # pairs of bundles of different configurations that define the same kernels (each under its own prefix), and of
 # one configuration (the same names: one copy in the program)

@@ -127,7 +127,7 @@ def test_pool_kernels_plain_c(tmp_path, objects):
 # the entries that must run
 AVX2_FAMILIES = {
     # the elementwise MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D (alone and with the
-    # residual ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed.c TFL_PK_AVX2), MAX_POOL_2D's
+    # residual ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed*.c TFL_PK_AVX2), MAX_POOL_2D's
     # 32 channels a register (tflite_int8_pool.c maxpool_avx2)
     "tflite_int8": (SEED + 4, ["aotc_tfl_mul_s8 (runs)", "aotc_tfl_maxpool_s8",
                                *(f"aotc_tfl_{k}_s8_packed" for k in ("conv", "conv_add", "depthwise", "fc"))]),
@@ -404,7 +404,8 @@ def test_x86_int8_paths_compile_at_each_level(tmp_path, march):
     require_tool("gcc")
     if platform.machine() != "x86_64":
         pytest.skip("an x86-64 host")
-    for name in ("tflite_int8_packed.c", "tflite_int8_elementwise.c", "quant_int8.c", "quant_uint8.c"):
+    for name in ("tflite_int8_packed.c", "tflite_int8_packed_fc.c", "tflite_int8_elementwise.c", "quant_int8.c",
+                 "quant_uint8.c"):
         r = subprocess.run(["gcc", f"-march={march}", "-O1", "-std=c99", *WARNINGS, *kernel_include_flags(), "-c",
                             str(kernel_file(name)), "-o", str(tmp_path / "k.o")], capture_output=True, text=True)
         assert r.returncode == 0, f"{name} at -march={march}: {r.stderr[-2000:]}"
