@@ -119,7 +119,8 @@ void aotc_gather_i32(const aotc_gather_params *p, const void *data, const int32_
  * -> uint16/uint32: through int64, then modulo 2^bits; -> uint64: values from 2^63 up exactly.
  * float16/bfloat16: to float exactly, from float rounded to nearest even (NaN stays NaN); any other
  * type goes through float (from float64: rounded twice, as onnxruntime does). To int4/uint4/int2/uint2:
- * through int64 (floats truncated), then modulo 2^bits, as onnx's reference (ml_dtypes).
+ * from an integer modulo 2^bits; from a float truncated, and 0 where that is out of the type's range (NaN too),
+ * as onnx's reference (ml_dtypes 0.7; the spec leaves it undefined).
  * Integer narrowing wraps modulo 2^bits. Anything -> bool: x != 0 (NaN is true). */
 typedef enum {
     AOTC_CAST_F32 = 0,

@@ -756,8 +756,16 @@ void aotc_cast_f8(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate
     }
 }
 
-/* The 2- and 4-bit integers, one per byte in its low bits: through int64_t either way. */
+/* The 2- and 4-bit integers, one per byte in its low bits: through int64_t either way. From a float: truncated,
+ * and 0 where that is outside the type's range (NaN too), as onnx's reference (ml_dtypes 0.7, the node tests of
+ * onnx 1.23; the spec leaves it undefined); from an integer, modulo 2^bits. */
 static void cast_small(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    const int from_float = from == AOTC_CAST_F32 || from == AOTC_CAST_F64 || from == AOTC_CAST_F16 ||
+                           from == AOTC_CAST_BF16; /* (the float8 and float4 types come as float) */
+    const int to_signed = to == AOTC_CAST_I4 || to == AOTC_CAST_I2;
+    const int to_bits = (to == AOTC_CAST_I4 || to == AOTC_CAST_U4) ? 4 : 2;
+    const int64_t lo = to_signed ? -((int64_t)1 << (to_bits - 1)) : 0;
+    const int64_t hi = to_signed ? ((int64_t)1 << (to_bits - 1)) - 1 : ((int64_t)1 << to_bits) - 1;
     size_t i;
     for (i = 0; i < n; ++i) {
         int64_t v;
@@ -771,8 +779,8 @@ static void cast_small(size_t n, aotc_cast_type from, aotc_cast_type to, const v
             aotc_cast(1, from, AOTC_CAST_I64, (const char *)src + i * aotc_cast_size(from), &v);
         }
         if (aotc_cast_small(to)) {
-            const int bits = (to == AOTC_CAST_I4 || to == AOTC_CAST_U4) ? 4 : 2;
-            ((uint8_t *)dst)[i] = (uint8_t)((uint64_t)v & ((1u << bits) - 1u));
+            if (from_float && (v < lo || v > hi)) v = 0; /* (NaN and values past int64 came as INT64_MIN) */
+            ((uint8_t *)dst)[i] = (uint8_t)((uint64_t)v & ((1u << to_bits) - 1u));
         } else {
             aotc_cast(1, AOTC_CAST_I64, to, &v, (char *)dst + i * aotc_cast_size(to));
         }

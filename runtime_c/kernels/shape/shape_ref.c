@@ -344,10 +344,14 @@ static void encode(aotc_cast_type t, cast_value v, int saturate, uint8_t *e) {
             u = (uint64_t)real_i32(v.r);
         } else if (bits == 16 && !is_signed) {
             u = (uint64_t)real_i64(v.r);
-        } else if (bits <= 16 && t != AOTC_CAST_I4 && t != AOTC_CAST_U4 && t != AOTC_CAST_I2 && t != AOTC_CAST_U2) {
+        } else if (bits <= 4) { /* the 2- and 4-bit types: truncated, 0 out of their range (NaN too) */
+            const double lo = is_signed ? -(double)(1 << (bits - 1)) : 0.0;
+            const double hi = is_signed ? (double)(1 << (bits - 1)) - 1.0 : (double)(1 << bits) - 1.0;
+            u = v.r > lo - 1.0 && v.r < hi + 1.0 ? (uint64_t)(int64_t)v.r : 0u;
+        } else if (bits <= 16) {
             u = (uint64_t)real_i32(v.r); /* int16, int8, uint8: through int32 */
         } else {
-            u = (uint64_t)real_i64(v.r); /* int64, uint32, uint64, the 2- and 4-bit types: through int64 */
+            u = (uint64_t)real_i64(v.r); /* int64, uint32, uint64: through int64 */
         }
         store_int(e, u, bits, type_size(t));
     } else {
