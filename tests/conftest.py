@@ -5,6 +5,7 @@ from every folder), and tool requirements that never skip in CI."""
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import shutil
@@ -163,18 +164,47 @@ def _part(text: str) -> tuple[int, int]:
     return int(k), int(n)
 
 
-def part_of(items: list[pytest.Item], n: int) -> dict[str, int]:
-    """nodeid -> the part (0 .. n - 1) of each test: a test function's cases in collection order take the parts in
-    turn from one that a hash of the function's id picks, so a function of n cases or more runs in every part and the
-    parts share each sweep; a stable hash (crc32), so a test keeps its part from run to run."""
+def part_of(items: list[pytest.Item], n: int, times: dict[str, float] | None = None) -> dict[str, int]:
+    """nodeid -> the part (0 .. n - 1) of each test. A test `times` names (suite_times.json's `full_tests`: the
+    full tier's own tests of 2 s or more, most of its time) takes the part balanced_parts gives it; the cases of a
+    test function it does not name take the parts in turn, in collection order, from one that a stable hash of the
+    function's id (crc32) picks, so a sweep of n cases or more runs in every part. Neither depends on what else a
+    run collects: a test keeps its part from run to run."""
+    times = recorded_test_times() if times is None else times
+    timed = balanced_parts(n, times)
     seen: dict[str, int] = {}
     out = {}
     for item in items:
+        if item.nodeid in timed:
+            out[item.nodeid] = timed[item.nodeid]
+            continue
         func = item.nodeid.split("[", 1)[0]
         k = seen.get(func, zlib.crc32(func.encode()))
         seen[func] = k + 1
         out[item.nodeid] = k % n
     return out
+
+
+def balanced_parts(n: int, times: dict[str, float]) -> dict[str, int]:
+    """The longest test first, each into the part with the fewest seconds so far (ties: the lowest part): the
+    parts' sums differ by at most the shortest test's seconds or so. Of the full tier's own tests' 3,876 s (the run
+    of 2026-12-02 that suite_times.json holds), the hash alone gave the three parts 1,041, 1,214 and 1,621 s, and
+    CI's run of the largest part took 36 minutes; balanced, 1,283, 1,298 and 1,295 s."""
+    load = [0.0] * n
+    parts = {}
+    for nodeid, seconds in sorted(times.items(), key=lambda kv: (-kv[1], kv[0])):
+        parts[nodeid] = k = min(range(n), key=lambda p: (load[p], p))
+        load[k] += seconds
+    return parts
+
+
+@functools.cache
+def recorded_test_times() -> dict[str, float]:
+    """suite_times.json's `full_tests` (tests/suite_times.py writes it from a run's log)."""
+    try:
+        return json.loads(SUITE_TIMES.read_text()).get("full_tests", {})
+    except (OSError, ValueError):
+        return {}
 
 
 def current_tier() -> str:

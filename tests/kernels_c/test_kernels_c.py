@@ -127,8 +127,8 @@ def test_pool_kernels_plain_c(tmp_path, objects):
 # the entries that must run
 AVX2_FAMILIES = {
     # the elementwise MUL / ADD / SUB's 8-lane paths (tflite_int8_x86.h) and the packed CONV_2D (alone and with the
-    # residual ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed*.c TFL_PK_AVX2), MAX_POOL_2D's
-    # 32 channels a register (tflite_int8_pool.c maxpool_avx2)
+    # residual ADD), DEPTHWISE_CONV_2D and FULLY_CONNECTED on vpmaddwd (tflite_int8_packed*.c TFL_PK_AVX2),
+    # MAX_POOL_2D's 32 channels a register (tflite_int8_pool.c maxpool_avx2)
     "tflite_int8": (SEED + 4, ["aotc_tfl_mul_s8 (runs)", "aotc_tfl_maxpool_s8",
                                *(f"aotc_tfl_{k}_s8_packed" for k in ("conv", "conv_add", "depthwise", "fc"))]),
     # the ONNX int8 convs' patch quads and depthwise on vpmaddwd / vpmulld (quant_impl.h, AOTC_QUANT_AVX2)

@@ -3,8 +3,10 @@ entirely, so a change that breaks any file's subject fails the quick check, not 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from conftest import WITHOUT_FAST, item_tier, part_of
+from conftest import WITHOUT_FAST, item_tier, part_of, recorded_test_times
 
 # Files whose every test is of a kind the fast tier leaves out (tests/README.md), each in the full tier whole
 # (`pytestmark = pytest.mark.full`), their subject's fast tests elsewhere:
@@ -52,10 +54,41 @@ def test_parts_split_each_sweep_and_cover_every_test():
     items = [_Item(f"tests/a.py::test_sweep[{k}]") for k in range(7)] + [_Item("tests/a.py::test_one")] + \
         [_Item(f"tests/b.py::test_pair[{k}]") for k in range(2)]
     for n in (2, 3):
-        parts = part_of(items, n)
+        parts = part_of(items, n, times={})
         assert sorted(parts) == sorted(i.nodeid for i in items) and set(parts.values()) <= set(range(n))
         sweep = [parts[f"tests/a.py::test_sweep[{k}]"] for k in range(7)]
         assert all(sweep.count(p) in (7 // n, 7 // n + 1) for p in range(n))
         assert len({parts[f"tests/b.py::test_pair[{k}]"] for k in range(2)}) == 2  # a pair: two parts
-        alone = part_of([i for i in items if "test_sweep" in i.nodeid], n)
+        alone = part_of([i for i in items if "test_sweep" in i.nodeid], n, times={})
         assert all(alone[k] == parts[k] for k in alone)
+
+
+def test_timed_tests_balance_the_parts():
+    """The tests suite_times.json times take the parts that even out their seconds, whatever a run collects: three
+    long tests of one case each fall in three parts (by the hash alone, two of the recorded ones of 50-90 s fell in
+    one), a timed sweep runs in every part, and the untimed cases keep the hash's turns."""
+    times = {"tests/a.py::test_ladder": 90.0, "tests/b.py::test_budgets": 84.0, "tests/c.py::test_cycles": 74.0,
+             **{f"tests/d.py::test_boards[{k}]": 20.0 for k in range(6)}}
+    items = [_Item(t) for t in times] + [_Item(f"tests/d.py::test_boards[{k}]") for k in range(6, 9)]
+    parts = part_of(items, 3, times)
+    assert sorted(parts[t] for t in list(times)[:3]) == [0, 1, 2]
+    assert {parts[f"tests/d.py::test_boards[{k}]"] for k in range(6)} == {0, 1, 2}
+    load = [sum(s for t, s in times.items() if parts[t] == p) for p in range(3)]
+    assert max(load) - min(load) <= 20.0
+    untimed = [parts[f"tests/d.py::test_boards[{k}]"] for k in range(6, 9)]
+    assert sorted(untimed) == [0, 1, 2]
+    assert part_of(items[:2], 3, times) == {t: parts[t] for t in list(times)[:2]}
+
+
+def test_the_recorded_times_name_tests_that_exist(request):
+    """A test suite_times.json times that no longer exists (renamed, moved) would be scheduled by its hash and
+    unbalance the parts: every recorded file and function is still there."""
+    recorded = recorded_test_times()
+    assert recorded, "tests/suite_times.json has no full_tests: python tests/suite_times.py LOG full"
+    repo = Path(request.config.rootpath)
+    gone = sorted({t.split("::")[0] for t in recorded if not (repo / t.split("::")[0]).is_file()})
+    assert not gone, f"tests/suite_times.json times tests of files that are gone: {gone}"
+    missing = sorted({t.split("[")[0] for t in recorded
+                      if (repo / t.split("::")[0]).is_file() and
+                      f"def {t.split('::')[-1].split('[')[0]}(" not in (repo / t.split("::")[0]).read_text()})
+    assert not missing, f"tests/suite_times.json times test functions that are gone: {missing[:5]}"
