@@ -96,7 +96,7 @@ def build_bundle(model: Path, out: Path, *options: object, target: str = "host",
     bundle's metadata.json."""
     aotc(model, "-o", out, "--target", target, "--no-configure", *options)
     sanitizers = sanitize_args(out / "bundle") if sanitize and sanitizing() else ()
-    configure(out, target, ["-DAOTC_WARNINGS_AS_ERRORS=ON", *sanitizers, *cmake_args])  # (the fast tier: -O2)
+    configure(out, target, ["-DAOTC_WARNINGS_AS_ERRORS=ON", *sanitizers, *cmake_args])  # (the fast tier: -Os)
     build(out)
     return json.loads((out / "bundle" / "metadata.json").read_text())
 
