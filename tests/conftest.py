@@ -202,12 +202,18 @@ def balanced_parts(n: int, times: dict[str, float]) -> dict[str, int]:
 
 
 @functools.cache
-def recorded_test_times() -> dict[str, float]:
-    """suite_times.json's `full_tests` (tests/suite_times.py writes it from a run's log)."""
+def suite_times() -> dict:
+    """tests/suite_times.json (tests/suite_times.py writes it from a run's log); {} where it is missing or broken."""
     try:
-        return json.loads(SUITE_TIMES.read_text()).get("full_tests", {})
+        times = json.loads(SUITE_TIMES.read_text())
     except (OSError, ValueError):
         return {}
+    return times if isinstance(times, dict) else {}
+
+
+def recorded_test_times() -> dict[str, float]:
+    """suite_times.json's `full_tests`: the full tier's own tests of 2 s or more, their seconds."""
+    return suite_times().get("full_tests", {})
 
 
 def current_tier() -> str:
@@ -345,11 +351,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     if not hasattr(LoadFileScheduling, "_assign_work_unit"):  # xdist's internals moved: its own order, not a failure
         return None
 
-    try:
-        tiers = json.loads(SUITE_TIMES.read_text())
-        times = tiers.get(config.getoption("tier")) or tiers.get("full", {})
-    except (OSError, ValueError, AttributeError):
-        times = {}
+    times = suite_times().get(config.getoption("tier")) or suite_times().get("full", {})
 
     class LongestFileFirst(LoadFileScheduling):
         ordered = False

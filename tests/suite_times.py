@@ -23,23 +23,28 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent / "suite_times.json"
 
 
-def file_times(log: str) -> dict[str, float]:
-    times: dict[str, float] = defaultdict(float)
-    for m in re.finditer(r"^\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+?\.py)::", log, re.MULTILINE):
-        times[m.group(2)] += float(m.group(1))
-    return {f: round(t, 1) for f, t in sorted(times.items(), key=lambda kv: -kv[1])}
-
-
 _DURATION = re.compile(r"^\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+?\.py::.+?)\s*$", re.MULTILINE)
 TIMED = 2.0  # seconds: the tests `full_tests` names (of the full tier's own: 367 of 3,564, 90 % of their time)
 
 
-def test_times(log: str, least: float = TIMED) -> dict[str, float]:
-    """Each test's seconds (setup, call and teardown), the tests of `least` seconds or more."""
+def _seconds(log: str) -> dict[str, float]:
+    """Each test's seconds in the log's durations (setup, call and teardown added)."""
     seconds: dict[str, float] = defaultdict(float)
     for m in _DURATION.finditer(log):
         seconds[m.group(2)] += float(m.group(1))
-    return {t: round(s, 1) for t, s in sorted(seconds.items(), key=lambda kv: -kv[1]) if s >= least}
+    return seconds
+
+
+def file_times(log: str) -> dict[str, float]:
+    times: dict[str, float] = defaultdict(float)
+    for test, s in _seconds(log).items():
+        times[test.split("::", 1)[0]] += s
+    return {f: round(t, 1) for f, t in sorted(times.items(), key=lambda kv: -kv[1])}
+
+
+def test_times(log: str, least: float = TIMED) -> dict[str, float]:
+    """Each test's seconds, the tests of `least` seconds or more."""
+    return {t: round(s, 1) for t, s in sorted(_seconds(log).items(), key=lambda kv: -kv[1]) if s >= least}
 
 
 def main(log: Path, tier: str) -> None:
